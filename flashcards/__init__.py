@@ -1,0 +1,35 @@
+"""Flashcards: a self-hosted, multilingual spaced-repetition service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from .config import load_secret_key, settings_from_env
+
+
+def create_app(config: dict[str, Any] | None = None) -> Flask:
+    app = Flask(__name__, instance_relative_config=True)
+    instance = Path(app.instance_path)
+    instance.mkdir(parents=True, exist_ok=True)
+    app.config.update(settings_from_env(instance))
+    app.config.update(
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        JSON_SORT_KEYS=False,
+    )
+    if config:
+        app.config.update(config)
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = load_secret_key(instance)
+
+    from . import http
+
+    http.init_app(app)
+
+    from .api import bp as api_bp
+
+    app.register_blueprint(api_bp)
+    return app

@@ -1,0 +1,43 @@
+"""The `flashcards` command: one entry point for the database, decks, users, packages and serving.
+
+Each group lives in its own module; errors from the domain become one-line messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from sqlalchemy.exc import SQLAlchemyError
+
+from ..errors import FlashcardsError
+
+
+class FlashcardsGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except FlashcardsError as exc:
+            raise click.ClickException(exc.detail) from None
+        except SQLAlchemyError as exc:
+            cause = getattr(exc, "orig", None) or exc
+            raise click.ClickException(
+                f"database error: {str(cause).splitlines()[0]} "
+                "(is the database reachable and migrated? try: flashcards db upgrade)"
+            ) from None
+
+
+@click.group(cls=FlashcardsGroup)
+def main() -> None:
+    """Flashcards: multilingual spaced repetition with FSRS."""
+
+
+def _register() -> None:
+    from . import db, decks, serve
+
+    for module in (db, decks, serve):
+        for command in module.COMMANDS:
+            main.add_command(command)
+
+
+_register()

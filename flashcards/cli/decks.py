@@ -1,0 +1,105 @@
+"""`flashcards decks ...`: deck files in and out of the database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from sqlalchemy import func, select
+
+from ..db import transaction
+from ..decks.deckfile import LOCALE_RE, load_deck_dir, load_decks, read_text, render_locale_file
+from ..decks.quizfile import parse_quiz, quiz_to_locale, slugify
+from ..decks.sync import sync_deck
+from ..models import Card, Deck, DeckText
+from . import context
+
+
+@click.group("decks")
+def decks_group() -> None:
+    """Deck files: import quizzes, sync `decks/` into the database, list decks."""
+
+
+@decks_group.command("sync")
+@click.argument("folder", default="decks", type=click.Path(path_type=Path))
+def sync(folder: Path) -> None:
+    """Load or update every deck under FOLDER in one transaction.
+
+    Edited text is updated in place and review state kept; cards removed from a file are
+    retired, never deleted. Any invalid file leaves the database unchanged.
+    """
+    sources = load_decks(folder)  # all files are parsed before anything is written
+    with transaction(context.engine()) as session:
+        reports = [sync_deck(session, source, now=context.now()) for source in sources]
+    for r in reports:
+        status = "created" if r.created else ("updated" if r.changed else "unchanged")
+        click.echo(
+            f"{r.slug}: {status} (+{len(r.added)} added, {len(r.updated)} updated, "
+            f"{len(r.retired)} retired, {len(r.restored)} restored)"
+        )
+
+
+@decks_group.command("list")
+def list_decks() -> None:
+    """Print every deck with its locales and card count."""
+    with transaction(context.engine()) as session:
+        counts = dict(
+            session.execute(
+                select(Card.deck_id, func.count())
+                .where(Card.retired_at.is_(None))
+                .group_by(Card.deck_id)
+            ).all()
+        )
+        rows = session.execute(
+            select(Deck.id, Deck.slug, Deck.default_locale, DeckText.locale, DeckText.title)
+            .join(DeckText)
+            .order_by(Deck.slug, DeckText.locale)
+        ).all()
+    decks: dict[str, list[str]] = {}
+    info: dict[str, tuple[int, str, str]] = {}
+    for deck_id, slug, default, locale, title in rows:
+        decks.setdefault(slug, []).append(locale)
+        if locale == default:
+            info[slug] = (counts.get(deck_id, 0), default, title)
+    if not decks:
+        click.echo("No decks. Add some with: flashcards decks sync decks")
+    for slug, locales in decks.items():
+        count, default, title = info.get(slug, (0, "", ""))
+        click.echo(
+            f"{slug}\t{count} cards\tlocales: {', '.join(locales)} (default {default})\t{title}"
+        )
+
+
+@decks_group.command("import-quiz")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--locale", required=True, help="Language of the quiz, e.g. es or ko.")
+@click.option("--deck", "slug", default=None, help="Deck slug (default: from the quiz title).")
+@click.option("--decks-dir", default="decks", show_default=True, type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite an existing file for this locale.")
+def import_quiz(file: Path, locale: str, slug: str | None, decks_dir: Path, force: bool) -> None:
+    """Turn a quiz text (title, subtitle, numbered questions, answer marker) into a deck file.
+
+    When the deck already has a file in another language, its card keys are reused question
+    by question, so both languages become one card each.
+    """
+    if not LOCALE_RE.match(locale):
+        raise click.BadParameter(
+            f"'{locale}' is not a locale name (e.g. es, ko)", param_hint="--locale"
+        )
+    quiz = parse_quiz(read_text(file), path=str(file))
+    folder = decks_dir / (slug or slugify(quiz.title))
+    target = folder / f"{locale}.deck"
+    if target.exists() and not force:
+        raise click.ClickException(f"{target} exists; use --force to overwrite it")
+    keys = None
+    if (folder / "deck.toml").exists():
+        keys = load_deck_dir(folder).keys
+    source = quiz_to_locale(quiz, locale, keys, path=str(file))
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "deck.toml").exists():
+        (folder / "deck.toml").write_text(f'default_locale = "{locale}"\n', encoding="utf-8")
+    target.write_text(render_locale_file(source, f"Imported from {file.name}."), encoding="utf-8")
+    click.echo(f"Wrote {target} ({len(source.cards)} cards).")
+
+
+COMMANDS = [decks_group]

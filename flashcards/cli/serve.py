@@ -1,0 +1,46 @@
+"""`flashcards serve`: the production WSGI server (gunicorn)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+
+def default_workers() -> int:
+    # gunicorn's rule of thumb, capped: more sync workers than this only queue on the database.
+    return min(2 * (os.cpu_count() or 1) + 1, 9)
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=5000, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--workers", default=None, type=click.IntRange(1, 64), help="Default: 2×cores+1.")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(1, 64))
+def serve(host: str, port: int, workers: int | None, threads: int) -> None:
+    """Serve the app with gunicorn."""
+    from gunicorn.app.base import BaseApplication
+
+    from .. import create_app
+
+    class Server(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            options = {
+                "bind": f"{host}:{port}",
+                "workers": workers or default_workers(),
+                "threads": threads,
+                "graceful_timeout": 10,
+            }
+            for key, value in options.items():
+                self.cfg.set(key, value)
+
+        def load(self) -> Any:
+            # Each worker builds its own app, so no connection is shared across a fork.
+            return create_app()
+
+    click.echo(f"Serving flashcards on http://{host}:{port}")
+    Server().run()
+
+
+COMMANDS = [serve]

@@ -1,0 +1,106 @@
+"""Engine, session factory and column types. No Flask here: the CLI and the tests use it too."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import DateTime, Dialect, Engine, MetaData, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.pool import NullPool
+from sqlalchemy.types import TypeDecorator
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes in Python on every database.
+
+    SQLite keeps no offset, so values are stored as naive UTC there and made aware again on
+    the way out; PostgreSQL stores `timestamptz`.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given where an aware UTC datetime is required")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime}
+
+
+def is_sqlite(url: str) -> bool:
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) -> Engine:
+    if not is_sqlite(url):
+        kwargs.setdefault("pool_pre_ping", True)
+        return create_engine(url, **kwargs)
+
+    # SQLite connections are cheap; a pool of them only hides locks held by idle connections.
+    engine = create_engine(url, poolclass=NullPool, connect_args={"timeout": 30}, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take transaction control from pysqlite so that BEGIN is ours to issue (see _on_begin).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute(f"PRAGMA synchronous={sqlite_synchronous}")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        # A write transaction takes the write lock up front: a deferred transaction that reads
+        # and then writes fails with SQLITE_BUSY instead of waiting when another writer won.
+        immediate = conn.get_execution_options().get("sqlite_immediate", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+def writer(engine: Engine) -> Engine:
+    """The engine to bind a session to when the transaction will write."""
+    return engine.execution_options(sqlite_immediate=True)
+
+
+@contextmanager
+def transaction(engine: Engine) -> Iterator[Session]:
+    """One write transaction: commit on success, roll back on any error."""
+    with Session(writer(engine), expire_on_commit=False) as session, session.begin():
+        yield session

@@ -1,0 +1,201 @@
+"""The human-editable deck format in `decks/`.
+
+A deck is a folder `decks/<slug>/` holding `deck.toml` (`default_locale = "en"`) and one
+`<locale>.deck` file per language::
+
+    # comment
+    title: EKS model training quiz
+    description: 15 questions on ...
+
+    == card-key
+    Question text
+    --
+    Short answer
+    --
+    Optional explanation
+
+The default locale lists every card; other locales may leave cards out (they fall back to
+the default text) but may not add any. Errors name `file:line`.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import DeckFileError
+
+KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")
+SLUG_RE = KEY_RE
+LOCALE_RE = re.compile(r"^[a-z]{2,3}(_[A-Z]{2})?$")
+HEADER_FIELDS = {"title", "description"}
+MAX_TEXT = 20_000
+
+
+@dataclass(frozen=True)
+class CardSource:
+    key: str
+    question: str
+    answer: str
+    explanation: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class LocaleSource:
+    locale: str
+    title: str
+    description: str
+    cards: tuple[CardSource, ...]
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class DeckSource:
+    slug: str
+    default_locale: str
+    locales: dict[str, LocaleSource] = field(default_factory=dict)
+
+    @property
+    def keys(self) -> list[str]:
+        return [card.key for card in self.locales[self.default_locale].cards]
+
+
+def parse_locale_file(text: str, *, locale: str, path: str = "<deck>") -> LocaleSource:
+    header: dict[str, str] = {}
+    cards: list[CardSource] = []
+    seen: dict[str, int] = {}
+    # The card being read: its key, first line, and blocks of lines (question, answer, expl.).
+    key: str | None = None
+    key_line = 0
+    blocks: list[list[str]] = []
+
+    def finish(end_line: int) -> None:
+        if key is None:
+            return
+        texts = ["\n".join(block).strip() for block in blocks]
+        if len(texts) < 2:
+            raise DeckFileError(path, key_line, f"card '{key}' needs a '--' line and an answer")
+        if len(texts) > 3:
+            raise DeckFileError(path, end_line, f"card '{key}' has more than three blocks")
+        for name, text in zip(("question", "answer"), texts, strict=False):
+            if not text:
+                raise DeckFileError(path, key_line, f"card '{key}' has an empty {name}")
+        if any(len(t) > MAX_TEXT for t in texts):
+            raise DeckFileError(
+                path, key_line, f"card '{key}' is longer than {MAX_TEXT} characters"
+            )
+        cards.append(
+            CardSource(key, texts[0], texts[1], texts[2] if len(texts) == 3 else "", key_line)
+        )
+
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        if line.startswith("#"):
+            continue
+        if line.startswith("=="):
+            finish(number)
+            key = line[2:].strip()
+            key_line = number
+            if not KEY_RE.match(key):
+                raise DeckFileError(
+                    path, number, f"invalid card key '{key}' (use a-z, 0-9, '-' and '_')"
+                )
+            if key in seen:
+                raise DeckFileError(
+                    path, number, f"duplicate card key '{key}' (first on line {seen[key]})"
+                )
+            seen[key] = number
+            blocks = [[]]
+        elif key is None:
+            if not line.strip():
+                continue
+            name, sep, value = line.partition(":")
+            name = name.strip().lower()
+            if not sep or name not in HEADER_FIELDS:
+                raise DeckFileError(
+                    path,
+                    number,
+                    "expected 'title: ...' or 'description: ...' before the first '== key' line",
+                )
+            if name in header:
+                raise DeckFileError(path, number, f"'{name}' is given twice")
+            header[name] = value.strip()
+        elif line.strip() == "--":
+            blocks.append([])
+        else:
+            blocks[-1].append(line)
+    finish(len(text.splitlines()))
+
+    if not header.get("title"):
+        raise DeckFileError(path, 1, "missing 'title: ...' header")
+    if not cards:
+        raise DeckFileError(path, 1, "no cards (a card starts with a '== key' line)")
+    return LocaleSource(locale, header["title"], header.get("description", ""), tuple(cards), path)
+
+
+def render_locale_file(source: LocaleSource, comment: str = "") -> str:
+    lines = [f"# {comment}"] if comment else []
+    lines.append(f"title: {source.title}")
+    if source.description:
+        lines.append(f"description: {source.description}")
+    for card in source.cards:
+        lines += ["", f"== {card.key}", card.question, "--", card.answer]
+        if card.explanation:
+            lines += ["--", card.explanation]
+    return "\n".join(lines) + "\n"
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DeckFileError(str(path), None, f"not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise DeckFileError(str(path), None, exc.strerror or "cannot be read") from None
+
+
+def load_deck_dir(folder: Path) -> DeckSource:
+    slug = folder.name
+    manifest = folder / "deck.toml"
+    if not SLUG_RE.match(slug):
+        raise DeckFileError(str(folder), None, "a deck folder's name must be a slug (a-z, 0-9, -)")
+    try:
+        meta = tomllib.loads(read_text(manifest))
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise DeckFileError(str(manifest), line, f"invalid TOML: {exc}") from None
+    default_locale = meta.get("default_locale")
+    if not isinstance(default_locale, str) or not LOCALE_RE.match(default_locale):
+        raise DeckFileError(str(manifest), None, 'needs default_locale = "<locale>" (e.g. "en")')
+
+    locales: dict[str, LocaleSource] = {}
+    for path in sorted(folder.glob("*.deck")):
+        locale = path.stem
+        if not LOCALE_RE.match(locale):
+            raise DeckFileError(str(path), None, f"'{locale}' is not a locale name (e.g. es, ko)")
+        locales[locale] = parse_locale_file(read_text(path), locale=locale, path=str(path))
+    if default_locale not in locales:
+        raise DeckFileError(str(folder), None, f"no {default_locale}.deck for the default locale")
+
+    default_keys = {c.key for c in locales[default_locale].cards}
+    for source in locales.values():
+        for card in source.cards:
+            if card.key not in default_keys:
+                raise DeckFileError(
+                    source.path,
+                    card.line,
+                    f"card '{card.key}' is not in {default_locale}.deck, the default locale",
+                )
+    return DeckSource(slug, default_locale, locales)
+
+
+def load_decks(root: Path) -> list[DeckSource]:
+    """Every deck folder under `root` (or `root` itself if it is a deck folder)."""
+    if (root / "deck.toml").exists():
+        return [load_deck_dir(root)]
+    if not root.is_dir():
+        raise DeckFileError(str(root), None, "no such folder")
+    return [load_deck_dir(p.parent) for p in sorted(root.glob("*/deck.toml"))]

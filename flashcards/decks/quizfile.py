@@ -1,0 +1,134 @@
+"""The quiz text format of the seeds: title, subtitle, numbered questions, a marker line, answer.
+
+::
+
+    Cuestionario sobre entrenamiento de modelos en EKS
+    15 preguntas sobre ...
+    1. ¿Qué particiona el paralelismo de tensores?
+    Respuesta y explicación
+    Las operaciones de tensores ... DP particiona ...
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from ..errors import DeckFileError
+from .deckfile import CardSource, LocaleSource
+
+ANSWER_MARKERS = frozenset(
+    {
+        "respuesta y explicación",
+        "respuesta",
+        "정답 및 설명",
+        "정답",
+        "answer and explanation",
+        "answer",
+    }
+)
+QUESTION_RE = re.compile(r"^(\d{1,4})[.)]\s*(\S.*)$")
+# A sentence ends at . ! ? or 。 followed by white space; "1.2.2" has no space after its dots.
+SENTENCE_END_RE = re.compile(r"(?<=[.!?。])\s+")
+
+
+@dataclass(frozen=True)
+class QuizItem:
+    number: int
+    question: str
+    answer: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Quiz:
+    title: str
+    subtitle: str
+    items: tuple[QuizItem, ...]
+
+
+def split_answer(answer: str) -> tuple[str, str]:
+    """The short answer (first sentence) and the explanation (the rest)."""
+    parts = SENTENCE_END_RE.split(answer.strip(), maxsplit=1)
+    return (parts[0], parts[1].strip()) if len(parts) == 2 else (parts[0], "")
+
+
+def parse_quiz(text: str, *, path: str = "<quiz>") -> Quiz:
+    lines = [line.strip() for line in text.lstrip("\ufeff").splitlines()]
+    numbered = [(i + 1, line) for i, line in enumerate(lines) if line]
+    if not numbered:
+        raise DeckFileError(path, None, "the file is empty")
+
+    header: list[str] = []
+    index = 0
+    while index < len(numbered) and not QUESTION_RE.match(numbered[index][1]):
+        header.append(numbered[index][1])
+        index += 1
+    if not header:
+        raise DeckFileError(path, numbered[0][0], "expected the quiz title before question 1")
+    if len(header) > 2:
+        raise DeckFileError(
+            path, numbered[2][0], "expected '1. question' after the title and subtitle"
+        )
+
+    items: list[QuizItem] = []
+    while index < len(numbered):
+        line_no, line = numbered[index]
+        match = QUESTION_RE.match(line)
+        expected = len(items) + 1
+        if not match:
+            raise DeckFileError(path, line_no, f"expected question {expected} ('{expected}. ...')")
+        if int(match.group(1)) != expected:
+            raise DeckFileError(
+                path, line_no, f"question number {match.group(1)} where {expected} was expected"
+            )
+        if index + 1 >= len(numbered) or numbered[index + 1][1].lower() not in ANSWER_MARKERS:
+            where = numbered[index + 1][0] if index + 1 < len(numbered) else line_no
+            raise DeckFileError(
+                path,
+                where,
+                f"expected the answer marker line (e.g. 'Respuesta y explicación') "
+                f"after question {expected}",
+            )
+        answer_lines: list[str] = []
+        index += 2
+        while index < len(numbered) and not _starts_question(numbered[index][1], expected + 1):
+            answer_lines.append(numbered[index][1])
+            index += 1
+        if not answer_lines:
+            raise DeckFileError(path, line_no, f"question {expected} has no answer")
+        items.append(QuizItem(expected, match.group(2).strip(), " ".join(answer_lines), line_no))
+
+    if not items:
+        raise DeckFileError(path, None, "no numbered questions found")
+    return Quiz(header[0], header[1] if len(header) > 1 else "", tuple(items))
+
+
+def _starts_question(line: str, number: int) -> bool:
+    match = QUESTION_RE.match(line)
+    return bool(match and int(match.group(1)) == number)
+
+
+def slugify(text: str) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    return slug[:60].strip("-") or "deck"
+
+
+def quiz_to_locale(
+    quiz: Quiz, locale: str, keys: list[str] | None = None, *, path: str = "<quiz>"
+) -> LocaleSource:
+    """Deck-file content for a quiz; `keys` reuses another locale's keys, question by question."""
+    if keys is not None and len(keys) != len(quiz.items):
+        raise DeckFileError(
+            path,
+            None,
+            f"the quiz has {len(quiz.items)} questions but the deck has {len(keys)} cards",
+        )
+    cards = []
+    for i, item in enumerate(quiz.items):
+        short, explanation = split_answer(item.answer)
+        key = keys[i] if keys is not None else f"q{item.number:02d}"
+        cards.append(CardSource(key, item.question, short, explanation, item.line))
+    return LocaleSource(locale, quiz.title, quiz.subtitle, tuple(cards))

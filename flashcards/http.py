@@ -1,0 +1,40 @@
+"""Flask glue shared by the JSON API and the HTML views: the request's database session."""
+
+from __future__ import annotations
+
+from flask import Flask, current_app, g, request
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from .db import make_engine, writer
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def init_app(app: Flask) -> None:
+    engine = make_engine(
+        app.config["DATABASE_URL"], sqlite_synchronous=app.config["SQLITE_SYNCHRONOUS"]
+    )
+    app.extensions["flashcards.engine"] = engine
+    app.teardown_appcontext(_close_session)
+
+
+def engine() -> Engine:
+    e: Engine = current_app.extensions["flashcards.engine"]
+    return e
+
+
+def db() -> Session:
+    """The request's session, opened on first use; the view commits, teardown closes."""
+    session: Session | None = g.get("_db_session")
+    if session is None:
+        bind = writer(engine()) if request.method in WRITE_METHODS else engine()
+        session = Session(bind, expire_on_commit=False)
+        g._db_session = session
+    return session
+
+
+def _close_session(_exc: BaseException | None) -> None:
+    session: Session | None = g.pop("_db_session", None)
+    if session is not None:
+        session.close()

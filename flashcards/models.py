@@ -1,0 +1,219 @@
+"""The schema, as typed SQLAlchemy 2 models. Alembic migrations are generated from these."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .db import Base, utcnow
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # Stored lower-cased, so a plain unique constraint makes it unique case-insensitively.
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    display_name: Mapped[str] = mapped_column(String(100), default="")
+    locale: Mapped[str] = mapped_column(String(16), default="en")
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    day_start_hour: Mapped[int] = mapped_column(SmallInteger, default=4)
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    __table_args__ = (CheckConstraint("day_start_hour BETWEEN 0 AND 23", name="day_start_hour"),)
+
+
+class ApiToken(Base):
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    # SHA-256 of the token: a leaked database does not leak usable tokens.
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(100), default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SchedulerSettings(Base):
+    """A user's FSRS settings; a subscription may override some of them for one deck."""
+
+    __tablename__ = "scheduler_settings"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    desired_retention: Mapped[float] = mapped_column(Float, default=0.9)
+    # Steps in seconds, as JSON lists.
+    learning_steps: Mapped[list[int]] = mapped_column(JSON, default=lambda: [60, 600])
+    relearning_steps: Mapped[list[int]] = mapped_column(JSON, default=lambda: [600])
+    maximum_interval: Mapped[int] = mapped_column(Integer, default=36500)
+    new_per_day: Mapped[int] = mapped_column(Integer, default=20)
+    reviews_per_day: Mapped[int] = mapped_column(Integer, default=200)
+    # None means py-fsrs's defaults (which equal Anki's FSRS-6 defaults).
+    parameters: Mapped[list[float] | None] = mapped_column(JSON, default=None)
+
+
+class Deck(Base):
+    __tablename__ = "decks"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(100), unique=True)
+    default_locale: Mapped[str] = mapped_column(String(16))
+    # No owner: a shipped deck, visible to everyone. Teams own decks through `owner_team_id`.
+    owner_user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class DeckText(Base):
+    __tablename__ = "deck_texts"
+
+    deck_id: Mapped[int] = mapped_column(
+        ForeignKey("decks.id", ondelete="CASCADE"), primary_key=True
+    )
+    locale: Mapped[str] = mapped_column(String(16), primary_key=True)
+    title: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+
+
+class Card(Base):
+    __tablename__ = "cards"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    deck_id: Mapped[int] = mapped_column(ForeignKey("decks.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(100))
+    position: Mapped[int] = mapped_column(Integer)
+    # A card removed from its deck file is retired: never introduced again, history kept.
+    retired_at: Mapped[datetime | None] = mapped_column(default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    __table_args__ = (
+        UniqueConstraint("deck_id", "key"),
+        Index("ix_cards_deck_position", "deck_id", "position"),
+    )
+
+
+class CardText(Base):
+    """One language's version of a card; review state belongs to the card, not to this."""
+
+    __tablename__ = "card_texts"
+
+    card_id: Mapped[int] = mapped_column(
+        ForeignKey("cards.id", ondelete="CASCADE"), primary_key=True
+    )
+    locale: Mapped[str] = mapped_column(String(16), primary_key=True)
+    question: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text)
+    explanation: Mapped[str] = mapped_column(Text, default="")
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Subscription(Base):
+    """A user studies a deck in one locale; NULL overrides fall back to SchedulerSettings."""
+
+    __tablename__ = "subscriptions"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    deck_id: Mapped[int] = mapped_column(
+        ForeignKey("decks.id", ondelete="CASCADE"), primary_key=True
+    )
+    locale: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    desired_retention: Mapped[float | None] = mapped_column(Float, default=None)
+    learning_steps: Mapped[list[int] | None] = mapped_column(JSON, default=None)
+    relearning_steps: Mapped[list[int] | None] = mapped_column(JSON, default=None)
+    maximum_interval: Mapped[int | None] = mapped_column(Integer, default=None)
+    new_per_day: Mapped[int | None] = mapped_column(Integer, default=None)
+    reviews_per_day: Mapped[int | None] = mapped_column(Integer, default=None)
+
+
+class ReviewState(Base):
+    """FSRS state of one card for one user. No row means the card is still new to them."""
+
+    __tablename__ = "review_states"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    card_id: Mapped[int] = mapped_column(
+        ForeignKey("cards.id", ondelete="CASCADE"), primary_key=True
+    )
+    # Copied from the card so that a deck's due queue is one index range scan.
+    deck_id: Mapped[int] = mapped_column(ForeignKey("decks.id", ondelete="CASCADE"))
+    state: Mapped[int] = mapped_column(SmallInteger)  # fsrs.State: 1 learning, 2 review, 3 relearn
+    step: Mapped[int | None] = mapped_column(SmallInteger)
+    stability: Mapped[float | None] = mapped_column(Float)
+    difficulty: Mapped[float | None] = mapped_column(Float)
+    due: Mapped[datetime] = mapped_column()
+    last_review: Mapped[datetime | None] = mapped_column()
+    reps: Mapped[int] = mapped_column(Integer, default=0)
+    lapses: Mapped[int] = mapped_column(Integer, default=0)
+    introduced_at: Mapped[datetime] = mapped_column()
+    # Bumped by every write; an update that finds another version lost a race and retries.
+    version: Mapped[int] = mapped_column(Integer, default=1)
+
+    __table_args__ = (
+        Index("ix_review_states_user_due", "user_id", "due"),
+        Index("ix_review_states_user_deck_due", "user_id", "deck_id", "due"),
+        Index("ix_review_states_user_introduced", "user_id", "introduced_at"),
+    )
+
+
+class ReviewLog(Base):
+    """One answer, with the state before and after: enough to undo, replay and export."""
+
+    __tablename__ = "review_logs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    review_id: Mapped[str] = mapped_column(String(36), unique=True)  # client-supplied UUID
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    card_id: Mapped[int] = mapped_column(ForeignKey("cards.id", ondelete="CASCADE"))
+    deck_id: Mapped[int] = mapped_column(ForeignKey("decks.id", ondelete="CASCADE"))
+    rating: Mapped[int] = mapped_column(SmallInteger)
+    reviewed_at: Mapped[datetime] = mapped_column()
+    duration_ms: Mapped[int | None] = mapped_column(Integer)
+    # Before: NULL state means the card was new.
+    state_before: Mapped[int | None] = mapped_column(SmallInteger)
+    step_before: Mapped[int | None] = mapped_column(SmallInteger)
+    stability_before: Mapped[float | None] = mapped_column(Float)
+    difficulty_before: Mapped[float | None] = mapped_column(Float)
+    due_before: Mapped[datetime | None] = mapped_column()
+    last_review_before: Mapped[datetime | None] = mapped_column()
+    reps_before: Mapped[int] = mapped_column(Integer, default=0)
+    lapses_before: Mapped[int] = mapped_column(Integer, default=0)
+    introduced_at_before: Mapped[datetime | None] = mapped_column()
+    # After.
+    state: Mapped[int] = mapped_column(SmallInteger)
+    step: Mapped[int | None] = mapped_column(SmallInteger)
+    stability: Mapped[float] = mapped_column(Float)
+    difficulty: Mapped[float] = mapped_column(Float)
+    due: Mapped[datetime] = mapped_column()
+    reps: Mapped[int] = mapped_column(Integer)
+    lapses: Mapped[int] = mapped_column(Integer)
+
+    __table_args__ = (
+        CheckConstraint("rating BETWEEN 1 AND 4", name="rating"),
+        Index("ix_review_logs_user_reviewed", "user_id", "reviewed_at"),
+        Index("ix_review_logs_card_user", "card_id", "user_id", "reviewed_at"),
+    )

@@ -21,7 +21,8 @@ $(VENV)/.test-stamp: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.run-stamp
 
 translations-compile: $(VENV)/.run-stamp
-	$(BIN)/pybabel compile --use-fuzzy=false -d translations -f -q 2>/dev/null || $(BIN)/pybabel compile -d translations -q
+	@if ls translations/*/LC_MESSAGES/messages.po >/dev/null 2>&1; then \
+		$(BIN)/pybabel compile -d translations --statistics; fi
 
 translations-extract: $(VENV)/.run-stamp
 	$(BIN)/pybabel extract -F babel.cfg -k _l -k lazy_gettext -k ngettext:1,2 -k lazy_ngettext:1,2 \

@@ -5,6 +5,8 @@ Each group lives in its own module; errors from the domain become one-line messa
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
 import click
@@ -33,10 +35,11 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import db, decks, serve
-
-    for module in (db, decks, serve):
-        for command in module.COMMANDS:
+    # Every module of this package that defines COMMANDS contributes them: adding a command
+    # group is adding a module.
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for command in getattr(module, "COMMANDS", []):
             main.add_command(command)
 
 

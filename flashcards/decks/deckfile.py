@@ -32,6 +32,9 @@ SLUG_RE = KEY_RE
 LOCALE_RE = re.compile(r"^[a-z]{2,3}(_[A-Z]{2})?$")
 HEADER_FIELDS = {"title", "description"}
 MAX_TEXT = 20_000
+MAX_TITLE = 200  # DeckText.title's column length
+LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
+TOML_LINE_RE = re.compile(r"at line (\d+)")
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ def parse_locale_file(text: str, *, locale: str, path: str = "<deck>") -> Locale
     key: str | None = None
     key_line = 0
     blocks: list[list[str]] = []
+    separators: list[int] = []  # line numbers of the current card's '--' lines
 
     def finish(end_line: int) -> None:
         if key is None:
@@ -79,7 +83,11 @@ def parse_locale_file(text: str, *, locale: str, path: str = "<deck>") -> Locale
         if len(texts) < 2:
             raise DeckFileError(path, key_line, f"card '{key}' needs a '--' line and an answer")
         if len(texts) > 3:
-            raise DeckFileError(path, end_line, f"card '{key}' has more than three blocks")
+            raise DeckFileError(
+                path,
+                separators[2],
+                f"card '{key}' has a third '--' line (a card is question, answer, explanation)",
+            )
         for name, text in zip(("question", "answer"), texts, strict=False):
             if not text:
                 raise DeckFileError(path, key_line, f"card '{key}' has an empty {name}")
@@ -91,7 +99,12 @@ def parse_locale_file(text: str, *, locale: str, path: str = "<deck>") -> Locale
             CardSource(key, texts[0], texts[1], texts[2] if len(texts) == 3 else "", key_line)
         )
 
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # Only real line breaks count, so that line numbers are the ones an editor shows.
+    lines = LINE_BREAK_RE.split(text.removeprefix("\ufeff"))
+    if lines and lines[-1] == "":
+        lines.pop()
+    title_line = 1
+    for number, raw in enumerate(lines, start=1):
         line = raw.rstrip()
         if line.startswith("#"):
             continue
@@ -109,6 +122,7 @@ def parse_locale_file(text: str, *, locale: str, path: str = "<deck>") -> Locale
                 )
             seen[key] = number
             blocks = [[]]
+            separators = []
         elif key is None:
             if not line.strip():
                 continue
@@ -123,16 +137,25 @@ def parse_locale_file(text: str, *, locale: str, path: str = "<deck>") -> Locale
             if name in header:
                 raise DeckFileError(path, number, f"'{name}' is given twice")
             header[name] = value.strip()
+            if name == "title":
+                title_line = number
+                if not header[name]:
+                    raise DeckFileError(path, number, "the title is empty")
+                if len(header[name]) > MAX_TITLE:
+                    raise DeckFileError(
+                        path, number, f"the title is longer than {MAX_TITLE} characters"
+                    )
         elif line.strip() == "--":
             blocks.append([])
+            separators.append(number)
         else:
             blocks[-1].append(line)
-    finish(len(text.splitlines()))
+    finish(len(lines))
 
     if not header.get("title"):
         raise DeckFileError(path, 1, "missing 'title: ...' header")
     if not cards:
-        raise DeckFileError(path, 1, "no cards (a card starts with a '== key' line)")
+        raise DeckFileError(path, title_line, "no cards (a card starts with a '== key' line)")
     return LocaleSource(locale, header["title"], header.get("description", ""), tuple(cards), path)
 
 
@@ -150,11 +173,14 @@ def render_locale_file(source: LocaleSource, comment: str = "") -> str:
 
 def read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DeckFileError(str(path), None, f"not UTF-8 text ({exc.reason})") from None
+        data = path.read_bytes()
     except OSError as exc:
         raise DeckFileError(str(path), None, exc.strerror or "cannot be read") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise DeckFileError(str(path), line, f"not UTF-8 text ({exc.reason})") from None
 
 
 def load_deck_dir(folder: Path) -> DeckSource:
@@ -165,7 +191,9 @@ def load_deck_dir(folder: Path) -> DeckSource:
     try:
         meta = tomllib.loads(read_text(manifest))
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
+        # TOMLDecodeError has `lineno` only from Python 3.14; before, the line is in the text.
+        found = TOML_LINE_RE.search(str(exc))
+        line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
         raise DeckFileError(str(manifest), line, f"invalid TOML: {exc}") from None
     default_locale = meta.get("default_locale")
     if not isinstance(default_locale, str) or not LOCALE_RE.match(default_locale):

@@ -28,7 +28,9 @@ ANSWER_MARKERS = frozenset(
         "answer",
     }
 )
-QUESTION_RE = re.compile(r"^(\d{1,4})[.)]\s*(\S.*)$")
+# "1. text" or "1) text"; the space may be lost in extraction, but "1.2.2 ..." is not question 1.
+QUESTION_RE = re.compile(r"^(\d{1,4})[.)](?!\d)\s*(\S.*)$")
+LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 # A sentence ends at . ! ? or 。 followed by white space; "1.2.2" has no space after its dots.
 SENTENCE_END_RE = re.compile(r"(?<=[.!?。])\s+")
 
@@ -55,22 +57,32 @@ def split_answer(answer: str) -> tuple[str, str]:
 
 
 def parse_quiz(text: str, *, path: str = "<quiz>") -> Quiz:
-    lines = [line.strip() for line in text.lstrip("\ufeff").splitlines()]
+    # Only real line breaks count, so line numbers match what an editor shows (str.splitlines
+    # would also break on \x0b, \u2028 ...); NFC so a decomposed "ó" still matches the marker.
+    lines = [
+        unicodedata.normalize("NFC", line).strip()
+        for line in LINE_BREAK_RE.split(text.lstrip("\ufeff"))
+    ]
     numbered = [(i + 1, line) for i, line in enumerate(lines) if line]
     if not numbered:
         raise DeckFileError(path, None, "the file is empty")
 
     header: list[str] = []
     index = 0
-    while index < len(numbered) and not QUESTION_RE.match(numbered[index][1]):
-        header.append(numbered[index][1])
+    while index < len(numbered) and not _is_question_start(numbered, index, 1):
+        line_no, line = numbered[index]
+        if _is_marker(line):
+            raise DeckFileError(path, line_no, "answer marker line before question 1")
+        header.append(line)
         index += 1
+        if len(header) > 2:
+            raise DeckFileError(
+                path, line_no, "expected '1. question' after the title and subtitle"
+            )
     if not header:
         raise DeckFileError(path, numbered[0][0], "expected the quiz title before question 1")
-    if len(header) > 2:
-        raise DeckFileError(
-            path, numbered[2][0], "expected '1. question' after the title and subtitle"
-        )
+    if index >= len(numbered):
+        raise DeckFileError(path, numbered[-1][0], "no numbered questions ('1. ...') found")
 
     items: list[QuizItem] = []
     while index < len(numbered):
@@ -83,7 +95,7 @@ def parse_quiz(text: str, *, path: str = "<quiz>") -> Quiz:
             raise DeckFileError(
                 path, line_no, f"question number {match.group(1)} where {expected} was expected"
             )
-        if index + 1 >= len(numbered) or numbered[index + 1][1].lower() not in ANSWER_MARKERS:
+        if index + 1 >= len(numbered) or not _is_marker(numbered[index + 1][1]):
             where = numbered[index + 1][0] if index + 1 < len(numbered) else line_no
             raise DeckFileError(
                 path,
@@ -91,23 +103,40 @@ def parse_quiz(text: str, *, path: str = "<quiz>") -> Quiz:
                 f"expected the answer marker line (e.g. 'Respuesta y explicación') "
                 f"after question {expected}",
             )
+        marker_line = numbered[index + 1][0]
         answer_lines: list[str] = []
         index += 2
-        while index < len(numbered) and not _starts_question(numbered[index][1], expected + 1):
-            answer_lines.append(numbered[index][1])
+        while index < len(numbered) and not _is_question_start(numbered, index, expected + 1):
+            answer_no, answer_line = numbered[index]
+            if _is_marker(answer_line):
+                # Two markers in a row, or a question line lost: either way not an answer.
+                raise DeckFileError(
+                    path, answer_no, f"a second answer marker line in question {expected}"
+                )
+            answer_lines.append(answer_line)
             index += 1
         if not answer_lines:
-            raise DeckFileError(path, line_no, f"question {expected} has no answer")
+            raise DeckFileError(path, marker_line, f"question {expected} has no answer")
         items.append(QuizItem(expected, match.group(2).strip(), " ".join(answer_lines), line_no))
 
-    if not items:
-        raise DeckFileError(path, None, "no numbered questions found")
     return Quiz(header[0], header[1] if len(header) > 1 else "", tuple(items))
 
 
-def _starts_question(line: str, number: int) -> bool:
-    match = QUESTION_RE.match(line)
-    return bool(match and int(match.group(1)) == number)
+def _is_marker(line: str) -> bool:
+    return line.rstrip(":： ").lower() in ANSWER_MARKERS
+
+
+def _is_question_start(
+    numbered: list[tuple[int, str]], index: int, number: int | None = None
+) -> bool:
+    """A numbered line followed by a marker line (whatever its number, so that a skipped
+    number is reported rather than swallowed into the previous answer), or the next number."""
+    match = QUESTION_RE.match(numbered[index][1])
+    if not match:
+        return False
+    if number is not None and int(match.group(1)) == number:
+        return True
+    return index + 1 < len(numbered) and _is_marker(numbered[index + 1][1])
 
 
 def slugify(text: str) -> str:

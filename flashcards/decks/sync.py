@@ -24,10 +24,22 @@ class SyncReport:
     updated: list[str] = field(default_factory=list)
     retired: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
+    # Cards whose position changed, and changes to the deck itself (titles, descriptions,
+    # locales, default locale): edits too, though no card text changed.
+    moved: list[str] = field(default_factory=list)
+    deck_changed: bool = False
 
     @property
     def changed(self) -> bool:
-        return bool(self.created or self.added or self.updated or self.retired or self.restored)
+        return bool(
+            self.created
+            or self.added
+            or self.updated
+            or self.retired
+            or self.restored
+            or self.moved
+            or self.deck_changed
+        )
 
 
 def sync_deck(
@@ -52,9 +64,12 @@ def sync_deck(
         report.created = True
     elif deck.owner_user_id != owner_user_id:
         raise Conflict(f"the deck name '{source.slug}' is already taken", field="slug")
-    deck.default_locale = source.default_locale
+    if deck.default_locale != source.default_locale:
+        deck.default_locale = source.default_locale
+        report.deck_changed = True
 
-    _sync_deck_texts(session, deck, source)
+    if _sync_deck_texts(session, deck, source):
+        report.deck_changed = True
 
     cards = {c.key: c for c in session.scalars(select(Card).where(Card.deck_id == deck.id))}
     texts: dict[tuple[int, str], CardText] = {
@@ -78,6 +93,7 @@ def sync_deck(
                 report.restored.append(key)
             if card.position != position:
                 card.position = position
+                report.moved.append(key)
         if _sync_card_texts(session, card, by_locale, texts, removed_locales, now):
             card.updated_at = now
             if key not in report.added:
@@ -85,16 +101,25 @@ def sync_deck(
 
     wanted = set(wanted_keys)
     for key, card in cards.items():
-        if key not in wanted and card.retired_at is None:
+        if key in wanted:
+            continue
+        if card.retired_at is None:
             card.retired_at = now
             report.retired.append(key)
+        # A retired card keeps its texts (its history is shown with them), but not in a
+        # language the deck no longer has.
+        for locale in removed_locales:
+            text = texts.get((card.id, locale))
+            if text is not None:
+                session.delete(text)
 
     if report.changed:
         deck.updated_at = now
     return report
 
 
-def _sync_deck_texts(session: Session, deck: Deck, source: DeckSource) -> None:
+def _sync_deck_texts(session: Session, deck: Deck, source: DeckSource) -> bool:
+    changed = False
     existing = {
         t.locale: t for t in session.scalars(select(DeckText).where(DeckText.deck_id == deck.id))
     }
@@ -106,10 +131,13 @@ def _sync_deck_texts(session: Session, deck: Deck, source: DeckSource) -> None:
                     deck_id=deck.id, locale=locale, title=loc.title, description=loc.description
                 )
             )
-        else:
+            changed = True
+        elif (text.title, text.description) != (loc.title, loc.description):
             text.title, text.description = loc.title, loc.description
+            changed = True
     for gone in existing.values():
         session.delete(gone)
+        changed = True
     if existing:
         # People studying in a language the deck no longer has continue in its default one.
         session.execute(
@@ -117,6 +145,7 @@ def _sync_deck_texts(session: Session, deck: Deck, source: DeckSource) -> None:
             .where(Subscription.deck_id == deck.id, Subscription.locale.in_(list(existing)))
             .values(locale=source.default_locale)
         )
+    return changed
 
 
 def _sync_card_texts(

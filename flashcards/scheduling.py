@@ -1,0 +1,143 @@
+"""FSRS scheduling: py-fsrs with deterministic fuzz, and the four-outcome preview.
+
+Fuzz is seeded from the user, the card and its review count, as Anki seeds it from the card:
+the interval shown on a button is exactly the one stored when it is pressed, and replaying a
+log reproduces the state. py-fsrs draws fuzz from the global `random`, so we schedule with
+its fuzz off and apply the same fuzz ranges with our own seeded generator.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+from fsrs import Card as FsrsCard
+from fsrs import Rating, Scheduler, State
+from fsrs.scheduler import FUZZ_RANGES
+
+RATING_NAMES = {
+    "again": Rating.Again,
+    "hard": Rating.Hard,
+    "good": Rating.Good,
+    "easy": Rating.Easy,
+}
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    desired_retention: float = 0.9
+    learning_steps: tuple[int, ...] = (60, 600)  # seconds
+    relearning_steps: tuple[int, ...] = (600,)
+    maximum_interval: int = 36500  # days
+    parameters: tuple[float, ...] | None = None  # None: py-fsrs defaults (Anki's FSRS-6)
+
+
+@dataclass(frozen=True)
+class CardState:
+    """A card's FSRS memory state for one person, plus Anki-style counters."""
+
+    state: State
+    step: int | None
+    stability: float | None
+    difficulty: float | None
+    due: datetime
+    last_review: datetime | None
+    reps: int = 0
+    lapses: int = 0
+
+
+@lru_cache(maxsize=256)
+def scheduler_for(config: SchedulerConfig) -> Scheduler:
+    kwargs = {} if config.parameters is None else {"parameters": config.parameters}
+    return Scheduler(
+        desired_retention=config.desired_retention,
+        learning_steps=tuple(timedelta(seconds=s) for s in config.learning_steps),
+        relearning_steps=tuple(timedelta(seconds=s) for s in config.relearning_steps),
+        maximum_interval=config.maximum_interval,
+        enable_fuzzing=False,
+        **kwargs,
+    )
+
+
+def new_card_state(now: datetime) -> CardState:
+    return CardState(State.Learning, 0, None, None, now, None)
+
+
+def fuzz_seed(user_id: int, card_id: int, reps: int) -> str:
+    return f"{user_id}:{card_id}:{reps}"
+
+
+def fuzzed_days(interval_days: int, maximum_interval: int, seed: str) -> int:
+    """py-fsrs's fuzz ranges, drawn from a generator seeded per answer."""
+    if interval_days < 2.5:
+        return interval_days
+    delta = 1.0
+    for fuzz_range in FUZZ_RANGES:
+        delta += fuzz_range["factor"] * max(
+            min(float(interval_days), fuzz_range["end"]) - fuzz_range["start"], 0.0
+        )
+    min_ivl = max(2, round(interval_days - delta))
+    max_ivl = min(round(interval_days + delta), maximum_interval)
+    min_ivl = min(min_ivl, max_ivl)
+    # random.Random with a str seed hashes it with SHA-512: stable across processes.
+    draw = random.Random(seed).random() * (max_ivl - min_ivl + 1) + min_ivl
+    return min(round(draw), maximum_interval)
+
+
+def review(
+    config: SchedulerConfig,
+    before: CardState | None,
+    rating: Rating,
+    now: datetime,
+    *,
+    seed: str | None,
+) -> CardState:
+    """The state after answering `rating` at `now`; `seed=None` turns fuzz off."""
+    current = before or new_card_state(now)
+    fsrs_card = FsrsCard(
+        card_id=1,  # py-fsrs sleeps 1 ms to invent an id when given none
+        state=current.state,
+        step=current.step,
+        stability=current.stability,
+        difficulty=current.difficulty,
+        due=current.due,
+        last_review=current.last_review,
+    )
+    after, _log = scheduler_for(config).review_card(fsrs_card, rating, now)
+    due = after.due
+    if seed is not None and after.state == State.Review:
+        days = (after.due - now).days
+        due = now + timedelta(days=fuzzed_days(days, config.maximum_interval, seed))
+    lapsed = current.state == State.Review and rating == Rating.Again
+    return CardState(
+        state=after.state,
+        step=after.step,
+        stability=after.stability,
+        difficulty=after.difficulty,
+        due=due,
+        last_review=now,
+        reps=current.reps + 1,
+        lapses=current.lapses + (1 if lapsed else 0),
+    )
+
+
+def preview(
+    config: SchedulerConfig, before: CardState | None, now: datetime, *, seed: str | None
+) -> dict[Rating, CardState]:
+    """All four outcomes, computed the same way `review` stores them (Anki's two-step answer)."""
+    return {rating: review(config, before, rating, now, seed=seed) for rating in Rating}
+
+
+def retrievability(config: SchedulerConfig, state: CardState, now: datetime) -> float:
+    fsrs_card = FsrsCard(
+        card_id=1,
+        state=state.state,
+        step=state.step,
+        stability=state.stability,
+        difficulty=state.difficulty,
+        due=state.due,
+        last_review=state.last_review,
+    )
+    return float(scheduler_for(config).get_card_retrievability(fsrs_card, now))

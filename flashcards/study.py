@@ -1,0 +1,310 @@
+"""Answering and undoing: the study engine's write paths.
+
+Answering is the hot path, so it uses a handful of Core statements rather than ORM objects:
+one read of the idempotency key, one joined read of card, settings and state, one insert into
+the log and one update (or insert) of the state.
+
+Concurrency: every state row carries a version. The update only applies when the version is
+still the one read; otherwise `ConcurrentAnswer` is raised and the caller retries the whole
+transaction (`db.retrying`). On SQLite, write transactions take the lock at BEGIN, so the
+race cannot happen there; on PostgreSQL the version check (and the unique review id and
+primary keys) make sure no answer is lost or applied twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, cast
+
+from fsrs import Rating, State
+from sqlalchemy import Row, Table, and_, delete, insert, select, update
+from sqlalchemy.orm import Session
+
+from .access import visible_decks
+from .days import day_bounds
+from .errors import Conflict, InvalidInput, NotFound
+from .models import Card, Deck, ReviewLog, ReviewState, SchedulerSettings, Subscription, User
+from .scheduling import CardState, SchedulerConfig, fuzz_seed, review
+
+STATE_COLUMNS = ("state", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses")
+# Clocks of offline clients drift; an answer a little "in the future" is still accepted.
+CLOCK_SKEW = timedelta(seconds=60)
+
+rs = cast(Table, ReviewState.__table__)
+rl = cast(Table, ReviewLog.__table__)
+
+
+class ConcurrentAnswer(Exception):
+    """Another transaction changed the card's state between our read and our write."""
+
+
+@dataclass(frozen=True)
+class AnswerResult:
+    review_id: str
+    card_id: int
+    state: CardState
+    created: bool  # False when the review id had already been applied
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    review_id: str
+    card_id: int
+    state: CardState | None  # None: the card is new again
+
+
+def config_from(settings: Any, subscription: Any | None = None) -> SchedulerConfig:
+    """Scheduler settings of a user, with a subscription's non-NULL overrides on top."""
+
+    def pick(name: str) -> Any:
+        override = getattr(subscription, name, None) if subscription is not None else None
+        return override if override is not None else getattr(settings, name)
+
+    params = settings.parameters
+    return SchedulerConfig(
+        desired_retention=pick("desired_retention"),
+        learning_steps=tuple(pick("learning_steps")),
+        relearning_steps=tuple(pick("relearning_steps")),
+        maximum_interval=pick("maximum_interval"),
+        parameters=tuple(params) if params else None,
+    )
+
+
+def state_from_row(row: Any) -> CardState | None:
+    if row is None or row.state is None:
+        return None
+    return CardState(
+        state=State(row.state),
+        step=row.step,
+        stability=row.stability,
+        difficulty=row.difficulty,
+        due=row.due,
+        last_review=row.last_review,
+        reps=row.reps,
+        lapses=row.lapses,
+    )
+
+
+def _result_from_log(log: Row[Any]) -> AnswerResult:
+    return AnswerResult(
+        review_id=log.review_id,
+        card_id=log.card_id,
+        state=CardState(
+            state=State(log.state),
+            step=log.step,
+            stability=log.stability,
+            difficulty=log.difficulty,
+            due=log.due,
+            last_review=log.reviewed_at,
+            reps=log.reps,
+            lapses=log.lapses,
+        ),
+        created=False,
+    )
+
+
+def parse_rating(value: object) -> Rating:
+    if isinstance(value, str) and value.lower() in ("again", "hard", "good", "easy"):
+        return Rating[value.capitalize()]
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4:
+        return Rating(value)
+    raise InvalidInput(
+        "rating must be 1-4 or one of 'again', 'hard', 'good', 'easy'", field="rating"
+    )
+
+
+def load_card_for_answer(session: Session, user_id: int, card_id: int) -> Row[Any]:
+    """Card, deck, the user's settings, subscription overrides and state, in one query."""
+    sub = Subscription.__table__
+    st = SchedulerSettings.__table__
+    row = session.execute(
+        select(
+            Card.id.label("card_id"),
+            Card.deck_id,
+            st.c.desired_retention,
+            st.c.learning_steps,
+            st.c.relearning_steps,
+            st.c.maximum_interval,
+            st.c.parameters,
+            sub.c.desired_retention.label("sub_desired_retention"),
+            sub.c.learning_steps.label("sub_learning_steps"),
+            sub.c.relearning_steps.label("sub_relearning_steps"),
+            sub.c.maximum_interval.label("sub_maximum_interval"),
+            *(rs.c[name] for name in STATE_COLUMNS),
+            rs.c.introduced_at,
+            rs.c.version,
+        )
+        .select_from(Card.__table__)
+        .join(Deck.__table__, Deck.id == Card.deck_id)
+        .join(st, st.c.user_id == user_id)
+        .outerjoin(sub, and_(sub.c.user_id == user_id, sub.c.deck_id == Card.deck_id))
+        .outerjoin(rs, and_(rs.c.user_id == user_id, rs.c.card_id == Card.id))
+        .where(Card.id == card_id, visible_decks(user_id))
+    ).first()
+    if row is None:
+        raise NotFound(f"no card {card_id}")
+    return row
+
+
+class _Overrides:
+    """Adapts the `sub_*` columns of the joined row to `config_from`'s subscription shape."""
+
+    def __init__(self, row: Row[Any]) -> None:
+        self.desired_retention = row.sub_desired_retention
+        self.learning_steps = row.sub_learning_steps
+        self.relearning_steps = row.sub_relearning_steps
+        self.maximum_interval = row.sub_maximum_interval
+
+
+def answer(
+    session: Session,
+    user_id: int,
+    card_id: int,
+    rating: Rating,
+    review_id: str,
+    *,
+    now: datetime,
+    reviewed_at: datetime | None = None,
+    duration_ms: int | None = None,
+) -> AnswerResult:
+    existing = session.execute(select(rl).where(rl.c.review_id == review_id)).first()
+    if existing is not None:
+        if existing.user_id != user_id or existing.card_id != card_id:
+            raise Conflict("this review_id was already used for another answer", field="review_id")
+        return _result_from_log(existing)
+
+    row = load_card_for_answer(session, user_id, card_id)
+    before = state_from_row(row)
+    when = reviewed_at or now
+    if when > now + CLOCK_SKEW:
+        raise InvalidInput("reviewed_at is in the future", field="reviewed_at")
+    if before is not None and before.last_review is not None and when < before.last_review:
+        raise InvalidInput("reviewed_at is before the card's last review", field="reviewed_at")
+    if before is None:
+        _reject_retired_new_card(session, card_id)
+
+    config = config_from(row, _Overrides(row))
+    reps_before = before.reps if before else 0
+    after = review(config, before, rating, when, seed=fuzz_seed(user_id, card_id, reps_before))
+
+    introduced_at = row.introduced_at or when
+    session.execute(
+        insert(rl).values(
+            review_id=review_id,
+            user_id=user_id,
+            card_id=card_id,
+            deck_id=row.deck_id,
+            rating=int(rating),
+            reviewed_at=when,
+            duration_ms=duration_ms,
+            state_before=row.state,
+            step_before=row.step,
+            stability_before=row.stability,
+            difficulty_before=row.difficulty,
+            due_before=row.due,
+            last_review_before=row.last_review,
+            reps_before=reps_before,
+            lapses_before=before.lapses if before else 0,
+            introduced_at_before=row.introduced_at,
+            state=int(after.state),
+            step=after.step,
+            stability=after.stability,
+            difficulty=after.difficulty,
+            due=after.due,
+            reps=after.reps,
+            lapses=after.lapses,
+        )
+    )
+    _write_state(session, user_id, card_id, row.deck_id, after, introduced_at, row.version)
+    return AnswerResult(review_id, card_id, after, created=True)
+
+
+def _reject_retired_new_card(session: Session, card_id: int) -> None:
+    retired = session.scalar(select(Card.retired_at).where(Card.id == card_id))
+    if retired is not None:
+        raise Conflict("this card was retired from its deck and is no longer introduced")
+
+
+def _write_state(
+    session: Session,
+    user_id: int,
+    card_id: int,
+    deck_id: int,
+    state: CardState,
+    introduced_at: datetime,
+    version: int | None,
+) -> None:
+    values = {
+        "state": int(state.state),
+        "step": state.step,
+        "stability": state.stability,
+        "difficulty": state.difficulty,
+        "due": state.due,
+        "last_review": state.last_review,
+        "reps": state.reps,
+        "lapses": state.lapses,
+        "introduced_at": introduced_at,
+    }
+    if version is None:
+        # A racing first answer hits the primary key; the caller's retry then sees the row.
+        session.execute(
+            insert(rs).values(
+                user_id=user_id, card_id=card_id, deck_id=deck_id, version=1, **values
+            )
+        )
+        return
+    result = session.execute(
+        update(rs)
+        .where(rs.c.user_id == user_id, rs.c.card_id == card_id, rs.c.version == version)
+        .values(version=version + 1, **values)
+    )
+    if getattr(result, "rowcount", 1) != 1:
+        raise ConcurrentAnswer(f"card {card_id} changed while it was being answered")
+
+
+def undo(session: Session, user_id: int, *, now: datetime) -> UndoResult:
+    """Undo the user's latest answer of the current study day, restoring the state before it."""
+    user = session.execute(
+        select(User.timezone, User.day_start_hour).where(User.id == user_id)
+    ).one()
+    start, _end = day_bounds(now, user.timezone, user.day_start_hour)
+    log = session.execute(
+        select(rl)
+        .where(rl.c.user_id == user_id, rl.c.reviewed_at >= start)
+        .order_by(rl.c.id.desc())
+        .limit(1)
+    ).first()
+    if log is None:
+        raise Conflict("there is no answer from today to undo")
+    current = session.execute(
+        select(rs.c.version).where(rs.c.user_id == user_id, rs.c.card_id == log.card_id)
+    ).scalar_one()
+    session.execute(delete(rl).where(rl.c.id == log.id))
+    if log.state_before is None:
+        session.execute(delete(rs).where(rs.c.user_id == user_id, rs.c.card_id == log.card_id))
+        restored = None
+    else:
+        restored = CardState(
+            state=State(log.state_before),
+            step=log.step_before,
+            stability=log.stability_before,
+            difficulty=log.difficulty_before,
+            due=log.due_before,
+            last_review=log.last_review_before,
+            reps=log.reps_before,
+            lapses=log.lapses_before,
+        )
+        _write_state(
+            session, user_id, log.card_id, log.deck_id, restored, log.introduced_at_before, current
+        )
+    return UndoResult(log.review_id, log.card_id, restored)
+
+
+def card_state(session: Session, user_id: int, card_id: int) -> CardState | None:
+    row = session.execute(
+        select(*(rs.c[name] for name in STATE_COLUMNS)).where(
+            rs.c.user_id == user_id, rs.c.card_id == card_id
+        )
+    ).first()
+    return state_from_row(row)

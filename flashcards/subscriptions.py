@@ -1,0 +1,108 @@
+"""Which decks a person studies, and in which language."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from .access import visible_decks
+from .errors import InvalidInput, NotFound
+from .models import Card, Deck, DeckText, Subscription, User
+
+
+@dataclass(frozen=True)
+class DeckSummary:
+    id: int
+    slug: str
+    title: str
+    description: str
+    locales: list[str]
+    default_locale: str
+    card_count: int
+    subscribed_locale: str | None
+
+
+def find_visible_deck(session: Session, user_id: int, slug: str) -> Deck:
+    deck = session.scalar(select(Deck).where(Deck.slug == slug, visible_decks(user_id)))
+    if deck is None:
+        raise NotFound(f"no deck '{slug}'")
+    return deck
+
+
+def deck_locales(session: Session, deck_id: int) -> list[str]:
+    return list(
+        session.scalars(
+            select(DeckText.locale).where(DeckText.deck_id == deck_id).order_by(DeckText.locale)
+        )
+    )
+
+
+def subscribe(
+    session: Session, user_id: int, deck: Deck, locale: str | None, *, now: datetime
+) -> Subscription:
+    """Subscribe, or change the language of an existing subscription; progress is per card."""
+    locales = deck_locales(session, deck.id)
+    if locale is None:
+        ui_locale = session.scalar(select(User.locale).where(User.id == user_id))
+        locale = ui_locale if ui_locale in locales else deck.default_locale
+    elif locale not in locales:
+        raise InvalidInput(
+            f"deck '{deck.slug}' is available in {', '.join(locales)}, not '{locale}'",
+            field="locale",
+        )
+    sub = session.get(Subscription, (user_id, deck.id))
+    if sub is None:
+        sub = Subscription(user_id=user_id, deck_id=deck.id, locale=locale, created_at=now)
+        session.add(sub)
+    else:
+        sub.locale = locale
+    session.flush()
+    return sub
+
+
+def unsubscribe(session: Session, user_id: int, deck: Deck) -> bool:
+    """Stop studying a deck; review state and history stay for a later return."""
+    result = session.execute(
+        delete(Subscription).where(Subscription.user_id == user_id, Subscription.deck_id == deck.id)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+def deck_summaries(session: Session, user_id: int, ui_locale: str) -> list[DeckSummary]:
+    decks = session.scalars(select(Deck).where(visible_decks(user_id)).order_by(Deck.slug)).all()
+    ids = [d.id for d in decks]
+    counts = dict(
+        session.execute(
+            select(Card.deck_id, func.count())
+            .where(Card.deck_id.in_(ids), Card.retired_at.is_(None))
+            .group_by(Card.deck_id)
+        ).all()
+    )
+    texts: dict[int, dict[str, DeckText]] = {}
+    for text in session.scalars(select(DeckText).where(DeckText.deck_id.in_(ids))):
+        texts.setdefault(text.deck_id, {})[text.locale] = text
+    subs = dict(
+        session.execute(
+            select(Subscription.deck_id, Subscription.locale).where(Subscription.user_id == user_id)
+        ).all()
+    )
+    summaries = []
+    for deck in decks:
+        by_locale = texts.get(deck.id, {})
+        shown = by_locale.get(subs.get(deck.id) or ui_locale) or by_locale.get(deck.default_locale)
+        summaries.append(
+            DeckSummary(
+                id=deck.id,
+                slug=deck.slug,
+                title=shown.title if shown else deck.slug,
+                description=shown.description if shown else "",
+                locales=sorted(by_locale),
+                default_locale=deck.default_locale,
+                card_count=counts.get(deck.id, 0),
+                subscribed_locale=subs.get(deck.id),
+            )
+        )
+    return summaries

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from sqlalchemy import DateTime, Dialect, Engine, MetaData, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
+
+T = TypeVar("T")
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -104,3 +106,23 @@ def transaction(engine: Engine) -> Iterator[Session]:
     """One write transaction: commit on success, roll back on any error."""
     with Session(writer(engine), expire_on_commit=False) as session, session.begin():
         yield session
+
+
+def retrying(
+    session: Session,
+    work: Callable[[], T],
+    *,
+    retry_on: tuple[type[BaseException], ...],
+    attempts: int = 5,
+) -> T:
+    """Run `work` and commit; on a lost race (`retry_on`), roll back and run it again."""
+    for attempt in range(attempts):
+        try:
+            result = work()
+            session.commit()
+            return result
+        except retry_on:
+            session.rollback()
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")

@@ -1,0 +1,234 @@
+"""Study endpoints: decks and subscriptions, the next card, answers, undo, one card."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from flask import Response, jsonify, request
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from .. import queue, study, subscriptions
+from ..access import visible_decks
+from ..db import retrying, utcnow
+from ..errors import InvalidInput, NotFound
+from ..http import db
+from ..models import Card, CardText, Deck, Subscription, User
+from ..scheduling import CardState, fuzz_seed, preview
+from . import bp
+from .auth import current_user_id
+from .errors import json_body, reject_unknown
+
+MAX_DURATION_MS = 24 * 3600 * 1000
+
+
+def state_json(state: CardState | None) -> dict[str, Any] | None:
+    if state is None:
+        return None
+    return {
+        "state": state.state.name.lower(),
+        "step": state.step,
+        "stability": state.stability,
+        "difficulty": state.difficulty,
+        "due": state.due.isoformat(),
+        "last_review": state.last_review.isoformat() if state.last_review else None,
+        "reps": state.reps,
+        "lapses": state.lapses,
+    }
+
+
+@bp.get("/decks")
+def list_decks() -> Response:
+    user_id = current_user_id()
+    ui_locale = db().scalar(select(User.locale).where(User.id == user_id)) or "en"
+    return jsonify(
+        decks=[
+            {
+                "slug": d.slug,
+                "title": d.title,
+                "description": d.description,
+                "locales": d.locales,
+                "default_locale": d.default_locale,
+                "card_count": d.card_count,
+                "subscription": {"locale": d.subscribed_locale} if d.subscribed_locale else None,
+            }
+            for d in subscriptions.deck_summaries(db(), user_id, ui_locale)
+        ]
+    )
+
+
+@bp.put("/decks/<slug>/subscription")
+def subscribe(slug: str) -> Response:
+    user_id = current_user_id()
+    body = json_body() if request.get_data() else {}
+    reject_unknown(body, {"locale"})
+    locale = body.get("locale")
+    if locale is not None and not isinstance(locale, str):
+        raise InvalidInput("locale must be a string such as 'es'", field="locale")
+    session = db()
+    deck = subscriptions.find_visible_deck(session, user_id, slug)
+    sub = subscriptions.subscribe(session, user_id, deck, locale, now=utcnow())
+    session.commit()
+    return jsonify(deck=slug, locale=sub.locale)
+
+
+@bp.delete("/decks/<slug>/subscription")
+def unsubscribe(slug: str) -> Response:
+    user_id = current_user_id()
+    session = db()
+    deck = subscriptions.find_visible_deck(session, user_id, slug)
+    if not subscriptions.unsubscribe(session, user_id, deck):
+        raise NotFound(f"you are not subscribed to '{slug}'")
+    session.commit()
+    return Response(status=204)
+
+
+@bp.get("/study/next")
+def next_card() -> Response:
+    user_id = current_user_id()
+    session = db()
+    deck_id = None
+    if "deck" in request.args:
+        deck_id = subscriptions.find_visible_deck(session, user_id, request.args["deck"]).id
+    now = utcnow()
+    card, counts = queue.next_card(session, user_id, now=now, deck_id=deck_id)
+    if card is None:
+        return Response(status=204)
+    seed = fuzz_seed(user_id, card.card_id, card.state.reps if card.state else 0)
+    outcomes = preview(card.config, card.state, now, seed=seed)
+    return jsonify(
+        card={
+            "id": card.card_id,
+            "deck": card.deck_slug,
+            "key": card.key,
+            "locale": card.locale,
+            "front": card.question,
+            "back": card.answer,
+            "explanation": card.explanation,
+            "kind": card.kind,
+        },
+        intervals={
+            rating.name.lower(): max(0, round((outcome.due - now).total_seconds()))
+            for rating, outcome in outcomes.items()
+        },
+        counts={"new": counts.new, "learning": counts.learning, "review": counts.review},
+    )
+
+
+def _parse_review(body: dict[str, Any]) -> tuple[int, Any, str, datetime | None, int | None]:
+    reject_unknown(body, {"card_id", "rating", "review_id", "duration_ms", "reviewed_at"})
+    card_id = body.get("card_id")
+    if not isinstance(card_id, int) or isinstance(card_id, bool) or card_id < 1:
+        raise InvalidInput("card_id must be a positive integer", field="card_id")
+    if "rating" not in body:
+        raise InvalidInput("rating is required", field="rating")
+    rating = study.parse_rating(body["rating"])
+    raw_id = body.get("review_id")
+    try:
+        review_id = str(uuid.UUID(raw_id)) if isinstance(raw_id, str) else None
+    except ValueError:
+        review_id = None
+    if review_id is None:
+        raise InvalidInput("review_id must be a UUID chosen by the client", field="review_id")
+    duration = body.get("duration_ms")
+    if duration is not None and (
+        not isinstance(duration, int)
+        or isinstance(duration, bool)
+        or not 0 <= duration <= MAX_DURATION_MS
+    ):
+        raise InvalidInput(
+            f"duration_ms must be an integer from 0 to {MAX_DURATION_MS}", field="duration_ms"
+        )
+    reviewed_at = None
+    if body.get("reviewed_at") is not None:
+        reviewed_at = _parse_time(body["reviewed_at"], "reviewed_at")
+    return card_id, rating, review_id, reviewed_at, duration
+
+
+def _parse_time(value: object, field: str) -> datetime:
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            parsed = None
+        if parsed is not None and parsed.tzinfo is not None:
+            return parsed
+    raise InvalidInput(f"{field} must be an ISO 8601 time with a UTC offset", field=field)
+
+
+@bp.post("/reviews")
+def post_review() -> tuple[Response, int]:
+    user_id = current_user_id()
+    card_id, rating, review_id, reviewed_at, duration = _parse_review(json_body())
+    session = db()
+    now = utcnow()
+    result = retrying(
+        session,
+        lambda: study.answer(
+            session,
+            user_id,
+            card_id,
+            rating,
+            review_id,
+            now=now,
+            reviewed_at=reviewed_at,
+            duration_ms=duration,
+        ),
+        retry_on=(study.ConcurrentAnswer, IntegrityError),
+    )
+    body = jsonify(
+        review_id=result.review_id, card_id=result.card_id, state=state_json(result.state)
+    )
+    return body, 201 if result.created else 200
+
+
+@bp.post("/reviews/undo")
+def undo_review() -> Response:
+    user_id = current_user_id()
+    session = db()
+    result = retrying(
+        session,
+        lambda: study.undo(session, user_id, now=utcnow()),
+        retry_on=(study.ConcurrentAnswer,),
+    )
+    return jsonify(
+        review_id=result.review_id, card_id=result.card_id, state=state_json(result.state)
+    )
+
+
+@bp.get("/cards/<int:card_id>")
+def get_card(card_id: int) -> Response:
+    user_id = current_user_id()
+    session = db()
+    row = session.execute(
+        select(
+            Card.id, Card.key, Card.retired_at, Deck.slug, Deck.default_locale, Subscription.locale
+        )
+        .join(Deck, Deck.id == Card.deck_id)
+        .outerjoin(
+            Subscription,
+            (Subscription.deck_id == Deck.id) & (Subscription.user_id == user_id),
+        )
+        .where(Card.id == card_id, visible_decks(user_id))
+    ).first()
+    if row is None:
+        raise NotFound(f"no card {card_id}")
+    texts = {
+        t.locale: {"front": t.question, "back": t.answer, "explanation": t.explanation}
+        for t in session.scalars(select(CardText).where(CardText.card_id == card_id))
+    }
+    locale = row.locale if row.locale in texts else row.default_locale
+    return jsonify(
+        card={
+            "id": row.id,
+            "deck": row.slug,
+            "key": row.key,
+            "locale": locale,
+            "retired": row.retired_at is not None,
+            **texts.get(locale, {"front": "", "back": "", "explanation": ""}),
+            "translations": texts,
+        },
+        state=state_json(study.card_state(session, user_id, card_id)),
+    )

@@ -1,0 +1,182 @@
+"""Accounts: users, password hashes and API tokens. Plain Python over a session; no Flask."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from datetime import datetime
+from functools import lru_cache
+
+from sqlalchemy import bindparam, delete, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from .errors import Conflict, InvalidInput, NotFound
+from .models import ApiToken, SchedulerSettings, User
+from .settings import scheduler_defaults, validate_settings
+
+MIN_PASSWORD_LENGTH = 8
+# scrypt's cost does not grow with the password, but nobody needs a megabyte-long one.
+MAX_PASSWORD_LENGTH = 1024
+MAX_EMAIL_LENGTH = 320
+# Deliberately loose: the only real check of an address is mail reaching it.
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
+# Memory-hard: 2**15 * 8 * 128 bytes = 32 MiB per hash (werkzeug's default scrypt setting).
+PASSWORD_METHOD = "scrypt:32768:8:1"
+
+
+def hash_password(password: str) -> str:
+    return generate_password_hash(password, method=PASSWORD_METHOD)
+
+
+def verify_password(password_hash: str, password: str) -> bool:
+    return check_password_hash(password_hash, password)
+
+
+@lru_cache(maxsize=1)
+def _dummy_hash() -> str:
+    return hash_password(secrets.token_urlsafe(16))
+
+
+def normalise_email(email: object) -> str:
+    if not isinstance(email, str):
+        raise InvalidInput("email must be a string", field="email")
+    address = email.strip().lower()
+    if len(address) > MAX_EMAIL_LENGTH or not EMAIL_RE.match(address):
+        raise InvalidInput("email must be an address like name@example.com", field="email")
+    return address
+
+
+def check_password_strength(password: object, *, field: str = "password") -> str:
+    if not isinstance(password, str):
+        raise InvalidInput(f"{field} must be a string", field=field)
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise InvalidInput(
+            f"{field} must have at least {MIN_PASSWORD_LENGTH} characters", field=field
+        )
+    if len(password) > MAX_PASSWORD_LENGTH:
+        raise InvalidInput(
+            f"{field} may have at most {MAX_PASSWORD_LENGTH} characters", field=field
+        )
+    return password
+
+
+def create_user(
+    session: Session,
+    email: str,
+    password: str,
+    *,
+    now: datetime,
+    display_name: str = "",
+    locale: str = "en",
+    timezone: str = "UTC",
+    is_admin: bool = False,
+) -> User:
+    """Add a user and their default scheduler settings; Conflict if the email is taken."""
+    address = normalise_email(email)
+    check_password_strength(password)
+    profile = validate_settings(
+        {"display_name": display_name, "locale": locale, "timezone": timezone},
+        allowed={"display_name", "locale", "timezone"},
+    )
+    if session.scalar(select(User.id).where(User.email == address)) is not None:
+        raise Conflict("an account with this email already exists", field="email")
+    user = User(
+        email=address,
+        password_hash=hash_password(password),
+        display_name=profile["display_name"],
+        locale=profile["locale"],
+        timezone=profile["timezone"],
+        is_admin=is_admin,
+        created_at=now,
+    )
+    session.add(user)
+    try:
+        session.flush()
+    except IntegrityError:
+        # Another transaction took the address between our check and our insert.
+        raise Conflict("an account with this email already exists", field="email") from None
+    session.add(SchedulerSettings(user_id=user.id, **scheduler_defaults()))
+    session.flush()
+    return user
+
+
+def authenticate(session: Session, email: str, password: str) -> User | None:
+    """The user with this email and password, else None; as slow for unknown emails."""
+    try:
+        address = normalise_email(email)
+    except InvalidInput:
+        address = None
+    user = None
+    if address is not None:
+        user = session.scalar(select(User).where(User.email == address))
+    if user is None:
+        # Spend the same hashing time, so response times do not reveal which emails exist.
+        verify_password(_dummy_hash(), password)
+        return None
+    return user if verify_password(user.password_hash, password) else None
+
+
+def change_password(
+    session: Session, user_id: int, current_password: str, new_password: str
+) -> None:
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound("no such user")
+    if not isinstance(current_password, str) or not verify_password(
+        user.password_hash, current_password
+    ):
+        raise InvalidInput("the current password is not correct", field="current_password")
+    user.password_hash = hash_password(check_password_strength(new_password, field="new_password"))
+    session.flush()
+
+
+def set_password(session: Session, user_id: int, new_password: str) -> None:
+    """An administrator's reset: no current password needed."""
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound("no such user")
+    user.password_hash = hash_password(check_password_strength(new_password))
+    session.flush()
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def issue_token(session: Session, user_id: int, *, now: datetime, name: str = "") -> str:
+    """A new bearer token for the user; only its SHA-256 is stored, so show it once."""
+    if not isinstance(name, str) or len(name) > 100:
+        raise InvalidInput("name must be a string of at most 100 characters", field="name")
+    token = secrets.token_urlsafe(32)
+    session.add(ApiToken(user_id=user_id, token_hash=token_hash(token), name=name, created_at=now))
+    session.flush()
+    return token
+
+
+# Built once: this runs on every API request, so it is one indexed lookup of one column.
+_USER_ID_FOR_HASH = select(ApiToken.user_id).where(ApiToken.token_hash == bindparam("h"))
+# token_urlsafe(32) gives 43 characters; anything far longer is not one of ours.
+_MAX_TOKEN_LENGTH = 256
+
+
+def user_id_for_token(session: Session, token: str) -> int | None:
+    if not token or len(token) > _MAX_TOKEN_LENGTH:
+        return None
+    user_id: int | None = session.scalar(_USER_ID_FOR_HASH, {"h": token_hash(token)})
+    return user_id
+
+
+def revoke_token(session: Session, token: str) -> bool:
+    """Delete the token; True if it existed."""
+    result = session.execute(delete(ApiToken).where(ApiToken.token_hash == token_hash(token)))
+    return bool(getattr(result, "rowcount", 0))
+
+
+def user_by_email(session: Session, email: str) -> User:
+    user = session.scalar(select(User).where(User.email == normalise_email(email)))
+    if user is None:
+        raise NotFound(f"no user with email {email.strip().lower()}", field="email")
+    return user

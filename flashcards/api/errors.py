@@ -1,0 +1,148 @@
+"""Every API error as application/problem+json (RFC 9457), and strict request-body parsing.
+
+FlashcardsError subclasses carry their status and title; Werkzeug's HTTP errors (routing 404
+and 405, 413 from MAX_CONTENT_LENGTH) become problems too when the URL is under /api/. The
+request's session is closed without commit by teardown, so nothing partial is written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from flask import Response, current_app, request
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
+
+from ..errors import FlashcardsError, InvalidInput, Unauthorized
+from . import bp
+
+PROBLEM_MIMETYPE = "application/problem+json"
+API_PREFIX = "/api/"
+
+
+class BadRequest(FlashcardsError):
+    status = 400
+    title = "Bad request"
+
+
+class UnsupportedMediaType(FlashcardsError):
+    status = 415
+    title = "Unsupported media type"
+
+
+def problem(
+    status: int,
+    title: str,
+    detail: str,
+    *,
+    field: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status}
+    body["detail"] = detail
+    if field is not None:
+        body["field"] = field
+    response = Response(
+        json.dumps(body, ensure_ascii=False), status=status, mimetype=PROBLEM_MIMETYPE
+    )
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+@bp.errorhandler(FlashcardsError)
+def _flashcards_error(exc: FlashcardsError) -> Response:
+    headers: dict[str, str] = {}
+    if isinstance(exc, Unauthorized):
+        headers["WWW-Authenticate"] = 'Bearer realm="flashcards"'
+    retry_after = getattr(exc, "retry_after", None)
+    if retry_after is not None:
+        headers["Retry-After"] = str(int(retry_after))
+    return problem(exc.status, exc.title, exc.detail, field=exc.field, headers=headers)
+
+
+def _http_problem(exc: HTTPException) -> Response:
+    status = exc.code or 500
+    headers = {}
+    if isinstance(exc, MethodNotAllowed) and exc.valid_methods:
+        headers["Allow"] = ", ".join(sorted(exc.valid_methods))
+    detail = exc.description or exc.name
+    if exc.code == 413:
+        limit = current_app.config.get("MAX_CONTENT_LENGTH")
+        detail = f"the request body is larger than the limit of {limit} bytes"
+    return problem(status, exc.name, detail, headers=headers)
+
+
+@bp.errorhandler(HTTPException)
+def _api_http_error(exc: HTTPException) -> Response:
+    return _http_problem(exc)
+
+
+@bp.app_errorhandler(HTTPException)
+def _app_http_error(exc: HTTPException) -> Response | HTTPException:
+    # Routing errors (an unknown /api/v1/... URL, a wrong method) happen before any blueprint
+    # is chosen, so only an app-wide handler sees them; other URLs keep Flask's pages.
+    if request.path.startswith(API_PREFIX):
+        return _http_problem(exc)
+    return exc
+
+
+@bp.errorhandler(Exception)
+def _unexpected(exc: Exception) -> Response:
+    if isinstance(exc, HTTPException):
+        return _http_problem(exc)
+    current_app.logger.exception("unhandled error on %s %s", request.method, request.path)
+    return problem(500, "Internal server error", "an unexpected error occurred; it has been logged")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def json_body() -> dict[str, Any]:
+    """The request body as a JSON object, or a 400/413/415/422 problem saying what is wrong."""
+    mimetype = request.mimetype
+    if mimetype != "application/json" and not mimetype.endswith("+json"):
+        raise UnsupportedMediaType(
+            "the request body must be JSON, sent with Content-Type: application/json"
+        )
+    data = request.get_data(cache=True)  # raises 413 above MAX_CONTENT_LENGTH
+    try:
+        body = json.loads(data, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers JSONDecodeError and undecodable bytes.
+        raise BadRequest(f"the request body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise InvalidInput("the request body must be a JSON object")
+    return body
+
+
+def reject_unknown(body: dict[str, Any], allowed: Iterable[str]) -> None:
+    allowed = set(allowed)
+    for name in body:
+        if name not in allowed:
+            raise InvalidInput(
+                f"unknown field {name!r}; allowed: {', '.join(sorted(allowed))}", field=name
+            )
+
+
+def string_field(
+    body: dict[str, Any],
+    name: str,
+    *,
+    required: bool = True,
+    default: str = "",
+    max_length: int = 1000,
+) -> str:
+    """A string member of the body; a missing or mistyped one is a 422 naming the field."""
+    if name not in body:
+        if required:
+            raise InvalidInput(f"{name} is required", field=name)
+        return default
+    value = body[name]
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string", field=name)
+    if len(value) > max_length:
+        raise InvalidInput(f"{name} may have at most {max_length} characters", field=name)
+    return value

@@ -1,0 +1,112 @@
+"""POST /api/v1/tokens (sign in for a bearer token) and DELETE /api/v1/tokens/current."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, current_app, jsonify, request
+
+from .. import accounts
+from ..db import utcnow
+from ..errors import Unauthorized
+from ..http import db
+from ..ratelimit import Limiter, make_limiter
+from . import bp
+from .auth import bearer_token, current_user_id
+from .errors import json_body, reject_unknown, string_field
+from .openapi import BODY_PROBLEMS, json_content, json_request, problems, ref
+
+SIGNIN_WINDOW_SECONDS = 15 * 60
+
+
+def signin_limiter() -> Limiter:
+    """The app's limiter of failed sign-ins (per email and client address); the web sign-in
+    page uses the same one, so both count against the same budget."""
+    limiter: Limiter | None = current_app.extensions.get("flashcards.signin_limiter")
+    if limiter is None:
+        limiter = make_limiter(
+            current_app.config.get("REDIS_URL"),
+            limit=int(current_app.config.get("SIGNIN_ATTEMPTS_PER_15_MIN", 10)),
+            window=SIGNIN_WINDOW_SECONDS,
+        )
+        current_app.extensions["flashcards.signin_limiter"] = limiter
+    return limiter
+
+
+def signin_key(email: str) -> str:
+    return Limiter.key("signin", email.strip().lower(), request.remote_addr or "")
+
+
+@bp.post("/tokens")
+def create_token() -> tuple[Response, int]:
+    body = json_body()
+    reject_unknown(body, {"email", "password", "name"})
+    email = string_field(body, "email", max_length=accounts.MAX_EMAIL_LENGTH)
+    password = string_field(body, "password", max_length=accounts.MAX_PASSWORD_LENGTH)
+    name = string_field(body, "name", required=False, max_length=100)
+    limiter = signin_limiter()
+    key = signin_key(email)
+    limiter.check(key)
+    session = db()
+    user = accounts.authenticate(session, email, password)
+    if user is None:
+        limiter.failed(key)
+        raise Unauthorized("wrong email or password")
+    token = accounts.issue_token(session, user.id, now=utcnow(), name=name)
+    session.commit()
+    limiter.succeeded(key)
+    return jsonify({"token": token}), 201
+
+
+@bp.delete("/tokens/current")
+def revoke_current_token() -> tuple[str, int]:
+    current_user_id()
+    session = db()
+    accounts.revoke_token(session, bearer_token())
+    session.commit()
+    return "", 204
+
+
+SCHEMAS: dict[str, Any] = {
+    "TokenRequest": {
+        "type": "object",
+        "required": ["email", "password"],
+        "additionalProperties": False,
+        "properties": {
+            "email": {"type": "string", "format": "email", "maxLength": 320},
+            "password": {"type": "string", "maxLength": 1024},
+            "name": {"type": "string", "maxLength": 100, "description": "A label, e.g. 'phone'."},
+        },
+    },
+    "Token": {
+        "type": "object",
+        "required": ["token"],
+        "properties": {
+            "token": {"type": "string", "description": "Send as 'Authorization: Bearer <token>'."}
+        },
+    },
+}
+
+PATHS: dict[str, Any] = {
+    "/api/v1/tokens": {
+        "post": {
+            "operationId": "createToken",
+            "summary": "Sign in: exchange an email and password for a bearer token.",
+            "description": "Failed attempts are limited per email and client address; over "
+            "the limit the answer is 429 with Retry-After, even for the right password.",
+            "security": [],
+            "requestBody": json_request(ref("TokenRequest")),
+            "responses": {
+                "201": {"description": "A new token.", "content": json_content(ref("Token"))},
+                **problems(401, 429, *BODY_PROBLEMS),
+            },
+        }
+    },
+    "/api/v1/tokens/current": {
+        "delete": {
+            "operationId": "revokeCurrentToken",
+            "summary": "Sign out: revoke the token sent with this request.",
+            "responses": {"204": {"description": "Revoked."}, **problems(401)},
+        }
+    },
+}

@@ -1,0 +1,226 @@
+"""Validation of a person's settings (UI and FSRS), shared by the API, the web pages and the CLI.
+
+Each field has one validator, so PATCH /me, per-subscription overrides and sign-up reject the
+same values with the same message, which always names the field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .errors import InvalidInput, NotFound
+from .models import SchedulerSettings, User
+
+SUPPORTED_LOCALES = ("en", "es", "ko")
+MAX_STEPS = 10
+MAX_STEP_SECONDS = 86_400
+
+USER_FIELDS = frozenset({"display_name", "locale", "timezone", "day_start_hour"})
+# The scheduler fields a subscription may override too (the columns of both tables).
+SCHEDULER_FIELDS = frozenset(
+    {
+        "desired_retention",
+        "learning_steps",
+        "relearning_steps",
+        "maximum_interval",
+        "new_per_day",
+        "reviews_per_day",
+    }
+)
+ME_FIELDS = USER_FIELDS | SCHEDULER_FIELDS
+
+# Equal to the column defaults of SchedulerSettings; used when a user has no row yet.
+_SCHEDULER_DEFAULTS: dict[str, Any] = {
+    "desired_retention": 0.9,
+    "learning_steps": [60, 600],
+    "relearning_steps": [600],
+    "maximum_interval": 36500,
+    "new_per_day": 20,
+    "reviews_per_day": 200,
+}
+
+
+def scheduler_defaults() -> dict[str, Any]:
+    """A fresh copy: the step lists must not be shared between rows."""
+    return {k: list(v) if isinstance(v, list) else v for k, v in _SCHEDULER_DEFAULTS.items()}
+
+
+def _int(name: str, value: object, low: int, high: int) -> int:
+    # bool is an int subclass, but `true` for a daily limit is a client bug, not 1.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{name} must be an integer from {low} to {high}", field=name)
+    if not low <= value <= high:
+        raise InvalidInput(f"{name} must be from {low} to {high}, not {value}", field=name)
+    return value
+
+
+def _day_start_hour(value: object) -> int:
+    return _int("day_start_hour", value, 0, 23)
+
+
+def _maximum_interval(value: object) -> int:
+    return _int("maximum_interval", value, 1, 36500)
+
+
+def _new_per_day(value: object) -> int:
+    return _int("new_per_day", value, 0, 9999)
+
+
+def _reviews_per_day(value: object) -> int:
+    return _int("reviews_per_day", value, 0, 99999)
+
+
+def _desired_retention(value: object) -> float:
+    name = "desired_retention"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInput(f"{name} must be a number from 0.70 to 0.99", field=name)
+    number = float(value)
+    if math.isnan(number) or not 0.70 <= number <= 0.99:
+        raise InvalidInput(f"{name} must be from 0.70 to 0.99, not {value}", field=name)
+    return number
+
+
+def _steps(name: str, value: object) -> list[int]:
+    if not isinstance(value, list):
+        raise InvalidInput(f"{name} must be a list of seconds", field=name)
+    if len(value) > MAX_STEPS:
+        raise InvalidInput(f"{name} may have at most {MAX_STEPS} steps", field=name)
+    for step in value:
+        if isinstance(step, bool) or not isinstance(step, int):
+            raise InvalidInput(f"{name} must be a list of whole seconds", field=name)
+        if not 1 <= step <= MAX_STEP_SECONDS:
+            raise InvalidInput(
+                f"each of {name} must be from 1 to {MAX_STEP_SECONDS} seconds, not {step}",
+                field=name,
+            )
+    return list(value)
+
+
+def _learning_steps(value: object) -> list[int]:
+    return _steps("learning_steps", value)
+
+
+def _relearning_steps(value: object) -> list[int]:
+    return _steps("relearning_steps", value)
+
+
+def _locale(value: object) -> str:
+    if not isinstance(value, str) or value not in SUPPORTED_LOCALES:
+        raise InvalidInput(f"locale must be one of {', '.join(SUPPORTED_LOCALES)}", field="locale")
+    return value
+
+
+def _timezone(value: object) -> str:
+    if not isinstance(value, str) or not value or len(value) > 64:
+        raise InvalidInput("timezone must be an IANA time zone name", field="timezone")
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        # ValueError: keys such as "../etc/passwd" that zoneinfo refuses to look up.
+        raise InvalidInput(
+            f"timezone must be an IANA time zone name such as Europe/Madrid, not {value!r}",
+            field="timezone",
+        ) from None
+    return value
+
+
+def _display_name(value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput("display_name must be a string", field="display_name")
+    name = value.strip()
+    if len(name) > 100:
+        raise InvalidInput("display_name may be at most 100 characters", field="display_name")
+    if any(not ch.isprintable() for ch in name):
+        raise InvalidInput("display_name may not contain control characters", field="display_name")
+    return name
+
+
+VALIDATORS: dict[str, Callable[[object], object]] = {
+    "display_name": _display_name,
+    "locale": _locale,
+    "timezone": _timezone,
+    "day_start_hour": _day_start_hour,
+    "desired_retention": _desired_retention,
+    "learning_steps": _learning_steps,
+    "relearning_steps": _relearning_steps,
+    "maximum_interval": _maximum_interval,
+    "new_per_day": _new_per_day,
+    "reviews_per_day": _reviews_per_day,
+}
+
+
+def validate_settings(
+    values: Mapping[str, object], *, allowed: Iterable[str], nullable: bool = False
+) -> dict[str, object]:
+    """Checked, normalised copies of `values`; raise InvalidInput naming the first bad field.
+
+    `nullable=True` lets a field be None, which for per-subscription overrides means "use the
+    user's own setting".
+    """
+    allowed = frozenset(allowed)
+    unknown = sorted(set(values) - allowed)
+    if unknown:
+        raise InvalidInput(
+            f"unknown field {unknown[0]!r}; allowed: {', '.join(sorted(allowed))}",
+            field=unknown[0],
+        )
+    clean: dict[str, object] = {}
+    for name, value in values.items():
+        if value is None and nullable:
+            clean[name] = None
+            continue
+        clean[name] = VALIDATORS[name](value)
+    return clean
+
+
+def user_settings(session: Session, user_id: int) -> dict[str, Any]:
+    """The body of GET /me: identity, UI settings and scheduler settings, in one query."""
+    row = session.execute(
+        select(
+            User.id,
+            User.email,
+            User.display_name,
+            User.locale,
+            User.timezone,
+            User.day_start_hour,
+            SchedulerSettings.desired_retention,
+            SchedulerSettings.learning_steps,
+            SchedulerSettings.relearning_steps,
+            SchedulerSettings.maximum_interval,
+            SchedulerSettings.new_per_day,
+            SchedulerSettings.reviews_per_day,
+        )
+        .outerjoin(SchedulerSettings, SchedulerSettings.user_id == User.id)
+        .where(User.id == user_id)
+    ).one_or_none()
+    if row is None:
+        raise NotFound("no such user")
+    body = dict(row._mapping)
+    for name, default in scheduler_defaults().items():
+        if body[name] is None:
+            body[name] = default
+    return body
+
+
+def apply_user_settings(session: Session, user_id: int, values: Mapping[str, object]) -> None:
+    """Write already validated settings to the user and their scheduler settings."""
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound("no such user")
+    for name in USER_FIELDS & values.keys():
+        setattr(user, name, values[name])
+    scheduler = values.keys() & SCHEDULER_FIELDS
+    if scheduler:
+        row = session.get(SchedulerSettings, user_id)
+        if row is None:
+            row = SchedulerSettings(user_id=user_id, **scheduler_defaults())
+            session.add(row)
+        for name in scheduler:
+            setattr(row, name, values[name])
+    session.flush()

@@ -18,7 +18,10 @@ def db_group() -> None:
 def upgrade(revision: str) -> None:
     """Apply migrations up to REVISION (default: head)."""
     engine = context.engine()
-    migrate.upgrade(engine, revision)
+    try:
+        migrate.upgrade(engine, revision)
+    finally:
+        engine.dispose()
     click.echo(f"Database at {engine.url.render_as_string()} is at {revision}.")
 
 
@@ -26,7 +29,11 @@ def upgrade(revision: str) -> None:
 @click.argument("revision")
 def downgrade(revision: str) -> None:
     """Undo migrations down to REVISION ('base' removes everything)."""
-    migrate.downgrade(context.engine(), revision)
+    engine = context.engine()
+    try:
+        migrate.downgrade(engine, revision)
+    finally:
+        engine.dispose()
     click.echo(f"Database downgraded to {revision}.")
 
 
@@ -34,7 +41,11 @@ def downgrade(revision: str) -> None:
 @click.option("-m", "--message", required=True, help="What the migration changes.")
 def revision(message: str) -> None:
     """Write a new migration from the difference between the models and the database."""
-    migrate.revision(context.engine(), message)
+    engine = context.engine()
+    try:
+        migrate.revision(engine, message)
+    finally:
+        engine.dispose()
 
 
 COMMANDS = [db_group]

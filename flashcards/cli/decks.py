@@ -2,17 +2,41 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
-from sqlalchemy import func, select
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
 
 from ..db import transaction
-from ..decks.deckfile import LOCALE_RE, load_deck_dir, load_decks, read_text, render_locale_file
+from ..decks.deckfile import (
+    LOCALE_RE,
+    SLUG_RE,
+    LocaleSource,
+    load_deck_dir,
+    load_decks,
+    parse_locale_file,
+    read_text,
+    render_locale_file,
+)
 from ..decks.quizfile import parse_quiz, quiz_to_locale, slugify
 from ..decks.sync import sync_deck
+from ..errors import DeckFileError
 from ..models import Card, Deck, DeckText
 from . import context
+
+
+@contextmanager
+def _engine() -> Iterator[Engine]:
+    # A command's engine lives as long as the command: its pooled connections are closed
+    # on the way out instead of whenever the garbage collector gets to them.
+    engine = context.engine()
+    try:
+        yield engine
+    finally:
+        engine.dispose()
 
 
 @click.group("decks")
@@ -29,8 +53,9 @@ def sync(folder: Path) -> None:
     retired, never deleted. Any invalid file leaves the database unchanged.
     """
     sources = load_decks(folder)  # all files are parsed before anything is written
-    with transaction(context.engine()) as session:
-        reports = [sync_deck(session, source, now=context.now()) for source in sources]
+    now = context.now()
+    with _engine() as engine, transaction(engine) as session:
+        reports = [sync_deck(session, source, now=now) for source in sources]
     for r in reports:
         status = "created" if r.created else ("updated" if r.changed else "unchanged")
         click.echo(
@@ -42,7 +67,7 @@ def sync(folder: Path) -> None:
 @decks_group.command("list")
 def list_decks() -> None:
     """Print every deck with its locales and card count."""
-    with transaction(context.engine()) as session:
+    with _engine() as engine, Session(engine) as session:
         counts = dict(
             session.execute(
                 select(Card.deck_id, func.count())
@@ -86,6 +111,10 @@ def import_quiz(file: Path, locale: str, slug: str | None, decks_dir: Path, forc
         raise click.BadParameter(
             f"'{locale}' is not a locale name (e.g. es, ko)", param_hint="--locale"
         )
+    if slug is not None and not SLUG_RE.match(slug):
+        raise click.BadParameter(
+            f"'{slug}' is not a deck slug (a-z, 0-9, '-' and '_')", param_hint="--deck"
+        )
     quiz = parse_quiz(read_text(file), path=str(file))
     folder = decks_dir / (slug or slugify(quiz.title))
     target = folder / f"{locale}.deck"
@@ -95,11 +124,31 @@ def import_quiz(file: Path, locale: str, slug: str | None, decks_dir: Path, forc
     if (folder / "deck.toml").exists():
         keys = load_deck_dir(folder).keys
     source = quiz_to_locale(quiz, locale, keys, path=str(file))
+    rendered = render_locale_file(source, f"Imported from {file.name}.")
+    _check_round_trip(source, rendered, str(file))
     folder.mkdir(parents=True, exist_ok=True)
     if not (folder / "deck.toml").exists():
         (folder / "deck.toml").write_text(f'default_locale = "{locale}"\n', encoding="utf-8")
-    target.write_text(render_locale_file(source, f"Imported from {file.name}."), encoding="utf-8")
+    target.write_text(rendered, encoding="utf-8")
     click.echo(f"Wrote {target} ({len(source.cards)} cards).")
+
+
+def _check_round_trip(source: LocaleSource, rendered: str, path: str) -> None:
+    """A text line that the deck format would read as a comment, a key or a separator (a
+    question starting with '#', say) must not silently become something else."""
+    again = parse_locale_file(rendered, locale=source.locale, path=path)
+    for card, back in zip(source.cards, again.cards, strict=False):
+        if (card.key, card.question, card.answer, card.explanation) != (
+            back.key,
+            back.question,
+            back.answer,
+            back.explanation,
+        ):
+            raise DeckFileError(
+                path, card.line, "this question cannot be written as a deck card as it is"
+            )
+    if len(again.cards) != len(source.cards) or again.title != source.title:
+        raise DeckFileError(path, 1, "the quiz cannot be written as a deck file as it is")
 
 
 COMMANDS = [decks_group]

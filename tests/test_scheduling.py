@@ -1,0 +1,221 @@
+"""Golden scheduling: our engine against py-fsrs itself, and deterministic fuzz.
+
+py-fsrs (`Scheduler(enable_fuzzing=False).review_card`) is the reference. Our engine must
+give exactly its stability, difficulty, state, step and due with fuzz off; with fuzz on only
+the due of Review-state outcomes may differ, and only within py-fsrs's own fuzz range.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+from fsrs import Card as FsrsCard
+from fsrs import Rating, Scheduler, State
+from fsrs.scheduler import FUZZ_RANGES
+from sqlalchemy import Engine, select
+
+from flashcards import study
+from flashcards.db import transaction
+from flashcards.models import ReviewLog
+from flashcards.scheduling import (
+    CardState,
+    SchedulerConfig,
+    fuzz_seed,
+    fuzzed_days,
+    preview,
+    review,
+)
+
+from . import factories as f
+from .conftest import T0
+
+# Answers at fixed times: learning steps, graduation, reviews on time and late, a lapse,
+# relearning, then Hard and Easy.
+SEQUENCE: list[tuple[Rating, timedelta]] = [
+    (Rating.Good, timedelta(0)),
+    (Rating.Good, timedelta(minutes=10)),
+    (Rating.Good, timedelta(days=3)),
+    (Rating.Good, timedelta(days=15)),
+    (Rating.Again, timedelta(days=90)),
+    (Rating.Good, timedelta(days=90, minutes=10)),
+    (Rating.Hard, timedelta(days=95)),
+    (Rating.Easy, timedelta(days=110)),
+    (Rating.Easy, timedelta(days=200)),
+]
+OTHER_SEQUENCES: list[list[tuple[Rating, timedelta]]] = [
+    [
+        (Rating.Easy, timedelta(0)),
+        (Rating.Easy, timedelta(days=20)),
+        (Rating.Again, timedelta(days=80)),
+    ],
+    [
+        (Rating.Again, timedelta(0)),
+        (Rating.Hard, timedelta(minutes=1)),
+        (Rating.Good, timedelta(minutes=7)),
+    ],
+]
+
+
+def golden(sequence: list[tuple[Rating, timedelta]], start: datetime = T0) -> list[FsrsCard]:
+    """py-fsrs's own cards after each answer."""
+    scheduler = Scheduler(enable_fuzzing=False)
+    card = FsrsCard(card_id=1, due=start)
+    cards = []
+    for rating, offset in sequence:
+        card, _log = scheduler.review_card(card, rating, start + offset)
+        cards.append(card)
+    return cards
+
+
+def fuzz_bounds(interval_days: int, maximum_interval: int = 36500) -> tuple[int, int]:
+    """Every interval py-fsrs's fuzz can produce (its draw is rounded, so max+1 is possible)."""
+    if interval_days < 2.5:
+        return interval_days, interval_days
+    delta = 1.0
+    for r in FUZZ_RANGES:
+        delta += r["factor"] * max(min(float(interval_days), r["end"]) - r["start"], 0.0)
+    low = max(2, round(interval_days - delta))
+    high = min(round(interval_days + delta), maximum_interval)
+    return min(low, high), min(high + 1, maximum_interval)
+
+
+def assert_matches(ours: CardState, theirs: FsrsCard, when: datetime, *, fuzzed: bool) -> None:
+    assert ours.state == theirs.state
+    assert ours.step == theirs.step
+    assert ours.stability == theirs.stability
+    assert ours.difficulty == theirs.difficulty
+    assert ours.last_review == when
+    if fuzzed and theirs.state == State.Review:
+        low, high = fuzz_bounds((theirs.due - when).days)
+        assert (ours.due - when) in {timedelta(days=d) for d in range(low, high + 1)}
+    else:
+        assert ours.due == theirs.due
+
+
+@pytest.mark.parametrize("sequence", [SEQUENCE, *OTHER_SEQUENCES])
+def test_engine_with_fuzz_off_equals_py_fsrs(sequence: list[tuple[Rating, timedelta]]) -> None:
+    expected = golden(sequence)
+    state: CardState | None = None
+    for (rating, offset), theirs in zip(sequence, expected, strict=True):
+        state = review(SchedulerConfig(), state, rating, T0 + offset, seed=None)
+        assert_matches(state, theirs, T0 + offset, fuzzed=False)
+    assert state is not None
+    assert state.reps == len(sequence)
+
+
+def test_counters_count_reps_and_lapses_from_review_only() -> None:
+    state: CardState | None = None
+    for rating, offset in SEQUENCE:
+        state = review(SchedulerConfig(), state, rating, T0 + offset, seed=None)
+    assert state is not None
+    assert (state.reps, state.lapses) == (len(SEQUENCE), 1)
+    # Again while still learning is not a lapse.
+    learning = review(SchedulerConfig(), None, Rating.Again, T0, seed=None)
+    assert learning.lapses == 0
+
+
+@pytest.mark.parametrize("sequence", [SEQUENCE, *OTHER_SEQUENCES])
+def test_answers_stored_by_study_answer_match_py_fsrs(
+    engine: Engine, sequence: list[tuple[Rating, timedelta]]
+) -> None:
+    expected = golden(sequence)
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        deck = f.make_deck(s, "golden", 1)
+        f.subscribe(s, user, deck)
+        card = f.card_ids(s, deck.id)[0]
+    fuzzed_any = False
+    for (rating, offset), theirs in zip(sequence, expected, strict=True):
+        when = T0 + offset
+        with transaction(engine) as s:
+            result = f.answer(s, user, card, rating, now=when)
+        with transaction(engine) as s:
+            stored = study.card_state(s, user, card)
+        assert stored == result.state
+        assert_matches(stored, theirs, when, fuzzed=True)
+        fuzzed_any |= stored.due != theirs.due
+    # Not a proof, but with these intervals at least one of several fuzzed dues moves.
+    if sequence is SEQUENCE:
+        assert fuzzed_any
+
+
+def test_fuzz_is_deterministic_per_seed_and_within_range() -> None:
+    for days in (3, 7, 20, 45, 100, 400, 3000):
+        low, high = fuzz_bounds(days)
+        draws = {fuzzed_days(days, 36500, fuzz_seed(1, card, 3)) for card in range(200)}
+        assert draws <= set(range(low, high + 1)), days
+        assert len(draws) > 1, days
+        assert fuzzed_days(days, 36500, "1:2:3") == fuzzed_days(days, 36500, "1:2:3")
+    assert fuzzed_days(2, 36500, "x") == 2
+    assert fuzzed_days(100, 90, "x") <= 90
+
+
+def test_preview_gives_what_review_gives() -> None:
+    before = review(SchedulerConfig(), None, Rating.Easy, T0, seed=None)
+    now = T0 + timedelta(days=30)
+    seed = fuzz_seed(7, 11, before.reps)
+    outcomes = preview(SchedulerConfig(), before, now, seed=seed)
+    assert set(outcomes) == set(Rating)
+    for rating, outcome in outcomes.items():
+        assert outcome == review(SchedulerConfig(), before, rating, now, seed=seed)
+
+
+def test_preview_interval_of_each_rating_is_what_answer_stores(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        deck = f.make_deck(s, "preview", 1)
+        f.subscribe(s, user, deck)
+        card = f.card_ids(s, deck.id)[0]
+        f.answer(s, user, card, Rating.Easy, now=T0)
+        f.answer(s, user, card, Rating.Good, now=T0 + timedelta(days=15))
+    now = T0 + timedelta(days=60)
+    with transaction(engine) as s:
+        before = study.card_state(s, user, card)
+    assert before is not None and before.state == State.Review
+    outcomes = preview(SchedulerConfig(), before, now, seed=fuzz_seed(user, card, before.reps))
+    for rating in Rating:
+        with transaction(engine) as s:
+            stored = f.answer(s, user, card, rating, now=now).state
+        assert stored == outcomes[rating], rating
+        with transaction(engine) as s:
+            study.undo(s, user, now=now)
+        with transaction(engine) as s:
+            assert study.card_state(s, user, card) == before
+
+
+def test_replaying_the_log_reproduces_every_state_with_fuzz_on(engine: Engine) -> None:
+    ratings = [Rating.Good, Rating.Easy, Rating.Hard, Rating.Again]
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        deck = f.make_deck(s, "replay", 4)
+        f.subscribe(s, user, deck)
+        cards = f.card_ids(s, deck.id)
+    # Several cards interleaved, answered over half a year with every rating.
+    for i in range(24):
+        when = T0 + timedelta(days=8 * i, minutes=i)
+        with transaction(engine) as s:
+            for j, card in enumerate(cards):
+                f.answer(s, user, card, ratings[(i + j) % 4], now=when + timedelta(seconds=j))
+    with transaction(engine) as s:
+        logs = s.execute(
+            select(ReviewLog.card_id, ReviewLog.rating, ReviewLog.reviewed_at)
+            .where(ReviewLog.user_id == user)
+            .order_by(ReviewLog.reviewed_at, ReviewLog.id)
+        ).all()
+        stored = {card: study.card_state(s, user, card) for card in cards}
+    replayed: dict[int, CardState | None] = dict.fromkeys(cards)
+    for card_id, rating, reviewed_at in logs:
+        before = replayed[card_id]
+        seed = fuzz_seed(user, card_id, before.reps if before else 0)
+        replayed[card_id] = review(
+            SchedulerConfig(), before, Rating(rating), reviewed_at, seed=seed
+        )
+    assert replayed == stored
+    # Fuzz was really on: without the seeds the replay differs.
+    unfuzzed: dict[int, CardState | None] = dict.fromkeys(cards)
+    for card_id, rating, reviewed_at in logs:
+        unfuzzed[card_id] = review(
+            SchedulerConfig(), unfuzzed[card_id], Rating(rating), reviewed_at, seed=None
+        )
+    assert unfuzzed != stored

@@ -1,0 +1,299 @@
+"""One deck out as a legacy `.apkg`: schema-11 SQLite in a zip, no `meta`, empty `media`.
+
+We write the collection ourselves (stdlib sqlite3, into a temporary directory that is always
+removed) because genanki cannot write scheduling, revlog or FSRS data, and leaks temp files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import sqlite3
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from babel import Locale, UnknownLocaleError
+from fsrs.scheduler import DEFAULT_PARAMETERS
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..errors import InvalidInput, NotFound
+from ..models import (
+    Card,
+    CardText,
+    Deck,
+    DeckText,
+    ReviewLog,
+    ReviewState,
+    SchedulerSettings,
+    Subscription,
+    User,
+)
+from . import schema
+from .sanitize import text_to_html
+from .scheduling_out import SchedulingContext, card_columns, revlog_rows
+from .timing import CRT
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class ExportedPackage:
+    data: bytes
+    filename: str
+    notes: int
+    reviews: int
+
+
+def note_guid(slug: str, key: str, locale: str) -> str:
+    """Stable per card and language: edits keep the guid, so Anki updates the note."""
+    digest = hashlib.sha256(f"flashcards\x1f{slug}\x1f{key}\x1f{locale}".encode()).hexdigest()
+    return digest[:20]
+
+
+def language_name(locale: str) -> str:
+    try:
+        name = Locale.parse(locale).display_name or locale
+    except (ValueError, UnknownLocaleError):
+        name = locale
+    return name[:1].upper() + name[1:]
+
+
+def back_field(answer: str, explanation: str) -> str:
+    # Back holds the answer and, in a div of its own, the explanation: a Basic-like two-sided
+    # note stays complete for Anki users and importers that read "first field front, second
+    # field back", while the class lets CSS set it apart and our importer split it again.
+    back = text_to_html(answer)
+    if explanation.strip():
+        back += f'<div class="{schema.EXPLANATION_CLASS}">{text_to_html(explanation)}</div>'
+    return back
+
+
+def _sort_field(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _checksum(text: str) -> int:
+    return int(hashlib.sha1(text.encode()).hexdigest()[:8], 16)
+
+
+def export_deck(
+    session: Session,
+    deck_id: int,
+    *,
+    locales: list[str] | None,
+    user_id: int | None = None,
+    with_scheduling: bool = False,
+    now: datetime,
+    progress: Progress | None = None,
+) -> ExportedPackage:
+    """The deck as `.apkg` bytes; `locales=None` exports every language as subdecks.
+
+    With scheduling, `user_id`'s own review state and log go along; each card is studied in
+    one language, so the state rides on that language's copy (their subscription's, else the
+    first exported) and the other copies are new.
+    """
+    deck = session.get(Deck, deck_id)
+    if deck is None:
+        raise NotFound("no such deck")
+    titles = {
+        t.locale: t for t in session.scalars(select(DeckText).where(DeckText.deck_id == deck_id))
+    }
+    cards = list(
+        session.scalars(
+            select(Card)
+            .where(Card.deck_id == deck_id, Card.retired_at.is_(None))
+            .order_by(Card.position, Card.id)
+        )
+    )
+    texts = {
+        (t.card_id, t.locale): t
+        for t in session.scalars(select(CardText).join(Card).where(Card.deck_id == deck_id))
+    }
+    available = sorted({loc for _, loc in texts} | titles.keys())
+    if locales is None:
+        chosen = [deck.default_locale] + [loc for loc in available if loc != deck.default_locale]
+        chosen = [loc for loc in chosen if loc in available]
+    else:
+        missing = [loc for loc in locales if loc not in available]
+        if missing:
+            raise InvalidInput(
+                f"the deck has no text in {', '.join(missing)}; it has {', '.join(available)}",
+                field="locale",
+            )
+        chosen = list(dict.fromkeys(locales))
+    if not chosen:
+        raise InvalidInput("the deck has no text to export")
+
+    sched: SchedulingContext | None = None
+    if with_scheduling:
+        sched = _scheduling_context(session, deck, user_id, chosen, now)
+
+    mod_ms = int(now.timestamp() * 1000)
+    default_title = (
+        titles[deck.default_locale].title if deck.default_locale in titles else deck.slug
+    )
+    deck_ids: dict[str, int] = {}
+    decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000)]
+    if len(chosen) == 1 and locales is not None:
+        loc = chosen[0]
+        title = titles[loc].title if loc in titles else default_title
+        deck_ids[loc] = schema.ID_BASE + 1
+        desc = titles[loc].description if loc in titles else ""
+        decks.append(schema.deck(deck_ids[loc], title.replace("::", ":"), mod_ms // 1000, desc))
+    else:
+        parent = default_title.replace("::", ":")
+        decks.append(schema.deck(schema.ID_BASE + 1, parent, mod_ms // 1000))
+        for i, loc in enumerate(chosen):
+            deck_ids[loc] = schema.ID_BASE + 2 + i
+            desc = titles[loc].description if loc in titles else ""
+            name = f"{parent}::{language_name(loc)}"
+            decks.append(schema.deck(deck_ids[loc], name, mod_ms // 1000, desc))
+
+    notes: list[tuple[Any, ...]] = []
+    card_rows: list[tuple[Any, ...]] = []
+    revlog: list[tuple[Any, ...]] = []
+    total = len(cards) * len(chosen)
+    for locale_index, loc in enumerate(chosen):
+        for card in cards:
+            text = texts.get((card.id, loc))
+            if text is None:
+                continue
+            # Locale index in the low bits: the default language's note of a card sorts first,
+            # which our importer uses to tell the default language back.
+            nid = schema.ID_BASE + card.id * 64 + locale_index
+            front = text_to_html(text.question)
+            fields = [front, back_field(text.answer, text.explanation), text_to_html(card.key)]
+            tags = f" {deck.slug} lang::{loc} "
+            mod = int(text.updated_at.timestamp())
+            sfld = _sort_field(text.question)
+            notes.append(
+                (nid, note_guid(deck.slug, card.key, loc), schema.NOTETYPE_ID, mod, -1, tags,
+                 "\x1f".join(fields), sfld, _checksum(sfld), 0, "")
+            )  # fmt: skip
+            columns = card_columns(sched, card, loc, card.position)
+            card_rows.append((nid, nid, deck_ids[loc], 0, mod, -1, *columns))
+            if sched is not None and sched.locale == loc:
+                revlog.extend(revlog_rows(sched, card.id, nid))
+            if progress is not None:
+                progress(len(notes), total)
+
+    conf = {
+        "activeDecks": [schema.DEFAULT_DECK_ID],
+        "curDeck": schema.DEFAULT_DECK_ID,
+        "curModel": schema.NOTETYPE_ID,
+        "nextPos": len(cards) + 1,
+        "sortType": "noteFld",
+        "sortBackwards": False,
+        "addToCur": True,
+        "collapseTime": 1200,
+        "estTimes": True,
+        "dueCounts": True,
+        "newSpread": 0,
+        "timeLim": 0,
+        # Without schedVer 2 Anki "upgrades" the package from the v1 scheduler on import
+        # and rewrites the eases of learning answers.
+        "schedVer": 2,
+        "creationOffset": 0,
+        "rollover": sched.day_start_hour if sched else 4,
+    }
+    if sched is not None:
+        # Anki computes the package's "today" with this offset when it shifts due days, so the
+        # shift is measured in the person's timezone rather than the importing machine's.
+        conf["localOffset"] = sched.minutes_west
+        conf["fsrs"] = True
+    settings = sched.settings if sched else None
+    dconf = schema.deck_config(
+        mod_ms,
+        learning_steps=settings.learning_steps if settings else [60, 600],
+        relearning_steps=settings.relearning_steps if settings else [600],
+        maximum_interval=settings.maximum_interval if settings else 36500,
+        new_per_day=settings.new_per_day if settings else 20,
+        reviews_per_day=settings.reviews_per_day if settings else 200,
+        desired_retention=settings.desired_retention if settings else 0.9,
+        parameters=sched.parameters if sched else DEFAULT_PARAMETERS,
+    )
+    data = _package(conf, decks, dconf, mod_ms, notes, card_rows, revlog)
+    suffix = "all" if locales is None else "-".join(chosen)
+    return ExportedPackage(data, f"{deck.slug}-{suffix}.apkg", len(notes), len(revlog))
+
+
+def _scheduling_context(
+    session: Session, deck: Deck, user_id: int | None, chosen: list[str], now: datetime
+) -> SchedulingContext:
+    if user_id is None:
+        raise InvalidInput("exporting with scheduling needs a user", field="user")
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound("no such user")
+    settings = session.get(SchedulerSettings, user_id) or SchedulerSettings(
+        user_id=user_id,
+        desired_retention=0.9,
+        learning_steps=[60, 600],
+        relearning_steps=[600],
+        maximum_interval=36500,
+        new_per_day=20,
+        reviews_per_day=200,
+        parameters=None,
+    )
+    subscription = session.get(Subscription, (user_id, deck.id))
+    locale = subscription.locale if subscription and subscription.locale in chosen else chosen[0]
+    states = {
+        s.card_id: s
+        for s in session.scalars(
+            select(ReviewState).where(
+                ReviewState.user_id == user_id, ReviewState.deck_id == deck.id
+            )
+        )
+    }
+    logs: dict[int, list[ReviewLog]] = {}
+    for log in session.scalars(
+        select(ReviewLog)
+        .where(ReviewLog.user_id == user_id, ReviewLog.deck_id == deck.id)
+        .order_by(ReviewLog.card_id, ReviewLog.reviewed_at, ReviewLog.id)
+    ):
+        logs.setdefault(log.card_id, []).append(log)
+    return SchedulingContext(
+        user=user,
+        settings=settings,
+        locale=locale,
+        states=states,
+        logs=logs,
+        now=now,
+    )
+
+
+def _package(
+    conf: dict[str, Any],
+    decks: list[dict[str, Any]],
+    dconf: dict[str, Any],
+    mod_ms: int,
+    notes: list[tuple[Any, ...]],
+    cards: list[tuple[Any, ...]],
+    revlog: list[tuple[Any, ...]],
+) -> bytes:
+    with tempfile.TemporaryDirectory(prefix="flashcards-apkg-") as tmp:
+        path = Path(tmp) / "collection.anki2"
+        conn = sqlite3.connect(path)
+        try:
+            schema.create(conn)
+            schema.write_col(conn, mod_ms=mod_ms, crt=CRT, conf=conf, decks=decks, dconf=dconf)
+            conn.executemany("INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?)", notes)
+            conn.executemany(
+                "INSERT INTO cards VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", cards
+            )
+            conn.executemany("INSERT INTO revlog VALUES (?,?,?,?,?,?,?,?,?)", revlog)
+            conn.commit()
+        finally:
+            conn.close()
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.write(path, "collection.anki2")
+            archive.writestr("media", json.dumps({}))
+        return buffer.getvalue()

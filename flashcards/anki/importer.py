@@ -1,0 +1,307 @@
+"""An `.apkg` in as a new deck owned by the importing person, optionally with their progress.
+
+The package is read and checked completely (limits, layout, notetypes) and every row is
+planned before the first write, so a refused package leaves nothing behind even before the
+caller rolls back.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+from ..decks.deckfile import KEY_RE, LOCALE_RE, SLUG_RE
+from ..decks.quizfile import slugify
+from ..errors import Conflict, InvalidInput, NotFound
+from ..models import Card, CardText, Deck, DeckText, ReviewLog, ReviewState, SchedulerSettings, User
+from . import schema
+from .errors import AnkiPackageError
+from .reader import CLOZE, AnkiCard, Collection, Note, read_package
+from .sanitize import clean_html, has_formatting, html_to_text
+from .scheduling_in import ImportTiming, convert_card, convert_revlog
+
+DEFAULT_MAX_BYTES = 100 << 20
+DEFAULT_MAX_NOTES = 50_000
+REVIEW_ID_NAMESPACE = uuid.UUID("4b9e5f0e-6a36-4f8e-9a55-2d8f3e0c1a7b")
+LANG_TAG = "lang::"
+EXPLANATION_RE = re.compile(
+    rf'<div class="{schema.EXPLANATION_CLASS}">(.*)</div>\s*$', re.DOTALL | re.IGNORECASE
+)
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class ImportReport:
+    deck_id: int
+    slug: str
+    title: str
+    default_locale: str
+    cards: int = 0
+    texts: int = 0
+    review_states: int = 0
+    review_logs: int = 0
+    media_left_out: int = 0
+    formatting_simplified: int = 0
+    # Anki tags per card key: there is no column for them yet (see the report to the lead).
+    tags: dict[str, list[str]] = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _PlannedCard:
+    key: str
+    texts: dict[str, tuple[str, str, str]]  # locale -> question, answer, explanation
+    anki_cards: list[AnkiCard]
+    tags: list[str]
+
+
+def review_uuid(user_id: int, deck_id: int, revlog_id: int) -> str:
+    """Deterministic per answer; user and deck in the name keep two imports from colliding."""
+    return str(uuid.uuid5(REVIEW_ID_NAMESPACE, f"{user_id}:{deck_id}:{revlog_id}"))
+
+
+def _split_back(note_back: str, ours: bool) -> tuple[str, str]:
+    if ours:
+        match = EXPLANATION_RE.search(note_back)
+        if match:
+            return note_back[: match.start()], match.group(1)
+    return note_back, ""
+
+
+def _is_ours(fields: list[str]) -> bool:
+    return tuple(fields[:3]) == schema.FIELDS
+
+
+def _plan_cards(
+    coll: Collection, default_locale: str, report_messages: list[str]
+) -> tuple[list[_PlannedCard], int, str | None]:
+    cards_by_note: dict[int, list[AnkiCard]] = {}
+    for c in coll.cards:
+        cards_by_note.setdefault(c.nid, []).append(c)
+    planned: dict[str, _PlannedCard] = {}
+    skipped: Counter[str] = Counter()
+    formatted = 0
+    first_locale: str | None = None
+    for note in coll.notes:
+        nt = coll.notetypes.get(note.mid)
+        if nt is None:
+            skipped["have no notetype"] += 1
+            continue
+        if nt.kind == CLOZE:
+            skipped["are Cloze notes, which we do not support (convert them to Basic in Anki)"] += 1
+            continue
+        ours = _is_ours(nt.fields)
+        locale = _note_locale(note, default_locale) if ours else default_locale
+        if first_locale is None and ours:
+            first_locale = locale
+        front_html = note.fields[0] if note.fields else ""
+        back_html, explanation_html = _split_back(
+            note.fields[1] if len(note.fields) > 1 else "", ours
+        )
+        front = html_to_text(front_html)
+        if not front:
+            skipped["have an empty first field"] += 1
+            continue
+        if any(has_formatting(clean_html(h)) for h in (front_html, back_html, explanation_html)):
+            formatted += 1
+        key = _note_key(note, ours, planned, locale)
+        entry = planned.get(key)
+        if entry is None:
+            tags = [t for t in note.tags if not t.startswith(LANG_TAG)]
+            entry = planned[key] = _PlannedCard(key, {}, [], tags)
+        if locale in entry.texts:
+            skipped["repeat a card and language already imported"] += 1
+            continue
+        entry.texts[locale] = (front, html_to_text(back_html), html_to_text(explanation_html))
+        entry.anki_cards.extend(sorted(cards_by_note.get(note.id, []), key=lambda c: c.ord))
+    for reason, count in skipped.items():
+        report_messages.append(f"{count} note(s) left out: they {reason}.")
+    return list(planned.values()), formatted, first_locale
+
+
+def _note_locale(note: Note, default_locale: str) -> str:
+    for tag in note.tags:
+        if tag.startswith(LANG_TAG) and LOCALE_RE.match(tag[len(LANG_TAG) :]):
+            return tag[len(LANG_TAG) :]
+    return default_locale
+
+
+def _note_key(note: Note, ours: bool, planned: dict[str, _PlannedCard], locale: str) -> str:
+    if ours and len(note.fields) > 2:
+        key = html_to_text(note.fields[2])
+        if KEY_RE.match(key) and (key not in planned or locale not in planned[key].texts):
+            return key
+    key = f"anki-{note.id}"
+    while key in planned:
+        key += "-x"
+    return key
+
+
+def _deck_title(coll: Collection, planned: list[_PlannedCard]) -> str:
+    names = Counter(
+        coll.decks.get(c.did, "").split("::")[0]
+        for p in planned
+        for c in p.anki_cards[:1]
+        if coll.decks.get(c.did)
+    )
+    for name, _ in names.most_common():
+        if name and name != "Default":
+            return name[:200]
+    return "Imported from Anki"
+
+
+def _free_slug(session: Session, wanted: str) -> str:
+    taken = set(session.scalars(select(Deck.slug).where(Deck.slug.like(f"{wanted[:60]}%"))))
+    slug, n = wanted[:60], 2
+    while slug in taken:
+        slug = f"{wanted[:56]}-{n}"
+        n += 1
+    return slug
+
+
+def import_package(
+    session: Session,
+    source: bytes | Path,
+    *,
+    owner_user_id: int,
+    slug: str | None = None,
+    locale: str | None = None,
+    with_scheduling: bool = False,
+    now: datetime,
+    max_notes: int = DEFAULT_MAX_NOTES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_unpacked_bytes: int | None = None,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """A new deck from the package's Basic-like notes (first field front, second back).
+
+    Packages we exported come back with their card keys, languages and explanations. With
+    scheduling, the owner's review state and log are rebuilt from Anki's cards and revlog.
+    """
+    user = session.get(User, owner_user_id)
+    if user is None:
+        raise NotFound("no such user")
+    if slug is not None and not SLUG_RE.match(slug):
+        raise InvalidInput(
+            "a deck slug is lower-case letters, digits, '-' and '_' (at most 100)", field="slug"
+        )
+    if locale is not None and not LOCALE_RE.match(locale):
+        raise InvalidInput(f"'{locale}' is not a locale name (e.g. es, ko)", field="locale")
+    coll = read_package(
+        source,
+        max_bytes=max_bytes,
+        max_unpacked_bytes=max_unpacked_bytes or 10 * max_bytes,
+        max_notes=max_notes,
+        with_revlog=with_scheduling,
+    )
+    messages: list[str] = []
+    planned, formatted, first_locale = _plan_cards(coll, locale or user.locale or "en", messages)
+    if not planned:
+        detail = " ".join(messages) or "the package has no notes."
+        raise AnkiPackageError(f"nothing to import: {detail}")
+    default_locale = locale or first_locale or user.locale or "en"
+    title = _deck_title(coll, planned)
+    if slug is not None:
+        if session.scalar(select(Deck.id).where(Deck.slug == slug)) is not None:
+            raise Conflict(f"the deck name '{slug}' is already taken", field="slug")
+    else:
+        slug = _free_slug(session, slugify(title))
+
+    timing = ImportTiming.from_collection(coll, user, now)
+    settings = session.get(SchedulerSettings, owner_user_id)
+    states: list[dict[str, Any]] = []
+    logs: list[dict[str, Any]] = []
+    if with_scheduling:
+        revlog_by_card: dict[int, list[Any]] = {}
+        for r in coll.revlog:
+            revlog_by_card.setdefault(r.cid, []).append(r)
+        for index, p in enumerate(planned):
+            studied = [c for c in p.anki_cards if c.type != 0] or p.anki_cards[:1]
+            if not studied:
+                continue
+            source_card = max(studied, key=lambda c: (c.reps, -c.ord))
+            card_logs = convert_revlog(revlog_by_card.get(source_card.id, []), settings, timing)
+            state = convert_card(source_card, card_logs, settings, timing)
+            if state is not None:
+                states.append({"_index": index, **state})
+                logs.extend({"_index": index, **log} for log in card_logs)
+
+    deck = Deck(
+        slug=slug, default_locale=default_locale, owner_user_id=owner_user_id,
+        created_at=now, updated_at=now,
+    )  # fmt: skip
+    session.add(deck)
+    session.flush()
+    locales = sorted({loc for p in planned for loc in p.texts})
+    session.add_all(DeckText(deck_id=deck.id, locale=loc, title=title) for loc in locales)
+    card_ids = list(
+        session.scalars(
+            insert(Card).returning(Card.id, sort_by_parameter_order=True),
+            [
+                {
+                    "deck_id": deck.id,
+                    "key": p.key,
+                    "position": i,
+                    "created_at": now,
+                    "updated_at": now,
+                }
+                for i, p in enumerate(planned)
+            ],
+        )
+    )
+    text_rows = [
+        {
+            "card_id": card_id,
+            "locale": loc,
+            "question": q,
+            "answer": a,
+            "explanation": e,
+            "updated_at": now,
+        }
+        for card_id, p in zip(card_ids, planned, strict=True)
+        for loc, (q, a, e) in p.texts.items()
+    ]
+    session.execute(insert(CardText), text_rows)
+    if progress is not None:
+        progress(len(planned), len(planned))
+    for row in states:
+        row.update(user_id=owner_user_id, card_id=card_ids[row.pop("_index")], deck_id=deck.id)
+    for row in logs:
+        card_id = card_ids[row.pop("_index")]
+        revlog_id = row.pop("revlog_id")
+        row.update(
+            user_id=owner_user_id, card_id=card_id, deck_id=deck.id,
+            review_id=review_uuid(owner_user_id, deck.id, revlog_id),
+        )  # fmt: skip
+    if states:
+        session.execute(insert(ReviewState), states)
+    if logs:
+        session.execute(insert(ReviewLog), logs)
+
+    if coll.media_files:
+        messages.append(
+            f"{coll.media_files} media file(s) (images, sounds) were left out: "
+            "cards here are text only."
+        )
+    if formatted:
+        messages.append(
+            f"{formatted} note(s) had formatting (bold, lists, links) that was reduced to "
+            "plain text."
+        )
+    report = ImportReport(
+        deck_id=deck.id, slug=slug, title=title, default_locale=default_locale,
+        cards=len(planned), texts=len(text_rows), review_states=len(states),
+        review_logs=len(logs), media_left_out=coll.media_files,
+        formatting_simplified=formatted, messages=messages,
+        tags={p.key: p.tags for p in planned if p.tags},
+    )  # fmt: skip
+    return report

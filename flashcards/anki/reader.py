@@ -1,0 +1,339 @@
+"""Reading an `.apkg` safely: size limits while unpacking, both collection layouts.
+
+Everything is parsed into plain dataclasses before the importer writes anything, so a bad
+package fails before the first row is added. The collection is copied to a temporary
+directory (always removed) because SQLite reads files, and opened read-only.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import zstandard
+
+from .errors import AnkiPackageError
+
+CHUNK = 1 << 16
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+NORMAL, CLOZE = 0, 1
+
+
+@dataclass(frozen=True)
+class Notetype:
+    id: int
+    name: str
+    kind: int
+    fields: list[str]
+
+
+@dataclass(frozen=True)
+class Note:
+    id: int
+    guid: str
+    mid: int
+    mod: int
+    tags: list[str]
+    fields: list[str]
+
+
+@dataclass(frozen=True)
+class AnkiCard:
+    id: int
+    nid: int
+    did: int
+    ord: int
+    type: int
+    queue: int
+    due: int
+    ivl: int
+    factor: int
+    reps: int
+    lapses: int
+    left: int
+    odue: int
+    odid: int
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Revlog:
+    id: int
+    cid: int
+    ease: int
+    ivl: int
+    last_ivl: int
+    factor: int
+    time: int
+    type: int
+
+
+@dataclass
+class Collection:
+    crt: int
+    conf: dict[str, Any]
+    notetypes: dict[int, Notetype]
+    decks: dict[int, str]
+    notes: list[Note]
+    cards: list[AnkiCard]
+    revlog: list[Revlog] = field(default_factory=list)
+    media_files: int = 0
+
+
+def human_size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 1 << 20:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / (1 << 20):.1f} MiB"
+
+
+def _varint(blob: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(blob) or shift > 63:
+            raise AnkiPackageError("the package has a damaged protobuf field")
+        byte = blob[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+
+
+def proto_varint(blob: bytes, number: int) -> int | None:
+    """The last varint field `number` of a protobuf message (enough for meta and kinds)."""
+    pos, found = 0, None
+    while pos < len(blob):
+        key, pos = _varint(blob, pos)
+        wire = key & 7
+        if wire == 0:
+            value, pos = _varint(blob, pos)
+            if key >> 3 == number:
+                found = value
+        elif wire == 1:
+            pos += 8
+        elif wire == 2:
+            length, pos = _varint(blob, pos)
+            pos += length
+        elif wire == 5:
+            pos += 4
+        else:
+            raise AnkiPackageError("the package has a damaged protobuf field")
+    return found
+
+
+def _copy_limited(source: IO[bytes], target: IO[bytes], limit: int, what: str) -> int:
+    total = 0
+    while chunk := source.read(CHUNK):
+        total += len(chunk)
+        if total > limit:
+            raise AnkiPackageError(
+                f"{what} unpacks to more than {human_size(limit)}; refusing it "
+                "(the limit protects the server from zip bombs)"
+            )
+        target.write(chunk)
+    return total
+
+
+def _member(archive: zipfile.ZipFile, name: str, limit: int) -> zipfile.ZipInfo:
+    info = archive.getinfo(name)
+    if info.file_size > limit:
+        raise AnkiPackageError(
+            f"the package's {name} would unpack to {human_size(info.file_size)}, over the "
+            f"limit of {human_size(limit)}"
+        )
+    return info
+
+
+def _choose_collection(archive: zipfile.ZipFile) -> tuple[str, bool]:
+    names = set(archive.namelist())
+    if "meta" in names:
+        with archive.open(_member(archive, "meta", 1024)) as f:
+            version = proto_varint(f.read(1025), 1) or 0
+        chosen = {1: ("collection.anki2", False), 2: ("collection.anki21", False),
+                  3: ("collection.anki21b", True)}.get(version)  # fmt: skip
+        if chosen is None:
+            raise AnkiPackageError(
+                f"this package uses format version {version}, which we cannot read; "
+                "export it again from Anki (File > Export, .apkg)"
+            )
+        if chosen[0] not in names:
+            raise AnkiPackageError(f"not an Anki package: {chosen[0]} is missing")
+        return chosen
+    for name in ("collection.anki21", "collection.anki2"):
+        if name in names:
+            return name, False
+    raise AnkiPackageError("not an Anki package: the zip has no collection in it")
+
+
+@contextmanager
+def open_collection(
+    source: bytes | Path, *, max_bytes: int, max_unpacked_bytes: int
+) -> Iterator[tuple[sqlite3.Connection, int]]:
+    """The package's collection as a read-only SQLite connection, and its media file count."""
+    size = len(source) if isinstance(source, bytes) else source.stat().st_size
+    if size > max_bytes:
+        raise AnkiPackageError(
+            f"the package is {human_size(size)}, over the limit of {human_size(max_bytes)}"
+        )
+    with tempfile.TemporaryDirectory(prefix="flashcards-apkg-") as tmp:
+        path = Path(tmp) / "collection.sqlite"
+        try:
+            stream: IO[bytes] = (
+                io.BytesIO(source) if isinstance(source, bytes) else source.open("rb")
+            )
+            with stream, zipfile.ZipFile(stream) as archive:
+                name, zstd = _choose_collection(archive)
+                info = _member(archive, name, max_unpacked_bytes)
+                media = sum(1 for n in archive.namelist() if n.isdigit())
+                with archive.open(info) as member, path.open("wb") as out:
+                    if zstd:
+                        reader = zstandard.ZstdDecompressor().stream_reader(member)
+                        _copy_limited(reader, out, max_unpacked_bytes, "the collection")
+                    else:
+                        _copy_limited(member, out, max_unpacked_bytes, "the collection")
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
+            raise AnkiPackageError(f"not a readable .apkg (zip) file: {exc}") from None
+        except zstandard.ZstdError as exc:
+            raise AnkiPackageError(f"the package's collection is damaged: {exc}") from None
+        except (KeyError, NotImplementedError) as exc:
+            raise AnkiPackageError(f"the package is damaged: {exc}") from None
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            conn.execute("PRAGMA query_only = ON")
+            conn.execute("PRAGMA trusted_schema = OFF")
+            yield conn, media
+        except sqlite3.DatabaseError as exc:
+            raise AnkiPackageError(
+                f"the package's collection is not a readable Anki database: {exc}"
+            ) from None
+        finally:
+            conn.close()
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _json(text: Any) -> Any:
+    try:
+        return json.loads(text) if text else {}
+    except (TypeError, ValueError):
+        return {}
+
+
+def read_structure(
+    conn: sqlite3.Connection,
+) -> tuple[int, dict[str, Any], dict[int, Notetype], dict[int, str]]:
+    """crt, config, notetypes and deck names, from schema 11 JSON or schema 18 tables."""
+    tables = _tables(conn)
+    if not {"col", "notes", "cards"} <= tables:
+        raise AnkiPackageError("not an Anki collection: its tables are missing")
+    row = conn.execute("SELECT crt, ver, conf, models, decks FROM col").fetchone()
+    if row is None:
+        raise AnkiPackageError("not an Anki collection: it has no collection row")
+    crt, ver, conf_text, models_text, decks_text = row
+    if not 11 <= int(ver) <= 18:
+        raise AnkiPackageError(f"the collection has schema {ver}; we read 11 to 18")
+    if "notetypes" in tables:
+        conf = {k: _json(v) for k, v in conn.execute("SELECT KEY, val FROM config")}
+        fields: dict[int, list[str]] = {}
+        for ntid, name in conn.execute("SELECT ntid, name FROM fields ORDER BY ntid, ord"):
+            fields.setdefault(ntid, []).append(name)
+        notetypes = {
+            ntid: Notetype(
+                ntid, name, proto_varint(bytes(config or b""), 1) or NORMAL, fields.get(ntid, [])
+            )
+            for ntid, name, config in conn.execute("SELECT id, name, config FROM notetypes")
+        }
+        decks = {
+            did: name.replace("\x1f", "::")
+            for did, name in conn.execute("SELECT id, name FROM decks")
+        }
+    else:
+        conf = _json(conf_text)
+        notetypes = {}
+        for nt in _json(models_text).values():
+            flds = sorted(nt.get("flds", []), key=lambda f: f.get("ord", 0))
+            notetypes[int(nt["id"])] = Notetype(
+                int(nt["id"]),
+                str(nt.get("name", "")),
+                int(nt.get("type", 0)),
+                [str(f.get("name", "")) for f in flds],
+            )
+        decks = {int(d["id"]): str(d.get("name", "")) for d in _json(decks_text).values()}
+    return int(crt), conf, notetypes, decks
+
+
+def count_notes(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+
+
+def read_notes(conn: sqlite3.Connection) -> Iterator[Note]:
+    for nid, guid, mid, mod, tags, flds in conn.execute(
+        "SELECT id, guid, mid, mod, tags, flds FROM notes ORDER BY id"
+    ):
+        yield Note(
+            int(nid), str(guid), int(mid), int(mod), str(tags).split(), str(flds).split("\x1f")
+        )
+
+
+def read_cards(conn: sqlite3.Connection) -> Iterator[AnkiCard]:
+    for row in conn.execute(
+        "SELECT id, nid, did, ord, type, queue, due, ivl, factor, reps, lapses, left, odue, odid,"
+        " data FROM cards ORDER BY nid, ord"
+    ):
+        data = _json(row[14])
+        cid, nid, did, ord_, ctype, queue, due, ivl, factor, reps, lapses, left, odue, odid = (
+            int(v) for v in row[:14]
+        )
+        yield AnkiCard(
+            cid, nid, did, ord_, ctype, queue, due, ivl, factor, reps, lapses, left, odue, odid,
+            data=data if isinstance(data, dict) else {},
+        )  # fmt: skip
+
+
+def read_revlog(conn: sqlite3.Connection) -> Iterator[Revlog]:
+    if "revlog" not in _tables(conn):
+        return
+    for row in conn.execute(
+        "SELECT id, cid, ease, ivl, lastIvl, factor, time, type FROM revlog ORDER BY cid, id"
+    ):
+        yield Revlog(*(int(v) for v in row))
+
+
+def read_package(
+    source: bytes | Path,
+    *,
+    max_bytes: int,
+    max_unpacked_bytes: int,
+    max_notes: int,
+    with_revlog: bool,
+) -> Collection:
+    with open_collection(source, max_bytes=max_bytes, max_unpacked_bytes=max_unpacked_bytes) as (
+        conn,
+        media,
+    ):
+        crt, conf, notetypes, decks = read_structure(conn)
+        count = count_notes(conn)
+        if count > max_notes:
+            raise AnkiPackageError(f"the package has {count} notes, over the limit of {max_notes}")
+        return Collection(
+            crt=crt,
+            conf=conf if isinstance(conf, dict) else {},
+            notetypes=notetypes,
+            decks=decks,
+            notes=list(read_notes(conn)),
+            cards=list(read_cards(conn)),
+            revlog=list(read_revlog(conn)) if with_revlog else [],
+            media_files=media,
+        )

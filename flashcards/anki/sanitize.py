@@ -1,0 +1,86 @@
+"""HTML in and out of Anki fields.
+
+Out: our text is plain, so it is escaped and line breaks become `<br>`.
+In: Anki fields are HTML written by anyone. They first go through an allow-list sanitizer
+(nh3, i.e. Rust's ammonia): no scripts, styles, event handlers, forms, frames, or anything
+that loads a resource (`<img>`, `<audio>`, CSS urls). Our card text is plain text rendered
+escaped, so the clean HTML is then reduced to text with its line structure kept.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from html.parser import HTMLParser
+
+import nh3
+
+ALLOWED_TAGS = {
+    "a", "b", "blockquote", "br", "code", "div", "em", "hr", "i", "li", "ol", "p", "pre",
+    "s", "span", "strong", "sub", "sup", "table", "tbody", "td", "th", "thead", "tr", "u", "ul",
+}  # fmt: skip
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "span": {"class"}, "div": {"class"}}
+# Links only: nothing in the allow-list loads a URL by itself.
+URL_SCHEMES = {"http", "https", "mailto"}
+BLOCK_TAGS = {"p", "div", "li", "tr", "blockquote", "pre", "hr", "table", "ul", "ol"}
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+BLANK_LINES_RE = re.compile(r"\n{3,}")
+MARKUP_RE = re.compile(r"<(?!/?(br|div|p)\b)[a-z]", re.IGNORECASE)
+
+
+def text_to_html(text: str) -> str:
+    """Our plain text as an Anki field: escaped, no field separators, `<br>` for newlines."""
+    cleaned = CONTROL_RE.sub(" ", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return html.escape(cleaned, quote=False).replace("\n", "<br>")
+
+
+def clean_html(value: str) -> str:
+    return str(
+        nh3.clean(
+            value,
+            tags=ALLOWED_TAGS,
+            attributes=ALLOWED_ATTRIBUTES,
+            url_schemes=URL_SCHEMES,
+            link_rel="noopener noreferrer nofollow",
+            strip_comments=True,
+        )
+    )
+
+
+def has_formatting(clean: str) -> bool:
+    """Whether reducing this clean HTML to text loses anything beyond line breaks."""
+    return MARKUP_RE.search(clean) is not None
+
+
+class _TextExtractor(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "br":
+            self.parts.append("\n")
+        elif tag in BLOCK_TAGS:
+            self._newline()
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in BLOCK_TAGS:
+            self._newline()
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+    def _newline(self) -> None:
+        if self.parts and not "".join(self.parts[-1:]).endswith("\n"):
+            self.parts.append("\n")
+
+
+def html_to_text(value: str) -> str:
+    """Anki field HTML as our plain text (sanitized first, so nothing unsafe survives anyway)."""
+    parser = _TextExtractor()
+    parser.feed(clean_html(value))
+    parser.close()
+    text = "".join(parser.parts).replace("\xa0", " ")
+    text = CONTROL_RE.sub(" ", text)
+    lines = [line.rstrip() for line in text.split("\n")]
+    return BLANK_LINES_RE.sub("\n\n", "\n".join(lines)).strip()

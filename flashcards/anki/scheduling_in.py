@@ -1,0 +1,193 @@
+"""Anki's cards and revlog as our review state and log.
+
+Anki keeps one state per card and a thin log (ease, interval, time), while our log keeps the
+full state before and after each answer. The log is therefore replayed through py-fsrs with
+the person's own settings; Anki's intervals still decide each answer's due time, and the
+card's own columns (and FSRS memory state, when present) decide the current state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from fsrs import Card as FsrsCard
+from fsrs import Rating, Scheduler, State
+
+from ..models import SchedulerSettings, User
+from .reader import AnkiCard, Collection, Revlog
+from .timing import DAY, day_start, from_epoch, source_today, study_date
+
+LEARNING, REVIEW, RELEARNING = 1, 2, 3
+QUEUE_LEARN = 1
+REAL_ANSWER_TYPES = {0, 1, 2, 3}  # learn, review, relearn, filtered; 4-5 are manual changes
+EPOCH_SECONDS_FLOOR = 1_000_000_000  # learning `due` above this is a timestamp, else a day
+DEFAULT_DIFFICULTY = 5.0
+
+
+@dataclass(frozen=True)
+class ImportTiming:
+    tz: str
+    day_start_hour: int
+    today: date
+    source_today: int
+    now: datetime
+
+    @classmethod
+    def from_collection(cls, coll: Collection, user: User, now: datetime) -> ImportTiming:
+        offset = coll.conf.get("creationOffset")
+        rollover = coll.conf.get("rollover", 4)
+        return cls(
+            tz=user.timezone,
+            day_start_hour=user.day_start_hour,
+            today=study_date(now, user.timezone, user.day_start_hour),
+            source_today=source_today(
+                coll.crt,
+                int(offset) if isinstance(offset, int | float) else None,
+                int(rollover) if isinstance(rollover, int | float) else 4,
+                now,
+                user.timezone,
+            ),
+            now=now,
+        )
+
+    def date_of(self, day_number: int) -> date:
+        # Anki shifts due days by the days elapsed; we do the same, into the person's calendar.
+        return self.today + timedelta(days=day_number - self.source_today)
+
+    def start_of(self, day_number: int) -> datetime:
+        return day_start(self.date_of(day_number), self.tz, self.day_start_hour)
+
+    def same_day(self, when: datetime, day_number: int) -> bool:
+        return study_date(when, self.tz, self.day_start_hour) == self.date_of(day_number)
+
+
+def scheduler_for(settings: SchedulerSettings | None) -> Scheduler:
+    kwargs: dict[str, Any] = {}
+    if settings is not None:
+        kwargs = {
+            "desired_retention": settings.desired_retention,
+            "learning_steps": [timedelta(seconds=s) for s in settings.learning_steps],
+            "relearning_steps": [timedelta(seconds=s) for s in settings.relearning_steps],
+            "maximum_interval": settings.maximum_interval,
+        }
+        if settings.parameters is not None:
+            kwargs["parameters"] = settings.parameters
+    return Scheduler(enable_fuzzing=False, **kwargs)
+
+
+def _steps(settings: SchedulerSettings | None, state: int) -> list[int]:
+    if settings is None:
+        return [60, 600] if state == LEARNING else [600]
+    return list(settings.learning_steps if state == LEARNING else settings.relearning_steps)
+
+
+def convert_revlog(
+    rows: list[Revlog], settings: SchedulerSettings | None, timing: ImportTiming
+) -> list[dict[str, Any]]:
+    """ReviewLog rows (plus `revlog_id`) for one card's answers, oldest first."""
+    scheduler = scheduler_for(settings)
+    answers = [r for r in rows if 1 <= r.ease <= 4 and r.type in REAL_ANSWER_TYPES]
+    out: list[dict[str, Any]] = []
+    card: FsrsCard | None = None
+    first: datetime | None = None
+    lapses = 0
+    for reps, r in enumerate(answers):
+        when = from_epoch(r.id / 1000)
+        if card is not None and card.last_review is not None and when < card.last_review:
+            continue
+        before = card or FsrsCard(card_id=r.cid, due=when)
+        after, _ = scheduler.review_card(before, Rating(r.ease), when)
+        if r.ivl > 0:
+            after.due = when + timedelta(days=r.ivl)
+        elif r.ivl < 0:
+            after.due = when + timedelta(seconds=-r.ivl)
+        lapses_before = lapses
+        if card is not None and before.state == State.Review and r.ease == 1:
+            lapses += 1
+        out.append(
+            {
+                "revlog_id": r.id,
+                "rating": r.ease,
+                "reviewed_at": when,
+                "duration_ms": max(r.time, 0),
+                "state_before": int(before.state) if card is not None else None,
+                "step_before": before.step if card is not None else None,
+                "stability_before": before.stability,
+                "difficulty_before": before.difficulty,
+                "due_before": before.due if card is not None else None,
+                "last_review_before": before.last_review,
+                "reps_before": reps,
+                "lapses_before": lapses_before,
+                "introduced_at_before": first,
+                "state": int(after.state),
+                "step": after.step,
+                "stability": after.stability,
+                "difficulty": after.difficulty,
+                "due": after.due,
+                "reps": reps + 1,
+                "lapses": lapses,
+            }
+        )
+        first = first or when
+        card = after
+    return out
+
+
+def convert_card(
+    card: AnkiCard,
+    logs: list[dict[str, Any]],
+    settings: SchedulerSettings | None,
+    timing: ImportTiming,
+) -> dict[str, Any] | None:
+    """A ReviewState row (without user, card and deck ids), or None for a new card."""
+    if card.type not in (LEARNING, REVIEW, RELEARNING):
+        return None
+    last = logs[-1] if logs else None
+    stability = card.data.get("s")
+    difficulty = card.data.get("d")
+    if not isinstance(stability, int | float) or not isinstance(difficulty, int | float):
+        stability = last["stability"] if last else None
+        difficulty = last["difficulty"] if last else None
+    lrt = card.data.get("lrt")
+    last_review: datetime | None = (
+        from_epoch(lrt) if isinstance(lrt, int) else (last["reviewed_at"] if last else None)
+    )
+    # A card in a filtered deck keeps its home due in `odue`.
+    due_value = card.odue if card.odid and card.odue else card.due
+    if card.type == REVIEW:
+        candidate = last_review + timedelta(days=card.ivl) if last_review else None
+        # Keep the exact time when Anki's day agrees (our own packages), else the day's start.
+        if candidate is not None and timing.same_day(candidate, due_value):
+            due = candidate
+        else:
+            due = timing.start_of(due_value)
+        if stability is None or difficulty is None:
+            stability, difficulty = float(max(card.ivl, 1)), DEFAULT_DIFFICULTY
+        if last_review is None:
+            last_review = due - timedelta(days=max(card.ivl, 1))
+        step = None
+    else:
+        if card.queue == QUEUE_LEARN or due_value > EPOCH_SECONDS_FLOOR:
+            due = from_epoch(due_value)
+        else:
+            due = timing.start_of(due_value)
+        steps = _steps(settings, card.type)
+        step = min(max(len(steps) - card.left % 1000, 0), max(len(steps) - 1, 0))
+    introduced = logs[0]["reviewed_at"] if logs else (last_review or timing.now)
+    return {
+        "state": card.type,
+        "step": step,
+        "stability": float(stability) if stability is not None else None,
+        "difficulty": float(difficulty) if difficulty is not None else None,
+        "due": due,
+        "last_review": last_review,
+        "reps": card.reps,
+        "lapses": card.lapses,
+        "introduced_at": introduced,
+        "version": 1,
+    }
+
+
+__all__ = ["DAY", "ImportTiming", "convert_card", "convert_revlog"]

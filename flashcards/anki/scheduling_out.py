@@ -1,0 +1,138 @@
+"""Our review state and log as Anki card columns and revlog rows (see the module docs of timing)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from fsrs.scheduler import DEFAULT_PARAMETERS
+
+from ..models import Card, ReviewLog, ReviewState, SchedulerSettings, User
+from .timing import DAY, anki_day, minutes_west, to_epoch_ms
+
+NEW, LEARNING, REVIEW, RELEARNING = 0, 1, 2, 3  # Anki card types; our states are 1-3
+QUEUE_LEARN, QUEUE_REVIEW, QUEUE_DAY_LEARN = 1, 2, 3
+REVLOG_LEARN, REVLOG_REVIEW, REVLOG_RELEARN = 0, 1, 2
+SM2_FACTOR = 2500
+MAX_INT = 2**31 - 1
+
+
+@dataclass
+class SchedulingContext:
+    user: User
+    settings: SchedulerSettings
+    locale: str
+    states: dict[int, ReviewState]
+    logs: dict[int, list[ReviewLog]]
+    now: datetime
+    used_revlog_ids: set[int] = field(default_factory=set)
+
+    @property
+    def tz(self) -> str:
+        return self.user.timezone
+
+    @property
+    def day_start_hour(self) -> int:
+        return self.user.day_start_hour
+
+    @property
+    def minutes_west(self) -> int:
+        return minutes_west(self.now, self.tz)
+
+    @property
+    def parameters(self) -> tuple[float, ...]:
+        return tuple(self.settings.parameters or DEFAULT_PARAMETERS)
+
+    def day(self, when: datetime) -> int:
+        return anki_day(when, self.tz, self.day_start_hour)
+
+
+def fsrs_factor(difficulty: float) -> int:
+    """Anki's revlog `factor` for an FSRS answer: difficulty 1-10 mapped to 100-1100."""
+    return round((difficulty - 1) / 9 * 1000 + 100)
+
+
+def card_columns(
+    sched: SchedulingContext | None, card: Card, locale: str, position: int
+) -> tuple[Any, ...]:
+    """type, queue, due, ivl, factor, reps, lapses, left, odue, odid, flags, data."""
+    new = (NEW, 0, position, 0, 0, 0, 0, 0, 0, 0, 0, "")
+    if sched is None or sched.locale != locale:
+        return new
+    state = sched.states.get(card.id)
+    if state is None:
+        return new
+    data: dict[str, Any] = {}
+    if state.stability is not None and state.difficulty is not None:
+        data = {
+            "s": round(state.stability, 4),
+            "d": round(state.difficulty, 4),
+            "dr": sched.settings.desired_retention,
+            "decay": sched.parameters[20],
+        }
+    if state.last_review is not None:
+        data["lrt"] = int(state.last_review.timestamp())
+    blob = json.dumps(data) if data else ""
+    if state.state == REVIEW:
+        last = state.last_review or state.due
+        ivl = max(1, sched.day(state.due) - sched.day(last))
+        return (REVIEW, QUEUE_REVIEW, sched.day(state.due), ivl, SM2_FACTOR, state.reps,
+                state.lapses, 0, 0, 0, 0, blob)  # fmt: skip
+    steps = (
+        sched.settings.learning_steps
+        if state.state == LEARNING
+        else sched.settings.relearning_steps
+    )
+    # Anki reads `left % 1000` as the steps still to go; ours counts the steps already done.
+    left = max(1, len(steps) - (state.step or 0))
+    # An interval of a day or more is an "interday" step: Anki keeps those by day number.
+    interday = state.last_review is not None and state.due - state.last_review >= DAY
+    queue, due = (
+        (QUEUE_DAY_LEARN, sched.day(state.due))
+        if interday
+        else (QUEUE_LEARN, int(state.due.timestamp()))
+    )
+    # A relearning card keeps the interval it will return to; FSRS's stability (days) is what
+    # Anki's FSRS would base it on.
+    ivl = 0 if state.state == LEARNING else max(1, round(state.stability or 1))
+    ctype = LEARNING if state.state == LEARNING else RELEARNING
+    factor = 0 if state.state == LEARNING else SM2_FACTOR
+    return (ctype, queue, due, ivl, factor, state.reps, state.lapses, left, 0, 0, 0, blob)
+
+
+def _revlog_interval(sched: SchedulingContext, log: ReviewLog) -> int:
+    """Days when positive, seconds when negative (Anki's convention for learning steps)."""
+    if log.state == REVIEW or log.due - log.reviewed_at >= DAY:
+        return max(1, sched.day(log.due) - sched.day(log.reviewed_at))
+    return -max(1, int((log.due - log.reviewed_at).total_seconds()))
+
+
+def _revlog_type(state_before: int | None) -> int:
+    if state_before == REVIEW:
+        return REVLOG_REVIEW
+    if state_before == RELEARNING:
+        return REVLOG_RELEARN
+    return REVLOG_LEARN  # new or learning
+
+
+def revlog_rows(sched: SchedulingContext, card_id: int, anki_card_id: int) -> list[tuple[Any, ...]]:
+    if card_id not in sched.states:
+        return []  # Anki drops revlog rows of cards it does not import as studied
+    rows: list[tuple[Any, ...]] = []
+    last_ivl = 0
+    for log in sched.logs.get(card_id, []):
+        revlog_id = to_epoch_ms(log.reviewed_at)
+        # Ids must be unique; two answers in the same millisecond move one forward.
+        while revlog_id in sched.used_revlog_ids:
+            revlog_id += 1
+        sched.used_revlog_ids.add(revlog_id)
+        ivl = _revlog_interval(sched, log)
+        duration = min(max(log.duration_ms or 0, 0), MAX_INT)
+        rows.append(
+            (revlog_id, anki_card_id, -1, log.rating, ivl, last_ivl, fsrs_factor(log.difficulty),
+             duration, _revlog_type(log.state_before))
+        )  # fmt: skip
+        last_ivl = ivl
+    return rows

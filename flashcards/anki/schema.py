@@ -1,0 +1,203 @@
+"""The schema-11 collection layout genanki writes and every Anki since 2.1 imports.
+
+Only the pieces an importer reads are filled in; the JSON blobs carry the keys Anki's
+`*Schema11` serde structs expect so that nothing falls back to surprising defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+# Fixed forever: Anki matches notetypes by id, so a new id on each export would make every
+# re-import create another notetype. A plausible millisecond stamp (2024-02) keeps Anki's
+# "ids in the future" check quiet. The name is not a stock one, which Anki would rename.
+NOTETYPE_ID = 1_708_000_000_001
+NOTETYPE_NAME = "Flashcards (front/back)"
+FIELDS = ("Front", "Back", "Key")
+EXPLANATION_CLASS = "explanation"
+DEFAULT_DECK_ID = 1
+DECK_CONFIG_ID = 1
+# Deck, note and card ids only need to be consistent inside one package (Anki matches decks
+# by name and notes by guid); deriving them from our ids keeps them stable across exports.
+ID_BASE = 1_600_000_000_000
+
+SCHEMA = """
+CREATE TABLE col (
+    id integer primary key, crt integer not null, mod integer not null,
+    scm integer not null, ver integer not null, dty integer not null,
+    usn integer not null, ls integer not null, conf text not null,
+    models text not null, decks text not null, dconf text not null, tags text not null
+);
+CREATE TABLE notes (
+    id integer primary key, guid text not null, mid integer not null,
+    mod integer not null, usn integer not null, tags text not null,
+    flds text not null, sfld integer not null, csum integer not null,
+    flags integer not null, data text not null
+);
+CREATE TABLE cards (
+    id integer primary key, nid integer not null, did integer not null,
+    ord integer not null, mod integer not null, usn integer not null,
+    type integer not null, queue integer not null, due integer not null,
+    ivl integer not null, factor integer not null, reps integer not null,
+    lapses integer not null, left integer not null, odue integer not null,
+    odid integer not null, flags integer not null, data text not null
+);
+CREATE TABLE revlog (
+    id integer primary key, cid integer not null, usn integer not null,
+    ease integer not null, ivl integer not null, lastIvl integer not null,
+    factor integer not null, time integer not null, type integer not null
+);
+CREATE TABLE graves (usn integer not null, oid integer not null, type integer not null);
+CREATE INDEX ix_notes_usn on notes (usn);
+CREATE INDEX ix_cards_usn on cards (usn);
+CREATE INDEX ix_revlog_usn on revlog (usn);
+CREATE INDEX ix_cards_nid on cards (nid);
+CREATE INDEX ix_cards_sched on cards (did, queue, due);
+CREATE INDEX ix_revlog_cid on revlog (cid);
+CREATE INDEX ix_notes_csum on notes (csum);
+"""
+
+CSS = """.card { font-family: arial; font-size: 20px; text-align: center; color: black;
+  background-color: white; }
+.explanation { margin-top: 1em; font-size: 0.85em; color: #555; }
+"""
+
+
+def notetype(mod: int) -> dict[str, Any]:
+    field_defs = [
+        {"name": name, "ord": i, "sticky": False, "rtl": False, "font": "Arial", "size": 20}
+        for i, name in enumerate(FIELDS)
+    ]
+    return {
+        "id": NOTETYPE_ID,
+        "name": NOTETYPE_NAME,
+        "type": 0,
+        "mod": mod,
+        "usn": -1,
+        "sortf": 0,
+        "did": None,
+        "tags": [],
+        "vers": [],
+        "flds": field_defs,
+        # Key is a field (so it survives a round trip through Anki and lets our importer
+        # recognise the card) but no template shows it.
+        "tmpls": [
+            {
+                "name": "Card 1",
+                "ord": 0,
+                "qfmt": "{{Front}}",
+                "afmt": "{{FrontSide}}\n\n<hr id=answer>\n\n{{Back}}",
+                "bqfmt": "",
+                "bafmt": "",
+                "did": None,
+            }
+        ],
+        "css": CSS,
+        "latexPre": "\\documentclass[12pt]{article}\n\\begin{document}\n",
+        "latexPost": "\\end{document}",
+        "latexsvg": False,
+        "req": [[0, "any", [0]]],
+    }
+
+
+def deck(deck_id: int, name: str, mod: int, description: str = "") -> dict[str, Any]:
+    return {
+        "id": deck_id,
+        "name": name,
+        "desc": description,
+        "mod": mod,
+        "usn": -1,
+        "dyn": 0,
+        "conf": DECK_CONFIG_ID,
+        "collapsed": False,
+        "browserCollapsed": False,
+        "extendNew": 0,
+        "extendRev": 0,
+        "newToday": [0, 0],
+        "revToday": [0, 0],
+        "lrnToday": [0, 0],
+        "timeToday": [0, 0],
+    }
+
+
+def deck_config(
+    mod: int,
+    *,
+    learning_steps: Sequence[int],
+    relearning_steps: Sequence[int],
+    maximum_interval: int,
+    new_per_day: int,
+    reviews_per_day: int,
+    desired_retention: float,
+    parameters: Sequence[float],
+) -> dict[str, Any]:
+    """Anki's schema-11 deck options with our FSRS settings (steps in minutes, as Anki has them)."""
+    return {
+        "id": DECK_CONFIG_ID,
+        "name": "Flashcards",
+        "mod": mod,
+        "usn": -1,
+        "maxTaken": 60,
+        "autoplay": True,
+        "timer": 0,
+        "replayq": True,
+        "dyn": False,
+        "new": {
+            "delays": [s / 60 for s in learning_steps],
+            "ints": [1, 4, 0],
+            "initialFactor": 2500,
+            "order": 1,
+            "perDay": new_per_day,
+            "bury": False,
+        },
+        "lapse": {
+            "delays": [s / 60 for s in relearning_steps],
+            "mult": 0.0,
+            "minInt": 1,
+            "leechFails": 8,
+            "leechAction": 1,
+        },
+        "rev": {
+            "perDay": reviews_per_day,
+            "ease4": 1.3,
+            "maxIvl": maximum_interval,
+            "hardFactor": 1.2,
+            "bury": False,
+        },
+        "desiredRetention": desired_retention,
+        "fsrsParams6": list(parameters),
+        "fsrsWeights": [],
+        "fsrsParams5": [],
+        "sm2Retention": 0.9,
+        "weightSearch": "",
+    }
+
+
+def create(conn: sqlite3.Connection) -> None:
+    conn.executescript(SCHEMA)
+
+
+def write_col(
+    conn: sqlite3.Connection,
+    *,
+    mod_ms: int,
+    crt: int,
+    conf: dict[str, Any],
+    decks: Iterable[dict[str, Any]],
+    dconf: dict[str, Any],
+) -> None:
+    conn.execute(
+        "INSERT INTO col VALUES (1, ?, ?, ?, 11, 0, 0, 0, ?, ?, ?, ?, '{}')",
+        (
+            crt,
+            mod_ms,
+            mod_ms,
+            json.dumps(conf),
+            json.dumps({str(NOTETYPE_ID): notetype(mod_ms // 1000)}),
+            json.dumps({str(d["id"]): d for d in decks}),
+            json.dumps({str(DECK_CONFIG_ID): dconf}),
+        ),
+    )

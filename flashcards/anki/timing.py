@@ -1,0 +1,64 @@
+"""Anki's day numbers, matched to a person's study day (timezone and day-start hour).
+
+Anki counts days since the collection's creation date `crt`; with `creationOffset` set, that
+date is `crt` read at the given offset and a day begins at the `rollover` hour. We always
+write `crt` = midnight UTC of DAY0 with `creationOffset` 0, so day N is DAY0 + N, and a
+moment's day number is its study date (local time minus the day-start hour) minus DAY0.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+DAY0 = date(2020, 1, 1)
+CRT = int(datetime.combine(DAY0, time(0), tzinfo=UTC).timestamp())
+DAY = timedelta(days=1)
+
+
+def study_date(when: datetime, tz: str, day_start_hour: int) -> date:
+    local = when.astimezone(ZoneInfo(tz))
+    return (local - timedelta(hours=day_start_hour)).date()
+
+
+def anki_day(when: datetime, tz: str, day_start_hour: int) -> int:
+    return (study_date(when, tz, day_start_hour) - DAY0).days
+
+
+def day_start(day: date, tz: str, day_start_hour: int) -> datetime:
+    # Combining with the zone keeps the day-start hour fixed across DST changes.
+    return datetime.combine(day, time(day_start_hour), tzinfo=ZoneInfo(tz)).astimezone(UTC)
+
+
+def minutes_west(when: datetime, tz: str) -> int:
+    offset = when.astimezone(ZoneInfo(tz)).utcoffset() or timedelta(0)
+    return -int(offset.total_seconds() // 60)
+
+
+def source_today(
+    crt: int, creation_offset: int | None, rollover: int, now: datetime, tz: str
+) -> int:
+    """The day number a package's collection has at `now`, as Anki computes it on import.
+
+    With `creationOffset` (minutes west) the count is calendar dates between creation and now,
+    less one before the rollover hour (`scheduler/timing.rs`, v2 "new" timing). Without it,
+    Anki's legacy timing counts whole days since `crt` moved to its rollover hour.
+    """
+    local_now = now.astimezone(ZoneInfo(tz))
+    if creation_offset is not None:
+        created = (datetime.fromtimestamp(crt, UTC) - timedelta(minutes=creation_offset)).date()
+        days = (local_now.date() - created).days
+        if local_now.hour < rollover:
+            days -= 1
+        return max(days, 0)
+    created_local = datetime.fromtimestamp(crt, UTC).astimezone(ZoneInfo(tz))
+    start = created_local.replace(hour=rollover, minute=0, second=0, microsecond=0)
+    return max(int((now - start).total_seconds() // 86400), 0)
+
+
+def to_epoch_ms(when: datetime) -> int:
+    return int(when.timestamp() * 1000)
+
+
+def from_epoch(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)

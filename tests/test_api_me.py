@@ -1,0 +1,177 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import Engine, func, select
+
+from flashcards import accounts
+from flashcards.db import transaction
+from flashcards.models import User
+
+from .conftest import T0
+
+PROBLEM = "application/problem+json"
+
+
+@pytest.fixture
+def token(engine: Engine) -> str:
+    with transaction(engine) as s:
+        user = accounts.create_user(s, "ana@example.com", "correct horse", now=T0)
+        return accounts.issue_token(s, user.id, now=T0)
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_get_me_has_every_setting(client: FlaskClient, token: str) -> None:
+    response = client.get("/api/v1/me", headers=auth(token))
+    assert response.status_code == 200
+    assert response.get_json() == {
+        "id": response.get_json()["id"],
+        "email": "ana@example.com",
+        "display_name": "",
+        "locale": "en",
+        "timezone": "UTC",
+        "day_start_hour": 4,
+        "desired_retention": 0.9,
+        "learning_steps": [60, 600],
+        "relearning_steps": [600],
+        "maximum_interval": 36500,
+        "new_per_day": 20,
+        "reviews_per_day": 200,
+    }
+
+
+def test_patch_me_changes_a_subset_and_persists(client: FlaskClient, token: str) -> None:
+    change = {
+        "locale": "ko",
+        "timezone": "America/Los_Angeles",
+        "day_start_hour": 0,
+        "desired_retention": 0.85,
+        "learning_steps": [30, 300, 3600],
+        "new_per_day": 5,
+    }
+    response = client.patch("/api/v1/me", json=change, headers=auth(token))
+    assert response.status_code == 200
+    body = response.get_json()
+    assert {k: body[k] for k in change} == change
+    assert body["reviews_per_day"] == 200
+    again = client.get("/api/v1/me", headers=auth(token)).get_json()
+    assert again == body
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("desired_retention", 0.5),
+        ("desired_retention", 0.995),
+        ("desired_retention", "high"),
+        ("day_start_hour", 24),
+        ("day_start_hour", True),
+        ("new_per_day", -1),
+        ("new_per_day", 1.5),
+        ("reviews_per_day", 100_000),
+        ("maximum_interval", 0),
+        ("learning_steps", [60, -1]),
+        ("relearning_steps", {"a": 1}),
+        ("locale", "de"),
+        ("timezone", "Nowhere/City"),
+        ("email", "other@example.com"),
+        ("id", 2),
+    ],
+)
+def test_patch_me_rejects_each_bad_value_naming_the_field(
+    client: FlaskClient, token: str, field: str, value: Any
+) -> None:
+    before = client.get("/api/v1/me", headers=auth(token)).get_json()
+    response = client.patch(
+        "/api/v1/me", json={"new_per_day": 7, field: value}, headers=auth(token)
+    )
+    assert response.status_code == 422
+    assert response.mimetype == PROBLEM
+    problem = response.get_json()
+    assert problem["field"] == field
+    assert field in problem["detail"]
+    # Nothing of the request was applied, not even its valid part.
+    assert client.get("/api/v1/me", headers=auth(token)).get_json() == before
+
+
+def test_patch_me_requires_a_token(client: FlaskClient, token: str) -> None:
+    response = client.patch("/api/v1/me", json={"new_per_day": 1})
+    assert response.status_code == 401
+    assert response.mimetype == PROBLEM
+
+
+def test_change_password(client: FlaskClient, token: str) -> None:
+    wrong = {"current_password": "wrong horse", "new_password": "new password!"}
+    response = client.post("/api/v1/me/password", json=wrong, headers=auth(token))
+    assert response.status_code == 422
+    assert response.get_json()["field"] == "current_password"
+    short = {"current_password": "correct horse", "new_password": "short"}
+    response = client.post("/api/v1/me/password", json=short, headers=auth(token))
+    assert response.get_json()["field"] == "new_password"
+    right = {"current_password": "correct horse", "new_password": "new password!"}
+    assert client.post("/api/v1/me/password", json=right, headers=auth(token)).status_code == 204
+    sign_in = {"email": "ana@example.com", "password": "new password!"}
+    assert client.post("/api/v1/tokens", json=sign_in).status_code == 201
+
+
+def test_sign_up(client: FlaskClient, engine: Engine) -> None:
+    body = {
+        "email": "Bo@Example.com",
+        "password": "correct horse",
+        "display_name": "Bo",
+        "locale": "es",
+        "timezone": "Asia/Seoul",
+    }
+    response = client.post("/api/v1/users", json=body)
+    assert response.status_code == 201
+    created = response.get_json()
+    assert created["email"] == "bo@example.com"
+    assert (created["locale"], created["timezone"], created["display_name"]) == (
+        "es",
+        "Asia/Seoul",
+        "Bo",
+    )
+    again = client.post("/api/v1/users", json={**body, "email": "BO@example.com"})
+    assert again.status_code == 409
+    assert again.get_json()["field"] == "email"
+    token = client.post(
+        "/api/v1/tokens", json={"email": "bo@example.com", "password": "correct horse"}
+    ).get_json()["token"]
+    assert client.get("/api/v1/me", headers=auth(token)).get_json() == created
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"email": "bo", "password": "correct horse"}, "email"),
+        ({"email": "bo@example.com", "password": "short"}, "password"),
+        ({"email": "bo@example.com", "password": "correct horse", "locale": "xx"}, "locale"),
+        ({"email": "bo@example.com", "password": "correct horse", "timezone": 3}, "timezone"),
+        ({"email": "bo@example.com", "password": "correct horse", "is_admin": True}, "is_admin"),
+    ],
+)
+def test_sign_up_validates(
+    client: FlaskClient, engine: Engine, body: dict[str, Any], field: str
+) -> None:
+    response = client.post("/api/v1/users", json=body)
+    assert response.status_code == 422
+    assert response.get_json()["field"] == field
+    with transaction(engine) as s:
+        assert s.scalar(select(func.count()).select_from(User)) == 0
+
+
+def test_sign_up_can_be_closed(app: Flask, client: FlaskClient, engine: Engine) -> None:
+    app.config["SIGNUP_OPEN"] = False
+    response = client.post(
+        "/api/v1/users", json={"email": "bo@example.com", "password": "pw123456"}
+    )
+    assert response.status_code == 403
+    assert response.mimetype == PROBLEM
+    with transaction(engine) as s:
+        assert s.scalar(select(func.count()).select_from(User)) == 0

@@ -1,0 +1,227 @@
+"""The due queue: order, daily limits, learn-ahead, retired cards, subscriptions, counts."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from fsrs import Rating, State
+from sqlalchemy import Engine, update
+
+from flashcards import queue, subscriptions
+from flashcards.db import transaction
+from flashcards.models import Card
+
+from . import factories as f
+from .conftest import T0
+
+NOW = T0  # 12:00 UTC; the user's day (UTC, 4:00) runs from 04:00 to 04:00 next day.
+
+
+def next_ids(engine: Engine, user: int, now: object = NOW, **kwargs: object) -> list[int]:
+    """The cards the queue serves, in order, answering each Good as it comes."""
+    served = []
+    for _ in range(100):
+        with transaction(engine) as s:
+            card, _counts = queue.next_card(s, user, now=now, **kwargs)  # type: ignore[arg-type]
+            if card is None:
+                return served
+            served.append(card.card_id)
+            f.answer(s, user, card.card_id, Rating.Easy, now=now)  # type: ignore[arg-type]
+    raise AssertionError("queue never emptied")
+
+
+def test_order_is_learning_then_review_then_new(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        deck = f.make_deck(s, "order", 4)
+        f.subscribe(s, user, deck)
+        new, review, learning, _ = f.card_ids(s, deck.id)
+        f.set_state(s, user, review, state=State.Review, due=NOW - timedelta(days=1))
+        f.set_state(s, user, learning, state=State.Learning, due=NOW - timedelta(minutes=1))
+        # An earlier-due review must not jump ahead of a learning card.
+        s.execute(update(Card).where(Card.id == new).values(position=0))
+    with transaction(engine) as s:
+        card, counts = queue.next_card(s, user, now=NOW)
+    assert card is not None and (card.card_id, card.kind) == (learning, "learning")
+    assert (counts.learning, counts.review, counts.new) == (1, 1, 2)
+    assert next_ids(engine, user) == [learning, review, new, _]
+
+
+def test_new_cards_come_in_deck_order_with_text_in_the_subscribed_locale(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        deck = f.make_deck(s, "ordered", 4, locales=("en", "es"))
+        f.subscribe(s, user, deck, "es")
+        ids = f.card_ids(s, deck.id)
+        # Positions, not ids, decide the order.
+        for position, card_id in zip([4, 2, 3, 1], ids, strict=True):
+            s.execute(update(Card).where(Card.id == card_id).values(position=position))
+    with transaction(engine) as s:
+        card, _ = queue.next_card(s, user, now=NOW)
+    assert card is not None and card.kind == "new" and card.state is None
+    assert (card.locale, card.deck_slug, card.key) == ("es", "ordered", "c04")
+    assert card.question == "ordered q4 es"
+    assert next_ids(engine, user) == [ids[3], ids[1], ids[2], ids[0]]
+
+
+def test_daily_new_limit_defaults_to_20_and_resets_next_study_day(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        deck = f.make_deck(s, "many", 25)
+        f.subscribe(s, user, deck)
+    with transaction(engine) as s:
+        _card, counts = queue.next_card(s, user, now=NOW)
+    assert counts.new == 20
+    assert len(next_ids(engine, user)) == 20
+    # Late the same study day (03:59 next calendar day), still nothing new.
+    with transaction(engine) as s:
+        card, counts = queue.next_card(s, user, now=NOW + timedelta(hours=15, minutes=59))
+    assert counts.new == 0 and (card is None or card.kind != "new")
+    # From 04:00 the allowance is back: the 5 cards left.
+    with transaction(engine) as s:
+        _card, counts = queue.next_card(s, user, now=NOW + timedelta(hours=16))
+    assert counts.new == 5
+
+
+def test_subscription_overrides_the_new_limit_and_counts_today_introductions(
+    engine: Engine,
+) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s, new_per_day=10)
+        small = f.make_deck(s, "small", 8)
+        big = f.make_deck(s, "big", 8)
+        f.subscribe(s, user, small, new_per_day=3)
+        f.subscribe(s, user, big)
+        small_ids = f.card_ids(s, small.id)
+        f.answer(s, user, small_ids[0], Rating.Good, now=NOW - timedelta(hours=1))
+        # Introduced yesterday: does not count against today.
+        f.answer(s, user, small_ids[1], Rating.Easy, now=NOW - timedelta(days=1))
+    with transaction(engine) as s:
+        _card, counts = queue.next_card(s, user, now=NOW, deck_id=small.id)
+        assert counts.new == 2
+        _card, counts = queue.next_card(s, user, now=NOW, deck_id=big.id)
+        assert counts.new == 8
+        _card, counts = queue.next_card(s, user, now=NOW)
+        assert counts.new == 10
+
+
+def test_daily_review_limit(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s, reviews_per_day=2)
+        deck = f.make_deck(s, "reviews", 4)
+        f.subscribe(s, user, deck, new_per_day=0)
+        ids = f.card_ids(s, deck.id)
+        for i, card_id in enumerate(ids):
+            f.set_state(s, user, card_id, state=State.Review, due=NOW - timedelta(hours=4 - i))
+    with transaction(engine) as s:
+        card, counts = queue.next_card(s, user, now=NOW)
+    assert counts.review == 2
+    assert card is not None and card.card_id == ids[0]  # most overdue first
+    assert next_ids(engine, user) == ids[:2]
+    with transaction(engine) as s:
+        assert queue.next_card(s, user, now=NOW)[1].review == 0
+    # The subscription may raise it.
+    with transaction(engine) as s:
+        f.subscribe(s, user, subscriptions.find_visible_deck(s, user, "reviews"), reviews_per_day=3)
+    with transaction(engine) as s:
+        card, counts = queue.next_card(s, user, now=NOW)
+    assert counts.review == 1 and card is not None and card.card_id == ids[2]
+
+
+def test_learn_ahead_only_when_nothing_else_is_due(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        deck = f.make_deck(s, "ahead", 3)
+        f.subscribe(s, user, deck, new_per_day=0)
+        soon, later, review = f.card_ids(s, deck.id)
+        f.set_state(s, user, soon, state=State.Learning, due=NOW + timedelta(minutes=10))
+        f.set_state(s, user, later, state=State.Relearning, due=NOW + timedelta(minutes=30))
+        f.set_state(s, user, review, state=State.Review, due=NOW - timedelta(days=1))
+    with transaction(engine) as s:
+        card, counts = queue.next_card(s, user, now=NOW)
+    assert card is not None and card.card_id == review
+    assert counts.learning == 1  # the one within the window
+    with transaction(engine) as s:
+        f.answer(s, user, review, Rating.Easy, now=NOW)
+    with transaction(engine) as s:
+        card, counts = queue.next_card(s, user, now=NOW)
+    assert card is not None and (card.card_id, card.kind) == (soon, "learning")
+    with transaction(engine) as s:
+        f.answer(s, user, soon, Rating.Easy, now=NOW)
+    # 30 minutes ahead is outside the window: nothing to do.
+    with transaction(engine) as s:
+        card, counts = queue.next_card(s, user, now=NOW)
+    assert card is None and counts.learning == 0
+    with transaction(engine) as s:
+        card, _ = queue.next_card(s, user, now=NOW + timedelta(minutes=11))
+    assert card is not None and card.card_id == later
+
+
+def test_learn_ahead_yields_to_new_cards(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        deck = f.make_deck(s, "ahead-new", 2)
+        f.subscribe(s, user, deck)
+        soon, new = f.card_ids(s, deck.id)
+        f.set_state(s, user, soon, state=State.Learning, due=NOW + timedelta(minutes=10))
+    with transaction(engine) as s:
+        card, _ = queue.next_card(s, user, now=NOW)
+    assert card is not None and (card.card_id, card.kind) == (new, "new")
+
+
+def test_retired_cards_are_not_introduced_and_unsubscribed_decks_not_served(
+    engine: Engine,
+) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        deck = f.make_deck(s, "retiring", 3)
+        other = f.make_deck(s, "other", 2)
+        f.subscribe(s, user, deck)
+        ids = f.card_ids(s, deck.id)
+        s.execute(update(Card).where(Card.id == ids[0]).values(retired_at=NOW))
+    with transaction(engine) as s:
+        card, counts = queue.next_card(s, user, now=NOW)
+    assert card is not None and card.card_id == ids[1] and counts.new == 2
+    assert ids[0] not in next_ids(engine, user)
+    with transaction(engine) as s:
+        f.subscribe(s, user, other)
+    with transaction(engine) as s:
+        card, counts = queue.next_card(s, user, now=NOW)
+    assert card is not None and card.deck_slug == "other" and counts.new == 2
+    with transaction(engine) as s:
+        assert subscriptions.unsubscribe(s, user, other)
+    with transaction(engine) as s:
+        assert queue.next_card(s, user, now=NOW) == (None, queue.QueueCounts())
+
+
+def test_deck_filter(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        first = f.make_deck(s, "first", 2)
+        second = f.make_deck(s, "second", 3)
+        f.subscribe(s, user, first)
+        f.subscribe(s, user, second)
+        f.set_state(s, user, f.card_ids(s, first.id)[0], state=State.Review, due=NOW)
+    with transaction(engine) as s:
+        card, counts = queue.next_card(s, user, now=NOW, deck_id=second.id)
+        assert card is not None and card.deck_slug == "second" and card.kind == "new"
+        assert (counts.new, counts.review) == (3, 0)
+        card, counts = queue.next_card(s, user, now=NOW)
+        assert card is not None and card.deck_slug == "first" and card.kind == "review"
+        assert (counts.new, counts.review) == (4, 1)
+    assert len(next_ids(engine, user, deck_id=second.id)) == 3
+
+
+def test_another_users_state_does_not_leak(engine: Engine) -> None:
+    with transaction(engine) as s:
+        ana = f.make_user(s)
+        ben = f.make_user(s)
+        deck = f.make_deck(s, "shared", 2)
+        f.subscribe(s, ana, deck)
+        f.subscribe(s, ben, deck)
+        first = f.card_ids(s, deck.id)[0]
+        f.answer(s, ana, first, Rating.Again, now=NOW - timedelta(minutes=5))
+    with transaction(engine) as s:
+        card, counts = queue.next_card(s, ben, now=NOW)
+    assert card is not None and card.card_id == first and card.kind == "new"
+    assert (counts.new, counts.learning) == (2, 0)

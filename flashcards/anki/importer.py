@@ -82,7 +82,10 @@ def _is_ours(fields: list[str]) -> bool:
 
 
 def _plan_cards(
-    coll: Collection, default_locale: str, report_messages: list[str]
+    coll: Collection,
+    default_locale: str,
+    report_messages: list[str],
+    progress: Progress | None = None,
 ) -> tuple[list[_PlannedCard], int, str | None]:
     cards_by_note: dict[int, list[AnkiCard]] = {}
     for c in coll.cards:
@@ -91,7 +94,9 @@ def _plan_cards(
     skipped: Counter[str] = Counter()
     formatted = 0
     first_locale: str | None = None
-    for note in coll.notes:
+    for done, note in enumerate(coll.notes, 1):
+        if progress is not None and done % 100 == 0:
+            progress(done, len(coll.notes))
         nt = coll.notetypes.get(note.mid)
         if nt is None:
             skipped["have no notetype"] += 1
@@ -172,7 +177,7 @@ def import_package(
     session: Session,
     source: bytes | Path,
     *,
-    owner_user_id: int,
+    owner_user_id: int | None,
     slug: str | None = None,
     locale: str | None = None,
     with_scheduling: bool = False,
@@ -184,12 +189,17 @@ def import_package(
 ) -> ImportReport:
     """A new deck from the package's Basic-like notes (first field front, second back).
 
+    The deck belongs to `owner_user_id` (None: a shared deck, as the shipped ones are).
+
     Packages we exported come back with their card keys, languages and explanations. With
     scheduling, the owner's review state and log are rebuilt from Anki's cards and revlog.
     """
-    user = session.get(User, owner_user_id)
-    if user is None:
+    user = session.get(User, owner_user_id) if owner_user_id is not None else None
+    if owner_user_id is not None and user is None:
         raise NotFound("no such user")
+    if with_scheduling and user is None:
+        raise InvalidInput("importing learning progress needs a user", field="user")
+    user_locale = user.locale if user is not None else "en"
     if slug is not None and not SLUG_RE.match(slug):
         raise InvalidInput(
             "a deck slug is lower-case letters, digits, '-' and '_' (at most 100)", field="slug"
@@ -204,11 +214,11 @@ def import_package(
         with_revlog=with_scheduling,
     )
     messages: list[str] = []
-    planned, formatted, first_locale = _plan_cards(coll, locale or user.locale or "en", messages)
+    planned, formatted, first_locale = _plan_cards(coll, locale or user_locale, messages, progress)
     if not planned:
         detail = " ".join(messages) or "the package has no notes."
         raise AnkiPackageError(f"nothing to import: {detail}")
-    default_locale = locale or first_locale or user.locale or "en"
+    default_locale = locale or first_locale or user_locale
     title = _deck_title(coll, planned)
     if slug is not None:
         if session.scalar(select(Deck.id).where(Deck.slug == slug)) is not None:
@@ -216,11 +226,11 @@ def import_package(
     else:
         slug = _free_slug(session, slugify(title))
 
-    timing = ImportTiming.from_collection(coll, user, now)
-    settings = session.get(SchedulerSettings, owner_user_id)
     states: list[dict[str, Any]] = []
     logs: list[dict[str, Any]] = []
-    if with_scheduling:
+    if with_scheduling and user is not None:
+        timing = ImportTiming.from_collection(coll, user, now)
+        settings = session.get(SchedulerSettings, user.id)
         revlog_by_card: dict[int, list[Any]] = {}
         for r in coll.revlog:
             revlog_by_card.setdefault(r.cid, []).append(r)
@@ -271,8 +281,6 @@ def import_package(
         for loc, (q, a, e) in p.texts.items()
     ]
     session.execute(insert(CardText), text_rows)
-    if progress is not None:
-        progress(len(planned), len(planned))
     for row in states:
         row.update(user_id=owner_user_id, card_id=card_ids[row.pop("_index")], deck_id=deck.id)
     for row in logs:
@@ -280,7 +288,7 @@ def import_package(
         revlog_id = row.pop("revlog_id")
         row.update(
             user_id=owner_user_id, card_id=card_id, deck_id=deck.id,
-            review_id=review_uuid(owner_user_id, deck.id, revlog_id),
+            review_id=review_uuid(owner_user_id or 0, deck.id, revlog_id),
         )  # fmt: skip
     if states:
         session.execute(insert(ReviewState), states)
@@ -304,4 +312,6 @@ def import_package(
         formatting_simplified=formatted, messages=messages,
         tags={p.key: p.tags for p in planned if p.tags},
     )  # fmt: skip
+    if progress is not None:
+        progress(len(coll.notes), len(coll.notes))
     return report

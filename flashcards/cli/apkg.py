@@ -1,0 +1,157 @@
+"""`flashcards apkg ...`: Anki packages out of and into the database."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..anki import export_deck, import_package
+from ..anki.importer import DEFAULT_MAX_BYTES, DEFAULT_MAX_NOTES
+from ..db import transaction
+from ..errors import NotFound
+from ..models import Deck, User
+from . import context
+
+# Below this many notes a bar would only flicker.
+PROGRESS_THRESHOLD = 500
+
+
+def _user_id(session: Session, email: str | None) -> int | None:
+    if email is None:
+        return None
+    user_id = session.scalar(select(User.id).where(User.email == email.strip().lower()))
+    if user_id is None:
+        raise NotFound(f"no user with the email {email}")
+    return user_id
+
+
+class _Progress:
+    """A click progress bar that appears only once the work turns out to be large."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if total < PROGRESS_THRESHOLD:
+            return
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.update(done - self.bar.pos)
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[_Progress]:
+    progress = _Progress(label)
+    try:
+        yield progress
+    finally:
+        if progress.bar is not None:
+            progress.bar.__exit__(None, None, None)
+
+
+@click.group("apkg")
+def apkg_group() -> None:
+    """Anki packages: export a deck (optionally with progress), import an .apkg."""
+
+
+@apkg_group.command("export")
+@click.argument("deck")
+@click.option("--locale", default=None, help="Export one language (default: the deck's).")
+@click.option("--all-locales", is_flag=True, help="Every language, one subdeck each.")
+@click.option("--user", "email", default=None, help="Whose progress to include (an email).")
+@click.option("--with-scheduling", is_flag=True, help="Include the user's review state and log.")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+    help="The .apkg file to write.",
+)  # fmt: skip
+def export_cmd(
+    deck: str,
+    locale: str | None,
+    all_locales: bool,
+    email: str | None,
+    with_scheduling: bool,
+    output: Path,
+) -> None:
+    """Write DECK (its slug) as an Anki package that Anki imports with File > Import."""
+    if locale and all_locales:
+        raise click.UsageError("use either --locale or --all-locales")
+    if with_scheduling and email is None:
+        raise click.UsageError("--with-scheduling needs --user EMAIL")
+    with transaction(context.engine()) as session, _progress("Exporting") as progress:
+        found = session.scalar(select(Deck).where(Deck.slug == deck))
+        if found is None:
+            raise NotFound(f"no deck '{deck}' (see: flashcards decks list)")
+        locales = None if all_locales else [locale or found.default_locale]
+        package = export_deck(
+            session,
+            found.id,
+            locales=locales,
+            user_id=_user_id(session, email),
+            with_scheduling=with_scheduling,
+            now=context.now(),
+            progress=progress,
+        )
+    try:
+        output.write_bytes(package.data)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {output}: {exc.strerror}") from None
+    extra = f", {package.reviews} reviews" if with_scheduling else ""
+    click.echo(f"Wrote {output} ({package.notes} notes{extra}).")
+
+
+@apkg_group.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--deck", "slug", default=None, help="Slug of the new deck (default: from its name).")
+@click.option("--user", "email", default=None, help="Owner of the new deck (default: shared).")
+@click.option("--locale", default=None, help="Language of the notes (default: the owner's).")
+@click.option("--with-scheduling", is_flag=True, help="Keep Anki's progress, for --user.")
+@click.option("--max-notes", default=DEFAULT_MAX_NOTES, show_default=True, type=click.IntRange(1))
+@click.option(
+    "--max-mib", default=DEFAULT_MAX_BYTES >> 20, show_default=True, type=click.IntRange(1)
+)
+def import_cmd(
+    file: Path,
+    slug: str | None,
+    email: str | None,
+    locale: str | None,
+    with_scheduling: bool,
+    max_notes: int,
+    max_mib: int,
+) -> None:
+    """Create a deck from an Anki package (.apkg, old or new format), in one transaction."""
+    if with_scheduling and email is None:
+        raise click.UsageError("--with-scheduling needs --user EMAIL")
+    with transaction(context.engine()) as session, _progress("Importing") as progress:
+        report = import_package(
+            session,
+            file,
+            owner_user_id=_user_id(session, email),
+            slug=slug,
+            locale=locale,
+            with_scheduling=with_scheduling,
+            now=context.now(),
+            max_notes=max_notes,
+            max_bytes=max_mib << 20,
+            progress=progress,
+        )
+    reviews = f", {report.review_logs} reviews" if with_scheduling else ""
+    click.echo(
+        f"Imported {report.cards} cards ({report.texts} texts{reviews}) "
+        f"into the new deck '{report.slug}'."
+    )
+    for message in report.messages:
+        click.echo(f"Note: {message}")
+    if report.tags:
+        click.echo(f"Note: Anki tags of {len(report.tags)} cards are not kept yet.")
+
+
+COMMANDS = [apkg_group]

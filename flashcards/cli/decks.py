@@ -15,9 +15,9 @@ from ..decks.deckfile import (
     LOCALE_RE,
     SLUG_RE,
     LocaleSource,
-    load_deck_dir,
     load_decks,
     parse_locale_file,
+    read_default_locale,
     read_text,
     render_locale_file,
 )
@@ -120,12 +120,10 @@ def import_quiz(file: Path, locale: str, slug: str | None, decks_dir: Path, forc
     target = folder / f"{locale}.deck"
     if target.exists() and not force:
         raise click.ClickException(f"{target} exists; use --force to overwrite it")
-    keys = None
-    if (folder / "deck.toml").exists():
-        keys = load_deck_dir(folder).keys
+    keys = _existing_keys(folder, locale)
     source = quiz_to_locale(quiz, locale, keys, path=str(file))
     rendered = render_locale_file(source, f"Imported from {file.name}.")
-    _check_round_trip(source, rendered, str(file))
+    _check_round_trip(source, str(file))
     folder.mkdir(parents=True, exist_ok=True)
     if not (folder / "deck.toml").exists():
         (folder / "deck.toml").write_text(f'default_locale = "{locale}"\n', encoding="utf-8")
@@ -133,22 +131,45 @@ def import_quiz(file: Path, locale: str, slug: str | None, decks_dir: Path, forc
     click.echo(f"Wrote {target} ({len(source.cards)} cards).")
 
 
-def _check_round_trip(source: LocaleSource, rendered: str, path: str) -> None:
-    """A text line that the deck format would read as a comment, a key or a separator (a
-    question starting with '#', say) must not silently become something else."""
-    again = parse_locale_file(rendered, locale=source.locale, path=path)
-    for card, back in zip(source.cards, again.cards, strict=False):
-        if (card.key, card.question, card.answer, card.explanation) != (
-            back.key,
-            back.question,
-            back.answer,
-            back.explanation,
-        ):
+def _existing_keys(folder: Path, locale: str) -> list[str] | None:
+    """The card keys of the deck's default-locale file, so that an imported translation (or
+    a re-import) lands on the same cards; None for a new deck."""
+    if not (folder / "deck.toml").exists():
+        return None
+    default = read_default_locale(folder)
+    path = folder / f"{default}.deck"
+    if not path.exists():
+        return None
+    try:
+        source = parse_locale_file(read_text(path), locale=default, path=str(path))
+    except DeckFileError:
+        if default == locale:
+            return None  # the broken file is the one being replaced (only with --force)
+        raise
+    return [card.key for card in source.cards]
+
+
+def _check_round_trip(source: LocaleSource, path: str) -> None:
+    """A quiz line that the deck format would read as something else (a question starting
+    with '#' is a comment there) must be reported, not silently changed."""
+    for card in source.cards:
+        alone = LocaleSource(source.locale, "t", "", (card,))
+        try:
+            back = parse_locale_file(render_locale_file(alone), locale=source.locale).cards
+        except DeckFileError as exc:
             raise DeckFileError(
-                path, card.line, "this question cannot be written as a deck card as it is"
+                path, card.line, f"cannot be written as a deck card ({exc.problem})"
+            ) from None
+        if [(c.key, c.question, c.answer, c.explanation) for c in back] != [
+            (card.key, card.question, card.answer, card.explanation)
+        ]:
+            raise DeckFileError(
+                path, card.line, "cannot be written as a deck card (a line starts with '#')"
             )
-    if len(again.cards) != len(source.cards) or again.title != source.title:
-        raise DeckFileError(path, 1, "the quiz cannot be written as a deck file as it is")
+    try:
+        parse_locale_file(render_locale_file(source), locale=source.locale)
+    except DeckFileError as exc:
+        raise DeckFileError(path, 1, f"cannot be written as a deck file ({exc.problem})") from None
 
 
 COMMANDS = [decks_group]

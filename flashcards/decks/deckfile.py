@@ -183,11 +183,9 @@ def read_text(path: Path) -> str:
         raise DeckFileError(str(path), line, f"not UTF-8 text ({exc.reason})") from None
 
 
-def load_deck_dir(folder: Path) -> DeckSource:
-    slug = folder.name
+def read_default_locale(folder: Path) -> str:
+    """The default locale named by `folder/deck.toml`."""
     manifest = folder / "deck.toml"
-    if not SLUG_RE.match(slug):
-        raise DeckFileError(str(folder), None, "a deck folder's name must be a slug (a-z, 0-9, -)")
     try:
         meta = tomllib.loads(read_text(manifest))
     except tomllib.TOMLDecodeError as exc:
@@ -198,6 +196,14 @@ def load_deck_dir(folder: Path) -> DeckSource:
     default_locale = meta.get("default_locale")
     if not isinstance(default_locale, str) or not LOCALE_RE.match(default_locale):
         raise DeckFileError(str(manifest), None, 'needs default_locale = "<locale>" (e.g. "en")')
+    return default_locale
+
+
+def load_deck_dir(folder: Path) -> DeckSource:
+    slug = folder.name
+    if not SLUG_RE.match(slug):
+        raise DeckFileError(str(folder), None, "a deck folder's name must be a slug (a-z, 0-9, -)")
+    default_locale = read_default_locale(folder)
 
     locales: dict[str, LocaleSource] = {}
     for path in sorted(folder.glob("*.deck")):

@@ -7,19 +7,44 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from .errors import InvalidInput
+
 MiB = 1024 * 1024
+TRUE = frozenset({"1", "true", "yes", "on"})
+FALSE = frozenset({"0", "false", "no", "off", ""})
+SQLITE_SYNCHRONOUS = frozenset({"OFF", "NORMAL", "FULL", "EXTRA"})
 
 
 def _env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
     if value is None:
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    word = value.strip().lower()
+    # A typo ("ture") must not silently flip a security setting to its opposite.
+    if word not in TRUE | FALSE:
+        raise InvalidInput(f"{name} must be true or false, not '{value}'", field=name)
+    return word in TRUE
 
 
 def _env_int(name: str, default: int) -> int:
     value = os.environ.get(name)
-    return default if value is None or value == "" else int(value)
+    if value is None or value.strip() == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise InvalidInput(f"{name} must be a whole number, not '{value}'", field=name) from None
+    if number < 0:
+        raise InvalidInput(f"{name} must not be negative", field=name)
+    return number
+
+
+def _env_choice(name: str, default: str, choices: frozenset[str]) -> str:
+    value = (os.environ.get(name) or default).strip().upper()
+    if value not in choices:
+        allowed = ", ".join(sorted(choices))
+        raise InvalidInput(f"{name} must be one of {allowed}, not '{value}'", field=name)
+    return value
 
 
 def load_secret_key(instance_path: Path) -> str:
@@ -28,18 +53,39 @@ def load_secret_key(instance_path: Path) -> str:
     if from_env:
         return from_env
     key_file = instance_path / "secret_key"
-    if key_file.exists():
-        return key_file.read_text().strip()
+    existing = _read_key(key_file)
+    if existing:
+        return existing
     instance_path.mkdir(parents=True, exist_ok=True)
     key = secrets.token_hex(32)
-    # O_EXCL: two workers starting at once must not write two different keys.
+    # Written in full to a private temporary file, then linked into place: a worker starting
+    # at the same moment sees either no key file or a complete one, never an empty one, and
+    # the first link wins.
+    tmp = instance_path / f".secret_key.{os.getpid()}.{secrets.token_hex(4)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return key_file.read_text().strip()
-    with os.fdopen(fd, "w") as f:
-        f.write(key)
-    return key
+        with os.fdopen(fd, "w") as f:
+            f.write(key)
+        if existing == "":
+            os.replace(tmp, key_file)  # an empty key file (left by a crash) is replaced
+            return key
+        try:
+            os.link(tmp, key_file)
+        except FileExistsError:
+            return _read_key(key_file) or key
+        return key
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _read_key(key_file: Path) -> str | None:
+    """The stored key, "" for an empty file, None for no file."""
+    try:
+        if key_file.stat().st_mode & 0o077:
+            key_file.chmod(0o600)  # someone loosened it; a readable key signs anyone's session
+        return key_file.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
 
 
 def settings_from_env(instance_path: Path) -> dict[str, Any]:
@@ -52,6 +98,9 @@ def settings_from_env(instance_path: Path) -> dict[str, Any]:
         "APKG_MAX_NOTES": _env_int("FLASHCARDS_APKG_MAX_NOTES", 100_000),
         "SESSION_COOKIE_SECURE": _env_bool("FLASHCARDS_SECURE_COOKIES", False),
         "REDIS_URL": os.environ.get("FLASHCARDS_REDIS_URL") or None,
-        "SQLITE_SYNCHRONOUS": os.environ.get("FLASHCARDS_SQLITE_SYNCHRONOUS", "NORMAL").upper(),
+        # Interpolated into a PRAGMA statement, so only the known words are accepted.
+        "SQLITE_SYNCHRONOUS": _env_choice(
+            "FLASHCARDS_SQLITE_SYNCHRONOUS", "NORMAL", SQLITE_SYNCHRONOUS
+        ),
         "SIGNIN_ATTEMPTS_PER_15_MIN": _env_int("FLASHCARDS_SIGNIN_ATTEMPTS", 10),
     }

@@ -32,4 +32,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     from .api import bp as api_bp
 
     app.register_blueprint(api_bp)
+
+    from .web import init_app as init_web
+
+    init_web(app)
     return app

@@ -1,0 +1,114 @@
+// Progressive enhancement only: every page works without this file.
+(function () {
+  "use strict";
+
+  function enhanceForms(root) {
+    root.querySelectorAll("[data-browser-timezone]").forEach(function (input) {
+      try {
+        var tz = Intl.DateTimeFormat().resolvedOptions().timeZone;
+        if (tz) { input.value = tz; }
+      } catch (e) { /* keep UTC */ }
+    });
+    root.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
+      var button = select.form.querySelector("button[type=submit]");
+      if (button) { button.hidden = true; }
+      select.addEventListener("change", function () { select.form.requestSubmit(); });
+    });
+  }
+
+  var busy = false;
+
+  function study() { return document.querySelector("[data-study]"); }
+  function live() { return document.getElementById("live"); }
+
+  function reveal() {
+    var section = study();
+    var answer = document.getElementById("answer");
+    var form = document.getElementById("answer-form");
+    if (!section || !answer || !form || !answer.hidden) { return; }
+    answer.hidden = false;
+    form.hidden = false;
+    section.querySelector(".reveal").hidden = true;
+    section.classList.remove("front");
+    section.classList.add("revealed");
+    // The answer is read out first; the buttons follow in tab order.
+    answer.focus();
+  }
+
+  // Sends a study form with fetch() and swaps in the next card from the page the server
+  // redirects to, so there is no full reload; the form still works without it.
+  function send(form, submitter) {
+    if (busy) { return; }
+    busy = true;
+    var data = new FormData(form);
+    if (submitter && submitter.name) { data.append(submitter.name, submitter.value); }
+    var section = study();
+    if (section) { section.classList.add("busy"); }
+    fetch(form.action, {
+      method: "POST",
+      body: data,
+      credentials: "same-origin",
+      headers: { "X-CSRF-Token": data.get("csrf_token") || "" }
+    }).then(function (response) {
+      if (!response.ok) { throw new Error(String(response.status)); }
+      return response.text();
+    }).then(function (html) {
+      var doc = new DOMParser().parseFromString(html, "text/html");
+      var next = doc.querySelector("[data-study]");
+      var current = study();
+      if (!next || !current) { window.location.reload(); return; }
+      current.replaceWith(document.importNode(next, true));
+      var messages = doc.getElementById("live");
+      if (messages && live()) { live().innerHTML = messages.innerHTML; }
+      var question = document.getElementById("question");
+      if (question) { question.focus(); }
+    }).catch(function () {
+      form.submit();
+    }).finally(function () {
+      busy = false;
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("#reveal");
+    if (link) { event.preventDefault(); reveal(); }
+  });
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form.id === "answer-form" || form.id === "undo-form") {
+      event.preventDefault();
+      send(form, event.submitter);
+    }
+  });
+
+  document.addEventListener("keydown", function (event) {
+    if (!study() || event.altKey || event.metaKey) { return; }
+    var target = event.target;
+    if (target && (target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA")) {
+      return;
+    }
+    var answer = document.getElementById("answer");
+    var front = answer && answer.hidden;
+    var undoForm = document.getElementById("undo-form");
+    if ((event.key === "z" && event.ctrlKey) || (event.key === "u" && !event.ctrlKey)) {
+      event.preventDefault();
+      if (undoForm) { send(undoForm, null); }
+      return;
+    }
+    if (event.ctrlKey) { return; }
+    var control = target && (target.tagName === "A" || target.tagName === "BUTTON") && target.id !== "reveal";
+    if (front && !control && (event.key === " " || event.key === "Enter")) {
+      event.preventDefault();
+      reveal();
+      return;
+    }
+    if (!front && answer && /^[1-4]$/.test(event.key)) {
+      event.preventDefault();
+      var button = document.querySelector('#answer-form button[data-key="' + event.key + '"]');
+      if (button) { send(button.form, button); }
+    }
+  });
+
+  document.addEventListener("DOMContentLoaded", function () { enhanceForms(document); });
+})();

@@ -1,0 +1,230 @@
+"""A person's study statistics, counted in their own days (timezone and day-start hour).
+
+No Flask: the stats page renders these; the queries read only the person's own rows.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from sqlalchemy import and_, exists, func, select
+from sqlalchemy.orm import Session
+
+from .access import visible_decks
+from .days import day_bounds, study_date
+from .models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription, User
+
+REVIEW_STATE = 2
+AGAIN = 1
+
+
+@dataclass(frozen=True)
+class DayCount:
+    day: date
+    count: int
+
+
+@dataclass(frozen=True)
+class WeekRetention:
+    week_start: date
+    answers: int
+    passed: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.passed / self.answers if self.answers else None
+
+
+@dataclass(frozen=True)
+class HardCard:
+    card_id: int
+    deck_slug: str
+    question: str
+    lapses: int
+    difficulty: float
+
+
+def _user_day(session: Session, user_id: int) -> tuple[str, int]:
+    row = session.execute(
+        select(User.timezone, User.day_start_hour).where(User.id == user_id)
+    ).one()
+    return row.timezone, row.day_start_hour
+
+
+def _subscribed_deck_ids(session: Session, user_id: int, deck_slug: str | None) -> list[int]:
+    query = (
+        select(Subscription.deck_id)
+        .join(Deck, Deck.id == Subscription.deck_id)
+        .where(Subscription.user_id == user_id)
+    )
+    if deck_slug is not None:
+        query = query.where(Deck.slug == deck_slug)
+    return list(session.scalars(query))
+
+
+def next_due(
+    session: Session, user_id: int, *, now: datetime, deck_slug: str | None = None
+) -> datetime | None:
+    """When something is next to study: the earliest due card, or tomorrow's new cards."""
+    deck_ids = _subscribed_deck_ids(session, user_id, deck_slug)
+    if not deck_ids:
+        return None
+    candidates: list[datetime] = []
+    earliest = session.scalar(
+        select(func.min(ReviewState.due)).where(
+            ReviewState.user_id == user_id,
+            ReviewState.deck_id.in_(deck_ids),
+            ReviewState.due > now,
+        )
+    )
+    if earliest is not None:
+        candidates.append(earliest)
+    seen = exists().where(ReviewState.user_id == user_id, ReviewState.card_id == Card.id)
+    unseen = session.scalar(
+        select(func.count())
+        .select_from(Card)
+        .where(Card.deck_id.in_(deck_ids), Card.retired_at.is_(None), ~seen)
+    )
+    if unseen:
+        tz, hour = _user_day(session, user_id)
+        candidates.append(day_bounds(now, tz, hour)[1])
+    return min(candidates) if candidates else None
+
+
+def cards_by_state(session: Session, user_id: int) -> dict[str, int]:
+    """Cards of the subscribed decks: new (never seen), learning, review, relearning."""
+    deck_ids = _subscribed_deck_ids(session, user_id, None)
+    counts = dict(
+        session.execute(
+            select(ReviewState.state, func.count())
+            .where(ReviewState.user_id == user_id, ReviewState.deck_id.in_(deck_ids))
+            .group_by(ReviewState.state)
+        ).all()
+    )
+    seen = exists().where(ReviewState.user_id == user_id, ReviewState.card_id == Card.id)
+    new = session.scalar(
+        select(func.count())
+        .select_from(Card)
+        .where(Card.deck_id.in_(deck_ids), Card.retired_at.is_(None), ~seen)
+    )
+    return {
+        "new": int(new or 0),
+        "learning": int(counts.get(1, 0)),
+        "review": int(counts.get(2, 0)),
+        "relearning": int(counts.get(3, 0)),
+    }
+
+
+def reviews_per_day(
+    session: Session, user_id: int, *, now: datetime, days: int = 90
+) -> list[DayCount]:
+    """Answers on each of the last `days` study days, today last."""
+    tz, hour = _user_day(session, user_id)
+    today = study_date(now, tz, hour)
+    first = today - timedelta(days=days - 1)
+    start = day_bounds(now - timedelta(days=days - 1), tz, hour)[0]
+    times = session.scalars(
+        select(ReviewLog.reviewed_at).where(
+            ReviewLog.user_id == user_id, ReviewLog.reviewed_at >= start
+        )
+    )
+    counter = Counter(study_date(t, tz, hour) for t in times)
+    return [
+        DayCount(first + timedelta(days=i), counter[first + timedelta(days=i)]) for i in range(days)
+    ]
+
+
+def due_forecast(
+    session: Session, user_id: int, *, now: datetime, days: int = 30
+) -> list[DayCount]:
+    """Cards falling due on each of the next `days` study days; overdue ones count today."""
+    tz, hour = _user_day(session, user_id)
+    today = study_date(now, tz, hour)
+    horizon = day_bounds(now + timedelta(days=days - 1), tz, hour)[1]
+    deck_ids = _subscribed_deck_ids(session, user_id, None)
+    dues = session.scalars(
+        select(ReviewState.due).where(
+            ReviewState.user_id == user_id,
+            ReviewState.deck_id.in_(deck_ids),
+            ReviewState.due < horizon,
+        )
+    )
+    counter = Counter(max(today, study_date(d, tz, hour)) for d in dues)
+    return [
+        DayCount(today + timedelta(days=i), counter[today + timedelta(days=i)]) for i in range(days)
+    ]
+
+
+def retention_by_week(
+    session: Session, user_id: int, *, now: datetime, weeks: int = 12
+) -> list[WeekRetention]:
+    """True retention: the share of answers to review-state cards that were not Again."""
+    tz, hour = _user_day(session, user_id)
+    today = study_date(now, tz, hour)
+    this_monday = today - timedelta(days=today.weekday())
+    first = this_monday - timedelta(weeks=weeks - 1)
+    start = day_bounds(now - timedelta(days=(today - first).days), tz, hour)[0]
+    answers: Counter[date] = Counter()
+    passed: Counter[date] = Counter()
+    for reviewed_at, rating in session.execute(
+        select(ReviewLog.reviewed_at, ReviewLog.rating).where(
+            ReviewLog.user_id == user_id,
+            ReviewLog.reviewed_at >= start,
+            ReviewLog.state_before == REVIEW_STATE,
+        )
+    ):
+        day = study_date(reviewed_at, tz, hour)
+        monday = day - timedelta(days=day.weekday())
+        answers[monday] += 1
+        passed[monday] += rating != AGAIN
+    mondays = [first + timedelta(weeks=i) for i in range(weeks)]
+    return [WeekRetention(m, answers[m], passed[m]) for m in mondays]
+
+
+def hardest_cards(session: Session, user_id: int, *, limit: int = 10) -> list[HardCard]:
+    """The cards with most lapses, then highest difficulty, in the language studied."""
+    rows = session.execute(
+        select(
+            ReviewState.card_id,
+            ReviewState.lapses,
+            ReviewState.difficulty,
+            Deck.slug,
+            Deck.default_locale,
+            Subscription.locale,
+        )
+        .join(Card, Card.id == ReviewState.card_id)
+        .join(Deck, Deck.id == Card.deck_id)
+        .outerjoin(
+            Subscription,
+            and_(Subscription.user_id == user_id, Subscription.deck_id == Deck.id),
+        )
+        .where(
+            ReviewState.user_id == user_id,
+            ReviewState.difficulty.is_not(None),
+            visible_decks(user_id),
+        )
+        .order_by(ReviewState.lapses.desc(), ReviewState.difficulty.desc(), Card.id)
+        .limit(limit)
+    ).all()
+    ids = [r.card_id for r in rows]
+    texts: dict[tuple[int, str], str] = {
+        (t.card_id, t.locale): t.question
+        for t in session.execute(
+            select(CardText.card_id, CardText.locale, CardText.question).where(
+                CardText.card_id.in_(ids)
+            )
+        )
+    }
+    return [
+        HardCard(
+            card_id=r.card_id,
+            deck_slug=r.slug,
+            question=texts.get((r.card_id, r.locale or r.default_locale))
+            or texts.get((r.card_id, r.default_locale), ""),
+            lapses=r.lapses,
+            difficulty=float(r.difficulty or 0),
+        )
+        for r in rows
+    ]

@@ -1,0 +1,33 @@
+"""The HTML pages: thin views over the domain modules, localized with Flask-Babel.
+
+Every module of this package registers its routes on `bp`. `init_app` wires the pieces that
+are app-wide: Babel's selectors, the CSRF check, the security headers and template helpers.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask
+
+bp = Blueprint("web", __name__)
+
+from . import (  # noqa: E402  (the modules register their routes on `bp`)
+    account,
+    auth,
+    csrf,
+    i18n,
+    library,
+    security,
+    stats,
+    study,
+)
+
+__all__ = ["account", "auth", "bp", "init_app", "library", "stats", "study"]
+
+
+def init_app(app: Flask) -> None:
+    i18n.init_app(app)
+    csrf.init_app(app)
+    security.init_app(app)
+    app.jinja_env.globals["current_user"] = auth.current_user
+    app.jinja_env.filters["language_label"] = i18n.language_name
+    app.register_blueprint(bp)

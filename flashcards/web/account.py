@@ -1,0 +1,197 @@
+"""Settings (language, timezone, day start, retention, limits), password, language switcher,
+API tokens, and the HTML error pages."""
+
+from __future__ import annotations
+
+from typing import Any
+from zoneinfo import available_timezones
+
+from flask import flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from werkzeug.exceptions import HTTPException
+from werkzeug.wrappers import Response
+
+from .. import accounts, apitokens
+from ..db import utcnow
+from ..errors import FlashcardsError, InvalidInput
+from ..http import db
+from ..settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
+from . import bp
+from .auth import current_user, login_required, safe_next, user_id
+from .i18n import LANG_COOKIE
+
+ONE_YEAR = 365 * 24 * 3600
+INT_FIELDS = ("day_start_hour", "maximum_interval", "new_per_day", "reviews_per_day")
+
+
+def field_labels() -> dict[str, str]:
+    return {
+        "display_name": _("Name"),
+        "locale": _("Language"),
+        "timezone": _("Time zone"),
+        "day_start_hour": _("New day starts at (hour)"),
+        "desired_retention": _("Desired retention"),
+        "learning_steps": _("Learning steps (minutes)"),
+        "relearning_steps": _("Relearning steps (minutes)"),
+        "maximum_interval": _("Maximum interval (days)"),
+        "new_per_day": _("New cards per day"),
+        "reviews_per_day": _("Reviews per day"),
+    }
+
+
+def _parse_form(form: Any) -> dict[str, object]:
+    """Form strings to the types validate_settings checks; unreadable ones stay strings."""
+    values: dict[str, object] = {}
+    for name in ("display_name", "locale", "timezone"):
+        values[name] = form.get(name, "").strip()
+    for name in INT_FIELDS:
+        raw = form.get(name, "").strip()
+        values[name] = int(raw) if raw.lstrip("-").isdigit() else raw
+    try:
+        values["desired_retention"] = float(form.get("desired_retention", "").replace(",", "."))
+    except ValueError:
+        values["desired_retention"] = form.get("desired_retention", "")
+    for name in ("learning_steps", "relearning_steps"):
+        raw = form.get(name, "").replace(",", " ").split()
+        try:
+            values[name] = [round(float(m) * 60) for m in raw]
+        except ValueError:
+            values[name] = raw
+    return values
+
+
+def _minutes(steps: list[int]) -> str:
+    return " ".join(f"{s / 60:g}" for s in steps)
+
+
+@bp.route("/settings", methods=["GET", "POST"])
+@login_required
+def settings() -> str | Response | tuple[str, int]:
+    uid = user_id()
+    session = db()
+    current = user_settings(session, uid)
+    form: dict[str, object] = {
+        **current,
+        "learning_steps": _minutes(current["learning_steps"]),
+        "relearning_steps": _minutes(current["relearning_steps"]),
+    }
+    errors: dict[str, str] = {}
+    if request.method == "POST":
+        values = _parse_form(request.form)
+        form = {k: request.form.get(k, "") for k in field_labels()}
+        try:
+            clean = validate_settings(values, allowed=values.keys())
+        except InvalidInput as exc:
+            field = exc.field or "display_name"
+            errors[field] = _(
+                "Check “%(field)s”: this value is not allowed.",
+                field=field_labels().get(field, field),
+            )
+        else:
+            apply_user_settings(session, uid, clean)
+            session.commit()
+            flash(_("Settings saved."))
+            return redirect(url_for("web.settings"))
+    return render_template(
+        "settings.html",
+        form=form,
+        errors=errors,
+        labels=field_labels(),
+        timezones=sorted(available_timezones()),
+    ), (422 if errors else 200)
+
+
+@bp.post("/settings/password")
+@login_required
+def change_password() -> Response:
+    session = db()
+    try:
+        accounts.change_password(
+            session,
+            user_id(),
+            request.form.get("current_password", ""),
+            request.form.get("new_password", ""),
+        )
+    except InvalidInput as exc:
+        if exc.field == "current_password":
+            flash(_("The current password is not correct."), "error")
+        else:
+            flash(
+                _(
+                    "Choose a password of %(min)d to %(max)d characters.",
+                    min=accounts.MIN_PASSWORD_LENGTH,
+                    max=accounts.MAX_PASSWORD_LENGTH,
+                ),
+                "error",
+            )
+        return redirect(url_for("web.settings"))
+    session.commit()
+    flash(_("Password changed."))
+    return redirect(url_for("web.settings"))
+
+
+@bp.post("/language")
+def language() -> Response:
+    """The language switcher: the profile for a signed-in person, a cookie for a visitor."""
+    locale = request.form.get("locale", "")
+    target = safe_next(request.form.get("next"))
+    if locale not in SUPPORTED_LOCALES:
+        return redirect(target)
+    user = current_user()
+    if user is not None:
+        session = db()
+        apply_user_settings(session, user.id, {"locale": locale})
+        session.commit()
+    response = redirect(target)
+    response.set_cookie(
+        LANG_COOKIE,
+        locale,
+        max_age=ONE_YEAR,
+        samesite="Lax",
+        httponly=True,
+        secure=request.is_secure,
+    )
+    return response
+
+
+@bp.get("/tokens")
+@login_required
+def tokens() -> str:
+    return render_template(
+        "tokens.html", tokens=apitokens.list_tokens(db(), user_id()), new_token=None
+    )
+
+
+@bp.post("/tokens")
+@login_required
+def create_token() -> str | tuple[str, int]:
+    uid = user_id()
+    session = db()
+    name = request.form.get("name", "").strip()[:100]
+    token = accounts.issue_token(session, uid, now=utcnow(), name=name)
+    session.commit()
+    # Shown once, in this response only: only its hash is stored.
+    return render_template(
+        "tokens.html", tokens=apitokens.list_tokens(session, uid), new_token=token
+    ), 201
+
+
+@bp.post("/tokens/<int:token_id>/revoke")
+@login_required
+def revoke_token(token_id: int) -> Response:
+    session = db()
+    if apitokens.revoke_token_id(session, user_id(), token_id):
+        session.commit()
+        flash(_("Token revoked."))
+    return redirect(url_for("web.tokens"))
+
+
+@bp.errorhandler(FlashcardsError)
+def _domain_error(exc: FlashcardsError) -> tuple[str, int]:
+    return render_template("error.html", status=exc.status), exc.status
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(exc: HTTPException) -> tuple[str, int]:
+    status = exc.code or 500
+    return render_template("error.html", status=status, csrf=exc.description == "csrf"), status

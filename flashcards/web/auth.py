@@ -1,0 +1,173 @@
+"""Sign up, sign in and sign out; the signed-in person of a request."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import ParamSpec, TypeVar
+from urllib.parse import urlsplit
+
+from flask import (
+    current_app,
+    flash,
+    g,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_babel import gettext as _
+from sqlalchemy import select
+from werkzeug.wrappers import Response
+
+from .. import accounts
+from ..api.tokens import signin_key, signin_limiter
+from ..db import utcnow
+from ..errors import Conflict, InvalidInput
+from ..http import db
+from ..models import User
+from ..ratelimit import RateLimited
+from . import bp, csrf
+
+P = ParamSpec("P")
+R = TypeVar("R")
+USER_KEY = "uid"
+
+
+def current_user() -> User | None:
+    if "_web_user" not in g:
+        user_id = session.get(USER_KEY)
+        user = None
+        if isinstance(user_id, int):
+            user = db().scalar(select(User).where(User.id == user_id))
+            if user is None:
+                session.clear()  # the account is gone
+        g._web_user = user
+    found: User | None = g._web_user
+    return found
+
+
+def login_required(view: Callable[P, R]) -> Callable[P, R | Response]:
+    @wraps(view)
+    def wrapped(*args: P.args, **kwargs: P.kwargs) -> R | Response:
+        if current_user() is None:
+            return redirect(url_for("web.signin", next=request.full_path.rstrip("?")))
+        return view(*args, **kwargs)
+
+    return wrapped
+
+
+def user_id() -> int:
+    user = current_user()
+    assert user is not None, "use @login_required"
+    return user.id
+
+
+def safe_next(target: str | None) -> str:
+    """Only a path on this site: `next=//evil.example` or `https://...` goes to the library."""
+    fallback = url_for("web.library")
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return fallback
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc:
+        return fallback
+    return target
+
+
+def _start_session(user: User) -> None:
+    # A fresh session at sign-in: nothing a visitor's cookie carried survives (no fixation).
+    session.clear()
+    session[USER_KEY] = user.id
+    csrf.new_token()
+    g._web_user = user
+
+
+@bp.route("/signup", methods=["GET", "POST"])
+def signup() -> str | Response | tuple[str, int]:
+    if not current_app.config.get("SIGNUP_OPEN", True):
+        return render_template("signup_closed.html"), 403
+    from .i18n import locale_code
+
+    errors: dict[str, str] = {}
+    email = request.form.get("email", "")
+    if request.method == "POST":
+        password = request.form.get("password", "")
+        timezone = request.form.get("timezone") or "UTC"
+        session_db = db()
+        try:
+            try:
+                user = accounts.create_user(
+                    session_db,
+                    email,
+                    password,
+                    now=utcnow(),
+                    display_name=request.form.get("display_name", ""),
+                    locale=locale_code(),
+                    timezone=timezone,
+                )
+            except InvalidInput as exc:
+                if exc.field != "timezone":
+                    raise
+                # The browser's guess was not a zone we know; UTC until they choose in settings.
+                user = accounts.create_user(
+                    session_db, email, password, now=utcnow(), locale=locale_code()
+                )
+        except Conflict:
+            errors["email"] = _("An account with this email already exists.")
+        except InvalidInput as exc:
+            if exc.field == "password":
+                errors["password"] = _(
+                    "Choose a password of %(min)d to %(max)d characters.",
+                    min=accounts.MIN_PASSWORD_LENGTH,
+                    max=accounts.MAX_PASSWORD_LENGTH,
+                )
+            elif exc.field == "display_name":
+                errors["display_name"] = _("Use at most 100 printable characters for your name.")
+            else:
+                errors["email"] = _("Enter an email address like name@example.com.")
+        if not errors:
+            session_db.commit()
+            _start_session(user)
+            flash(_("Welcome! Pick a deck to start studying."))
+            return redirect(url_for("web.library"))
+    status = 422 if errors else 200
+    return render_template("signup.html", errors=errors, email=email), status
+
+
+@bp.route("/signin", methods=["GET", "POST"])
+def signin() -> str | Response | tuple[str, int]:
+    target = safe_next(request.values.get("next"))
+    error = None
+    email = request.form.get("email", "")
+    status = 200
+    if request.method == "POST":
+        password = request.form.get("password", "")
+        limiter = signin_limiter()
+        key = signin_key(email)
+        try:
+            limiter.check(key)
+        except RateLimited as exc:
+            minutes = max(1, round(exc.retry_after / 60))
+            error = _("Too many failed attempts. Try again in %(minutes)d min.", minutes=minutes)
+            response_status = 429
+            return render_template(
+                "signin.html", error=error, email=email, next=target
+            ), response_status
+        user = accounts.authenticate(db(), email, password)
+        if user is None:
+            limiter.failed(key)
+            error = _("Wrong email or password.")
+            status = 401
+        else:
+            limiter.succeeded(key)
+            _start_session(user)
+            return redirect(target)
+    return render_template("signin.html", error=error, email=email, next=target), status
+
+
+@bp.post("/signout")
+def signout() -> Response:
+    session.clear()
+    flash(_("You are signed out."))
+    return redirect(url_for("web.signin"))

@@ -1,0 +1,70 @@
+"""The deck library (subscribe, pick each deck's language) and a deck's own page."""
+
+from __future__ import annotations
+
+from flask import flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from werkzeug.wrappers import Response
+
+from .. import queue, subscriptions
+from ..db import utcnow
+from ..errors import InvalidInput
+from ..http import db
+from . import bp
+from .auth import current_user, login_required, user_id
+from .i18n import language_name, locale_code
+
+
+@bp.get("/")
+def library() -> str:
+    if current_user() is None:
+        return render_template("welcome.html")
+    uid = user_id()
+    session = db()
+    decks = subscriptions.deck_summaries(session, uid, locale_code())
+    _card, counts = queue.next_card(session, uid, now=utcnow())
+    return render_template("library.html", decks=decks, counts=counts)
+
+
+@bp.get("/decks/<slug>")
+@login_required
+def deck(slug: str) -> str:
+    uid = user_id()
+    session = db()
+    found = subscriptions.find_visible_deck(session, uid, slug)
+    summary = next(
+        d for d in subscriptions.deck_summaries(session, uid, locale_code()) if d.id == found.id
+    )
+    counts = None
+    if summary.subscribed_locale:
+        _card, counts = queue.next_card(session, uid, now=utcnow(), deck_id=found.id)
+    return render_template("deck.html", deck=summary, counts=counts)
+
+
+@bp.post("/decks/<slug>/subscription")
+@login_required
+def subscribe(slug: str) -> Response:
+    uid = user_id()
+    session = db()
+    found = subscriptions.find_visible_deck(session, uid, slug)
+    locale = request.form.get("locale") or None
+    try:
+        sub = subscriptions.subscribe(session, uid, found, locale, now=utcnow())
+    except InvalidInput:
+        flash(_("This deck is not available in that language."), "error")
+        return redirect(url_for("web.deck", slug=slug))
+    session.commit()
+    flash(_("You study this deck in %(language)s.", language=language_name(sub.locale)))
+    return redirect(url_for("web.deck", slug=slug))
+
+
+@bp.post("/decks/<slug>/unsubscribe")
+@login_required
+def unsubscribe(slug: str) -> Response:
+    uid = user_id()
+    session = db()
+    found = subscriptions.find_visible_deck(session, uid, slug)
+    if subscriptions.unsubscribe(session, uid, found):
+        session.commit()
+        flash(_("Unsubscribed. Your progress is kept if you come back."))
+    return redirect(url_for("web.library"))

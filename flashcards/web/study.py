@@ -1,0 +1,145 @@
+"""The study session: one card at a time, answered with plain forms (POST, then redirect).
+
+With JavaScript the same forms are sent by fetch() and the next card's HTML replaces the
+current one, so nothing reloads. Each answer form carries a review id derived from the card's
+state: every tab, reload or back-button copy of the same card shows the same id, so the engine
+(idempotent by review id) applies an answer to that state once, however often it is sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import uuid
+from datetime import datetime
+
+from flask import current_app, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from sqlalchemy.exc import IntegrityError
+from werkzeug.wrappers import Response
+
+from .. import queue, stats, study, subscriptions
+from ..db import retrying, utcnow
+from ..errors import Conflict, InvalidInput, NotFound
+from ..http import db
+from ..queue import NextCard
+from ..scheduling import fuzz_seed, preview
+from . import bp
+from .auth import login_required, user_id
+from .i18n import interval, relative, when
+
+
+def review_id_for(uid: int, card: NextCard) -> str:
+    state = card.state
+    basis = f"{uid}:{card.card_id}:{state.reps if state else 0}:"
+    basis += state.last_review.isoformat() if state and state.last_review else "new"
+    key = str(current_app.config["SECRET_KEY"]).encode()
+    digest = hmac.new(key, basis.encode(), hashlib.sha256).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+def rating_labels() -> dict[int, str]:
+    return {1: _("Again"), 2: _("Hard"), 3: _("Good"), 4: _("Easy")}
+
+
+def _deck_id(uid: int, slug: str | None) -> int | None:
+    if not slug:
+        return None
+    return subscriptions.find_visible_deck(db(), uid, slug).id
+
+
+@bp.get("/study")
+@login_required
+def session_page() -> str:
+    uid = user_id()
+    slug = request.args.get("deck") or None
+    session = db()
+    now = utcnow()
+    card, counts = queue.next_card(session, uid, now=now, deck_id=_deck_id(uid, slug))
+    if card is None:
+        next_at: datetime | None = stats.next_due(session, uid, now=now, deck_slug=slug)
+        return render_template(
+            "study_done.html",
+            counts=counts,
+            deck_slug=slug,
+            next_at=next_at,
+            next_when=when(next_at) if next_at else None,
+            next_relative=relative(next_at, now) if next_at else None,
+        )
+    seed = fuzz_seed(uid, card.card_id, card.state.reps if card.state else 0)
+    outcomes = preview(card.config, card.state, now, seed=seed)
+    labels = rating_labels()
+    buttons = [
+        {
+            "rating": int(rating),
+            "label": labels[int(rating)],
+            "interval": interval((outcome.due - now).total_seconds()),
+        }
+        for rating, outcome in outcomes.items()
+    ]
+    return render_template(
+        "study.html",
+        card=card,
+        counts=counts,
+        buttons=buttons,
+        review_id=review_id_for(uid, card),
+        deck_slug=slug,
+        revealed=request.args.get("show") == "1",
+    )
+
+
+def _back(slug: str | None) -> Response:
+    return redirect(url_for("web.session_page", deck=slug or None), code=303)
+
+
+@bp.post("/study/answer")
+@login_required
+def answer() -> Response:
+    uid = user_id()
+    slug = request.form.get("deck") or None
+    try:
+        card_id = int(request.form.get("card_id", ""))
+        rating = study.parse_rating(int(request.form.get("rating", "")))
+        review_id = str(uuid.UUID(request.form.get("review_id", "")))
+    except (ValueError, InvalidInput):
+        flash(_("That answer could not be read. Please answer again."), "error")
+        return _back(slug)
+    session = db()
+    now = utcnow()
+    try:
+        result = retrying(
+            session,
+            lambda: study.answer(session, uid, card_id, rating, review_id, now=now),
+            retry_on=(study.ConcurrentAnswer, IntegrityError),
+        )
+    except (Conflict, NotFound):
+        flash(_("That card has changed since the page was shown."), "error")
+        return _back(slug)
+    if result.created:
+        flash(
+            _(
+                "%(rating)s: next review in %(interval)s.",
+                rating=rating_labels()[int(rating)],
+                interval=interval((result.state.due - now).total_seconds()),
+            )
+        )
+    return _back(slug)
+
+
+@bp.post("/study/undo")
+@login_required
+def undo() -> Response:
+    uid = user_id()
+    slug = request.form.get("deck") or None
+    session = db()
+    try:
+        retrying(
+            session,
+            lambda: study.undo(session, uid, now=utcnow()),
+            retry_on=(study.ConcurrentAnswer,),
+        )
+    except Conflict:
+        flash(_("There is nothing to undo today."), "error")
+        return _back(slug)
+    flash(_("Undone. The card is back in the queue."))
+    return _back(slug)

@@ -218,3 +218,12 @@ def test_serve_help_lists_its_options() -> None:
     for option in ("--host", "--port", "--workers"):
         assert option in result.output
     assert CliRunner().invoke(main, ["serve", "--port", "0"]).exit_code == 2
+
+
+def test_serve_reports_a_bad_setting_before_starting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLASHCARDS_SECRET_KEY", "x")
+    monkeypatch.setenv("FLASHCARDS_SIGNUP_OPEN", "maybe")
+    result = CliRunner().invoke(main, ["serve", "--port", "5999"])
+    line = assert_clean_failure(result)
+    assert line == "Error: FLASHCARDS_SIGNUP_OPEN must be true or false, not 'maybe'"
+    assert "Serving" not in result.output

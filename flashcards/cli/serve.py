@@ -39,6 +39,8 @@ def serve(host: str, port: int, workers: int | None, threads: int) -> None:
             # Each worker builds its own app, so no connection is shared across a fork.
             return create_app()
 
+    # Built once here so that a bad setting is one line now, not a traceback in every worker.
+    create_app().extensions["flashcards.engine"].dispose()
     click.echo(f"Serving flashcards on http://{host}:{port}")
     Server().run()
 

@@ -1,0 +1,304 @@
+"""Answering and undoing: idempotency, races, undo, offline answers, input parsing."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from fsrs import Rating
+from sqlalchemy import Engine, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from flashcards import study
+from flashcards.db import make_engine, retrying, transaction, writer
+from flashcards.errors import Conflict, InvalidInput, NotFound
+from flashcards.models import Card, ReviewLog, ReviewState
+
+from . import factories as f
+from .conftest import T0
+
+NOW = T0
+
+
+def setup_card(engine: Engine, cards: int = 1, **user_settings: Any) -> tuple[int, list[int]]:
+    with transaction(engine) as s:
+        user = f.make_user(s, **user_settings)
+        deck = f.make_deck(s, f"deck-{uuid.uuid4().hex[:8]}", cards)
+        f.subscribe(s, user, deck)
+        return user, f.card_ids(s, deck.id)
+
+
+def state_row(s: Session, user: int, card: int) -> dict[str, Any] | None:
+    row = s.execute(
+        select(ReviewState.__table__).where(
+            ReviewState.user_id == user, ReviewState.card_id == card
+        )
+    ).first()
+    return None if row is None else dict(row._mapping)
+
+
+def log_count(s: Session, user: int) -> int:
+    return (
+        s.scalar(select(func.count()).select_from(ReviewLog).where(ReviewLog.user_id == user)) or 0
+    )
+
+
+def test_same_review_id_is_applied_once_and_returns_the_same_result(engine: Engine) -> None:
+    user, (card,) = setup_card(engine)
+    rid = str(uuid.uuid4())
+    with transaction(engine) as s:
+        first = f.answer(s, user, card, Rating.Good, now=NOW, review_id=rid)
+    with transaction(engine) as s:
+        again = f.answer(s, user, card, Rating.Easy, now=NOW + timedelta(minutes=5), review_id=rid)
+        assert log_count(s, user) == 1
+        assert study.card_state(s, user, card) == first.state
+    assert first.created and not again.created
+    assert (again.review_id, again.card_id, again.state) == (rid, card, first.state)
+
+
+def test_review_id_of_another_card_or_user_is_a_conflict(engine: Engine) -> None:
+    user, (card, other_card) = setup_card(engine, 2)
+    with transaction(engine) as s:
+        other_user = f.make_user(s)
+        f.answer(
+            s, user, card, Rating.Good, now=NOW, review_id="11111111-1111-1111-1111-111111111111"
+        )
+    for who, which in ((user, other_card), (other_user, card)):
+        with pytest.raises(Conflict) as info, transaction(engine) as s:
+            f.answer(
+                s,
+                who,
+                which,
+                Rating.Good,
+                now=NOW,
+                review_id="11111111-1111-1111-1111-111111111111",
+            )
+        assert info.value.field == "review_id"
+    with transaction(engine) as s:
+        assert state_row(s, user, other_card) is None and state_row(s, other_user, card) is None
+
+
+def race(database_url: str, user: int, card: int, now: Any) -> list[str]:
+    """Two threads, each with its own engine and session, answer the card at the same moment."""
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+    ids = [str(uuid.uuid4()) for _ in range(2)]
+
+    def work(review_id: str) -> None:
+        engine = make_engine(database_url)
+        # Connect before the barrier (PostgreSQL pools the connection), so that both answers
+        # start together instead of one winning by its connection set-up time.
+        engine.connect().close()
+        try:
+            with Session(writer(engine), expire_on_commit=False) as session:
+                barrier.wait(timeout=10)
+                retrying(
+                    session,
+                    lambda: study.answer(session, user, card, Rating.Good, review_id, now=now),
+                    retry_on=(study.ConcurrentAnswer, IntegrityError),
+                )
+        except BaseException as exc:  # reported to the test below
+            errors.append(exc)
+        finally:
+            engine.dispose()
+
+    threads = [threading.Thread(target=work, args=(rid,)) for rid in ids]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors, errors
+    return ids
+
+
+def test_two_threads_answering_the_same_card_lose_no_update(
+    database_url: str, engine: Engine
+) -> None:
+    user, cards = setup_card(engine, 3)
+    # A new card (both insert the state: the loser hits the primary key and retries), and a
+    # card with a state (both update it: the loser finds another version and retries).
+    with transaction(engine) as s:
+        f.answer(s, user, cards[1], Rating.Easy, now=NOW - timedelta(days=20))
+        f.answer(s, user, cards[2], Rating.Again, now=NOW - timedelta(minutes=5))
+    for card in cards:
+        with transaction(engine) as s:
+            current = study.card_state(s, user, card)
+        reps0 = current.reps if current else 0
+        race(database_url, user, card, NOW)
+        with transaction(engine) as s:
+            logs = s.execute(
+                select(ReviewLog.__table__)
+                .where(ReviewLog.user_id == user, ReviewLog.card_id == card)
+                .order_by(ReviewLog.id)
+            ).all()
+            state = study.card_state(s, user, card)
+            row = state_row(s, user, card)
+        assert state is not None and row is not None
+        assert state.reps == reps0 + 2
+        recent = logs[-2:]
+        assert len(logs) == reps0 + 2
+        # Each answer saw the state the other left: a chain, not two answers to the same state.
+        first, second = recent
+        assert second.reps_before == first.reps == reps0 + 1
+        assert (second.state_before, second.step_before) == (first.state, first.step)
+        assert second.stability_before == first.stability
+        assert second.difficulty_before == first.difficulty
+        assert second.due_before == first.due
+        assert second.last_review_before == first.reviewed_at
+        assert (second.state, second.stability, second.due) == (
+            int(state.state),
+            state.stability,
+            state.due,
+        )
+        assert row["version"] == reps0 + 2
+
+
+def test_undo_restores_every_column_back_through_the_day_then_conflicts(engine: Engine) -> None:
+    user, (card, other) = setup_card(engine, 2)
+    yesterday = NOW - timedelta(days=1)
+    with transaction(engine) as s:
+        f.answer(s, user, card, Rating.Good, now=yesterday)
+        f.answer(s, user, card, Rating.Good, now=yesterday + timedelta(minutes=10))
+    snapshots = []
+    times = [
+        NOW,
+        NOW + timedelta(minutes=1),
+        NOW + timedelta(minutes=2),
+        NOW + timedelta(minutes=12),
+    ]
+    for when, (which, rating) in zip(
+        times,
+        [(card, Rating.Again), (other, Rating.Good), (card, Rating.Hard), (other, Rating.Good)],
+        strict=True,
+    ):
+        with transaction(engine) as s:
+            snapshots.append((which, state_row(s, user, which)))
+            f.answer(s, user, which, rating, now=when)
+    later = NOW + timedelta(hours=3)
+    for which, before in reversed(snapshots):
+        with transaction(engine) as s:
+            logs_before = log_count(s, user)
+            result = study.undo(s, user, now=later)
+        with transaction(engine) as s:
+            restored = state_row(s, user, which)
+            assert log_count(s, user) == logs_before - 1
+        assert result.card_id == which
+        if before is None:
+            assert restored is None and result.state is None  # the card is new again
+        else:
+            assert restored is not None
+            assert restored["version"] > before["version"]
+            restored.pop("version")
+            before = dict(before)
+            before.pop("version")
+            assert restored == before
+            with transaction(engine) as s:
+                assert result.state == study.card_state(s, user, which)
+    # Yesterday's answers are not undone today.
+    with pytest.raises(Conflict), transaction(engine) as s:
+        study.undo(s, user, now=later)
+    with transaction(engine) as s:
+        assert log_count(s, user) == 2
+
+
+def test_undo_with_nothing_to_undo_is_a_conflict(engine: Engine) -> None:
+    user, _ = setup_card(engine)
+    with pytest.raises(Conflict), transaction(engine) as s:
+        study.undo(s, user, now=NOW)
+
+
+def test_undo_of_a_first_answer_makes_the_card_new_and_introducible_again(engine: Engine) -> None:
+    from flashcards import queue
+
+    user, (card,) = setup_card(engine, new_per_day=1)
+    with transaction(engine) as s:
+        f.answer(s, user, card, Rating.Easy, now=NOW)
+    with transaction(engine) as s:
+        assert queue.next_card(s, user, now=NOW)[0] is None
+        result = study.undo(s, user, now=NOW)
+    assert result.state is None
+    with transaction(engine) as s:
+        assert state_row(s, user, card) is None
+        next_card, counts = queue.next_card(s, user, now=NOW)
+    assert next_card is not None and next_card.card_id == card and counts.new == 1
+
+
+def test_offline_answers_need_a_time_not_in_the_future_nor_before_the_last_review(
+    engine: Engine,
+) -> None:
+    user, (card,) = setup_card(engine)
+    earlier = NOW - timedelta(hours=5)
+    with transaction(engine) as s:
+        result = f.answer(s, user, card, Rating.Good, now=NOW, reviewed_at=earlier)
+    assert result.state.last_review == earlier
+    with transaction(engine) as s:
+        log = s.execute(select(ReviewLog.reviewed_at, ReviewLog.card_id)).one()
+        intro = s.scalar(select(ReviewState.introduced_at))
+    assert log.reviewed_at == earlier and intro == earlier
+    for when in (earlier - timedelta(seconds=1), NOW + timedelta(minutes=5)):
+        with pytest.raises(InvalidInput) as info, transaction(engine) as s:
+            f.answer(s, user, card, Rating.Good, now=NOW, reviewed_at=when)
+        assert info.value.field == "reviewed_at"
+    with transaction(engine) as s:
+        f.answer(s, user, card, Rating.Good, now=NOW, reviewed_at=earlier)  # same instant is fine
+        assert log_count(s, user) == 2
+
+
+def test_retired_cards_are_not_introduced_but_keep_being_reviewed(engine: Engine) -> None:
+    user, (started, fresh) = setup_card(engine, 2)
+    with transaction(engine) as s:
+        f.answer(s, user, started, Rating.Good, now=NOW)
+        s.execute(update(Card).values(retired_at=NOW))
+    with pytest.raises(Conflict), transaction(engine) as s:
+        f.answer(s, user, fresh, Rating.Good, now=NOW)
+    with transaction(engine) as s:
+        assert f.answer(s, user, started, Rating.Good, now=NOW + timedelta(minutes=10)).created
+
+
+def test_cards_of_decks_the_user_cannot_see_are_not_found(engine: Engine) -> None:
+    user, _ = setup_card(engine)
+    with transaction(engine) as s:
+        owner = f.make_user(s)
+        private = f.make_deck(s, "private", 1, owner_user_id=owner)
+        hidden = f.card_ids(s, private.id)[0]
+    with pytest.raises(NotFound), transaction(engine) as s:
+        f.answer(s, user, hidden, Rating.Good, now=NOW)
+    with pytest.raises(NotFound), transaction(engine) as s:
+        f.answer(s, user, 10**9, Rating.Good, now=NOW)
+    with transaction(engine) as s:
+        assert f.answer(s, owner, hidden, Rating.Good, now=NOW).created
+
+
+def test_subscription_overrides_reach_the_scheduler(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s, learning_steps=[60, 600])
+        deck = f.make_deck(s, "steps", 1)
+        f.subscribe(s, user, deck, learning_steps=[120, 3600])
+        card = f.card_ids(s, deck.id)[0]
+        after = f.answer(s, user, card, Rating.Again, now=NOW).state
+    assert after.due == NOW + timedelta(seconds=120)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (1, Rating.Again),
+        (4, Rating.Easy),
+        ("again", Rating.Again),
+        ("Good", Rating.Good),
+        ("HARD", Rating.Hard),
+    ],
+)
+def test_parse_rating_accepts(value: object, expected: Rating) -> None:
+    assert study.parse_rating(value) == expected
+
+
+@pytest.mark.parametrize("value", [0, 5, -1, True, False, "meh", "", "1", 2.0, None, [1]])
+def test_parse_rating_rejects(value: object) -> None:
+    with pytest.raises(InvalidInput) as info:
+        study.parse_rating(value)
+    assert info.value.field == "rating"

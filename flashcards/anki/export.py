@@ -204,9 +204,6 @@ def export_deck(
         "rollover": sched.day_start_hour if sched else 4,
     }
     if sched is not None:
-        # Anki computes the package's "today" with this offset when it shifts due days, so the
-        # shift is measured in the person's timezone rather than the importing machine's.
-        conf["localOffset"] = sched.minutes_west
         conf["fsrs"] = True
     settings = sched.settings if sched else None
     dconf = schema.deck_config(

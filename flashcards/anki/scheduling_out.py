@@ -10,7 +10,7 @@ from typing import Any
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from ..models import Card, ReviewLog, ReviewState, SchedulerSettings, User
-from .timing import DAY, anki_day, minutes_west, to_epoch_ms
+from .timing import DAY, anki_day, to_epoch_ms
 
 NEW, LEARNING, REVIEW, RELEARNING = 0, 1, 2, 3  # Anki card types; our states are 1-3
 QUEUE_LEARN, QUEUE_REVIEW, QUEUE_DAY_LEARN = 1, 2, 3
@@ -36,10 +36,6 @@ class SchedulingContext:
     @property
     def day_start_hour(self) -> int:
         return self.user.day_start_hour
-
-    @property
-    def minutes_west(self) -> int:
-        return minutes_west(self.now, self.tz)
 
     @property
     def parameters(self) -> tuple[float, ...]:

@@ -30,11 +30,6 @@ def day_start(day: date, tz: str, day_start_hour: int) -> datetime:
     return datetime.combine(day, time(day_start_hour), tzinfo=ZoneInfo(tz)).astimezone(UTC)
 
 
-def minutes_west(when: datetime, tz: str) -> int:
-    offset = when.astimezone(ZoneInfo(tz)).utcoffset() or timedelta(0)
-    return -int(offset.total_seconds() // 60)
-
-
 def source_today(
     crt: int, creation_offset: int | None, rollover: int, now: datetime, tz: str
 ) -> int:

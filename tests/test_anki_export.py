@@ -1,0 +1,302 @@
+"""Our `.apkg` export, checked with Anki's own importer (the `anki` package, tests only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from anki.collection import (
+    Collection,
+    ImportAnkiPackageOptions,
+    ImportAnkiPackageRequest,
+)
+from fsrs import Rating
+from sqlalchemy import Engine, select, update
+from sqlalchemy.orm import Session
+
+from flashcards.anki import export_deck
+from flashcards.anki.schema import NOTETYPE_ID, NOTETYPE_NAME
+from flashcards.db import transaction, utcnow
+from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState, User
+
+from .factories import answer, make_user
+
+SLUG = "eks-model-training"
+
+
+def anki_import(
+    col_path: Path, package: bytes, *, with_scheduling: bool = True
+) -> tuple[Collection, Any]:
+    """A fresh (or existing) Anki collection with the package imported as desktop Anki does."""
+    pkg = col_path.with_suffix(f".{len(list(col_path.parent.iterdir()))}.apkg")
+    pkg.write_bytes(package)
+    col = Collection(str(col_path))
+    options = ImportAnkiPackageOptions(
+        with_scheduling=with_scheduling, with_deck_configs=with_scheduling, merge_notetypes=True
+    )
+    response = col.import_anki_package(
+        ImportAnkiPackageRequest(package_path=str(pkg), options=options)
+    )
+    return col, response.log
+
+
+def deck_id(session: Session, slug: str = SLUG) -> int:
+    found = session.scalar(select(Deck.id).where(Deck.slug == slug))
+    assert found is not None
+    return found
+
+
+def card_id(session: Session, key: str, slug: str = SLUG) -> int:
+    found = session.scalar(select(Card.id).join(Deck).where(Deck.slug == slug, Card.key == key))
+    assert found is not None
+    return found
+
+
+def wall_now() -> datetime:
+    # Anki's importer shifts due days by its own clock, so these tests use the real one.
+    return utcnow().replace(microsecond=0)
+
+
+STUDY_PLAN: dict[str, list[tuple[float, Rating]]] = {
+    # key: (days before now, rating); produces review, learning and relearning cards.
+    "tensor-parallelism": [(30, Rating.Good), (29.99, Rating.Good), (20, Rating.Good)],
+    "planning-200b-model": [(12, Rating.Easy), (2, Rating.Hard)],
+    "slurmctld-vs-slurmdbd": [(0.01, Rating.Again)],
+    "nccl-over-efa": [(25, Rating.Easy), (10, Rating.Again)],
+}
+
+
+def study_eks(engine: Engine, now: datetime, **user: Any) -> int:
+    """A user who studied four EKS cards through the study engine; returns the user id."""
+    with transaction(engine) as s:
+        user_id = make_user(s, "learner@example.com", now=now - timedelta(days=40), **user)
+        for key, plan in STUDY_PLAN.items():
+            cid = card_id(s, key)
+            for days_ago, rating in plan:
+                when = now - timedelta(days=days_ago)
+                answer(s, user_id, cid, rating, now=when, reviewed_at=when)
+    return user_id
+
+
+def export(engine: Engine, now: datetime, **kwargs: Any) -> bytes:
+    with transaction(engine) as s:
+        kwargs.setdefault("locales", ["en"])
+        return export_deck(s, deck_id(s), now=now, **kwargs).data
+
+
+def test_one_locale_imports_with_notetype_fields_tags_and_escaping(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    now = wall_now()
+    with transaction(loaded_engine) as s:
+        cid = card_id(s, "bf16-vs-fp16")
+        s.execute(
+            update(CardText)
+            .where(CardText.card_id == cid, CardText.locale == "es")
+            .values(question='¿Es 1 < 2 & "3" > 2?\nSegunda línea', explanation="")
+        )
+    col, log = anki_import(tmp_path / "c.anki2", export(loaded_engine, now, locales=["es"]))
+    try:
+        assert len(log.new) == 15 and not log.duplicate and not log.conflicting
+        names = {d.name for d in col.decks.all_names_and_ids()}
+        assert names == {"Default", "Cuestionario de entrenamiento de modelos en EKS"} or (
+            len(names) == 2 and "Default" in names
+        )
+        notetype = col.models.get(NOTETYPE_ID)
+        assert notetype is not None and notetype["name"] == NOTETYPE_NAME
+        assert [f["name"] for f in notetype["flds"]] == ["Front", "Back", "Key"]
+        notes = [col.get_note(nid) for nid in col.find_notes("")]
+        by_key = {dict(n.items())["Key"]: n for n in notes}
+        edited = dict(by_key["bf16-vs-fp16"].items())
+        assert edited["Front"] == '¿Es 1 &lt; 2 &amp; "3" &gt; 2?<br>Segunda línea'
+        assert '<div class="explanation">' not in edited["Back"]
+        other = dict(by_key["tensor-parallelism"].items())
+        assert '<div class="explanation">' in other["Back"]
+        assert sorted(by_key["tensor-parallelism"].tags) == ["eks-model-training", "lang::es"]
+        cards = [col.get_card(c) for c in col.find_cards("")]
+        assert len(cards) == 15 and all(c.type == 0 and c.queue == 0 and c.ord == 0 for c in cards)
+    finally:
+        col.close()
+
+
+def test_all_locales_make_one_subdeck_per_language_with_stable_guids(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    now = wall_now()
+    first = export(loaded_engine, now, locales=None)
+    col, log = anki_import(tmp_path / "c.anki2", first)
+    try:
+        assert len(log.new) == 45
+        names = {d.name for d in col.decks.all_names_and_ids()}
+        assert {"EKS model training quiz::English", "EKS model training quiz::Español",
+                "EKS model training quiz::한국어"} <= names  # fmt: skip
+        guids = {col.get_note(n).guid for n in col.find_notes("")}
+        assert len(guids) == 45
+        # Exporting again later changes nothing Anki matches on: all duplicates.
+        col.close()
+        col, log = anki_import(
+            tmp_path / "c.anki2", export(loaded_engine, now + timedelta(hours=1), locales=None)
+        )
+        assert len(log.duplicate) == 45 and not log.new
+        assert {col.get_note(n).guid for n in col.find_notes("")} == guids
+    finally:
+        col.close()
+
+
+def test_reexport_after_edit_updates_the_note_instead_of_duplicating(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    now = wall_now()
+    col, _ = anki_import(tmp_path / "c.anki2", export(loaded_engine, now))
+    col.close()
+    with transaction(loaded_engine) as s:
+        s.execute(
+            update(CardText)
+            .where(CardText.card_id == card_id(s, "bf16-vs-fp16"), CardText.locale == "en")
+            .values(answer="Edited answer", updated_at=now + timedelta(minutes=5))
+        )
+    col, log = anki_import(tmp_path / "c.anki2", export(loaded_engine, now + timedelta(minutes=5)))
+    try:
+        assert len(log.updated) == 1 and len(log.duplicate) == 14 and not log.new
+        assert len(col.find_notes("")) == 15
+        backs = [col.get_note(n)["Back"] for n in col.find_notes("Key:bf16-vs-fp16")]
+        assert len(backs) == 1 and backs[0].startswith("Edited answer")
+    finally:
+        col.close()
+
+
+def our_states(engine: Engine, user_id: int) -> dict[str, ReviewState]:
+    with transaction(engine) as s:
+        rows = s.execute(
+            select(Card.key, ReviewState)
+            .join(Card, Card.id == ReviewState.card_id)
+            .where(ReviewState.user_id == user_id)
+        ).all()
+        return {key: state for key, state in rows}
+
+
+def our_ratings(engine: Engine, user_id: int) -> dict[str, list[int]]:
+    with transaction(engine) as s:
+        out: dict[str, list[int]] = {}
+        for key, rating in s.execute(
+            select(Card.key, ReviewLog.rating)
+            .join(Card, Card.id == ReviewLog.card_id)
+            .where(ReviewLog.user_id == user_id)
+            .order_by(ReviewLog.reviewed_at)
+        ):
+            out.setdefault(key, []).append(rating)
+        return out
+
+
+def study_day(when: datetime, tz: str, hour: int) -> Any:
+    from flashcards.anki.timing import study_date
+
+    return study_date(when, tz, hour)
+
+
+@pytest.fixture
+def machine_timezone(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Anki runs on the person's own machine, in their timezone: its "today" (for the package
+    and for the collection) is local, so the process takes the person's zone for the test."""
+    tz: str = request.param
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = tz
+    time.tzset()
+    try:
+        yield tz
+    finally:
+        if saved is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = saved
+        time.tzset()
+
+
+@pytest.mark.parametrize(
+    "machine_timezone", ["UTC", "Pacific/Kiritimati", "America/Los_Angeles"], indirect=True
+)
+def test_with_scheduling_anki_has_the_same_due_days_intervals_memory_and_revlog(
+    loaded_engine: Engine, tmp_path: Path, machine_timezone: str
+) -> None:
+    tz = machine_timezone
+    now = wall_now()
+    user_id = study_eks(loaded_engine, now, timezone=tz, day_start_hour=4)
+    states = our_states(loaded_engine, user_id)
+    ratings = our_ratings(loaded_engine, user_id)
+    data = export(loaded_engine, now, user_id=user_id, with_scheduling=True)
+    col, log = anki_import(tmp_path / "c.anki2", data)
+    try:
+        assert len(log.new) == 15
+        today_here = study_day(now, tz, 4)
+        by_key = {col.get_note(n)["Key"]: n for n in col.find_notes("")}
+        revlog = col.db.all("select id, cid, ease, ivl, lastIvl, factor, time, type from revlog")
+        assert len(revlog) == sum(len(r) for r in ratings.values())
+        for key, state in states.items():
+            card = col.get_card(col.find_cards(f"nid:{by_key[key]}")[0])
+            assert (card.type, card.reps, card.lapses) == (state.state, state.reps, state.lapses)
+            assert card.memory_state.stability == pytest.approx(state.stability, abs=1e-3)
+            assert card.memory_state.difficulty == pytest.approx(state.difficulty, abs=1e-3)
+            assert card.last_review_time == int(state.last_review.timestamp())
+            if state.state == 2:
+                # Same calendar day: as many days from "today" in Anki as here.
+                assert card.queue == 2
+                days_ahead = (study_day(state.due, tz, 4) - today_here).days
+                assert card.due - col.sched.today == days_ahead
+                last_day = study_day(state.last_review, tz, 4)
+                assert card.ivl == (study_day(state.due, tz, 4) - last_day).days
+                # Anki's own FSRS, replaying the shipped revlog, agrees with our state.
+                computed = col.compute_memory_state(card.id)
+                assert computed.stability == pytest.approx(state.stability, rel=0.05)
+                assert computed.difficulty == pytest.approx(state.difficulty, rel=0.05)
+            else:
+                assert card.queue == 1 and card.due == int(state.due.timestamp())
+                assert card.left % 1000 >= 1
+            eases = [r[2] for r in sorted(revlog) if r[1] == card.id]
+            assert eases == ratings[key]
+        # The first answer to a new card is a learning answer; ids are epoch milliseconds.
+        first = min(revlog)
+        assert first[7] == 0 and abs(first[0] / 1000 - (now - timedelta(days=30)).timestamp()) < 1
+    finally:
+        col.close()
+
+
+def test_package_has_scheduler_v2_config_and_user_rollover(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    import sqlite3
+    import zipfile
+
+    now = wall_now()
+    user_id = study_eks(loaded_engine, now, timezone="Asia/Tokyo", day_start_hour=6)
+    path = tmp_path / "p.apkg"
+    path.write_bytes(export(loaded_engine, now, user_id=user_id, with_scheduling=True))
+    with zipfile.ZipFile(path) as z:
+        assert sorted(z.namelist()) == ["collection.anki2", "media"]
+        assert json.loads(z.read("media")) == {}
+        z.extract("collection.anki2", tmp_path)
+    conn = sqlite3.connect(tmp_path / "collection.anki2")
+    try:
+        ver, conf, dconf = conn.execute("select ver, conf, dconf from col").fetchone()
+        conf = json.loads(conf)
+        assert ver == 11 and conf["schedVer"] == 2 and conf["rollover"] == 6
+        options = next(iter(json.loads(dconf).values()))
+        assert options["new"]["delays"] == [1.0, 10.0] and len(options["fsrsParams6"]) == 21
+    finally:
+        conn.close()
+
+
+def test_export_refuses_unknown_locale_and_scheduling_without_user(loaded_engine: Engine) -> None:
+    from flashcards.errors import InvalidInput
+
+    with transaction(loaded_engine) as s:
+        with pytest.raises(InvalidInput, match="no text in fr"):
+            export_deck(s, deck_id(s), locales=["fr"], now=wall_now())
+        with pytest.raises(InvalidInput, match="needs a user"):
+            export_deck(s, deck_id(s), locales=None, with_scheduling=True, now=wall_now())
+    assert User  # keeps the model import meaningful for readers of the fixtures

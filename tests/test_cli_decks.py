@@ -71,6 +71,12 @@ def test_sync_of_a_missing_folder(engine: Engine, cli: CliRunner, tmp_path: Path
     assert line == f"Error: {tmp_path / 'nope'}: no such folder"
 
 
+def test_sync_of_a_folder_without_decks(engine: Engine, cli: CliRunner, tmp_path: Path) -> None:
+    result = run(cli, "decks", "sync", str(tmp_path))
+    assert result.exit_code == 0
+    assert result.output == f"No decks under {tmp_path} (a deck is a folder with a deck.toml).\n"
+
+
 def test_import_both_seeds_into_one_deck_then_sync(
     engine: Engine, cli: CliRunner, tmp_path: Path
 ) -> None:

@@ -53,6 +53,9 @@ def sync(folder: Path) -> None:
     retired, never deleted. Any invalid file leaves the database unchanged.
     """
     sources = load_decks(folder)  # all files are parsed before anything is written
+    if not sources:
+        click.echo(f"No decks under {folder} (a deck is a folder with a deck.toml).")
+        return
     now = context.now()
     with _engine() as engine, transaction(engine) as session:
         reports = [sync_deck(session, source, now=now) for source in sources]

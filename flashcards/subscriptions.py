@@ -26,6 +26,9 @@ class DeckSummary:
 
 
 def find_visible_deck(session: Session, user_id: int, slug: str) -> Deck:
+    # No slug holds a NUL, and PostgreSQL refuses one in a query parameter (a DataError).
+    if "\x00" in slug:
+        raise NotFound(f"no deck {slug!r}")
     deck = session.scalar(select(Deck).where(Deck.slug == slug, visible_decks(user_id)))
     if deck is None:
         raise NotFound(f"no deck '{slug}'")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from flask import Response, jsonify, request
@@ -22,6 +22,9 @@ from .auth import current_user_id
 from .errors import json_body, reject_unknown
 
 MAX_DURATION_MS = 24 * 3600 * 1000
+# Ids are 32-bit INTEGER columns on PostgreSQL: a larger id can name no card, and sending it to
+# the database fails with "integer out of range" (an OverflowError on SQLite above 2**63).
+MAX_ID = 2**31 - 1
 
 
 def state_json(state: CardState | None) -> dict[str, Any] | None:
@@ -120,8 +123,8 @@ def next_card() -> Response:
 def _parse_review(body: dict[str, Any]) -> tuple[int, Any, str, datetime | None, int | None]:
     reject_unknown(body, {"card_id", "rating", "review_id", "duration_ms", "reviewed_at"})
     card_id = body.get("card_id")
-    if not isinstance(card_id, int) or isinstance(card_id, bool) or card_id < 1:
-        raise InvalidInput("card_id must be a positive integer", field="card_id")
+    if not isinstance(card_id, int) or isinstance(card_id, bool) or not 1 <= card_id <= MAX_ID:
+        raise InvalidInput(f"card_id must be an integer from 1 to {MAX_ID}", field="card_id")
     if "rating" not in body:
         raise InvalidInput("rating is required", field="rating")
     rating = study.parse_rating(body["rating"])
@@ -151,10 +154,11 @@ def _parse_time(value: object, field: str) -> datetime:
     if isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value)
-        except ValueError:
-            parsed = None
-        if parsed is not None and parsed.tzinfo is not None:
-            return parsed
+            # Storing converts to UTC; "0001-01-01T00:00+14:00" has no UTC value (OverflowError).
+            if parsed.tzinfo is not None:
+                return parsed.astimezone(UTC)
+        except (ValueError, OverflowError):
+            pass
     raise InvalidInput(f"{field} must be an ISO 8601 time with a UTC offset", field=field)
 
 
@@ -201,6 +205,8 @@ def undo_review() -> Response:
 @bp.get("/cards/<int:card_id>")
 def get_card(card_id: int) -> Response:
     user_id = current_user_id()
+    if card_id > MAX_ID:
+        raise NotFound(f"no card {card_id}")
     session = db()
     row = session.execute(
         select(

@@ -322,3 +322,49 @@ def test_non_utf8_file_through_the_cli(engine: Engine, cli: CliRunner, tmp_path:
     assert result.exit_code == 1
     assert f"{folder / 'es.deck'}:1: not UTF-8 text" in result.output
     assert dump(engine) == before
+
+
+def test_invalid_deck_after_a_valid_changed_one(
+    engine: Engine, cli: CliRunner, tmp_path: Path
+) -> None:
+    root = tmp_path / "decks"
+    shutil.copytree(DECKS, root)
+    assert cli.invoke(main, ["decks", "sync", str(root)]).exit_code == 0
+    before = dump(engine)
+    edit(
+        root / "eks-model-training" / "en.deck",
+        "The tensor operations and weights",
+        "The TENSOR operations and weights",
+    )
+    remove_card(root / "eks-model-training", "slurmctld-vs-slurmdbd")
+    broken = _write_deck(root, "zzz-broken", "title: Z\n\n== one\nQ?\n")
+
+    result = cli.invoke(main, ["decks", "sync", str(root)])
+    assert result.exit_code == 1
+    assert f"{broken / 'en.deck'}:3: card 'one' needs a '--' line and an answer" in result.output
+    assert dump(engine) == before
+
+
+def test_a_failure_while_writing_rolls_everything_back(
+    engine: Engine, cli: CliRunner, tmp_path: Path
+) -> None:
+    """Parsing passes; the second deck's slug belongs to a user: the first deck's writes go."""
+    root = tmp_path / "decks"
+    shutil.copytree(DECKS, root)
+    assert cli.invoke(main, ["decks", "sync", str(root)]).exit_code == 0
+    user_id = add_study(engine)
+    with transaction(engine) as session:
+        session.add(Deck(slug="zzz-mine", default_locale="en", owner_user_id=user_id))
+    before = dump(engine)
+    edit(
+        root / "eks-model-training" / "en.deck",
+        "The tensor operations and weights",
+        "The TENSOR operations and weights",
+    )
+    _write_deck(root, "zzz-mine", "title: Mine\n\n== one\nQ?\n--\nA.\n")
+
+    result = cli.invoke(main, ["decks", "sync", str(root)])
+    assert result.exit_code == 1
+    assert "Error: the deck name 'zzz-mine' is already taken" in result.output
+    assert "Traceback" not in result.output
+    assert dump(engine) == before

@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from .errors import Conflict, InvalidInput, NotFound
+from .errors import Conflict, Forbidden, InvalidInput, NotFound
 from .models import ApiToken, SchedulerSettings, User
 from .settings import scheduler_defaults, validate_settings
 
@@ -128,7 +128,8 @@ def change_password(
     if not isinstance(current_password, str) or not verify_password(
         user.password_hash, current_password
     ):
-        raise InvalidInput("the current password is not correct", field="current_password")
+        # 403, not 422: the request is well formed; the caller failed to prove who they are.
+        raise Forbidden("the current password is not correct", field="current_password")
     user.password_hash = hash_password(check_password_strength(new_password, field="new_password"))
     session.flush()
 

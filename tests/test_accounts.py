@@ -5,7 +5,7 @@ from sqlalchemy import Engine, func, select
 
 from flashcards import accounts
 from flashcards.db import transaction
-from flashcards.errors import Conflict, InvalidInput
+from flashcards.errors import Conflict, Forbidden, InvalidInput
 from flashcards.models import ApiToken, SchedulerSettings, User
 from flashcards.settings import ME_FIELDS, apply_user_settings, user_settings, validate_settings
 
@@ -85,7 +85,7 @@ def test_authenticate(engine: Engine) -> None:
 
 def test_change_password(engine: Engine) -> None:
     user_id = add_user(engine)
-    with pytest.raises(InvalidInput) as info, transaction(engine) as s:
+    with pytest.raises(Forbidden) as info, transaction(engine) as s:
         accounts.change_password(s, user_id, "wrong password", "new password!")
     assert info.value.field == "current_password"
     with pytest.raises(InvalidInput) as info, transaction(engine) as s:
@@ -129,7 +129,8 @@ def test_tokens_are_stored_hashed_resolve_and_revoke(engine: Engine) -> None:
         ("desired_retention", float("nan")),
         ("day_start_hour", 24),
         ("day_start_hour", -1),
-        ("day_start_hour", 4.0),
+        ("day_start_hour", 4.5),
+        ("day_start_hour", float("inf")),
         ("new_per_day", True),
         ("new_per_day", 10_000),
         ("reviews_per_day", -1),
@@ -167,7 +168,7 @@ def test_validate_settings_accepts_boundaries_and_nullable_overrides() -> None:
         "reviews_per_day": 99999,
         "maximum_interval": 36500,
         "learning_steps": [],
-        "relearning_steps": [86_400],
+        "relearning_steps": [86_400.0],
         "locale": "ko",
         "timezone": "Pacific/Kiritimati",
         "display_name": "  Ana  ",
@@ -175,6 +176,8 @@ def test_validate_settings_accepts_boundaries_and_nullable_overrides() -> None:
     clean = validate_settings(values, allowed=ME_FIELDS)
     assert clean["display_name"] == "Ana"
     assert clean["desired_retention"] == 0.7
+    assert clean["relearning_steps"] == [86_400]
+    assert type(clean["relearning_steps"][0]) is int  # type: ignore[index]
     assert validate_settings({"new_per_day": None}, allowed={"new_per_day"}, nullable=True) == {
         "new_per_day": None
     }

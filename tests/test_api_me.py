@@ -109,7 +109,7 @@ def test_patch_me_requires_a_token(client: FlaskClient, token: str) -> None:
 def test_change_password(client: FlaskClient, token: str) -> None:
     wrong = {"current_password": "wrong horse", "new_password": "new password!"}
     response = client.post("/api/v1/me/password", json=wrong, headers=auth(token))
-    assert response.status_code == 422
+    assert response.status_code == 403
     assert response.get_json()["field"] == "current_password"
     short = {"current_password": "correct horse", "new_password": "short"}
     response = client.post("/api/v1/me/password", json=short, headers=auth(token))

@@ -100,6 +100,15 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _has_lone_surrogate(body: Any) -> bool:
+    # json accepts "\\ud800" alone; the database driver would then fail to encode it (a 500).
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def json_body() -> dict[str, Any]:
     """The request body as a JSON object, or a 400/413/415/422 problem saying what is wrong."""
     mimetype = request.mimetype
@@ -113,6 +122,8 @@ def json_body() -> dict[str, Any]:
     except (ValueError, RecursionError) as exc:
         # ValueError covers JSONDecodeError and undecodable bytes.
         raise BadRequest(f"the request body is not valid JSON: {exc}") from None
+    if (b"\\ud" in data or b"\\uD" in data) and _has_lone_surrogate(body):
+        raise BadRequest("the request body has a lone UTF-16 surrogate escape, which is not text")
     if not isinstance(body, dict):
         raise InvalidInput("the request body must be a JSON object")
     return body

@@ -16,6 +16,7 @@ from ..settings import (
     ME_FIELDS,
     SUPPORTED_LOCALES,
     apply_user_settings,
+    timezone_names,
     user_settings,
     validate_settings,
 )
@@ -90,9 +91,18 @@ _STEPS = {
     "description": "Step lengths in seconds.",
 }
 _SETTINGS_PROPERTIES: dict[str, Any] = {
-    "display_name": {"type": "string", "maxLength": 100},
+    "display_name": {
+        "type": "string",
+        "maxLength": 100,
+        "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",
+        "description": "No control characters; surrounding spaces are removed.",
+    },
     "locale": {"type": "string", "enum": list(SUPPORTED_LOCALES)},
-    "timezone": {"type": "string", "description": "IANA name, e.g. America/Los_Angeles."},
+    "timezone": {
+        "type": "string",
+        "description": "IANA name, e.g. America/Los_Angeles.",
+        "enum": sorted(timezone_names()),
+    },
     "day_start_hour": {"type": "integer", "minimum": 0, "maximum": 23},
     "desired_retention": {"type": "number", "minimum": 0.7, "maximum": 0.99},
     "learning_steps": _STEPS,
@@ -161,7 +171,10 @@ PATHS: dict[str, Any] = {
             "operationId": "changePassword",
             "summary": "Change the caller's password.",
             "requestBody": json_request(ref("PasswordChange")),
-            "responses": {"204": {"description": "Changed."}, **problems(401, *BODY_PROBLEMS)},
+            "responses": {
+                "204": {"description": "Changed."},
+                **problems(401, 403, *BODY_PROBLEMS),
+            },
         }
     },
     "/api/v1/users": {

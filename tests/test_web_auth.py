@@ -1,0 +1,149 @@
+"""Sign up, sign in, sign out; CSRF, cookies, security headers, redirects and escaping."""
+
+from __future__ import annotations
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from flashcards.models import User
+
+from .web_helpers import PASSWORD, csrf, sign_up
+
+
+def test_sign_up_signs_in_and_stores_the_chosen_language(
+    client: FlaskClient, engine: Engine
+) -> None:
+    sign_up(client, "Ana@Example.com", language="ko", timezone="Asia/Seoul")
+    page = client.get("/").get_data(as_text=True)
+    assert '<html lang="ko">' in page
+    assert "내 덱" in page
+    with Session(engine) as s:
+        user = s.scalars(select(User)).one()
+    assert (user.email, user.locale, user.timezone) == ("ana@example.com", "ko", "Asia/Seoul")
+
+
+def test_sign_up_errors_are_shown_on_the_form(client: FlaskClient) -> None:
+    token = csrf(client, "/signup")
+    r = client.post("/signup", data={"csrf_token": token, "email": "nope", "password": PASSWORD})
+    assert r.status_code == 422
+    assert "name@example.com" in r.get_data(as_text=True)
+    r = client.post("/signup", data={"csrf_token": token, "email": "a@b.co", "password": "short"})
+    assert r.status_code == 422
+    assert 'id="password-error"' in r.get_data(as_text=True)
+    sign_up(client, "a@b.co")
+    client.post("/signout", data={"csrf_token": csrf(client, "/")})
+    token = csrf(client, "/signup")
+    r = client.post("/signup", data={"csrf_token": token, "email": "A@B.co", "password": PASSWORD})
+    assert r.status_code == 422
+    assert "already exists" in r.get_data(as_text=True)
+
+
+def test_sign_up_can_be_closed(app: Flask, client: FlaskClient) -> None:
+    app.config["SIGNUP_OPEN"] = False
+    assert client.get("/signup").status_code == 403
+
+
+def test_sign_in_regenerates_the_session_and_honours_only_local_next(
+    client: FlaskClient,
+) -> None:
+    sign_up(client, "bo@example.com")
+    client.post("/signout", data={"csrf_token": csrf(client, "/")})
+    visitor_token = csrf(client, "/signin")
+    r = client.post(
+        "/signin",
+        data={
+            "csrf_token": visitor_token,
+            "email": "bo@example.com",
+            "password": PASSWORD,
+            "next": "/stats",
+        },
+    )
+    assert r.status_code == 302 and r.location == "/stats"
+    # The visitor's token died with the old session: a fixated session is worth nothing.
+    assert csrf(client, "/") != visitor_token
+    r = client.post("/signout", data={"csrf_token": visitor_token})
+    assert r.status_code == 400
+    for evil in ("//evil.example/", "https://evil.example/", "/\\evil.example", "javascript:x"):
+        client.post("/signout", data={"csrf_token": csrf(client, "/")})
+        r = client.post(
+            "/signin",
+            data={
+                "csrf_token": csrf(client, "/signin"),
+                "email": "bo@example.com",
+                "password": PASSWORD,
+                "next": evil,
+            },
+        )
+        assert r.status_code == 302 and r.location == "/", evil
+
+
+def test_wrong_password_and_rate_limit(app: Flask, client: FlaskClient) -> None:
+    app.config["SIGNIN_ATTEMPTS_PER_15_MIN"] = 3
+    sign_up(client, "cy@example.com")
+    client.post("/signout", data={"csrf_token": csrf(client, "/")})
+    token = csrf(client, "/signin")
+    for _ in range(3):
+        r = client.post(
+            "/signin", data={"csrf_token": token, "email": "cy@example.com", "password": "wrong!!!"}
+        )
+        assert r.status_code == 401
+        assert "Wrong email or password" in r.get_data(as_text=True)
+    r = client.post(
+        "/signin", data={"csrf_token": token, "email": "cy@example.com", "password": PASSWORD}
+    )
+    assert r.status_code == 429
+    assert "Too many failed attempts" in r.get_data(as_text=True)
+
+
+def test_signed_out_pages_redirect_to_sign_in(client: FlaskClient) -> None:
+    for path in ("/study", "/stats", "/settings", "/tokens", "/decks/eks-model-training"):
+        r = client.get(path)
+        assert r.status_code == 302
+        assert r.location.startswith("/signin?next=")
+
+
+def test_session_cookie_flags(app: Flask, client: FlaskClient) -> None:
+    sign_up(client, "di@example.com")
+    r = client.post("/signout", data={"csrf_token": csrf(client, "/")})
+    cookie = r.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" not in cookie
+    app.config["SESSION_COOKIE_SECURE"] = True
+    r = client.get("/signin", base_url="https://localhost")
+    assert "Secure" in r.headers["Set-Cookie"]
+
+
+def test_csrf_is_required_on_every_web_write_but_not_on_the_api(client: FlaskClient) -> None:
+    sign_up(client, "ed@example.com")
+    for path in ("/signout", "/decks/eks-model-training/subscription", "/study/undo", "/tokens"):
+        r = client.post(path, data={"csrf_token": "forged"})
+        assert r.status_code == 400, path
+        r = client.post(path)
+        assert r.status_code == 400, path
+    # fetch() sends the token as a header instead.
+    r = client.post("/study/undo", headers={"X-CSRF-Token": csrf(client, "/")})
+    assert r.status_code == 303
+    r = client.post("/api/v1/tokens", json={"email": "ed@example.com", "password": PASSWORD})
+    assert r.status_code == 201
+
+
+def test_security_headers(client: FlaskClient) -> None:
+    r = client.get("/signin")
+    csp = r.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    assert "frame-ancestors 'none'" in csp
+    assert r.headers["X-Frame-Options"] == "DENY"
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    page = r.get_data(as_text=True)
+    assert "<script>" not in page and " on" + "click=" not in page
+
+
+def test_user_text_is_escaped(client: FlaskClient) -> None:
+    sign_up(client, "fa@example.com")
+    r = client.post(
+        "/tokens", data={"csrf_token": csrf(client, "/tokens"), "name": "<script>x()</script>"}
+    )
+    assert r.status_code == 201
+    page = r.get_data(as_text=True)
+    assert "<script>x()" not in page and "&lt;script&gt;x()" in page

@@ -1,0 +1,47 @@
+"""Locale choice: profile (written by the switcher) > visitor cookie > Accept-Language > en."""
+
+from __future__ import annotations
+
+from flask.testing import FlaskClient
+
+from .web_helpers import csrf, sign_up
+
+
+def test_accept_language_then_english(client: FlaskClient) -> None:
+    assert '<html lang="es">' in client.get(
+        "/signin", headers={"Accept-Language": "es-MX,es;q=0.9"}
+    ).get_data(as_text=True)
+    assert '<html lang="ko">' in client.get(
+        "/signin", headers={"Accept-Language": "ko-KR"}
+    ).get_data(as_text=True)
+    page = client.get("/signin", headers={"Accept-Language": "fr"}).get_data(as_text=True)
+    assert '<html lang="en">' in page and "Sign in" in page
+
+
+def test_visitor_switcher_sets_a_cookie_that_beats_accept_language(client: FlaskClient) -> None:
+    client.environ_base["HTTP_ACCEPT_LANGUAGE"] = "es"
+    r = client.post(
+        "/language", data={"csrf_token": csrf(client), "locale": "ko", "next": "/signin"}
+    )
+    assert r.status_code == 302 and r.location == "/signin"
+    page = client.get("/signin").get_data(as_text=True)
+    assert '<html lang="ko">' in page and "로그인" in page
+
+
+def test_switcher_writes_the_profile_which_beats_everything(client: FlaskClient) -> None:
+    sign_up(client, "go@example.com", language="es")
+    assert "Tus mazos" in client.get("/").get_data(as_text=True)
+    client.post("/language", data={"csrf_token": csrf(client, "/"), "locale": "ko", "next": "/"})
+    client.delete_cookie("lang")
+    client.environ_base["HTTP_ACCEPT_LANGUAGE"] = "es"
+    page = client.get("/").get_data(as_text=True)
+    assert '<html lang="ko">' in page and "내 덱" in page
+
+
+def test_unknown_locale_and_foreign_next_are_ignored(client: FlaskClient) -> None:
+    r = client.post(
+        "/language",
+        data={"csrf_token": csrf(client), "locale": "xx", "next": "https://evil.example/"},
+    )
+    assert r.status_code == 302 and r.location == "/"
+    assert "lang=" not in r.headers.get("Set-Cookie", "")

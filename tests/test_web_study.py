@@ -1,0 +1,188 @@
+"""The study session through plain forms (no JavaScript), in the learner's language."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from flask.testing import FlaskClient
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
+
+from flashcards.models import ReviewLog, ReviewState
+
+from .web_helpers import CARD_ID_RE, REVIEW_ID_RE, csrf, sign_up, subscribe
+
+INTERVAL_RE = re.compile(r'class="rate-interval">([^<]+)<')
+
+
+def _answer_form(client: FlaskClient, path: str = "/study") -> dict[str, str]:
+    page = client.get(path).get_data(as_text=True)
+    card = CARD_ID_RE.search(page)
+    review = REVIEW_ID_RE.search(page)
+    assert card and review, page
+    return {"csrf_token": csrf(client, path), "card_id": card[1], "review_id": review[1]}
+
+
+def _logs(engine: Engine) -> int:
+    with Session(engine) as s:
+        return s.scalar(select(func.count()).select_from(ReviewLog)) or 0
+
+
+@pytest.mark.parametrize(
+    ("language", "question", "labels", "intervals"),
+    [
+        ("ko", "텐서 병렬화", ["다시", "어려움", "좋음", "쉬움"], ["1분", "6분", "10분", "1주"]),
+        (
+            "es",
+            "paralelismo de tensores",
+            ["Otra vez", "Difícil", "Bien", "Fácil"],
+            ["1 minuto", "6 minutos", "10 minutos", "1 semana"],
+        ),
+    ],
+)
+def test_study_page_is_in_the_learners_language(
+    client: FlaskClient,
+    loaded_engine: Engine,
+    language: str,
+    question: str,
+    labels: list[str],
+    intervals: list[str],
+) -> None:
+    sign_up(client, language=language)
+    subscribe(client, language)
+    front = client.get("/study").get_data(as_text=True)
+    assert f'<html lang="{language}">' in front
+    assert question in front.lower() or question in front
+    assert re.search(r'<div id="answer"[^>]*hidden', front), "the back is hidden at first"
+    back = client.get("/study?show=1").get_data(as_text=True)
+    assert not re.search(r'<div id="answer"[^>]*hidden', back)
+    for label in labels:
+        assert f'<span class="rate-label">{label}</span>' in back
+    assert INTERVAL_RE.findall(back) == intervals
+
+
+def test_answer_is_applied_once_however_often_it_is_sent(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    subscribe(client, "en")
+    form = _answer_form(client)
+    # A second tab showing the same card carries the same review id.
+    assert _answer_form(client)["review_id"] == form["review_id"]
+    r = client.post("/study/answer", data={**form, "rating": "3"})
+    assert r.status_code == 303 and r.location == "/study"
+    assert "Good: next review in 10 minutes." in client.get("/study").get_data(as_text=True)
+    for rating in ("3", "1"):  # double click, back button, the other tab
+        assert client.post("/study/answer", data={**form, "rating": rating}).status_code == 303
+    assert _logs(loaded_engine) == 1
+    counts = re.findall(r'class="num">(\d+)<', client.get("/study").get_data(as_text=True))
+    assert counts[:3] == ["14", "1", "0"]
+
+
+def test_undo_restores_the_card(client: FlaskClient, loaded_engine: Engine) -> None:
+    sign_up(client)
+    subscribe(client, "en")
+    first = _answer_form(client)
+    client.post("/study/answer", data={**first, "rating": "4"})
+    assert _answer_form(client)["card_id"] != first["card_id"]
+    r = client.post("/study/undo", data={"csrf_token": first["csrf_token"]})
+    assert r.status_code == 303
+    page = client.get("/study").get_data(as_text=True)
+    assert "Undone" in page
+    assert CARD_ID_RE.search(page)[1] == first["card_id"]  # type: ignore[index]
+    assert _logs(loaded_engine) == 0
+    with Session(loaded_engine) as s:
+        assert s.scalar(select(func.count()).select_from(ReviewState)) == 0
+    r = client.post("/study/undo", data={"csrf_token": first["csrf_token"]})
+    assert "nothing to undo" in client.get("/study").get_data(as_text=True)
+
+
+def test_bad_answers_never_fail_with_a_server_error(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    subscribe(client, "en")
+    form = _answer_form(client)
+    for bad in (
+        {"rating": "5"},
+        {"rating": "x"},
+        {"rating": "3", "review_id": "not-a-uuid"},
+        {"rating": "3", "card_id": "999999"},
+        {"rating": "3", "card_id": ""},
+    ):
+        r = client.post("/study/answer", data={**form, **bad})
+        assert r.status_code == 303, bad
+    assert _logs(loaded_engine) == 0
+    assert client.get("/study?deck=nope").status_code == 404
+
+
+def test_finished_screen_says_when_the_next_card_is_due(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client, language="es")
+    subscribe(client, "es")
+    settings = client.get("/settings").get_data(as_text=True)
+    assert "Ajustes" in settings
+    r = client.post(
+        "/settings",
+        data={
+            "csrf_token": csrf(client, "/settings"),
+            "display_name": "",
+            "locale": "es",
+            "timezone": "Europe/Madrid",
+            "day_start_hour": "4",
+            "desired_retention": "0,9",
+            "new_per_day": "1",
+            "reviews_per_day": "200",
+            "learning_steps": "1 10",
+            "relearning_steps": "10",
+            "maximum_interval": "36500",
+        },
+    )
+    assert r.status_code == 302
+    client.post("/study/answer", data={**_answer_form(client), "rating": "4"})
+    page = client.get("/study").get_data(as_text=True)
+    assert 'id="next-due"' in page and "La próxima tarjeta estará lista dentro de" in page
+
+
+def test_settings_reject_out_of_range_values_naming_the_field(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    base = {
+        "csrf_token": csrf(client, "/settings"),
+        "display_name": "Ana",
+        "locale": "en",
+        "timezone": "UTC",
+        "day_start_hour": "4",
+        "desired_retention": "0.9",
+        "new_per_day": "20",
+        "reviews_per_day": "200",
+        "learning_steps": "1 10",
+        "relearning_steps": "10",
+        "maximum_interval": "36500",
+    }
+    for field, value, label in (
+        ("desired_retention", "0.5", "Desired retention"),
+        ("day_start_hour", "24", "New day starts at"),
+        ("timezone", "Mars/Olympus", "Time zone"),
+        ("learning_steps", "one", "Learning steps"),
+        ("new_per_day", "lots", "New cards per day"),
+    ):
+        r = client.post("/settings", data={**base, field: value})
+        assert r.status_code == 422, field
+        assert label in r.get_data(as_text=True)
+    assert client.post("/settings", data=base).status_code == 302
+
+
+def test_deck_page_and_unsubscribe(client: FlaskClient, loaded_engine: Engine) -> None:
+    sign_up(client)
+    page = client.get("/decks/eks-model-training").get_data(as_text=True)
+    assert "Subscribe" in page and "15 cards" in page
+    subscribe(client, "ko")
+    page = client.get("/decks/eks-model-training").get_data(as_text=True)
+    assert "EKS 모델 훈련 퀴즈" in page and "Study this deck" in page
+    r = client.post("/decks/eks-model-training/unsubscribe", data={"csrf_token": csrf(client, "/")})
+    assert r.status_code == 302
+    assert client.get("/decks/nope").status_code == 404

@@ -1,0 +1,113 @@
+"""The API tokens page and the stats page (SVG charts with text alternatives)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from flask.testing import FlaskClient
+from fsrs import Rating
+from sqlalchemy import Engine
+
+from flashcards import stats
+from flashcards.accounts import create_user
+from flashcards.db import transaction
+from flashcards.models import User
+from flashcards.study import answer
+from flashcards.subscriptions import find_visible_deck, subscribe
+
+from .web_helpers import csrf, sign_up
+from .web_helpers import subscribe as web_subscribe
+
+
+def test_tokens_are_shown_once_work_on_the_api_and_can_be_revoked(
+    client: FlaskClient,
+) -> None:
+    sign_up(client)
+    r = client.post("/tokens", data={"csrf_token": csrf(client, "/tokens"), "name": "phone"})
+    assert r.status_code == 201
+    token = re.search(r'<code id="new-token">([^<]+)</code>', r.get_data(as_text=True))
+    assert token
+    api = {"Authorization": f"Bearer {token[1]}"}
+    assert client.get("/api/v1/me", headers=api).status_code == 200
+    page = client.get("/tokens").get_data(as_text=True)
+    assert "phone" in page and token[1] not in page
+    action = re.search(r'action="(/tokens/\d+/revoke)"', page)
+    assert action
+    client.post(action[1], data={"csrf_token": csrf(client, "/tokens")})
+    assert client.get("/api/v1/me", headers=api).status_code == 401
+
+
+def test_stats_page_renders_charts_with_text_alternatives(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client, language="ko")
+    web_subscribe(client, "ko")
+    page = client.get("/study?show=1").get_data(as_text=True)
+    form = {
+        "csrf_token": csrf(client, "/study"),
+        "card_id": re.search(r'name="card_id" value="(\d+)"', page)[1],  # type: ignore[index]
+        "review_id": re.search(r'name="review_id" value="([^"]+)"', page)[1],  # type: ignore[index]
+        "rating": "3",
+    }
+    client.post("/study/answer", data=form)
+    page = client.get("/stats").get_data(as_text=True)
+    assert page.count("<svg") == 3
+    assert "<title" in page and "<desc" in page and "<table>" in page
+    assert "일일" in page or "하루" in page or "복습" in page
+    assert 'style="' not in page
+
+
+def _user(engine: Engine, tz: str) -> int:
+    with transaction(engine) as s:
+        user = create_user(
+            s, f"{tz.replace('/', '.')}@example.com", "password1", now=T0, timezone=tz
+        )
+        subscribe(s, user.id, find_visible_deck(s, user.id, "eks-model-training"), "en", now=T0)
+        return user.id
+
+
+T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+
+
+def test_stats_count_in_the_users_days(loaded_engine: Engine) -> None:
+    uid = _user(loaded_engine, "Asia/Seoul")
+    # 18:30 UTC on 2 March is 03:30 on 3 March in Seoul: still the study day of 2 March.
+    late = datetime(2026, 3, 2, 18, 30, tzinfo=UTC)
+    # 19:30 UTC is 04:30 in Seoul: the study day of 3 March.
+    next_day = datetime(2026, 3, 2, 19, 30, tzinfo=UTC)
+    with transaction(loaded_engine) as s:
+        answer(s, uid, 1, Rating.Good, "00000000-0000-4000-8000-000000000001", now=late)
+        answer(s, uid, 2, Rating.Again, "00000000-0000-4000-8000-000000000002", now=next_day)
+    now = datetime(2026, 3, 3, 12, 0, tzinfo=UTC)
+    with transaction(loaded_engine) as s:
+        daily = stats.reviews_per_day(s, uid, now=now)
+        assert len(daily) == 90
+        assert [(d.day.isoformat(), d.count) for d in daily[-2:]] == [
+            ("2026-03-02", 1),
+            ("2026-03-03", 1),
+        ]
+        by_state = stats.cards_by_state(s, uid)
+        assert by_state == {"new": 13, "learning": 2, "review": 0, "relearning": 0}
+        forecast = stats.due_forecast(s, uid, now=now)
+        assert len(forecast) == 30 and forecast[0].count == 2
+        assert stats.next_due(s, uid, now=now) is not None
+        hardest = stats.hardest_cards(s, uid)
+        assert len(hardest) == 2 and all(h.question for h in hardest)
+        assert stats.retention_by_week(s, uid, now=now)[-1].answers == 0
+
+
+def test_true_retention_counts_review_state_answers_only(loaded_engine: Engine) -> None:
+    uid = _user(loaded_engine, "UTC")
+    t = T0
+    with transaction(loaded_engine) as s:
+        s.get(User, uid)
+        answer(s, uid, 1, Rating.Easy, "00000000-0000-4000-8000-00000000000a", now=t)
+        answer(s, uid, 2, Rating.Easy, "00000000-0000-4000-8000-00000000000b", now=t)
+    later = t + timedelta(days=40)
+    with transaction(loaded_engine) as s:
+        answer(s, uid, 1, Rating.Again, "00000000-0000-4000-8000-00000000000c", now=later)
+        answer(s, uid, 2, Rating.Good, "00000000-0000-4000-8000-00000000000d", now=later)
+    with transaction(loaded_engine) as s:
+        week = stats.retention_by_week(s, uid, now=later)[-1]
+        assert (week.answers, week.passed, week.rate) == (2, 1, 0.5)

@@ -1,0 +1,41 @@
+"""Helpers for the HTML tests: read the CSRF token from a page, sign up through the form."""
+
+from __future__ import annotations
+
+import re
+
+from flask.testing import FlaskClient
+
+CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
+REVIEW_ID_RE = re.compile(r'name="review_id" value="([^"]+)"')
+CARD_ID_RE = re.compile(r'name="card_id" value="(\d+)"')
+PASSWORD = "correct horse battery"
+
+
+def csrf(client: FlaskClient, path: str = "/signin") -> str:
+    match = CSRF_RE.search(client.get(path).get_data(as_text=True))
+    assert match, f"no CSRF token on {path}"
+    return match.group(1)
+
+
+def sign_up(
+    client: FlaskClient,
+    email: str = "ana@example.com",
+    *,
+    language: str = "en",
+    timezone: str = "UTC",
+) -> None:
+    client.environ_base["HTTP_ACCEPT_LANGUAGE"] = language
+    token = csrf(client, "/signup")
+    response = client.post(
+        "/signup",
+        data={"csrf_token": token, "email": email, "password": PASSWORD, "timezone": timezone},
+    )
+    assert response.status_code == 302, response.get_data(as_text=True)
+
+
+def subscribe(client: FlaskClient, locale: str, slug: str = "eks-model-training") -> None:
+    response = client.post(
+        f"/decks/{slug}/subscription", data={"csrf_token": csrf(client, "/"), "locale": locale}
+    )
+    assert response.status_code == 302

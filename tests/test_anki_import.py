@@ -1,0 +1,284 @@
+"""`.apkg` import: our own packages round-tripped through Anki, Anki's own decks, bad input."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+import zipfile
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+from anki.collection import Collection, ExportAnkiPackageOptions
+from click.testing import CliRunner
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
+
+from flashcards.anki import AnkiPackageError, import_package
+from flashcards.cli import main
+from flashcards.db import transaction
+from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState
+
+from .factories import make_user
+from .test_anki_export import anki_import, export, our_states, study_eks, wall_now
+
+
+def anki_export(col: Collection, path: Path, *, legacy: bool) -> bytes:
+    options = ExportAnkiPackageOptions(
+        with_scheduling=True, with_deck_configs=True, with_media=True, legacy=legacy
+    )
+    col.export_anki_package(out_path=str(path), options=options, limit=None)
+    return path.read_bytes()
+
+
+def texts_by_key(session: Session, deck_id: int) -> dict[tuple[str, str], tuple[str, str, str]]:
+    rows = session.execute(
+        select(Card.key, CardText.locale, CardText.question, CardText.answer, CardText.explanation)
+        .join(CardText)
+        .where(Card.deck_id == deck_id)
+    )
+    return {(k, loc): (q, a, e) for k, loc, q, a, e in rows}
+
+
+def counts(session: Session) -> tuple[int, ...]:
+    return tuple(
+        session.scalar(select(func.count()).select_from(model)) or 0
+        for model in (Deck, Card, CardText, ReviewState, ReviewLog)
+    )
+
+
+@pytest.mark.parametrize("legacy", [True, False], ids=["anki21", "anki21b"])
+def test_round_trip_through_anki_gives_back_cards_and_states(
+    loaded_engine: Engine, tmp_path: Path, legacy: bool
+) -> None:
+    now = wall_now()
+    user_id = study_eks(loaded_engine, now)
+    states = our_states(loaded_engine, user_id)
+    col, _ = anki_import(
+        tmp_path / "c.anki2",
+        export(loaded_engine, now, locales=None, user_id=user_id, with_scheduling=True),
+    )
+    try:
+        data = anki_export(col, tmp_path / "out.apkg", legacy=legacy)
+    finally:
+        col.close()
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        assert ("collection.anki21b" in z.namelist()) is not legacy
+
+    with transaction(loaded_engine) as s:
+        report = import_package(
+            s, data, owner_user_id=user_id, with_scheduling=True, now=now, slug="back"
+        )
+        original = s.scalar(select(Deck.id).where(Deck.slug == "eks-model-training"))
+        assert original is not None
+        assert texts_by_key(s, report.deck_id) == texts_by_key(s, original)
+        deck = s.get(Deck, report.deck_id)
+        assert deck is not None and deck.default_locale == "en" and deck.owner_user_id == user_id
+    assert report.cards == 15 and report.texts == 45 and report.media_left_out == 0
+    assert report.tags["tensor-parallelism"] == ["eks-model-training"]
+
+    with transaction(loaded_engine) as s:
+        rows = s.execute(
+            select(Card.key, ReviewState)
+            .join(Card, Card.id == ReviewState.card_id)
+            .where(ReviewState.deck_id == report.deck_id)
+        ).all()
+        back = dict(rows)
+        logs = s.execute(
+            select(Card.key, ReviewLog.rating, ReviewLog.reviewed_at, ReviewLog.state_before)
+            .join(Card, Card.id == ReviewLog.card_id)
+            .where(ReviewLog.deck_id == report.deck_id)
+            .order_by(ReviewLog.reviewed_at)
+        ).all()
+        original_logs = s.execute(
+            select(Card.key, ReviewLog.rating, ReviewLog.reviewed_at, ReviewLog.state_before)
+            .join(Card, Card.id == ReviewLog.card_id)
+            .where(ReviewLog.deck_id == original)
+            .order_by(ReviewLog.reviewed_at)
+        ).all()
+    original_states = {k: v for k, v in states.items() if v.deck_id == original}
+    assert back.keys() == original_states.keys() and len(back) == 4
+    for key, mine in original_states.items():
+        got = back[key]
+        assert (got.state, got.step, got.reps, got.lapses) == (
+            mine.state,
+            mine.step,
+            mine.reps,
+            mine.lapses,
+        ), key
+        assert got.due == mine.due and got.last_review == mine.last_review, key
+        assert got.stability == pytest.approx(mine.stability, abs=1e-3)
+        assert got.difficulty == pytest.approx(mine.difficulty, abs=1e-3)
+    assert [tuple(r) for r in logs] == [tuple(r) for r in original_logs]
+
+
+def anki_native_package(tmp_path: Path) -> bytes:
+    """A deck made in Anki: Basic notes with unsafe HTML, tags and an image, and a Cloze note."""
+    col = Collection(str(tmp_path / "native.anki2"))
+    try:
+        did = col.decks.id("Biology::Cells")
+        basic = col.models.by_name("Basic")
+        assert basic is not None
+        image = col.media.write_data("cell.png", b"\x89PNG fake")
+        for front, back, tags in [
+            ("What is a <b>cell</b>?<script>alert(1)</script>", "The unit of life", ["bio"]),
+            (
+                '<img src="http://evil.example/x.png" onerror="alert(1)">Mitochondria?',
+                f'Powerhouse<img src="{image}"><br><a href="javascript:alert(1)">more</a>',
+                ["bio", "organelles"],
+            ),
+            ("1 &lt; 2?", "Yes &amp; always", []),
+        ]:
+            note = col.new_note(basic)
+            note["Front"], note["Back"] = front, back
+            note.tags = tags
+            col.add_note(note, did)
+        cloze = col.models.by_name("Cloze")
+        assert cloze is not None
+        note = col.new_note(cloze)
+        note["Text"] = "{{c1::Ribosomes}} make proteins"
+        col.add_note(note, did)
+        return anki_export(col, tmp_path / "native.apkg", legacy=False)
+    finally:
+        col.close()
+
+
+def test_deck_made_in_anki_is_sanitized_and_reports_cloze_media_and_tags(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    data = anki_native_package(tmp_path)
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "importer@example.com", locale="en")
+        report = import_package(s, data, owner_user_id=user_id, now=wall_now())
+        texts = sorted(texts_by_key(s, report.deck_id).values())
+        deck = s.get(Deck, report.deck_id)
+        assert deck is not None and deck.slug == "biology" and deck.owner_user_id == user_id
+    assert texts == [
+        ("1 < 2?", "Yes & always", ""),
+        ("Mitochondria?", "Powerhouse\nmore", ""),
+        ("What is a cell?", "The unit of life", ""),
+    ]
+    assert report.cards == 3 and report.media_left_out == 1 and report.title == "Biology"
+    assert sorted(map(sorted, report.tags.values())) == [["bio"], ["bio", "organelles"]]
+    joined = " ".join(report.messages)
+    assert "1 note(s) left out" in joined and "Cloze" in joined
+    assert "1 media file(s)" in joined and "formatting" in joined
+
+
+def test_only_cloze_notes_is_refused(loaded_engine: Engine, tmp_path: Path) -> None:
+    col = Collection(str(tmp_path / "cloze.anki2"))
+    try:
+        cloze = col.models.by_name("Cloze")
+        assert cloze is not None
+        note = col.new_note(cloze)
+        note["Text"] = "{{c1::Ribosomes}} make proteins"
+        col.add_note(note, 1)
+        data = anki_export(col, tmp_path / "cloze.apkg", legacy=True)
+    finally:
+        col.close()
+    with transaction(loaded_engine) as s:
+        before = counts(s)
+        with pytest.raises(AnkiPackageError, match="Cloze"):
+            import_package(s, data, owner_user_id=None, now=wall_now())
+        assert counts(s) == before
+
+
+def zip_of(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as z:
+        for name, content in members.items():
+            z.writestr(name, content)
+    return buffer.getvalue()
+
+
+def sqlite_bytes(tmp_path: Path, notes: int) -> bytes:
+    path = tmp_path / f"notes{notes}.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE col (crt, ver, conf, models, decks);"
+        "CREATE TABLE notes (id, guid, mid, mod, tags, flds);"
+        "CREATE TABLE cards (id);"
+        "INSERT INTO col VALUES (0, 11, '{}', '{}', '{}');"
+    )
+    conn.executemany(
+        "INSERT INTO notes VALUES (?, 'g', 1, 0, '', 'a')", [(i,) for i in range(notes)]
+    )
+    conn.commit()
+    conn.close()
+    return path.read_bytes()
+
+
+def bad_packages(tmp_path: Path) -> dict[str, tuple[bytes, str, dict[str, Any]]]:
+    zeros = b"\0" * (4 << 20)
+    return {
+        "corrupt": (b"PK\x03\x04 this is not really a zip", "not a readable .apkg", {}),
+        "not anki": (zip_of({"readme.txt": b"hello"}), "no collection", {}),
+        "bomb": (zip_of({"collection.anki2": zeros}), "unpacks to more than|would unpack", {}),
+        "zstd bomb": (
+            zip_of({"meta": b"\x08\x03", "collection.anki21b": zstandard.compress(zeros)}),
+            "unpacks to more than",
+            {},
+        ),
+        "too new": (zip_of({"meta": b"\x08\x07", "collection.anki2": b""}), "format version 7", {}),
+        "not sqlite": (
+            zip_of({"collection.anki2": b"x" * 5000}),
+            "not a readable Anki database",
+            {},
+        ),
+        "too many notes": (
+            zip_of({"collection.anki2": sqlite_bytes(tmp_path, 11)}),
+            "11 notes, over the limit of 10",
+            {"max_notes": 10},
+        ),
+        "too big": (
+            zip_of({"collection.anki2": b"x" * 300_000}, zipfile.ZIP_STORED),
+            "over the limit",
+            {"max_bytes": 200_000},
+        ),
+    }
+
+
+def test_bad_packages_are_refused_with_nothing_written(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    for name, (data, message, limits) in bad_packages(tmp_path).items():
+        limits.setdefault("max_bytes", 1 << 20)  # unpacked limit: 10 MiB
+        limits["max_unpacked_bytes"] = 2 << 20
+        with transaction(loaded_engine) as s:
+            before = counts(s)
+            with pytest.raises(AnkiPackageError, match=message):
+                import_package(s, data, owner_user_id=None, now=wall_now(), **limits)
+            assert counts(s) == before, name
+
+
+def test_cli_exports_and_imports(loaded_engine: Engine, cli: CliRunner, tmp_path: Path) -> None:
+    now = wall_now()
+    study_eks(loaded_engine, now - timedelta(minutes=1))
+    out = tmp_path / "eks.apkg"
+    result = cli.invoke(
+        main,
+        ["apkg", "export", "eks-model-training", "--all-locales", "--user", "learner@example.com",
+         "--with-scheduling", "-o", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "45 notes" in result.output and out.stat().st_size > 0
+    result = cli.invoke(
+        main,
+        ["apkg", "import", str(out), "--deck", "mine", "--user", "learner@example.com",
+         "--with-scheduling"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "Imported 15 cards (45 texts, 8 reviews) into the new deck 'mine'" in result.output
+    bad = tmp_path / "bad.apkg"
+    bad.write_bytes(b"nope")
+    with transaction(loaded_engine) as s:
+        before = counts(s)
+    result = cli.invoke(main, ["apkg", "import", str(bad)])
+    assert result.exit_code == 1 and "Error: not a readable .apkg" in result.output
+    assert "Traceback" not in result.output
+    with transaction(loaded_engine) as s:
+        assert counts(s) == before
+    result = cli.invoke(main, ["apkg", "export", "nope", "-o", str(out)])
+    assert result.exit_code == 1 and "no deck 'nope'" in result.output

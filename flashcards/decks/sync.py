@@ -48,6 +48,7 @@ def sync_deck(
     *,
     now: datetime,
     owner_user_id: int | None = None,
+    owner_team_id: int | None = None,
 ) -> SyncReport:
     report = SyncReport(source.slug)
     deck = session.scalar(select(Deck).where(Deck.slug == source.slug))
@@ -56,13 +57,14 @@ def sync_deck(
             slug=source.slug,
             default_locale=source.default_locale,
             owner_user_id=owner_user_id,
+            owner_team_id=owner_team_id,
             created_at=now,
             updated_at=now,
         )
         session.add(deck)
         session.flush()
         report.created = True
-    elif deck.owner_user_id != owner_user_id:
+    elif (deck.owner_user_id, deck.owner_team_id) != (owner_user_id, owner_team_id):
         raise Conflict(f"the deck name '{source.slug}' is already taken", field="slug")
     if deck.default_locale != source.default_locale:
         deck.default_locale = source.default_locale

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
 from sqlalchemy import (
     JSON,
@@ -78,6 +78,9 @@ class Deck(Base):
     # No owner: a shipped deck, visible to everyone. Teams own decks through `owner_team_id`.
     owner_user_id: Mapped[int | None] = mapped_column(
         ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    owner_team_id: Mapped[int | None] = mapped_column(
+        ForeignKey("teams.id", ondelete="CASCADE"), index=True, default=None
     )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
@@ -217,3 +220,64 @@ class ReviewLog(Base):
         Index("ix_review_logs_user_reviewed", "user_id", "reviewed_at"),
         Index("ix_review_logs_card_user", "card_id", "user_id", "reviewed_at"),
     )
+
+
+# --- Teams: groups that study together (flashcards/teams/) ---
+
+
+class Team(Base):
+    __tablename__ = "teams"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class TeamMember(Base):
+    """A user's membership; every team has exactly one row with role 'owner'."""
+
+    __tablename__ = "team_members"
+
+    team_id: Mapped[int] = mapped_column(
+        ForeignKey("teams.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    role: Mapped[str] = mapped_column(String(16))
+    joined_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    __table_args__ = (CheckConstraint("role IN ('owner', 'manager', 'member')", name="role"),)
+
+
+class TeamInvitation(Base):
+    """A join link; only the SHA-256 of its token is stored."""
+
+    __tablename__ = "team_invitations"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_by: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column()
+    max_uses: Mapped[int | None] = mapped_column(Integer, default=None)
+    uses: Mapped[int] = mapped_column(Integer, default=0)
+    revoked_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class TeamAssignment(Base):
+    """A deck a team studies, with an optional due date (a calendar day in each member's zone)."""
+
+    __tablename__ = "team_assignments"
+
+    team_id: Mapped[int] = mapped_column(
+        ForeignKey("teams.id", ondelete="CASCADE"), primary_key=True
+    )
+    deck_id: Mapped[int] = mapped_column(
+        ForeignKey("decks.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    due_date: Mapped[date | None] = mapped_column(default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -1,0 +1,291 @@
+"""Decks a team assigns to its members, with an optional due date, and pacing.
+
+Pacing. With a due date, a member's daily new-card allowance for the deck is
+
+    max(their default new cards per day, ceil(N / D))
+
+where N is the number of the deck's cards still new to them at the start of their study day
+(cards they introduced today count as still new, so the allowance does not shrink during
+the day) and D the study days left including today: due date - today + 1, at least 1. On
+or after the due date everything left is allowed. It is stored as the subscription's
+`new_per_day` override and recomputed when the deck is assigned, when someone joins, and
+each day on read (`refresh_pacing`, called when members look at their assignments; the
+study queue may call it too). When several teams assign the same deck, the earliest due
+date that is not past wins. Without a due date (or when the assignment ends) the override
+is cleared and the person's own default applies again.
+
+On track: by the end of each study day a member should have introduced their share of the
+deck, ceil(total * elapsed / span), counted in days from the day the deck was assigned (or
+they joined) to the due date. Before the due date they are "on_track" or "behind"; after it
+"done" when every card is introduced, else "behind".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from ..access import visible_decks
+from ..days import day_bounds, study_date
+from ..errors import NotFound
+from ..models import (
+    Card,
+    Deck,
+    DeckText,
+    ReviewState,
+    SchedulerSettings,
+    Subscription,
+    TeamAssignment,
+    TeamMember,
+    User,
+)
+from ..subscriptions import subscribe
+from .roles import LEADS, member_ids, membership
+
+
+def paced_new_per_day(default: int, remaining_new: int, today: date, due: date) -> int:
+    """The daily new-card allowance that introduces `remaining_new` cards by `due`."""
+    days_left = max(1, (due - today).days + 1)
+    return max(default, math.ceil(remaining_new / days_left))
+
+
+def expected_introduced(total: int, start: date, today: date, due: date) -> int:
+    """Cards a member following the pace has introduced before `today` begins."""
+    span = max(1, (due - start).days + 1)
+    elapsed = min(span, max(0, (today - start).days))
+    return math.ceil(total * elapsed / span)
+
+
+def status(introduced: int, total: int, start: date, today: date, due: date | None) -> str:
+    if introduced >= total:
+        return "done"
+    if due is None:
+        return "no_due_date"
+    if today > due:
+        return "behind"
+    return "on_track" if introduced >= expected_introduced(total, start, today, due) else "behind"
+
+
+def find_assignable_deck(session: Session, team_id: int, user_id: int, slug: str) -> Deck:
+    """A shipped deck or one of the team's own; nobody's private deck, no other team's."""
+    deck = session.scalar(select(Deck).where(Deck.slug == slug, visible_decks(user_id)))
+    if deck is None or deck.owner_user_id is not None or deck.owner_team_id not in (None, team_id):
+        raise NotFound(f"no deck '{slug}'")
+    return deck
+
+
+def assign(
+    session: Session, team_id: int, actor_id: int, slug: str, due: date | None, *, now: datetime
+) -> tuple[TeamAssignment, bool]:
+    """Assign (or change the due date of) a deck; every member is subscribed. True if new."""
+    membership(session, team_id, actor_id, *LEADS)
+    deck = find_assignable_deck(session, team_id, actor_id, slug)
+    assignment = session.get(TeamAssignment, (team_id, deck.id))
+    created = assignment is None
+    if assignment is None:
+        assignment = TeamAssignment(team_id=team_id, deck_id=deck.id, due_date=due, created_at=now)
+        session.add(assignment)
+    else:
+        assignment.due_date = due
+    session.flush()
+    for user_id in member_ids(session, team_id):
+        subscribe_member(session, user_id, deck, now=now)
+        refresh_pacing(session, user_id, now=now, deck_ids=[deck.id])
+    return assignment, created
+
+
+def unassign(session: Session, team_id: int, actor_id: int, slug: str, *, now: datetime) -> None:
+    """End an assignment; members keep their subscription (and progress) but not the pace."""
+    membership(session, team_id, actor_id, *LEADS)
+    deck = find_assignable_deck(session, team_id, actor_id, slug)
+    if session.get(TeamAssignment, (team_id, deck.id)) is None:
+        raise NotFound(f"deck '{slug}' is not assigned to this team")
+    session.execute(
+        delete(TeamAssignment).where(
+            TeamAssignment.team_id == team_id, TeamAssignment.deck_id == deck.id
+        )
+    )
+    for user_id in member_ids(session, team_id):
+        refresh_pacing(session, user_id, now=now, deck_ids=[deck.id])
+
+
+def subscribe_member(session: Session, user_id: int, deck: Deck, *, now: datetime) -> None:
+    """Subscribe in their UI language (else the deck's default); keep an existing choice."""
+    if session.get(Subscription, (user_id, deck.id)) is None:
+        subscribe(session, user_id, deck, None, now=now)
+
+
+def subscribe_to_team_assignments(
+    session: Session, team_id: int, user_id: int, *, now: datetime
+) -> None:
+    """For someone who just joined: every deck the team has assigned."""
+    decks = session.scalars(
+        select(Deck)
+        .join(TeamAssignment, TeamAssignment.deck_id == Deck.id)
+        .where(TeamAssignment.team_id == team_id)
+    ).all()
+    for deck in decks:
+        subscribe_member(session, user_id, deck, now=now)
+    refresh_pacing(session, user_id, now=now, deck_ids=[d.id for d in decks])
+
+
+def _due_dates(session: Session, user_id: int, today: date) -> dict[int, date | None]:
+    """Per deck assigned to the user by any of their teams, the due date that paces it."""
+    rows = session.execute(
+        select(TeamAssignment.deck_id, TeamAssignment.due_date)
+        .join(TeamMember, TeamMember.team_id == TeamAssignment.team_id)
+        .where(TeamMember.user_id == user_id)
+    ).all()
+    result: dict[int, date | None] = {}
+    for deck_id, due in rows:
+        best = result.get(deck_id)
+        if deck_id not in result or (
+            due is not None and (best is None or _earlier(due, best, today))
+        ):
+            result[deck_id] = due
+    return result
+
+
+def _earlier(a: date, b: date, today: date) -> bool:
+    # An upcoming due date beats a past one; among upcoming ones (or past ones) the earliest.
+    if (a >= today) != (b >= today):
+        return a >= today
+    return a < b
+
+
+def refresh_pacing(
+    session: Session, user_id: int, *, now: datetime, deck_ids: list[int] | None = None
+) -> None:
+    """Set (or clear) the paced new-card override of the user's subscriptions.
+
+    `deck_ids` limits the work to those decks; by default every deck a team assigned them.
+    """
+    user = session.execute(
+        select(User.timezone, User.day_start_hour).where(User.id == user_id)
+    ).one()
+    today = study_date(now, user.timezone, user.day_start_hour)
+    day_start, _ = day_bounds(now, user.timezone, user.day_start_hour)
+    default = session.scalar(
+        select(SchedulerSettings.new_per_day).where(SchedulerSettings.user_id == user_id)
+    )
+    dues = _due_dates(session, user_id, today)
+    targets = list(dues) if deck_ids is None else deck_ids
+    for deck_id in targets:
+        sub = session.get(Subscription, (user_id, deck_id))
+        if sub is None:
+            continue
+        due = dues.get(deck_id)
+        if due is None or default is None:
+            sub.new_per_day = None
+            continue
+        remaining = remaining_new(session, user_id, deck_id, since=day_start)
+        sub.new_per_day = paced_new_per_day(default, remaining, today, due)
+    session.flush()
+
+
+def remaining_new(session: Session, user_id: int, deck_id: int, *, since: datetime) -> int:
+    """Live cards not introduced before `since` (the start of the user's study day)."""
+    total = card_count(session, deck_id)
+    seen = session.scalar(
+        select(func.count())
+        .select_from(ReviewState)
+        .join(Card, Card.id == ReviewState.card_id)
+        .where(
+            ReviewState.user_id == user_id,
+            ReviewState.deck_id == deck_id,
+            ReviewState.introduced_at < since,
+            Card.retired_at.is_(None),
+        )
+    )
+    return max(0, total - int(seen or 0))
+
+
+def card_count(session: Session, deck_id: int) -> int:
+    count = session.scalar(
+        select(func.count()).where(Card.deck_id == deck_id, Card.retired_at.is_(None))
+    )
+    return int(count or 0)
+
+
+@dataclass(frozen=True)
+class AssignmentView:
+    deck_id: int
+    slug: str
+    title: str
+    team_deck: bool
+    due_date: date | None
+    total: int
+    introduced: int
+    new_per_day: int | None  # the caller's allowance today; None: their default
+    status: str
+
+
+def list_assignments(
+    session: Session, team_id: int, user_id: int, *, now: datetime
+) -> list[AssignmentView]:
+    """The team's assignments with the caller's own progress (and nobody else's)."""
+    membership(session, team_id, user_id)
+    refresh_pacing(session, user_id, now=now)
+    user = session.execute(
+        select(User.locale, User.timezone, User.day_start_hour).where(User.id == user_id)
+    ).one()
+    today = study_date(now, user.timezone, user.day_start_hour)
+    joined = session.scalar(
+        select(TeamMember.joined_at).where(
+            TeamMember.team_id == team_id, TeamMember.user_id == user_id
+        )
+    )
+    rows = session.execute(
+        select(TeamAssignment, Deck)
+        .join(Deck, Deck.id == TeamAssignment.deck_id)
+        .where(TeamAssignment.team_id == team_id)
+        .order_by(TeamAssignment.due_date.is_(None), TeamAssignment.due_date, Deck.slug)
+    ).all()
+    views = []
+    for assignment, deck in rows:
+        total = card_count(session, deck.id)
+        introduced = introduced_count(session, user_id, deck.id)
+        start_at = max(assignment.created_at, joined) if joined else assignment.created_at
+        start = study_date(start_at, user.timezone, user.day_start_hour)
+        sub = session.get(Subscription, (user_id, deck.id))
+        views.append(
+            AssignmentView(
+                deck_id=deck.id,
+                slug=deck.slug,
+                title=deck_title(session, deck, user.locale),
+                team_deck=deck.owner_team_id is not None,
+                due_date=assignment.due_date,
+                total=total,
+                introduced=introduced,
+                new_per_day=sub.new_per_day if sub is not None else None,
+                status=status(introduced, total, start, today, assignment.due_date),
+            )
+        )
+    return views
+
+
+def introduced_count(session: Session, user_id: int, deck_id: int) -> int:
+    count = session.scalar(
+        select(func.count())
+        .select_from(ReviewState)
+        .join(Card, Card.id == ReviewState.card_id)
+        .where(
+            ReviewState.user_id == user_id,
+            ReviewState.deck_id == deck_id,
+            Card.retired_at.is_(None),
+        )
+    )
+    return int(count or 0)
+
+
+def deck_title(session: Session, deck: Deck, locale: str) -> str:
+    texts = dict(
+        session.execute(
+            select(DeckText.locale, DeckText.title).where(DeckText.deck_id == deck.id)
+        ).all()
+    )
+    return texts.get(locale) or texts.get(deck.default_locale) or deck.slug

@@ -1,0 +1,315 @@
+"""Teams' domain on both databases: membership rules, invitations, assignments with pacing,
+team decks that keep progress across edits, and access ending with membership."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, timedelta
+
+import pytest
+from fsrs import Rating
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
+
+from flashcards import queue, study
+from flashcards.access import visible_decks
+from flashcards.accounts import create_user
+from flashcards.db import transaction
+from flashcards.errors import Conflict, Forbidden, InvalidInput, NotFound
+from flashcards.models import Deck, ReviewState, Subscription
+from flashcards.teams import assignments, invitations, membership, team_decks
+from flashcards.teams.assignments import expected_introduced, paced_new_per_day, status
+from tests.conftest import T0
+
+QUIZ = """Team quiz
+Two questions
+1. What is one plus one?
+Answer
+Two. Basic arithmetic.
+2. What colour is the sky?
+Answer
+Blue. Usually.
+"""
+QUIZ_ES = """Cuestionario
+Dos preguntas
+1. ¿Cuánto es uno más uno?
+Respuesta
+Dos. Aritmética.
+2. ¿De qué color es el cielo?
+Respuesta
+Azul.
+"""
+
+
+def users(s: Session) -> tuple[int, int, int, int]:
+    lead = create_user(s, "lead@example.com", "password1", now=T0).id
+    ana = create_user(s, "ana@example.com", "password1", now=T0, locale="es").id
+    ben = create_user(s, "ben@example.com", "password1", now=T0, locale="ko").id
+    eve = create_user(s, "eve@example.com", "password1", now=T0).id
+    return lead, ana, ben, eve
+
+
+def visible(s: Session, user_id: int, slug: str) -> bool:
+    return s.scalar(select(Deck.id).where(Deck.slug == slug, visible_decks(user_id))) is not None
+
+
+def test_pacing_formula() -> None:
+    today = date(2026, 3, 2)
+    assert paced_new_per_day(20, 100, today, today + timedelta(days=9)) == 20
+    assert paced_new_per_day(5, 100, today, today + timedelta(days=9)) == 10
+    assert paced_new_per_day(5, 101, today, today + timedelta(days=9)) == 11
+    assert paced_new_per_day(5, 100, today, today) == 100
+    assert paced_new_per_day(5, 100, today, today - timedelta(days=3)) == 100
+    assert expected_introduced(10, today, today, today + timedelta(days=4)) == 0
+    assert expected_introduced(10, today, today + timedelta(days=1), today + timedelta(days=4)) == 2
+    assert status(2, 10, today, today + timedelta(days=1), today + timedelta(days=4)) == "on_track"
+    assert status(1, 10, today, today + timedelta(days=1), today + timedelta(days=4)) == "behind"
+    assert status(10, 10, today, today + timedelta(days=9), today) == "done"
+    assert status(9, 10, today, today + timedelta(days=9), today) == "behind"
+    assert status(0, 10, today, today, None) == "no_due_date"
+
+
+def test_team_lifecycle_roles_and_owner_rules(engine: Engine) -> None:
+    with transaction(engine) as s:
+        lead, ana, ben, eve = users(s)
+        team = membership.create_team(s, lead, "  Platform   team ", now=T0)
+        assert team.name == "Platform team"
+        inv = invitations.create_invitation(s, team.id, lead, now=T0, max_uses=2)
+        invitations.join(s, ana, inv.token, now=T0)
+        invitations.join(s, ana, inv.token, now=T0)  # already in: no use counted
+        invitations.join(s, ben, inv.token, now=T0)
+        with pytest.raises(NotFound, match="used up"):
+            invitations.join(s, eve, inv.token, now=T0)
+        assert [m.role for m in membership.list_members(s, team.id, lead)] == [
+            "member",
+            "member",
+            "owner",
+        ]
+        with pytest.raises(Forbidden):
+            membership.list_members(s, team.id, ana)
+        with pytest.raises(NotFound):
+            membership.list_members(s, team.id, eve)
+        with pytest.raises(NotFound):
+            membership.get_team(s, team.id, eve)
+        with pytest.raises(Forbidden):
+            membership.change_role(s, team.id, ana, ben, "manager")
+        membership.change_role(s, team.id, lead, ana, "manager")
+        with pytest.raises(InvalidInput):
+            membership.change_role(s, team.id, lead, ben, "owner")
+        with pytest.raises(Forbidden):
+            membership.remove_member(s, team.id, ana, lead, now=T0)
+        with pytest.raises(NotFound):
+            membership.remove_member(s, team.id, lead, eve, now=T0)
+        with pytest.raises(Conflict):
+            membership.leave_team(s, team.id, lead, now=T0)
+        membership.transfer_ownership(s, team.id, lead, ben)
+        roles = {m.user_id: m.role for m in membership.list_members(s, team.id, ben)}
+        assert roles == {lead: "manager", ana: "manager", ben: "owner"}
+        assert sorted(roles.values()).count("owner") == 1
+        with pytest.raises(Forbidden):
+            membership.remove_member(s, team.id, lead, ana, now=T0)  # managers: plain members only
+        membership.leave_team(s, team.id, lead, now=T0)
+        with pytest.raises(NotFound):
+            membership.get_team(s, team.id, lead)
+
+
+def test_invitation_expiry_and_revocation(engine: Engine) -> None:
+    with transaction(engine) as s:
+        lead, ana, ben, _ = users(s)
+        team = membership.create_team(s, lead, "T", now=T0)
+        inv = invitations.create_invitation(s, team.id, lead, now=T0, lifetime=timedelta(hours=1))
+        assert inv.invitation.token_hash != inv.token and len(inv.invitation.token_hash) == 64
+        with pytest.raises(NotFound, match="expired"):
+            invitations.join(s, ana, inv.token, now=T0 + timedelta(hours=2))
+        other = invitations.create_invitation(s, team.id, lead, now=T0)
+        invitations.revoke_invitation(s, team.id, lead, other.invitation.id, now=T0)
+        with pytest.raises(NotFound, match="revoked"):
+            invitations.join(s, ben, other.token, now=T0)
+        with pytest.raises(NotFound):
+            invitations.join(s, ben, "not-a-token", now=T0)
+        with pytest.raises(InvalidInput):
+            invitations.create_invitation(s, team.id, lead, now=T0, max_uses=0)
+
+
+def test_assignment_subscribes_in_each_language_and_paces(loaded_engine: Engine) -> None:
+    with transaction(loaded_engine) as s:
+        lead, ana, ben, eve = users(s)
+        team = membership.create_team(s, lead, "T", now=T0)
+        inv = invitations.create_invitation(s, team.id, lead, now=T0)
+        invitations.join(s, ana, inv.token, now=T0)
+        # Due in 3 days (4 study days including today): ceil(15 / 4) = 4 < default 20.
+        assignments.assign(s, team.id, lead, "eks-model-training", T0.date() + timedelta(3), now=T0)
+        with pytest.raises(Forbidden):
+            assignments.assign(s, team.id, ana, "eks-model-training", None, now=T0)
+        deck_id = s.scalar(select(Deck.id).where(Deck.slug == "eks-model-training"))
+        sub = s.get(Subscription, (ana, deck_id))
+        assert sub is not None and sub.locale == "es" and sub.new_per_day == 20
+        invitations.join(s, ben, inv.token, now=T0)  # joins later: subscribed too, in Korean
+        sub_ben = s.get(Subscription, (ben, deck_id))
+        assert sub_ben is not None and sub_ben.locale == "ko"
+
+        from flashcards.models import SchedulerSettings
+
+        settings = s.get(SchedulerSettings, ana)
+        assert settings is not None
+        settings.new_per_day = 2
+        views = assignments.list_assignments(s, team.id, ana, now=T0)
+        assert [(v.slug, v.total, v.introduced, v.new_per_day, v.status) for v in views] == [
+            ("eks-model-training", 15, 0, 4, "on_track")
+        ]
+        # Answering 4 today keeps the allowance at 4 for the rest of the day.
+        for _ in range(4):
+            card, _counts = queue.next_card(s, ana, now=T0, deck_id=deck_id)
+            assert card is not None and card.kind == "new"
+            study.answer(s, ana, card.card_id, Rating.Good, str(uuid.uuid4()), now=T0)
+        card, counts = queue.next_card(s, ana, now=T0, deck_id=deck_id)
+        assert counts.new == 0
+        views = assignments.list_assignments(s, team.id, ana, now=T0 + timedelta(minutes=1))
+        assert views[0].new_per_day == 4 and views[0].introduced == 4
+        # Two days later with nothing more done: behind; 11 cards left over 2 days -> 6.
+        later = T0 + timedelta(days=2)
+        views = assignments.list_assignments(s, team.id, ana, now=later)
+        assert (views[0].status, views[0].new_per_day) == ("behind", 6)
+        # Unassigning gives back the person's own limit.
+        assignments.unassign(s, team.id, lead, "eks-model-training", now=later)
+        s.refresh(sub)
+        assert sub.new_per_day is None
+        with pytest.raises(NotFound):
+            assignments.list_assignments(s, team.id, eve, now=T0)
+
+
+def test_team_deck_upload_edit_keeps_progress_and_removal_ends_access(engine: Engine) -> None:
+    with transaction(engine) as s:
+        lead, ana, _, eve = users(s)
+        team = membership.create_team(s, lead, "T", now=T0)
+        other = membership.create_team(s, eve, "Other", now=T0)
+        inv = invitations.create_invitation(s, team.id, lead, now=T0)
+        invitations.join(s, ana, inv.token, now=T0)
+        deck, report = team_decks.create_team_deck(
+            s, team.id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
+        )
+        assert deck.slug == f"team{team.id}-team-quiz" and report.added == ["q01", "q02"]
+        with pytest.raises(Forbidden):
+            team_decks.create_team_deck(
+                s, team.id, ana, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
+            )
+        team_decks.upload_locale(
+            s,
+            team.id,
+            lead,
+            deck.slug,
+            fmt="quiz",
+            content=QUIZ_ES,
+            locale="es",
+            title=None,
+            now=T0,
+        )
+        assert visible(s, ana, deck.slug) and visible(s, lead, deck.slug)
+        assert not visible(s, eve, deck.slug)
+        with pytest.raises(NotFound):
+            team_decks.deck_cards(s, other.id, eve, deck.slug)
+        with pytest.raises(NotFound):
+            team_decks.deck_cards(s, team.id, eve, deck.slug)
+
+        assignments.assign(s, team.id, lead, deck.slug, None, now=T0)
+        sub = s.get(Subscription, (ana, deck.id))
+        assert sub is not None and sub.locale == "es"
+        with pytest.raises(NotFound):  # another team cannot assign it
+            assignments.assign(s, other.id, eve, deck.slug, None, now=T0)
+        card, _ = queue.next_card(s, ana, now=T0, deck_id=deck.id)
+        assert card is not None and card.question == "¿Cuánto es uno más uno?"
+        study.answer(s, ana, card.card_id, Rating.Good, str(uuid.uuid4()), now=T0)
+
+        later = T0 + timedelta(hours=1)
+        report = team_decks.set_card(
+            s,
+            team.id,
+            lead,
+            deck.slug,
+            "q01",
+            locale="en",
+            question="1 + 1?",
+            answer="2",
+            explanation="",
+            now=later,
+        )
+        assert report.updated == ["q01"]
+        team_decks.set_card(
+            s,
+            team.id,
+            lead,
+            deck.slug,
+            "q03",
+            locale="en",
+            question="New?",
+            answer="Yes",
+            explanation="",
+            now=later,
+        )
+        team_decks.retire_card(s, team.id, lead, deck.slug, "q02", now=later)
+        cards = team_decks.deck_cards(s, team.id, ana, deck.slug)
+        assert cards.keys == ["q01", "q03"]
+        state = s.get(ReviewState, (ana, card.card_id))
+        assert state is not None and state.reps == 1  # progress kept through the edits
+
+        membership.remove_member(s, team.id, lead, ana, now=later)
+        assert not visible(s, ana, deck.slug)
+        assert s.get(Subscription, (ana, deck.id)) is None
+        assert s.get(ReviewState, (ana, card.card_id)) is not None  # history kept
+        with pytest.raises(NotFound):
+            study.answer(s, ana, card.card_id, Rating.Good, str(uuid.uuid4()), now=later)
+
+
+def test_csv_upload_and_errors(engine: Engine) -> None:
+    with transaction(engine) as s:
+        lead, *_ = users(s)
+        team = membership.create_team(s, lead, "T", now=T0)
+        content = (
+            "front,back,key,locale\nHello?,Hi,greet,en\nHola?,Hola,greet,es\nBye?,Bye,bye,en\n"
+        )
+        deck, _ = team_decks.create_team_deck(
+            s, team.id, lead, fmt="csv", content=content, locale="en", title="Words", now=T0
+        )
+        source = team_decks.deck_cards(s, team.id, lead, deck.slug)
+        assert source.keys == ["greet", "bye"] and sorted(source.locales) == ["en", "es"]
+        with pytest.raises(InvalidInput, match="line 1: front and back"):
+            team_decks.create_team_deck(
+                s, team.id, lead, fmt="csv", content="a,\n", locale="en", title="X", now=T0
+            )
+        with pytest.raises(InvalidInput, match="not in the default locale"):
+            team_decks.create_team_deck(
+                s,
+                team.id,
+                lead,
+                fmt="csv",
+                content="a,b,k,en\nc,d,z,es\n",
+                locale="en",
+                title="X",
+                now=T0,
+            )
+        with pytest.raises(InvalidInput):
+            team_decks.create_team_deck(
+                s, team.id, lead, fmt="quiz", content="nonsense", locale="en", title=None, now=T0
+            )
+
+
+def test_deleting_a_team_keeps_shipped_history(loaded_engine: Engine) -> None:
+    with transaction(loaded_engine) as s:
+        lead, ana, *_ = users(s)
+        team = membership.create_team(s, lead, "T", now=T0)
+        inv = invitations.create_invitation(s, team.id, lead, now=T0)
+        invitations.join(s, ana, inv.token, now=T0)
+        assignments.assign(s, team.id, lead, "eks-model-training", None, now=T0)
+        deck, _ = team_decks.create_team_deck(
+            s, team.id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
+        )
+        shipped = s.scalar(select(Deck.id).where(Deck.slug == "eks-model-training"))
+        card, _ = queue.next_card(s, ana, now=T0, deck_id=shipped)
+        assert card is not None
+        study.answer(s, ana, card.card_id, Rating.Again, str(uuid.uuid4()), now=T0)
+        with pytest.raises(Forbidden):
+            membership.delete_team(s, team.id, ana, now=T0)
+        membership.delete_team(s, team.id, lead, now=T0)
+        assert s.get(ReviewState, (ana, card.card_id)) is not None
+        assert s.get(Subscription, (ana, shipped)) is not None
+        assert s.scalar(select(func.count()).select_from(Deck).where(Deck.id == deck.id)) == 0

@@ -1,0 +1,200 @@
+"""A real browser: sign up, subscribe in Korean or Spanish, study with the keyboard alone,
+undo; and the layout at 320 px. Screenshots go to test-artifacts/.
+
+Needs Debian's chromium at /usr/bin/chromium; without it these tests skip, unless
+FLASHCARDS_REQUIRE_BROWSER=1 (CI), where a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flashcards import create_app, migrate
+from flashcards.db import make_engine
+
+from ..conftest import load_shipped_decks
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+PASSWORD = "correct horse battery"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+pytestmark = pytest.mark.browser
+
+if not CHROMIUM.exists():
+    if os.environ.get("FLASHCARDS_REQUIRE_BROWSER") == "1":
+        raise RuntimeError("FLASHCARDS_REQUIRE_BROWSER=1 but /usr/bin/chromium is missing")
+    pytest.skip(
+        "browser tests skipped: /usr/bin/chromium is not installed", allow_module_level=True
+    )
+
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from werkzeug.serving import make_server
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('browser') / 'db.sqlite3'}"
+    engine = make_engine(url)
+    migrate.upgrade(engine)
+    load_shipped_decks(engine)
+    engine.dispose()
+    app = create_app({"DATABASE_URL": url, "SECRET_KEY": "browser-test"})
+    httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_port}"
+    httpd.shutdown()
+    thread.join(5)
+    app.extensions["flashcards.engine"].dispose()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+def _page(browser: Browser, locale: str, width: int = 1000) -> tuple[Any, Page, list[str]]:
+    context = browser.new_context(
+        locale=locale, viewport={"width": width, "height": 800}, timezone_id="Asia/Seoul"
+    )
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    return context, page, problems
+
+
+def _sign_up(page: Page, server: str, email: str) -> None:
+    page.goto(f"{server}/signup")
+    page.fill("#email", email)
+    page.fill("#password", PASSWORD)
+    page.press("#password", "Enter")
+    page.wait_for_url(f"{server}/")
+
+
+STUDY_CASES = {
+    "ko": {
+        "subscribed": "이 덱을 한국어(으)로 학습합니다.",
+        "labels": ["다시", "어려움", "좋음", "쉬움"],
+        "interval": re.compile(r"^\d+(분|시간|일|주|개월|년)$"),
+        "undone": "되돌렸습니다",
+        "show": "정답 보기",
+    },
+    "es": {
+        "subscribed": "Estudias este mazo en Español.",
+        "labels": ["Otra vez", "Difícil", "Bien", "Fácil"],
+        "interval": re.compile(r"^\d+ (minutos?|horas?|días?|semanas?|mes(es)?|años?)$"),
+        "undone": "Deshecho",
+        "show": "Mostrar respuesta",
+    },
+}
+
+
+@pytest.mark.parametrize("language", ["ko", "es"])
+def test_study_three_cards_with_the_keyboard_and_undo(
+    server: str, browser: Browser, language: str
+) -> None:
+    case = STUDY_CASES[language]
+    context, page, problems = _page(browser, language)
+    _sign_up(page, server, f"{language}@example.com")
+    expect(page.locator("html")).to_have_attribute("lang", language)
+    page.select_option("#locale-eks-model-training", language)
+    page.locator("form[action$='/subscription'] button[type=submit]").click()
+    expect(page.locator("#live")).to_contain_text(str(case["subscribed"]))
+
+    page.goto(f"{server}/study")
+    # A marker on window survives only if no answer reloads the page.
+    page.evaluate("window.__noReload = true")
+    expect(page.locator("#reveal")).to_have_text(str(case["show"]))
+    questions = []
+    for i in range(3):
+        question = page.locator("#question").inner_text()
+        questions.append(question)
+        expect(page.locator("#answer")).to_be_hidden()
+        page.keyboard.press("Space" if i % 2 == 0 else "Enter")
+        expect(page.locator("#answer")).to_be_visible()
+        expect(page.locator("#answer")).to_be_focused()
+        labels = page.locator(".rate-label").all_inner_texts()
+        assert labels == case["labels"]
+        for interval in page.locator(".rate-interval").all_inner_texts():
+            assert case["interval"].match(interval.strip()), interval  # type: ignore[union-attr]
+        if i == 0:
+            page.screenshot(path=str(ARTIFACTS / f"study-{language}-revealed.png"))
+        page.keyboard.press("3" if i < 2 else "4")
+        expect(page.locator("#question")).not_to_have_text(question)
+        expect(page.locator("#question")).to_be_focused()
+    assert page.evaluate("window.__noReload") is True
+    assert len(set(questions)) == 3
+
+    page.keyboard.press("u")
+    expect(page.locator("#live")).to_contain_text(str(case["undone"]))
+    expect(page.locator("#question")).to_have_text(questions[2])
+    expect(page.locator("html")).to_have_attribute("lang", language)
+    counts = page.locator(".counts .num").all_inner_texts()
+    assert counts == ["13", "2", "0"]
+    page.screenshot(path=str(ARTIFACTS / f"study-{language}-after-undo.png"), full_page=True)
+    assert not problems, problems
+    context.close()
+
+
+def test_layout_at_320_px_has_no_horizontal_scroll(server: str, browser: Browser) -> None:
+    context, page, problems = _page(browser, "ko", width=320)
+    _sign_up(page, server, "narrow@example.com")
+    page.locator("form[action$='/subscription'] button[type=submit]").click()
+    for name, path in [
+        ("library", "/"),
+        ("deck", "/decks/eks-model-training"),
+        ("study", "/study?show=1"),
+        ("settings", "/settings"),
+        ("tokens", "/tokens"),
+        ("stats", "/stats"),
+    ]:
+        page.goto(server + path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        page.screenshot(path=str(ARTIFACTS / f"320-{name}.png"), full_page=True)
+        assert width <= 320, f"{path} is {width}px wide at 320px"
+    assert not problems, problems
+    context.close()
+
+
+def test_study_works_without_javascript(server: str, browser: Browser) -> None:
+    context = browser.new_context(locale="es", java_script_enabled=False)
+    page = context.new_page()
+    _sign_up(page, server, "nojs@example.com")
+    page.locator("form[action$='/subscription'] button[type=submit]").click()
+    page.goto(f"{server}/study")
+    first = page.locator("#question").inner_text()
+    page.click("#reveal")
+    # A second tab shows the same card, with the same review id.
+    other = context.new_page()
+    other.goto(f"{server}/study?show=1")
+    expect(other.locator("#question")).to_have_text(first)
+    page.locator("button.rate-3").click()
+    expect(page.locator("#question")).not_to_have_text(first)
+    expect(page.locator("#live")).to_contain_text("Bien")
+    other.locator("button.rate-1").click()
+    # Sent twice, applied once: the card is in learning once, and no lapse was recorded.
+    expect(other.locator("#question")).not_to_have_text(first)
+    assert other.locator(".counts .num").all_inner_texts() == ["14", "1", "0"]
+    page.screenshot(path=str(ARTIFACTS / "study-es-no-javascript.png"), full_page=True)
+    context.close()

@@ -1,0 +1,901 @@
+"""Teams under /api/v1/teams: membership, invitations, assignments, team decks, dashboard.
+
+Thin: each view parses the request, calls flashcards.teams and commits. A team the caller is
+not in answers 404 for every route; a member without the role answers 403.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+from flask import Response, jsonify, request
+
+from ..db import utcnow
+from ..decks.sync import SyncReport
+from ..errors import InvalidInput, NotFound
+from ..http import db
+from ..models import TeamInvitation
+from ..teams import assignments, invitations, membership, progress, team_decks
+from . import bp
+from .auth import current_user_id
+from .errors import json_body, reject_unknown, string_field
+from .openapi import BODY_PROBLEMS, json_content, json_request, problems, ref
+
+MAX_ID = 2**31 - 1
+MAX_UPLOAD = 2_000_000
+
+
+def _id(value: int, what: str) -> int:
+    # Larger ids exist nowhere, and PostgreSQL would reject them as out of range.
+    if value > MAX_ID:
+        raise NotFound(f"no {what} {value}")
+    return value
+
+
+def _int_field(body: dict[str, Any], name: str, low: int, high: int) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise InvalidInput(f"{name} must be an integer from {low} to {high}", field=name)
+    return value
+
+
+def _team_json(t: membership.TeamView) -> dict[str, Any]:
+    return {"id": t.id, "name": t.name, "role": t.role, "created_at": t.created_at.isoformat()}
+
+
+def _invitation_json(inv: TeamInvitation, token: str | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": inv.id,
+        "created_at": inv.created_at.isoformat(),
+        "expires_at": inv.expires_at.isoformat(),
+        "max_uses": inv.max_uses,
+        "uses": inv.uses,
+        "state": invitations.invitation_state(inv, utcnow()),
+    }
+    if token is not None:
+        body["token"] = token
+    return body
+
+
+def _report_json(report: SyncReport) -> dict[str, Any]:
+    return {
+        "deck": report.slug,
+        "created": report.created,
+        "added": report.added,
+        "updated": report.updated,
+        "retired": report.retired,
+        "restored": report.restored,
+    }
+
+
+# --- teams ---
+
+
+@bp.get("/teams")
+def list_teams() -> Response:
+    user_id = current_user_id()
+    return jsonify(teams=[_team_json(t) for t in membership.teams_of(db(), user_id)])
+
+
+@bp.post("/teams")
+def create_team() -> tuple[Response, int]:
+    user_id = current_user_id()
+    body = json_body()
+    reject_unknown(body, {"name"})
+    name = string_field(body, "name", max_length=membership.MAX_NAME)
+    session = db()
+    team = membership.create_team(session, user_id, name, now=utcnow())
+    view = membership.get_team(session, team.id, user_id)
+    session.commit()
+    return jsonify(_team_json(view)), 201
+
+
+@bp.get("/teams/<int:team_id>")
+def get_team(team_id: int) -> Response:
+    user_id = current_user_id()
+    return jsonify(_team_json(membership.get_team(db(), _id(team_id, "team"), user_id)))
+
+
+@bp.patch("/teams/<int:team_id>")
+def rename_team(team_id: int) -> Response:
+    user_id = current_user_id()
+    body = json_body()
+    reject_unknown(body, {"name"})
+    name = string_field(body, "name", max_length=membership.MAX_NAME)
+    session = db()
+    view = membership.rename_team(session, _id(team_id, "team"), user_id, name)
+    session.commit()
+    return jsonify(_team_json(view))
+
+
+@bp.delete("/teams/<int:team_id>")
+def delete_team(team_id: int) -> Response:
+    user_id = current_user_id()
+    session = db()
+    membership.delete_team(session, _id(team_id, "team"), user_id, now=utcnow())
+    session.commit()
+    return Response(status=204)
+
+
+# --- members ---
+
+
+@bp.get("/teams/<int:team_id>/members")
+def list_members(team_id: int) -> Response:
+    user_id = current_user_id()
+    members = membership.list_members(db(), _id(team_id, "team"), user_id)
+    return jsonify(
+        members=[
+            {
+                "user_id": m.user_id,
+                "email": m.email,
+                "display_name": m.display_name,
+                "role": m.role,
+                "joined_at": m.joined_at.isoformat(),
+            }
+            for m in members
+        ]
+    )
+
+
+@bp.patch("/teams/<int:team_id>/members/<int:member_id>")
+def change_role(team_id: int, member_id: int) -> Response:
+    user_id = current_user_id()
+    body = json_body()
+    reject_unknown(body, {"role"})
+    role = string_field(body, "role", max_length=16)
+    session = db()
+    member = membership.change_role(
+        session, _id(team_id, "team"), user_id, _id(member_id, "member"), role
+    )
+    session.commit()
+    return jsonify(user_id=member.user_id, role=member.role)
+
+
+@bp.delete("/teams/<int:team_id>/members/<int:member_id>")
+def remove_member(team_id: int, member_id: int) -> Response:
+    user_id = current_user_id()
+    session = db()
+    membership.remove_member(
+        session, _id(team_id, "team"), user_id, _id(member_id, "member"), now=utcnow()
+    )
+    session.commit()
+    return Response(status=204)
+
+
+@bp.delete("/teams/<int:team_id>/membership")
+def leave_team(team_id: int) -> Response:
+    user_id = current_user_id()
+    session = db()
+    membership.leave_team(session, _id(team_id, "team"), user_id, now=utcnow())
+    session.commit()
+    return Response(status=204)
+
+
+@bp.post("/teams/<int:team_id>/transfer")
+def transfer(team_id: int) -> Response:
+    user_id = current_user_id()
+    body = json_body()
+    reject_unknown(body, {"user_id"})
+    target = _int_field(body, "user_id", 1, MAX_ID)
+    if target is None:
+        raise InvalidInput("user_id is required", field="user_id")
+    session = db()
+    member = membership.transfer_ownership(session, _id(team_id, "team"), user_id, target)
+    session.commit()
+    return jsonify(user_id=member.user_id, role=member.role)
+
+
+# --- invitations ---
+
+
+@bp.get("/teams/<int:team_id>/invitations")
+def list_invitations(team_id: int) -> Response:
+    user_id = current_user_id()
+    found = invitations.list_invitations(db(), _id(team_id, "team"), user_id)
+    return jsonify(invitations=[_invitation_json(i) for i in found])
+
+
+@bp.post("/teams/<int:team_id>/invitations")
+def create_invitation(team_id: int) -> tuple[Response, int]:
+    user_id = current_user_id()
+    body = json_body() if request.get_data() else {}
+    reject_unknown(body, {"expires_in_hours", "max_uses"})
+    hours = _int_field(body, "expires_in_hours", 1, 90 * 24)
+    max_uses = _int_field(body, "max_uses", 1, invitations.MAX_USES)
+    session = db()
+    created = invitations.create_invitation(
+        session,
+        _id(team_id, "team"),
+        user_id,
+        now=utcnow(),
+        lifetime=timedelta(hours=hours) if hours else invitations.DEFAULT_LIFETIME,
+        max_uses=max_uses,
+    )
+    session.commit()
+    return jsonify(_invitation_json(created.invitation, created.token)), 201
+
+
+@bp.delete("/teams/<int:team_id>/invitations/<int:invitation_id>")
+def revoke_invitation(team_id: int, invitation_id: int) -> Response:
+    user_id = current_user_id()
+    session = db()
+    invitations.revoke_invitation(
+        session, _id(team_id, "team"), user_id, _id(invitation_id, "invitation"), now=utcnow()
+    )
+    session.commit()
+    return Response(status=204)
+
+
+@bp.post("/teams/join")
+def join_team() -> Response:
+    user_id = current_user_id()
+    body = json_body()
+    reject_unknown(body, {"token"})
+    token = string_field(body, "token", max_length=200)
+    session = db()
+    member = invitations.join(session, user_id, token, now=utcnow())
+    view = membership.get_team(session, member.team_id, user_id)
+    session.commit()
+    return jsonify(_team_json(view))
+
+
+# --- assignments ---
+
+
+@bp.get("/teams/<int:team_id>/assignments")
+def list_assignments(team_id: int) -> Response:
+    user_id = current_user_id()
+    session = db()
+    views = assignments.list_assignments(session, _id(team_id, "team"), user_id, now=utcnow())
+    session.commit()  # the pace of today, stored for the study queue
+    return jsonify(
+        assignments=[
+            {
+                "deck": v.slug,
+                "title": v.title,
+                "team_deck": v.team_deck,
+                "due_date": v.due_date.isoformat() if v.due_date else None,
+                "total": v.total,
+                "introduced": v.introduced,
+                "new_per_day": v.new_per_day,
+                "status": v.status,
+            }
+            for v in views
+        ]
+    )
+
+
+@bp.put("/teams/<int:team_id>/assignments/<slug>")
+def assign(team_id: int, slug: str) -> tuple[Response, int]:
+    user_id = current_user_id()
+    body = json_body() if request.get_data() else {}
+    reject_unknown(body, {"due_date"})
+    due = None
+    if body.get("due_date") is not None:
+        raw = body["due_date"]
+        try:
+            due = date.fromisoformat(raw) if isinstance(raw, str) and len(raw) == 10 else None
+        except ValueError:
+            due = None
+        if due is None:
+            raise InvalidInput("due_date must be a date like 2026-04-30, or null", field="due_date")
+    session = db()
+    assignment, created = assignments.assign(
+        session, _id(team_id, "team"), user_id, slug, due, now=utcnow()
+    )
+    session.commit()
+    return jsonify(
+        deck=slug, due_date=assignment.due_date.isoformat() if assignment.due_date else None
+    ), (201 if created else 200)
+
+
+@bp.delete("/teams/<int:team_id>/assignments/<slug>")
+def unassign(team_id: int, slug: str) -> Response:
+    user_id = current_user_id()
+    session = db()
+    assignments.unassign(session, _id(team_id, "team"), user_id, slug, now=utcnow())
+    session.commit()
+    return Response(status=204)
+
+
+# --- team decks ---
+
+
+def _upload_fields(body: dict[str, Any]) -> tuple[str, str, str, str | None]:
+    reject_unknown(body, {"format", "content", "locale", "title"})
+    fmt = string_field(body, "format", max_length=10)
+    content = string_field(body, "content", max_length=MAX_UPLOAD)
+    locale = string_field(body, "locale", max_length=16)
+    title = string_field(body, "title", required=False, max_length=200) or None
+    return fmt, content, locale, title
+
+
+@bp.get("/teams/<int:team_id>/decks")
+def list_team_decks(team_id: int) -> Response:
+    user_id = current_user_id()
+    decks = team_decks.list_team_decks(db(), _id(team_id, "team"), user_id)
+    return jsonify(
+        decks=[
+            {
+                "slug": d.slug,
+                "title": d.title,
+                "default_locale": d.default_locale,
+                "locales": d.locales,
+                "card_count": d.card_count,
+            }
+            for d in decks
+        ]
+    )
+
+
+@bp.post("/teams/<int:team_id>/decks")
+def create_team_deck(team_id: int) -> tuple[Response, int]:
+    user_id = current_user_id()
+    fmt, content, locale, title = _upload_fields(json_body())
+    session = db()
+    _deck, report = team_decks.create_team_deck(
+        session,
+        _id(team_id, "team"),
+        user_id,
+        fmt=fmt,
+        content=content,
+        locale=locale,
+        title=title,
+        now=utcnow(),
+    )
+    session.commit()
+    return jsonify(_report_json(report)), 201
+
+
+@bp.get("/teams/<int:team_id>/decks/<slug>")
+def get_team_deck(team_id: int, slug: str) -> Response:
+    user_id = current_user_id()
+    source = team_decks.deck_cards(db(), _id(team_id, "team"), user_id, slug)
+    return jsonify(
+        slug=source.slug,
+        default_locale=source.default_locale,
+        locales={
+            loc.locale: {
+                "title": loc.title,
+                "description": loc.description,
+                "cards": [
+                    {
+                        "key": c.key,
+                        "front": c.question,
+                        "back": c.answer,
+                        "explanation": c.explanation,
+                    }
+                    for c in loc.cards
+                ],
+            }
+            for loc in source.locales.values()
+        },
+    )
+
+
+@bp.delete("/teams/<int:team_id>/decks/<slug>")
+def delete_team_deck(team_id: int, slug: str) -> Response:
+    user_id = current_user_id()
+    session = db()
+    team_decks.delete_team_deck(session, _id(team_id, "team"), user_id, slug)
+    session.commit()
+    return Response(status=204)
+
+
+@bp.put("/teams/<int:team_id>/decks/<slug>/source")
+def upload_team_deck_locale(team_id: int, slug: str) -> Response:
+    user_id = current_user_id()
+    fmt, content, locale, title = _upload_fields(json_body())
+    session = db()
+    report = team_decks.upload_locale(
+        session,
+        _id(team_id, "team"),
+        user_id,
+        slug,
+        fmt=fmt,
+        content=content,
+        locale=locale,
+        title=title,
+        now=utcnow(),
+    )
+    session.commit()
+    return jsonify(_report_json(report))
+
+
+@bp.put("/teams/<int:team_id>/decks/<slug>/cards/<key>")
+def set_team_card(team_id: int, slug: str, key: str) -> Response:
+    user_id = current_user_id()
+    body = json_body()
+    reject_unknown(body, {"locale", "front", "back", "explanation"})
+    locale = string_field(body, "locale", max_length=16)
+    front = string_field(body, "front", max_length=20_000)
+    back = string_field(body, "back", max_length=20_000)
+    explanation = string_field(body, "explanation", required=False, max_length=20_000)
+    session = db()
+    report = team_decks.set_card(
+        session,
+        _id(team_id, "team"),
+        user_id,
+        slug,
+        key,
+        locale=locale,
+        question=front,
+        answer=back,
+        explanation=explanation,
+        now=utcnow(),
+    )
+    session.commit()
+    return jsonify(_report_json(report))
+
+
+@bp.delete("/teams/<int:team_id>/decks/<slug>/cards/<key>")
+def retire_team_card(team_id: int, slug: str, key: str) -> Response:
+    user_id = current_user_id()
+    session = db()
+    team_decks.retire_card(session, _id(team_id, "team"), user_id, slug, key, now=utcnow())
+    session.commit()
+    return Response(status=204)
+
+
+# --- dashboard ---
+
+
+def _progress_json(p: progress.MemberProgress) -> dict[str, Any]:
+    return {
+        "user_id": p.user_id,
+        "email": p.email,
+        "display_name": p.display_name,
+        "role": p.role,
+        "introduced": p.introduced,
+        "total": p.total,
+        "in_review": p.in_review,
+        "predicted_recall": p.recall,
+        "overdue": p.overdue,
+        "answers_7d": p.answers_7d,
+        "last_activity": p.last_activity.isoformat() if p.last_activity else None,
+        "assignments": [
+            {
+                "deck": a.slug,
+                "due_date": a.due_date.isoformat() if a.due_date else None,
+                "introduced": a.introduced,
+                "total": a.total,
+                "status": a.status,
+            }
+            for a in p.assignments
+        ],
+    }
+
+
+@bp.get("/teams/<int:team_id>/dashboard")
+def dashboard(team_id: int) -> Response:
+    user_id = current_user_id()
+    rows = progress.dashboard(db(), _id(team_id, "team"), user_id, now=utcnow())
+    return jsonify(members=[_progress_json(r) for r in rows])
+
+
+@bp.get("/teams/<int:team_id>/dashboard.csv")
+def dashboard_csv(team_id: int) -> Response:
+    user_id = current_user_id()
+    rows = progress.dashboard(db(), _id(team_id, "team"), user_id, now=utcnow())
+    return Response(
+        progress.members_csv(rows),
+        mimetype="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="team-{team_id}-members.csv"'},
+    )
+
+
+@bp.get("/teams/<int:team_id>/hardest")
+def hardest(team_id: int) -> Response:
+    user_id = current_user_id()
+    raw = request.args.get("limit", "20")
+    if not raw.isdigit() or not 1 <= int(raw) <= 100:
+        raise InvalidInput("limit must be an integer from 1 to 100", field="limit")
+    cards = progress.hardest(
+        db(), _id(team_id, "team"), user_id, limit=int(raw), slug=request.args.get("deck")
+    )
+    return jsonify(
+        cards=[
+            {
+                "card_id": c.card_id,
+                "deck": c.deck,
+                "key": c.key,
+                "question": c.question,
+                "answers": c.answers,
+                "again_share": c.again_share,
+                "mean_difficulty": c.mean_difficulty,
+            }
+            for c in cards
+        ]
+    )
+
+
+# --- OpenAPI ---
+
+_STR = {"type": "string"}
+_DATE = {"type": ["string", "null"], "format": "date"}
+_TEAM_ID = {"name": "team_id", "in": "path", "required": True, "schema": {"type": "integer"}}
+
+
+def _path_param(name: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": schema or _STR}
+
+
+def _op(
+    operation_id: str,
+    summary: str,
+    ok: str,
+    schema: dict[str, Any] | None,
+    *statuses: int,
+    body: dict[str, Any] | None = None,
+    params: tuple[dict[str, Any], ...] = (_TEAM_ID,),
+    optional_body: bool = False,
+) -> dict[str, Any]:
+    response: dict[str, Any] = {"description": summary}
+    if schema is not None:
+        response["content"] = json_content(schema)
+    all_statuses = {401, *statuses, *(BODY_PROBLEMS if body else ())}
+    operation: dict[str, Any] = {
+        "operationId": operation_id,
+        "summary": summary,
+        "tags": ["teams"],
+        "parameters": list(params),
+        "responses": {ok: response, **problems(*sorted(all_statuses))},
+    }
+    if body is not None:
+        operation["requestBody"] = json_request(body)
+        if optional_body:
+            operation["requestBody"]["required"] = False
+    return operation
+
+
+def _obj(required: list[str], props: dict[str, Any], closed: bool = True) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "required": required, "properties": props}
+    if closed:
+        schema["additionalProperties"] = False
+    return schema
+
+
+def _list(key: str, item: str) -> dict[str, Any]:
+    return _obj([key], {key: {"type": "array", "items": ref(item)}}, closed=False)
+
+
+_UPLOAD = _obj(
+    ["format", "content", "locale"],
+    {
+        "format": {"enum": ["quiz", "csv"]},
+        "content": {"type": "string", "maxLength": MAX_UPLOAD},
+        "locale": {"type": "string", "maxLength": 16},
+        "title": {"type": "string", "maxLength": 200},
+    },
+)
+_SLUG = _path_param("slug")
+_T = "/api/v1/teams/{team_id}"
+
+SCHEMAS: dict[str, Any] = {
+    "Team": _obj(
+        ["id", "name", "role", "created_at"],
+        {
+            "id": {"type": "integer"},
+            "name": _STR,
+            "role": {"enum": ["owner", "manager", "member"]},
+            "created_at": {"type": "string", "format": "date-time"},
+        },
+        closed=False,
+    ),
+    "TeamMember": _obj(
+        ["user_id", "email", "role", "joined_at"],
+        {"user_id": {"type": "integer"}, "email": _STR, "display_name": _STR, "role": _STR},
+        closed=False,
+    ),
+    "TeamInvitation": _obj(
+        ["id", "expires_at", "uses", "state"],
+        {
+            "id": {"type": "integer"},
+            "expires_at": {"type": "string", "format": "date-time"},
+            "max_uses": {"type": ["integer", "null"]},
+            "uses": {"type": "integer"},
+            "state": {"enum": ["active", "expired", "used_up", "revoked"]},
+            "token": {"type": "string", "description": "Only when created; never stored."},
+        },
+        closed=False,
+    ),
+    "TeamAssignment": _obj(
+        ["deck", "due_date", "total", "introduced", "status"],
+        {
+            "deck": _STR,
+            "due_date": _DATE,
+            "total": {"type": "integer"},
+            "introduced": {"type": "integer"},
+            "new_per_day": {"type": ["integer", "null"]},
+            "status": {"enum": ["done", "no_due_date", "on_track", "behind"]},
+        },
+        closed=False,
+    ),
+    "TeamDeck": _obj(["slug", "title", "locales", "card_count"], {}, closed=False),
+    "TeamDeckCards": _obj(["slug", "default_locale", "locales"], {}, closed=False),
+    "TeamDeckSync": _obj(["deck", "added", "updated", "retired"], {}, closed=False),
+    "TeamMemberProgress": _obj(
+        ["user_id", "email", "introduced", "total", "in_review", "predicted_recall"],
+        {"predicted_recall": {"type": ["number", "null"]}},
+        closed=False,
+    ),
+    "TeamHardCard": _obj(
+        ["card_id", "deck", "key", "answers", "again_share", "mean_difficulty"],
+        {"again_share": {"type": "number"}, "mean_difficulty": {"type": ["number", "null"]}},
+        closed=False,
+    ),
+}
+
+_NAME = _obj(["name"], {"name": {"type": "string", "maxLength": 100}})
+_MEMBER = (_TEAM_ID, _path_param("member_id", {"type": "integer"}))
+
+PATHS: dict[str, Any] = {
+    "/api/v1/teams": {
+        "get": _op("listTeams", "The caller's teams.", "200", _list("teams", "Team"), params=()),
+        "post": _op(
+            "createTeam",
+            "Create a team; the caller owns it.",
+            "201",
+            ref("Team"),
+            body=_NAME,
+            params=(),
+        ),
+    },
+    "/api/v1/teams/join": {
+        "post": _op(
+            "joinTeam",
+            "Join through an invitation token.",
+            "200",
+            ref("Team"),
+            404,
+            body=_obj(["token"], {"token": {"type": "string", "maxLength": 200}}),
+            params=(),
+        ),
+    },
+    _T: {
+        "get": _op("getTeam", "A team the caller is in.", "200", ref("Team"), 404),
+        "patch": _op(
+            "renameTeam", "Rename (owner, manager).", "200", ref("Team"), 403, 404, body=_NAME
+        ),
+        "delete": _op(
+            "deleteTeam",
+            "Delete the team (owner); shipped-deck history stays.",
+            "204",
+            None,
+            403,
+            404,
+        ),
+    },
+    f"{_T}/members": {
+        "get": _op(
+            "listTeamMembers",
+            "Members (owner, manager).",
+            "200",
+            _list("members", "TeamMember"),
+            403,
+            404,
+        ),
+    },
+    f"{_T}/members/{{member_id}}": {
+        "patch": _op(
+            "changeTeamRole",
+            "Make a member a manager or back (owner).",
+            "200",
+            {"type": "object"},
+            403,
+            404,
+            409,
+            body=_obj(["role"], {"role": {"enum": ["manager", "member"]}}),
+            params=_MEMBER,
+        ),
+        "delete": _op(
+            "removeTeamMember",
+            "Remove a member; their history stays.",
+            "204",
+            None,
+            403,
+            404,
+            409,
+            params=_MEMBER,
+        ),
+    },
+    f"{_T}/membership": {
+        "delete": _op("leaveTeam", "Leave the team (not the owner).", "204", None, 404, 409),
+    },
+    f"{_T}/transfer": {
+        "post": _op(
+            "transferTeam",
+            "Hand ownership to a member (owner).",
+            "200",
+            {"type": "object"},
+            403,
+            404,
+            409,
+            body=_obj(["user_id"], {"user_id": {"type": "integer", "minimum": 1}}),
+        ),
+    },
+    f"{_T}/invitations": {
+        "get": _op(
+            "listTeamInvitations",
+            "Invitation links (owner, manager).",
+            "200",
+            _list("invitations", "TeamInvitation"),
+            403,
+            404,
+        ),
+        "post": _op(
+            "createTeamInvitation",
+            "A new link; its token is shown once.",
+            "201",
+            ref("TeamInvitation"),
+            403,
+            404,
+            optional_body=True,
+            body=_obj(
+                [],
+                {
+                    "expires_in_hours": {"type": "integer", "minimum": 1, "maximum": 2160},
+                    "max_uses": {"type": "integer", "minimum": 1, "maximum": 10000},
+                },
+            ),
+        ),
+    },
+    f"{_T}/invitations/{{invitation_id}}": {
+        "delete": _op(
+            "revokeTeamInvitation",
+            "Revoke a link.",
+            "204",
+            None,
+            403,
+            404,
+            params=(_TEAM_ID, _path_param("invitation_id", {"type": "integer"})),
+        ),
+    },
+    f"{_T}/assignments": {
+        "get": _op(
+            "listTeamAssignments",
+            "Assigned decks with the caller's own progress.",
+            "200",
+            _list("assignments", "TeamAssignment"),
+            404,
+        ),
+    },
+    f"{_T}/assignments/{{slug}}": {
+        "put": _op(
+            "assignTeamDeck",
+            "Assign a deck (owner, manager); members are subscribed.",
+            "200",
+            {"type": "object"},
+            403,
+            404,
+            optional_body=True,
+            body=_obj([], {"due_date": _DATE}),
+            params=(_TEAM_ID, _SLUG),
+        ),
+        "delete": _op(
+            "unassignTeamDeck",
+            "End an assignment.",
+            "204",
+            None,
+            403,
+            404,
+            params=(_TEAM_ID, _SLUG),
+        ),
+    },
+    f"{_T}/decks": {
+        "get": _op(
+            "listTeamDecks", "The team's own decks.", "200", _list("decks", "TeamDeck"), 404
+        ),
+        "post": _op(
+            "createTeamDeck",
+            "Upload a quiz text or CSV as a new team deck.",
+            "201",
+            ref("TeamDeckSync"),
+            403,
+            404,
+            409,
+            body=_UPLOAD,
+        ),
+    },
+    f"{_T}/decks/{{slug}}": {
+        "get": _op(
+            "getTeamDeck",
+            "A team deck's cards in every language.",
+            "200",
+            ref("TeamDeckCards"),
+            404,
+            params=(_TEAM_ID, _SLUG),
+        ),
+        "delete": _op(
+            "deleteTeamDeck",
+            "Delete a team deck and progress on it.",
+            "204",
+            None,
+            403,
+            404,
+            params=(_TEAM_ID, _SLUG),
+        ),
+    },
+    f"{_T}/decks/{{slug}}/source": {
+        "put": _op(
+            "uploadTeamDeckLocale",
+            "Replace or add one language; progress is kept.",
+            "200",
+            ref("TeamDeckSync"),
+            403,
+            404,
+            409,
+            body=_UPLOAD,
+            params=(_TEAM_ID, _SLUG),
+        ),
+    },
+    f"{_T}/decks/{{slug}}/cards/{{key}}": {
+        "put": _op(
+            "setTeamCard",
+            "Edit or add a card; progress is kept.",
+            "200",
+            ref("TeamDeckSync"),
+            403,
+            404,
+            409,
+            body=_obj(
+                ["locale", "front", "back"],
+                {
+                    "locale": {"type": "string", "maxLength": 16},
+                    "front": {"type": "string", "maxLength": 20000},
+                    "back": {"type": "string", "maxLength": 20000},
+                    "explanation": {"type": "string", "maxLength": 20000},
+                },
+            ),
+            params=(_TEAM_ID, _SLUG, _path_param("key")),
+        ),
+        "delete": _op(
+            "retireTeamCard",
+            "Retire a card (history kept).",
+            "204",
+            None,
+            403,
+            404,
+            409,
+            params=(_TEAM_ID, _SLUG, _path_param("key")),
+        ),
+    },
+    f"{_T}/dashboard": {
+        "get": _op(
+            "teamDashboard",
+            "Each member's progress (owner, manager).",
+            "200",
+            _list("members", "TeamMemberProgress"),
+            403,
+            404,
+        ),
+    },
+    f"{_T}/dashboard.csv": {
+        "get": {
+            **_op("teamDashboardCsv", "The member table as CSV.", "200", None, 403, 404),
+        },
+    },
+    f"{_T}/hardest": {
+        "get": _op(
+            "teamHardestCards",
+            "Cards by share of Again answers, then difficulty.",
+            "200",
+            _list("cards", "TeamHardCard"),
+            403,
+            404,
+            422,
+            params=(
+                _TEAM_ID,
+                {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                {"name": "deck", "in": "query", "schema": _STR},
+            ),
+        ),
+    },
+}
+PATHS[f"{_T}/dashboard.csv"]["get"]["responses"]["200"]["content"] = {
+    "text/csv": {"schema": {"type": "string"}}
+}

@@ -1,0 +1,294 @@
+"""The lead's dashboard: each member's progress on the team's decks, the hardest questions,
+and the member table as CSV. Owners and managers only, and only about their own team: every
+number is restricted to the team's members and the team's decks (assigned or owned)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from sqlalchemy import case, func, select
+from sqlalchemy.orm import Session
+
+from ..days import study_date
+from ..models import (
+    Card,
+    CardText,
+    Deck,
+    ReviewLog,
+    ReviewState,
+    SchedulerSettings,
+    Subscription,
+    TeamAssignment,
+    TeamMember,
+    User,
+)
+from ..scheduling import retrievability
+from ..study import config_from, state_from_row
+from .assignments import card_count, status
+from .roles import LEADS, membership
+
+REVIEW_STATE = 2
+AGAIN = 1
+
+
+def team_deck_ids(session: Session, team_id: int) -> list[int]:
+    assigned = select(TeamAssignment.deck_id).where(TeamAssignment.team_id == team_id)
+    return list(
+        session.scalars(
+            select(Deck.id)
+            .where((Deck.owner_team_id == team_id) | Deck.id.in_(assigned))
+            .order_by(Deck.id)
+        )
+    )
+
+
+@dataclass(frozen=True)
+class AssignmentStatus:
+    slug: str
+    due_date: date | None
+    introduced: int
+    total: int
+    status: str
+
+
+@dataclass(frozen=True)
+class MemberProgress:
+    user_id: int
+    email: str
+    display_name: str
+    role: str
+    introduced: int
+    total: int
+    in_review: int
+    recall: float | None  # mean predicted recall now over introduced cards
+    overdue: int
+    answers_7d: int
+    last_activity: datetime | None
+    assignments: list[AssignmentStatus]
+
+
+def dashboard(
+    session: Session, team_id: int, actor_id: int, *, now: datetime
+) -> list[MemberProgress]:
+    membership(session, team_id, actor_id, *LEADS)
+    deck_ids = team_deck_ids(session, team_id)
+    totals = {d: card_count(session, d) for d in deck_ids}
+    assigned: list[tuple[TeamAssignment, str]] = [
+        (a, slug)
+        for a, slug in session.execute(
+            select(TeamAssignment, Deck.slug)
+            .join(Deck, Deck.id == TeamAssignment.deck_id)
+            .where(TeamAssignment.team_id == team_id)
+            .order_by(Deck.slug)
+        )
+    ]
+    members = session.execute(
+        select(TeamMember, User)
+        .join(User, User.id == TeamMember.user_id)
+        .where(TeamMember.team_id == team_id)
+        .order_by(User.email)
+    ).all()
+    result = []
+    for member, user in members:
+        result.append(_member_progress(session, member, user, deck_ids, totals, assigned, now))
+    return result
+
+
+def _member_progress(
+    session: Session,
+    member: TeamMember,
+    user: User,
+    deck_ids: list[int],
+    totals: dict[int, int],
+    assigned: list[tuple[TeamAssignment, str]],
+    now: datetime,
+) -> MemberProgress:
+    settings = session.get(SchedulerSettings, user.id)
+    subs = {
+        s.deck_id: s
+        for s in session.scalars(
+            select(Subscription).where(
+                Subscription.user_id == user.id, Subscription.deck_id.in_(deck_ids)
+            )
+        )
+    }
+    states = session.execute(
+        select(ReviewState)
+        .join(Card, Card.id == ReviewState.card_id)
+        .where(
+            ReviewState.user_id == user.id,
+            ReviewState.deck_id.in_(deck_ids),
+            Card.retired_at.is_(None),
+        )
+    ).scalars()
+    introduced: dict[int, int] = {}
+    in_review = overdue = 0
+    recalls: list[float] = []
+    for row in states:
+        introduced[row.deck_id] = introduced.get(row.deck_id, 0) + 1
+        if row.state == REVIEW_STATE:
+            in_review += 1
+            if row.due < now:
+                overdue += 1
+        state = state_from_row(row)
+        if state is not None and settings is not None and row.stability is not None:
+            config = config_from(settings, subs.get(row.deck_id))
+            recalls.append(retrievability(config, state, now))
+    logs = session.execute(
+        select(
+            func.sum(case((ReviewLog.reviewed_at >= now - timedelta(days=7), 1), else_=0)),
+            func.max(ReviewLog.reviewed_at),
+        ).where(ReviewLog.user_id == user.id, ReviewLog.deck_id.in_(deck_ids))
+    ).one()
+    today = study_date(now, user.timezone, user.day_start_hour)
+    statuses = []
+    for assignment, slug in assigned:
+        start_at = max(assignment.created_at, member.joined_at)
+        start = study_date(start_at, user.timezone, user.day_start_hour)
+        done = introduced.get(assignment.deck_id, 0)
+        total = totals.get(assignment.deck_id, 0)
+        statuses.append(
+            AssignmentStatus(
+                slug,
+                assignment.due_date,
+                done,
+                total,
+                status(done, total, start, today, assignment.due_date),
+            )
+        )
+    last = logs[1]
+    if last is not None and last.tzinfo is None:  # aggregates bypass the column's type
+        last = last.replace(tzinfo=now.tzinfo)
+    return MemberProgress(
+        user_id=user.id,
+        email=user.email,
+        display_name=user.display_name,
+        role=member.role,
+        introduced=sum(introduced.values()),
+        total=sum(totals.values()),
+        in_review=in_review,
+        recall=sum(recalls) / len(recalls) if recalls else None,
+        overdue=overdue,
+        answers_7d=int(logs[0] or 0),
+        last_activity=last,
+        assignments=statuses,
+    )
+
+
+@dataclass(frozen=True)
+class HardCard:
+    card_id: int
+    deck: str
+    key: str
+    question: str
+    answers: int
+    again_share: float
+    mean_difficulty: float | None
+
+
+def hardest(
+    session: Session, team_id: int, actor_id: int, *, limit: int = 20, slug: str | None = None
+) -> list[HardCard]:
+    """Cards of the team's decks by share of Again answers (all languages together), then by
+    mean FSRS difficulty, counting only the team's current members."""
+    membership(session, team_id, actor_id, *LEADS)
+    deck_ids = team_deck_ids(session, team_id)
+    if slug is not None:
+        deck_ids = list(
+            session.scalars(select(Deck.id).where(Deck.id.in_(deck_ids), Deck.slug == slug))
+        )
+    members = select(TeamMember.user_id).where(TeamMember.team_id == team_id)
+    answers = func.count(ReviewLog.id)
+    again = func.sum(case((ReviewLog.rating == AGAIN, 1), else_=0))
+    rows = session.execute(
+        select(ReviewLog.card_id, answers.label("answers"), again.label("again"))
+        .where(ReviewLog.deck_id.in_(deck_ids), ReviewLog.user_id.in_(members))
+        .group_by(ReviewLog.card_id)
+    ).all()
+    difficulty: dict[int, float | None] = dict(
+        session.execute(
+            select(ReviewState.card_id, func.avg(ReviewState.difficulty))
+            .where(ReviewState.deck_id.in_(deck_ids), ReviewState.user_id.in_(members))
+            .group_by(ReviewState.card_id)
+        ).all()
+    )
+    ranked = sorted(
+        rows,
+        key=lambda r: (-(int(r.again or 0) / r.answers), -(difficulty.get(r.card_id) or 0.0)),
+    )[:limit]
+    cards = {
+        c.id: (c, slug_, default)
+        for c, slug_, default in session.execute(
+            select(Card, Deck.slug, Deck.default_locale)
+            .join(Deck, Deck.id == Card.deck_id)
+            .where(Card.id.in_([r.card_id for r in ranked]))
+        )
+    }
+    texts = {
+        (t.card_id, t.locale): t.question
+        for t in session.scalars(
+            select(CardText).where(CardText.card_id.in_([r.card_id for r in ranked]))
+        )
+    }
+    result = []
+    for r in ranked:
+        card, deck_slug, default_locale = cards[r.card_id]
+        mean = difficulty.get(r.card_id)
+        result.append(
+            HardCard(
+                card_id=r.card_id,
+                deck=deck_slug,
+                key=card.key,
+                question=texts.get((r.card_id, default_locale), ""),
+                answers=int(r.answers),
+                again_share=int(r.again or 0) / int(r.answers),
+                mean_difficulty=float(mean) if mean is not None else None,
+            )
+        )
+    return result
+
+
+CSV_HEADER = (
+    "email",
+    "display_name",
+    "role",
+    "introduced",
+    "total",
+    "in_review",
+    "predicted_recall",
+    "overdue",
+    "answers_7d",
+    "last_activity",
+    "behind",
+)
+
+
+def members_csv(rows: list[MemberProgress]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_HEADER)
+    for r in rows:
+        writer.writerow(
+            [
+                _safe(r.email),
+                _safe(r.display_name),
+                r.role,
+                r.introduced,
+                r.total,
+                r.in_review,
+                f"{r.recall:.3f}" if r.recall is not None else "",
+                r.overdue,
+                r.answers_7d,
+                r.last_activity.isoformat() if r.last_activity else "",
+                " ".join(a.slug for a in r.assignments if a.status == "behind"),
+            ]
+        )
+    return out.getvalue()
+
+
+def _safe(text: str) -> str:
+    # A cell starting with = + - @ is run as a formula by spreadsheets (CSV injection).
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

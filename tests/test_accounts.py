@@ -12,6 +12,12 @@ from flashcards.settings import ME_FIELDS, apply_user_settings, user_settings, v
 from .conftest import T0
 
 
+@pytest.fixture(autouse=True)
+def cheap_password_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The production cost (32 MiB, ~0.1 s a hash) is tested once in test_accounts.py.
+    monkeypatch.setattr(accounts, "PASSWORD_METHOD", "scrypt:1024:8:1")
+
+
 def add_user(
     engine: Engine, email: str = "ana@example.com", password: str = "correct horse"
 ) -> int:
@@ -19,10 +25,11 @@ def add_user(
         return accounts.create_user(s, email, password, now=T0).id
 
 
-def test_password_hash_is_memory_hard_and_verifies() -> None:
+def test_password_hash_is_memory_hard_and_verifies(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()  # the production setting
     h = accounts.hash_password("correct horse")
     assert "correct horse" not in h
-    assert h.startswith("scrypt:")
+    assert h.startswith("scrypt:32768:8:1$")
     assert accounts.verify_password(h, "correct horse")
     assert not accounts.verify_password(h, "correct horsf")
     assert accounts.hash_password("correct horse") != h  # salted

@@ -20,6 +20,12 @@ REDIS_URL = "redis://127.0.0.1:6379/0"
 PROBLEM = "application/problem+json"
 
 
+@pytest.fixture(autouse=True)
+def cheap_password_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The production cost (32 MiB, ~0.1 s a hash) is tested once in test_accounts.py.
+    monkeypatch.setattr(accounts, "PASSWORD_METHOD", "scrypt:1024:8:1")
+
+
 def add_user(engine: Engine, email: str = "ana@example.com") -> tuple[int, str]:
     with transaction(engine) as s:
         user = accounts.create_user(s, email, "correct horse", now=T0)

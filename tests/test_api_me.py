@@ -16,6 +16,12 @@ from .conftest import T0
 PROBLEM = "application/problem+json"
 
 
+@pytest.fixture(autouse=True)
+def cheap_password_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The production cost (32 MiB, ~0.1 s a hash) is tested once in test_accounts.py.
+    monkeypatch.setattr(accounts, "PASSWORD_METHOD", "scrypt:1024:8:1")
+
+
 @pytest.fixture
 def token(engine: Engine) -> str:
     with transaction(engine) as s:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 from sqlalchemy import Engine, select
 
@@ -7,6 +8,12 @@ from flashcards import accounts
 from flashcards.cli import main
 from flashcards.db import transaction
 from flashcards.models import User
+
+
+@pytest.fixture(autouse=True)
+def cheap_password_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The production cost (32 MiB, ~0.1 s a hash) is tested once in test_accounts.py.
+    monkeypatch.setattr(accounts, "PASSWORD_METHOD", "scrypt:1024:8:1")
 
 
 def test_add_reads_password_from_stdin_and_stores_a_hash(cli: CliRunner, engine: Engine) -> None:

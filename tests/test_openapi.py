@@ -27,6 +27,12 @@ OURS = {
 }
 
 
+@pytest.fixture(autouse=True)
+def cheap_password_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The production cost (32 MiB, ~0.1 s a hash) is tested once in test_accounts.py.
+    monkeypatch.setattr(accounts, "PASSWORD_METHOD", "scrypt:1024:8:1")
+
+
 def document(client: FlaskClient) -> dict[str, Any]:
     response = client.get("/api/v1/openapi.json")
     assert response.status_code == 200

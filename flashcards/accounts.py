@@ -27,6 +27,11 @@ EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
 PASSWORD_METHOD = "scrypt:32768:8:1"
 
 
+class WrongPassword(Forbidden, InvalidInput):
+    """A wrong current password: 403 for the API (the request is well formed, the caller
+    failed to prove who they are), and still an InvalidInput for forms that catch that."""
+
+
 def hash_password(password: str) -> str:
     return generate_password_hash(password, method=PASSWORD_METHOD)
 
@@ -128,8 +133,7 @@ def change_password(
     if not isinstance(current_password, str) or not verify_password(
         user.password_hash, current_password
     ):
-        # 403, not 422: the request is well formed; the caller failed to prove who they are.
-        raise Forbidden("the current password is not correct", field="current_password")
+        raise WrongPassword("the current password is not correct", field="current_password")
     user.password_hash = hash_password(check_password_strength(new_password, field="new_password"))
     session.flush()
 

@@ -95,6 +95,8 @@ def test_change_password(engine: Engine) -> None:
     with pytest.raises(Forbidden) as info, transaction(engine) as s:
         accounts.change_password(s, user_id, "wrong password", "new password!")
     assert info.value.field == "current_password"
+    assert info.value.status == 403
+    assert isinstance(info.value, InvalidInput)  # what the settings form catches
     with pytest.raises(InvalidInput) as info, transaction(engine) as s:
         accounts.change_password(s, user_id, "correct horse", "short")
     assert info.value.field == "new_password"

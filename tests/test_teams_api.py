@@ -1,0 +1,269 @@
+"""The teams API end to end, and its authorization: every team route with another team's ids
+and with a plain member's token answers 404 or 403 as problem+json, never data."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+from sqlalchemy import Engine
+
+from flashcards.accounts import create_user, issue_token
+from flashcards.db import transaction
+from tests.conftest import T0, load_shipped_decks
+
+QUIZ = "Team quiz\nTwo questions\n1. One plus one?\nAnswer\nTwo.\n2. Sky colour?\nAnswer\nBlue.\n"
+
+
+class Api:
+    def __init__(self, client: FlaskClient, token: str) -> None:
+        self.client, self.headers = client, {"Authorization": f"Bearer {token}"}
+
+    def __call__(self, method: str, url: str, body: Any = None) -> Any:
+        return self.client.open(
+            url, method=method, headers=self.headers, json=body if body is not None else None
+        )
+
+
+@pytest.fixture
+def world(client: FlaskClient, engine: Engine) -> dict[str, Any]:
+    load_shipped_decks(engine)
+    tokens = {}
+    with transaction(engine) as s:
+        for name, locale in (("lead", "en"), ("ana", "es"), ("ben", "ko"), ("eve", "en")):
+            user = create_user(s, f"{name}@example.com", "password1", now=T0, locale=locale)
+            tokens[name] = (user.id, issue_token(s, user.id, now=T0))
+    api = {name: Api(client, tok) for name, (_, tok) in tokens.items()}
+    ids = {name: uid for name, (uid, _) in tokens.items()}
+    team = api["lead"]("POST", "/api/v1/teams", {"name": "Platform"}).get_json()
+    other = api["eve"]("POST", "/api/v1/teams", {"name": "Other"}).get_json()
+    inv = api["lead"]("POST", f"/api/v1/teams/{team['id']}/invitations", {"max_uses": 5})
+    assert inv.status_code == 201
+    for name in ("ana", "ben"):
+        joined = api[name]("POST", "/api/v1/teams/join", {"token": inv.get_json()["token"]})
+        assert joined.status_code == 200 and joined.get_json()["role"] == "member"
+    deck = api["lead"](
+        "POST",
+        f"/api/v1/teams/{team['id']}/decks",
+        {"format": "quiz", "content": QUIZ, "locale": "en"},
+    )
+    assert deck.status_code == 201, deck.get_json()
+    other_deck = api["eve"](
+        "POST",
+        f"/api/v1/teams/{other['id']}/decks",
+        {"format": "csv", "content": "front,back\nQ,A\n", "locale": "en", "title": "Secret"},
+    ).get_json()
+    other_inv = api["eve"]("POST", f"/api/v1/teams/{other['id']}/invitations").get_json()
+    return {
+        "api": api,
+        "ids": ids,
+        "team": team["id"],
+        "other": other["id"],
+        "deck": deck.get_json()["deck"],
+        "other_deck": other_deck["deck"],
+        "inv": inv.get_json()["id"],
+        "other_inv": other_inv["id"],
+    }
+
+
+def test_lead_flow_two_languages_progress_and_hardest(world: dict[str, Any]) -> None:
+    api, t = world["api"], world["team"]
+    r = api["lead"](
+        "PUT", f"/api/v1/teams/{t}/assignments/eks-model-training", {"due_date": "2026-03-10"}
+    )
+    assert r.status_code == 201
+    decks = {d["slug"]: d for d in api["ana"]("GET", "/api/v1/decks").get_json()["decks"]}
+    assert decks["eks-model-training"]["subscription"] == {"locale": "es"}
+    assert world["deck"] in decks and world["other_deck"] not in decks
+    decks_ben = {d["slug"]: d for d in api["ben"]("GET", "/api/v1/decks").get_json()["decks"]}
+    assert decks_ben["eks-model-training"]["subscription"] == {"locale": "ko"}
+
+    for _ in range(3):
+        card = api["ana"]("GET", "/api/v1/study/next?deck=eks-model-training").get_json()["card"]
+        answer = {"card_id": card["id"], "rating": "again", "review_id": str(uuid.uuid4())}
+        assert api["ana"]("POST", "/api/v1/reviews", answer).status_code == 201
+
+    mine = api["ana"]("GET", f"/api/v1/teams/{t}/assignments").get_json()["assignments"]
+    assert [(a["deck"], a["introduced"], a["total"]) for a in mine] == [
+        ("eks-model-training", 3, 15)
+    ]
+    board = api["lead"]("GET", f"/api/v1/teams/{t}/dashboard")
+    assert board.status_code == 200
+    rows = {m["email"]: m for m in board.get_json()["members"]}
+    assert set(rows) == {"lead@example.com", "ana@example.com", "ben@example.com"}
+    assert rows["ana@example.com"]["introduced"] == 3
+    assert rows["ana@example.com"]["answers_7d"] == 3
+    assert rows["ana@example.com"]["predicted_recall"] is not None
+    assert rows["ben@example.com"]["introduced"] == 0
+    assert rows["ana@example.com"]["total"] == 17  # 15 assigned + 2 of the team's own deck
+    hard = api["lead"]("GET", f"/api/v1/teams/{t}/hardest").get_json()["cards"]
+    assert len(hard) == 3 and all(c["again_share"] == 1.0 for c in hard)
+    csv_text = api["lead"]("GET", f"/api/v1/teams/{t}/dashboard.csv").get_data(as_text=True)
+    assert csv_text.splitlines()[0].startswith("email,") and "ana@example.com" in csv_text
+    # Members do not see each other.
+    for url in ("dashboard", "dashboard.csv", "members", "hardest"):
+        r = api["ana"]("GET", f"/api/v1/teams/{t}/{url}")
+        assert r.status_code == 403 and r.mimetype == "application/problem+json"
+        assert "ben@example.com" not in r.get_data(as_text=True)
+
+
+def test_team_deck_edit_and_member_removal(world: dict[str, Any]) -> None:
+    api, t, slug = world["api"], world["team"], world["deck"]
+    r = api["lead"](
+        "PUT",
+        f"/api/v1/teams/{t}/decks/{slug}/cards/q01",
+        {"locale": "en", "front": "1+1?", "back": "2"},
+    )
+    assert r.status_code == 200 and r.get_json()["updated"] == ["q01"]
+    cards = api["ana"]("GET", f"/api/v1/teams/{t}/decks/{slug}").get_json()
+    assert cards["locales"]["en"]["cards"][0]["front"] == "1+1?"
+    r = api["lead"]("DELETE", f"/api/v1/teams/{t}/members/{world['ids']['ana']}")
+    assert r.status_code == 204
+    assert api["ana"]("GET", f"/api/v1/teams/{t}/decks/{slug}").status_code == 404
+    slugs = [d["slug"] for d in api["ana"]("GET", "/api/v1/decks").get_json()["decks"]]
+    assert slug not in slugs
+    r = api["lead"]("POST", f"/api/v1/teams/{t}/transfer", {"user_id": world["ids"]["ben"]})
+    assert r.status_code == 200
+    assert api["lead"]("DELETE", f"/api/v1/teams/{t}").status_code == 403
+    assert api["ben"]("DELETE", f"/api/v1/teams/{t}").status_code == 204
+
+
+def _routes(w: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    t, d, ana = w["team"], w["deck"], w["ids"]["ana"]
+    upload = {"format": "quiz", "content": QUIZ, "locale": "en"}
+    return [
+        ("GET", f"/api/v1/teams/{t}", None),
+        ("PATCH", f"/api/v1/teams/{t}", {"name": "x"}),
+        ("DELETE", f"/api/v1/teams/{t}", None),
+        ("GET", f"/api/v1/teams/{t}/members", None),
+        ("PATCH", f"/api/v1/teams/{t}/members/{ana}", {"role": "manager"}),
+        ("DELETE", f"/api/v1/teams/{t}/members/{ana}", None),
+        ("DELETE", f"/api/v1/teams/{t}/membership", None),
+        ("POST", f"/api/v1/teams/{t}/transfer", {"user_id": ana}),
+        ("GET", f"/api/v1/teams/{t}/invitations", None),
+        ("POST", f"/api/v1/teams/{t}/invitations", {}),
+        ("DELETE", f"/api/v1/teams/{t}/invitations/{w['inv']}", None),
+        ("GET", f"/api/v1/teams/{t}/assignments", None),
+        ("PUT", f"/api/v1/teams/{t}/assignments/eks-model-training", {}),
+        ("DELETE", f"/api/v1/teams/{t}/assignments/eks-model-training", None),
+        ("GET", f"/api/v1/teams/{t}/decks", None),
+        ("POST", f"/api/v1/teams/{t}/decks", upload),
+        ("GET", f"/api/v1/teams/{t}/decks/{d}", None),
+        ("DELETE", f"/api/v1/teams/{t}/decks/{d}", None),
+        ("PUT", f"/api/v1/teams/{t}/decks/{d}/source", upload),
+        (
+            "PUT",
+            f"/api/v1/teams/{t}/decks/{d}/cards/q01",
+            {"locale": "en", "front": "a", "back": "b"},
+        ),
+        ("DELETE", f"/api/v1/teams/{t}/decks/{d}/cards/q01", None),
+        ("GET", f"/api/v1/teams/{t}/dashboard", None),
+        ("GET", f"/api/v1/teams/{t}/dashboard.csv", None),
+        ("GET", f"/api/v1/teams/{t}/hardest", None),
+    ]
+
+
+def test_outsiders_get_404_on_every_route(world: dict[str, Any]) -> None:
+    eve = world["api"]["eve"]
+    for method, url, body in _routes(world):
+        r = eve(method, url, body)
+        assert r.status_code == 404, (method, url, r.status_code)
+        assert r.mimetype == "application/problem+json"
+        text = r.get_data(as_text=True)
+        assert "Platform" not in text and "ana@example.com" not in text
+
+
+def test_plain_members_get_403_on_lead_routes(world: dict[str, Any]) -> None:
+    ben = world["api"]["ben"]
+    t = world["team"]
+    readable = {
+        f"/api/v1/teams/{t}",
+        f"/api/v1/teams/{t}/assignments",
+        f"/api/v1/teams/{t}/decks",
+        f"/api/v1/teams/{t}/decks/{world['deck']}",
+    }
+    for method, url, body in _routes(world):
+        if url.endswith("/membership"):
+            continue  # leaving is every member's right; tested below
+        r = ben(method, url, body)
+        if method == "GET" and url in readable:
+            assert r.status_code == 200, (method, url)
+        else:
+            assert r.status_code == 403, (method, url, r.status_code)
+            assert r.mimetype == "application/problem+json"
+    assert ben("DELETE", f"/api/v1/teams/{t}/membership").status_code == 204
+    assert ben("GET", f"/api/v1/teams/{t}").status_code == 404
+
+
+def test_other_teams_ids_inside_my_team_are_404(world: dict[str, Any]) -> None:
+    lead, t = world["api"]["lead"], world["team"]
+    eve_id, other_deck = world["ids"]["eve"], world["other_deck"]
+    checks = [
+        ("DELETE", f"/api/v1/teams/{t}/invitations/{world['other_inv']}", None),
+        ("PATCH", f"/api/v1/teams/{t}/members/{eve_id}", {"role": "manager"}),
+        ("DELETE", f"/api/v1/teams/{t}/members/{eve_id}", None),
+        ("POST", f"/api/v1/teams/{t}/transfer", {"user_id": eve_id}),
+        ("PUT", f"/api/v1/teams/{t}/assignments/{other_deck}", {}),
+        ("GET", f"/api/v1/teams/{t}/decks/{other_deck}", None),
+        ("DELETE", f"/api/v1/teams/{t}/decks/{other_deck}", None),
+        (
+            "PUT",
+            f"/api/v1/teams/{t}/decks/{other_deck}/cards/q01",
+            {"locale": "en", "front": "a", "back": "b"},
+        ),
+        ("GET", f"/api/v1/teams/{world['other']}/decks/{other_deck}", None),
+        ("GET", f"/api/v1/teams/{2**40}", None),
+    ]
+    for method, url, body in checks:
+        r = lead(method, url, body)
+        assert r.status_code == 404, (method, url, r.status_code)
+        assert "Secret" not in r.get_data(as_text=True)
+    hard = lead("GET", f"/api/v1/teams/{t}/hardest?deck={other_deck}").get_json()
+    assert hard == {"cards": []}
+
+
+def test_bad_input_is_a_precise_problem(world: dict[str, Any]) -> None:
+    lead, t = world["api"]["lead"], world["team"]
+    cases = [
+        ("POST", "/api/v1/teams", {"name": ""}, 422, "name"),
+        ("POST", "/api/v1/teams", {"name": "x", "extra": 1}, 422, "extra"),
+        (
+            "PUT",
+            f"/api/v1/teams/{t}/assignments/eks-model-training",
+            {"due_date": "soon"},
+            422,
+            "due_date",
+        ),
+        ("POST", f"/api/v1/teams/{t}/invitations", {"max_uses": 0}, 422, "max_uses"),
+        (
+            "POST",
+            f"/api/v1/teams/{t}/decks",
+            {"format": "pdf", "content": "x", "locale": "en"},
+            422,
+            "format",
+        ),
+        (
+            "POST",
+            f"/api/v1/teams/{t}/decks",
+            {"format": "quiz", "content": "x", "locale": "en"},
+            422,
+            None,
+        ),
+        (
+            "PATCH",
+            f"/api/v1/teams/{t}/members/{world['ids']['lead']}",
+            {"role": "member"},
+            409,
+            "role",
+        ),
+        ("POST", "/api/v1/teams/join", {"token": "nope"}, 404, "token"),
+        ("GET", f"/api/v1/teams/{t}/hardest?limit=0", None, 422, "limit"),
+    ]
+    for method, url, body, status, field in cases:
+        r = lead(method, url, body)
+        assert r.status_code == status, (url, r.get_json())
+        assert r.mimetype == "application/problem+json"
+        if field:
+            assert r.get_json()["field"] == field

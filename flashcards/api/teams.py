@@ -630,7 +630,9 @@ SCHEMAS: dict[str, Any] = {
     ),
 }
 
-_NAME = _obj(["name"], {"name": {"type": "string", "maxLength": 100}})
+_NAME = _obj(
+    ["name"], {"name": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": "\\S"}}
+)
 _MEMBER = (_TEAM_ID, _path_param("member_id", {"type": "integer"}))
 
 PATHS: dict[str, Any] = {

@@ -63,6 +63,14 @@
       var question = document.getElementById("question");
       if (question) { question.focus(); }
     }).catch(function () {
+      // Fall back to a plain submission; form.submit() would drop the pressed button's value.
+      if (submitter && submitter.name) {
+        var input = document.createElement("input");
+        input.type = "hidden";
+        input.name = submitter.name;
+        input.value = submitter.value;
+        form.appendChild(input);
+      }
       form.submit();
     }).finally(function () {
       busy = false;

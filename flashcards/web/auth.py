@@ -52,7 +52,9 @@ def login_required(view: Callable[P, R]) -> Callable[P, R | Response]:
     @wraps(view)
     def wrapped(*args: P.args, **kwargs: P.kwargs) -> R | Response:
         if current_user() is None:
-            return redirect(url_for("web.signin", next=request.full_path.rstrip("?")))
+            # After sign-in only a page can be returned to, not a form's POST target.
+            target = request.full_path.rstrip("?") if request.method == "GET" else None
+            return redirect(url_for("web.signin", next=target))
         return view(*args, **kwargs)
 
     return wrapped

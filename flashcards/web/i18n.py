@@ -10,9 +10,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from babel import Locale
-from babel.dates import format_timedelta
+from babel.dates import format_skeleton, format_time, format_timedelta
 from flask import Flask, request
-from flask_babel import Babel, format_datetime, get_locale
+from flask_babel import Babel, get_locale, get_timezone
 
 from ..settings import SUPPORTED_LOCALES
 from .auth import current_user
@@ -51,8 +51,13 @@ def relative(when: datetime, now: datetime) -> str:
 
 
 def when(value: datetime) -> str:
-    """A date and time in the person's language and timezone."""
-    return str(format_datetime(value, "medium"))
+    """A day and time without seconds, in the person's language and timezone ("Tue, Mar 3,
+    3:05 AM", "mar, 3 mar, 3:05", "3월 3일 (화) 오전 3:05")."""
+    locale = Locale.parse(locale_code())
+    tz = get_timezone()
+    day = format_skeleton("MMMEd", value, tzinfo=tz, locale=locale)
+    clock = format_time(value, "short", tzinfo=tz, locale=locale)
+    return str(locale.datetime_formats["medium"]).replace("{1}", day).replace("{0}", clock)
 
 
 def language_name(code: str) -> str:

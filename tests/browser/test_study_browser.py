@@ -173,6 +173,9 @@ def test_layout_at_320_px_has_no_horizontal_scroll(server: str, browser: Browser
         width = page.evaluate("document.documentElement.scrollWidth")
         page.screenshot(path=str(ARTIFACTS / f"320-{name}.png"), full_page=True)
         assert width <= 320, f"{path} is {width}px wide at 320px"
+    # Sign-up took the browser's timezone.
+    page.goto(f"{server}/settings")
+    expect(page.locator("#timezone")).to_have_value("Asia/Seoul")
     assert not problems, problems
     context.close()
 

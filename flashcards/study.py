@@ -179,6 +179,9 @@ def answer(
     when = reviewed_at or now
     if when > now + CLOCK_SKEW:
         raise InvalidInput("reviewed_at is in the future", field="reviewed_at")
+    # Within the skew, store our own clock: a last review "ahead" of it would make the next
+    # answer (at the server's now) look older than the card's last review and be refused.
+    when = min(when, now)
     if before is not None and before.last_review is not None and when < before.last_review:
         raise InvalidInput("reviewed_at is before the card's last review", field="reviewed_at")
     if before is None:

@@ -302,3 +302,19 @@ def test_parse_rating_rejects(value: object) -> None:
     with pytest.raises(InvalidInput) as info:
         study.parse_rating(value)
     assert info.value.field == "rating"
+
+
+def test_answer_slightly_ahead_of_the_server_clock_does_not_block_the_next_one(
+    engine: Engine,
+) -> None:
+    """A client clock a little ahead is tolerated, and must not make the server's own `now`
+    look like a time before the card's last review on the next answer."""
+    user, (card,) = setup_card(engine)
+    with transaction(engine) as s:
+        first = f.answer(
+            s, user, card, Rating.Again, now=NOW, reviewed_at=NOW + timedelta(seconds=30)
+        )
+    assert first.state.last_review == NOW
+    with transaction(engine) as s:
+        f.answer(s, user, card, Rating.Good, now=NOW + timedelta(seconds=1))
+        assert log_count(s, user) == 2

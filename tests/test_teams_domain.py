@@ -313,3 +313,51 @@ def test_deleting_a_team_keeps_shipped_history(loaded_engine: Engine) -> None:
         assert s.get(ReviewState, (ana, card.card_id)) is not None
         assert s.get(Subscription, (ana, shipped)) is not None
         assert s.scalar(select(func.count()).select_from(Deck).where(Deck.id == deck.id)) == 0
+
+
+def test_reuploading_the_default_language_keeps_keys_by_position(engine: Engine) -> None:
+    with transaction(engine) as s:
+        lead, *_ = users(s)
+        team = membership.create_team(s, lead, "T", now=T0)
+        deck, _ = team_decks.create_team_deck(
+            s,
+            team.id,
+            lead,
+            fmt="csv",
+            content="front,back,key\nA?,a,alpha\n",
+            locale="en",
+            title="Words",
+            now=T0,
+        )
+        card, _ = queue.next_card(s, lead, now=T0, deck_id=deck.id)
+        assert card is None  # not subscribed: team decks are studied once assigned
+        assignments.assign(s, team.id, lead, deck.slug, None, now=T0)
+        card, _ = queue.next_card(s, lead, now=T0, deck_id=deck.id)
+        assert card is not None and card.key == "alpha"
+        study.answer(s, lead, card.card_id, Rating.Good, str(uuid.uuid4()), now=T0)
+        report = team_decks.upload_locale(
+            s,
+            team.id,
+            lead,
+            deck.slug,
+            fmt="quiz",
+            content=QUIZ,
+            locale="en",
+            title=None,
+            now=T0,
+        )
+        assert report.updated == ["alpha"] and report.added == ["q01"] and not report.retired
+        assert team_decks.deck_cards(s, team.id, lead, deck.slug).keys == ["alpha", "q01"]
+        assert s.get(ReviewState, (lead, card.card_id)) is not None
+        with pytest.raises(InvalidInput, match="questions but the deck has"):
+            team_decks.upload_locale(
+                s,
+                team.id,
+                lead,
+                deck.slug,
+                fmt="quiz",
+                content=QUIZ.split("2.")[0],
+                locale="es",
+                title=None,
+                now=T0,
+            )

@@ -10,8 +10,9 @@ from datetime import date, timedelta
 from typing import Any
 
 from flask import Response, jsonify, request
+from sqlalchemy.exc import IntegrityError
 
-from ..db import utcnow
+from ..db import retrying, utcnow
 from ..decks.sync import SyncReport
 from ..errors import InvalidInput, NotFound
 from ..http import db
@@ -236,9 +237,13 @@ def join_team() -> Response:
     reject_unknown(body, {"token"})
     token = string_field(body, "token", max_length=200)
     session = db()
-    member = invitations.join(session, user_id, token, now=utcnow())
-    view = membership.get_team(session, member.team_id, user_id)
-    session.commit()
+
+    def work() -> membership.TeamView:
+        member = invitations.join(session, user_id, token, now=utcnow())
+        return membership.get_team(session, member.team_id, user_id)
+
+    # Two requests joining at once collide on the membership's key; the retry finds it.
+    view = retrying(session, work, retry_on=(IntegrityError,), attempts=2)
     return jsonify(_team_json(view))
 
 
@@ -283,10 +288,12 @@ def assign(team_id: int, slug: str) -> tuple[Response, int]:
         if due is None:
             raise InvalidInput("due_date must be a date like 2026-04-30, or null", field="due_date")
     session = db()
-    assignment, created = assignments.assign(
-        session, _id(team_id, "team"), user_id, slug, due, now=utcnow()
+    assignment, created = retrying(
+        session,
+        lambda: assignments.assign(session, _id(team_id, "team"), user_id, slug, due, now=utcnow()),
+        retry_on=(IntegrityError,),  # a concurrent assignment or subscription of the same deck
+        attempts=2,
     )
-    session.commit()
     return jsonify(
         deck=slug, due_date=assignment.due_date.isoformat() if assignment.due_date else None
     ), (201 if created else 200)
@@ -336,17 +343,21 @@ def create_team_deck(team_id: int) -> tuple[Response, int]:
     user_id = current_user_id()
     fmt, content, locale, title = _upload_fields(json_body())
     session = db()
-    _deck, report = team_decks.create_team_deck(
+    _deck, report = retrying(
         session,
-        _id(team_id, "team"),
-        user_id,
-        fmt=fmt,
-        content=content,
-        locale=locale,
-        title=title,
-        now=utcnow(),
+        lambda: team_decks.create_team_deck(
+            session,
+            _id(team_id, "team"),
+            user_id,
+            fmt=fmt,
+            content=content,
+            locale=locale,
+            title=title,
+            now=utcnow(),
+        ),
+        retry_on=(IntegrityError,),  # two uploads with the same title took the same slug
+        attempts=3,
     )
-    session.commit()
     return jsonify(_report_json(report)), 201
 
 

@@ -100,12 +100,25 @@ def _check_title(title: str) -> str:
 
 
 def parse_upload(
-    fmt: str, content: str, locale: str, title: str | None, keys: list[str] | None = None
+    fmt: str,
+    content: str,
+    locale: str,
+    title: str | None,
+    keys: list[str] | None = None,
+    *,
+    exact: bool = True,
 ) -> list[LocaleSource]:
-    """The locales an upload provides. `keys`: the deck's current keys, for a quiz translation."""
+    """The locales an upload provides.
+
+    `keys`: the deck's current keys, given to the quiz's questions in order. With `exact`
+    (a translation) the numbers must match; without (a new version of the default language)
+    extra questions get new keys and missing ones are retired.
+    """
     _check_locale(locale)
     if fmt == "quiz":
         quiz = parse_quiz(content, path="upload")
+        if keys is not None and not exact:
+            keys = _positional_keys(keys, len(quiz.items))
         source = quiz_to_locale(quiz, locale, keys, path="upload")
         return [replace(source, title=_check_title(title or source.title))]
     if fmt == "csv":
@@ -117,6 +130,20 @@ def parse_upload(
             for loc, cards in parse_csv(content, locale).items()
         ]
     raise InvalidInput(f"format must be one of {', '.join(FORMATS)}", field="format")
+
+
+def _positional_keys(existing: list[str], count: int) -> list[str]:
+    """Question n keeps the key of the deck's n-th card, so re-uploads keep progress."""
+    keys = existing[:count]
+    taken = set(existing)
+    number = 0
+    while len(keys) < count:
+        number += 1
+        key = f"q{number:02d}"
+        if key not in taken:
+            keys.append(key)
+            taken.add(key)
+    return keys
 
 
 def _unique_slug(session: Session, team_id: int, title: str) -> str:
@@ -204,10 +231,8 @@ def upload_locale(
     membership(session, team_id, actor_id, *LEADS)
     deck = team_deck(session, team_id, slug)
     source = current_source(session, deck)
-    keys = None
-    if locale != deck.default_locale:
-        keys = source.keys
-    uploaded = parse_upload(fmt, content, locale, title, keys if fmt == "quiz" else None)
+    translation = locale != deck.default_locale
+    uploaded = parse_upload(fmt, content, locale, title, source.keys, exact=translation)
     locales = dict(source.locales)
     for loc in uploaded:
         locales[loc.locale] = loc

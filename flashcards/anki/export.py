@@ -36,6 +36,7 @@ from ..models import (
     User,
 )
 from . import schema
+from .errors import table
 from .sanitize import text_to_html
 from .scheduling_out import SchedulingContext, card_columns, revlog_rows
 from .timing import CRT
@@ -241,19 +242,19 @@ def _scheduling_context(
     )
     subscription = session.get(Subscription, (user_id, deck.id))
     locale = subscription.locale if subscription and subscription.locale in chosen else chosen[0]
+    # Plain rows rather than ORM objects: a deck's log can have hundreds of thousands.
+    states_t, logs_t = table(ReviewState), table(ReviewLog)
     states = {
-        s.card_id: s
-        for s in session.scalars(
-            select(ReviewState).where(
-                ReviewState.user_id == user_id, ReviewState.deck_id == deck.id
-            )
+        row.card_id: row
+        for row in session.execute(
+            select(states_t).where(states_t.c.user_id == user_id, states_t.c.deck_id == deck.id)
         )
     }
-    logs: dict[int, list[ReviewLog]] = {}
-    for log in session.scalars(
-        select(ReviewLog)
-        .where(ReviewLog.user_id == user_id, ReviewLog.deck_id == deck.id)
-        .order_by(ReviewLog.card_id, ReviewLog.reviewed_at, ReviewLog.id)
+    logs: dict[int, list[Any]] = {}
+    for log in session.execute(
+        select(logs_t)
+        .where(logs_t.c.user_id == user_id, logs_t.c.deck_id == deck.id)
+        .order_by(logs_t.c.card_id, logs_t.c.reviewed_at, logs_t.c.id)
     ):
         logs.setdefault(log.card_id, []).append(log)
     return SchedulingContext(

@@ -24,7 +24,7 @@ from ..decks.quizfile import slugify
 from ..errors import Conflict, InvalidInput, NotFound
 from ..models import Card, CardText, Deck, DeckText, ReviewLog, ReviewState, SchedulerSettings, User
 from . import schema
-from .errors import AnkiPackageError
+from .errors import AnkiPackageError, table
 from .reader import CLOZE, AnkiCard, Collection, Note, read_package
 from .sanitize import clean_html, has_formatting, html_to_text
 from .scheduling_in import ImportTiming, convert_card, convert_revlog
@@ -112,11 +112,12 @@ def _plan_cards(
         back_html, explanation_html = _split_back(
             note.fields[1] if len(note.fields) > 1 else "", ours
         )
-        front = html_to_text(front_html)
+        clean = [clean_html(h) for h in (front_html, back_html, explanation_html)]
+        front, back, explanation = (html_to_text(c, already_clean=True) for c in clean)
         if not front:
             skipped["have an empty first field"] += 1
             continue
-        if any(has_formatting(clean_html(h)) for h in (front_html, back_html, explanation_html)):
+        if any(has_formatting(c) for c in clean):
             formatted += 1
         key = _note_key(note, ours, planned, locale)
         entry = planned.get(key)
@@ -126,7 +127,7 @@ def _plan_cards(
         if locale in entry.texts:
             skipped["repeat a card and language already imported"] += 1
             continue
-        entry.texts[locale] = (front, html_to_text(back_html), html_to_text(explanation_html))
+        entry.texts[locale] = (front, back, explanation)
         entry.anki_cards.extend(sorted(cards_by_note.get(note.id, []), key=lambda c: c.ord))
     for reason, count in skipped.items():
         report_messages.append(f"{count} note(s) left out: they {reason}.")
@@ -280,7 +281,7 @@ def import_package(
         for card_id, p in zip(card_ids, planned, strict=True)
         for loc, (q, a, e) in p.texts.items()
     ]
-    session.execute(insert(CardText), text_rows)
+    session.execute(insert(table(CardText)), text_rows)
     for row in states:
         row.update(user_id=owner_user_id, card_id=card_ids[row.pop("_index")], deck_id=deck.id)
     for row in logs:
@@ -290,10 +291,12 @@ def import_package(
             user_id=owner_user_id, card_id=card_id, deck_id=deck.id,
             review_id=review_uuid(owner_user_id or 0, deck.id, revlog_id),
         )  # fmt: skip
+    # Core inserts: the ORM's bulk path drops None values from each row, which splits rows
+    # with and without a "before" state into separate statements (one per row, in effect).
     if states:
-        session.execute(insert(ReviewState), states)
+        session.execute(insert(table(ReviewState)), states)
     if logs:
-        session.execute(insert(ReviewLog), logs)
+        session.execute(insert(table(ReviewLog)), logs)
 
     if coll.media_files:
         messages.append(

@@ -75,10 +75,10 @@ class _TextExtractor(HTMLParser):
             self.parts.append("\n")
 
 
-def html_to_text(value: str) -> str:
+def html_to_text(value: str, *, already_clean: bool = False) -> str:
     """Anki field HTML as our plain text (sanitized first, so nothing unsafe survives anyway)."""
     parser = _TextExtractor()
-    parser.feed(clean_html(value))
+    parser.feed(value if already_clean else clean_html(value))
     parser.close()
     text = "".join(parser.parts).replace("\xa0", " ")
     text = CONTROL_RE.sub(" ", text)

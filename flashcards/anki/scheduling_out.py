@@ -9,7 +9,7 @@ from typing import Any
 
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
-from ..models import Card, ReviewLog, ReviewState, SchedulerSettings, User
+from ..models import Card, SchedulerSettings, User
 from .timing import DAY, anki_day, to_epoch_ms
 
 NEW, LEARNING, REVIEW, RELEARNING = 0, 1, 2, 3  # Anki card types; our states are 1-3
@@ -24,8 +24,8 @@ class SchedulingContext:
     user: User
     settings: SchedulerSettings
     locale: str
-    states: dict[int, ReviewState]
-    logs: dict[int, list[ReviewLog]]
+    states: dict[int, Any]  # ReviewState rows
+    logs: dict[int, list[Any]]  # ReviewLog rows
     now: datetime
     used_revlog_ids: set[int] = field(default_factory=set)
 
@@ -98,7 +98,7 @@ def card_columns(
     return (ctype, queue, due, ivl, factor, state.reps, state.lapses, left, 0, 0, 0, blob)
 
 
-def _revlog_interval(sched: SchedulingContext, log: ReviewLog) -> int:
+def _revlog_interval(sched: SchedulingContext, log: Any) -> int:
     """Days when positive, seconds when negative (Anki's convention for learning steps)."""
     if log.state == REVIEW or log.due - log.reviewed_at >= DAY:
         return max(1, sched.day(log.due) - sched.day(log.reviewed_at))

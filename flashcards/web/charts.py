@@ -5,14 +5,16 @@ Each chart has a <title> and <desc> and the page shows the same numbers as a tab
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 WIDTH = 600
 HEIGHT = 180
-PAD_LEFT = 36
+PAD_LEFT = 52
 PAD_BOTTOM = 22
 PAD_TOP = 10
+PAD_RIGHT = 28  # room for the last date label
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class BarChart:
     height: int = HEIGHT
     plot_left: int = PAD_LEFT
     plot_bottom: int = HEIGHT - PAD_BOTTOM
+    plot_right: int = WIDTH - PAD_RIGHT
 
 
 def bar_chart(
@@ -49,7 +52,7 @@ def bar_chart(
     every: int = 1,
 ) -> BarChart:
     top = maximum if maximum is not None else max([*values, 1])
-    plot_w = WIDTH - PAD_LEFT - 4
+    plot_w = WIDTH - PAD_LEFT - PAD_RIGHT
     plot_h = HEIGHT - PAD_BOTTOM - PAD_TOP
     step = plot_w / max(1, len(values))
     texts = value_text or [f"{v:g}" for v in values]
@@ -65,11 +68,16 @@ def bar_chart(
                 label=f"{labels[i]}: {texts[i]}",
             )
         )
-    ticks_values = [0.0, top / 2, float(top)]
+    # Counts get whole-number ticks: "0.5 reviews" is not a thing.
+    whole = maximum is None
+    if whole and top < 2:
+        ticks_values = [0.0, float(top)]
+    else:
+        ticks_values = [0.0, float(math.ceil(top / 2)) if whole else top / 2, float(top)]
     tick_labels = tick_text or [f"{v:g}" for v in ticks_values]
     ticks = [
         (round(HEIGHT - PAD_BOTTOM - plot_h * (v / top), 2), t)
-        for v, t in zip(ticks_values, tick_labels, strict=True)
+        for v, t in zip(ticks_values, tick_labels, strict=False)
     ]
     x_labels = [
         (round(PAD_LEFT + i * step + step / 2, 2), labels[i]) for i in range(0, len(labels), every)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from babel import Locale
 from babel.dates import format_skeleton, format_time, format_timedelta
+from babel.numbers import format_decimal
 from flask import Flask, request
 from flask_babel import Babel, get_locale, get_timezone
 
@@ -60,6 +61,10 @@ def when(value: datetime) -> str:
     return str(locale.datetime_formats["medium"]).replace("{1}", day).replace("{0}", clock)
 
 
+def one_decimal(value: float) -> str:
+    return str(format_decimal(value, "0.0", locale=locale_code()))
+
+
 def language_name(code: str) -> str:
     """A language's own name ("español", "한국어"), as switchers conventionally show it."""
     name = Locale.parse(code).get_display_name(code) or code
@@ -74,4 +79,4 @@ def init_app(app: Flask) -> None:
         language_name=language_name,
         supported_locales=SUPPORTED_LOCALES,
     )
-    app.jinja_env.filters.update(interval=interval, when=when)
+    app.jinja_env.filters.update(interval=interval, when=when, decimal=one_decimal)

@@ -153,6 +153,9 @@ def test_study_three_cards_with_the_keyboard_and_undo(
     counts = page.locator(".counts .num").all_inner_texts()
     assert counts == ["13", "2", "0"]
     page.screenshot(path=str(ARTIFACTS / f"study-{language}-after-undo.png"), full_page=True)
+    page.goto(f"{server}/stats")
+    expect(page.locator("svg.bars")).to_have_count(3)
+    page.screenshot(path=str(ARTIFACTS / f"stats-{language}.png"), full_page=True)
     assert not problems, problems
     context.close()
 

@@ -12,10 +12,10 @@ from typing import Any
 from flask import Response, jsonify, request
 from sqlalchemy.exc import IntegrityError
 
-from ..db import retrying, utcnow
+from ..db import retrying, transaction, utcnow
 from ..decks.sync import SyncReport
 from ..errors import InvalidInput, NotFound
-from ..http import db
+from ..http import db, engine
 from ..models import TeamInvitation
 from ..teams import assignments, invitations, membership, progress, team_decks
 from . import bp
@@ -253,9 +253,13 @@ def join_team() -> Response:
 @bp.get("/teams/<int:team_id>/assignments")
 def list_assignments(team_id: int) -> Response:
     user_id = current_user_id()
-    session = db()
-    views = assignments.list_assignments(session, _id(team_id, "team"), user_id, now=utcnow())
-    session.commit()  # the pace of today, stored for the study queue
+    now = utcnow()
+    team = _id(team_id, "team")
+    # Today's pace is stored for the study queue: a short write transaction of its own, so
+    # that this GET's reads never have to turn into a write.
+    with transaction(engine()) as session:
+        assignments.refresh_pacing(session, user_id, now=now)
+    views = assignments.list_assignments(db(), team, user_id, now=now, refresh=False)
     return jsonify(
         assignments=[
             {

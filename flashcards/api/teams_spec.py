@@ -393,3 +393,5 @@ PATHS: dict[str, Any] = {
 PATHS[f"{_T}/dashboard.csv"]["get"]["responses"]["200"]["content"] = {
     "text/csv": {"schema": {"type": "string"}}
 }
+_ASSIGN = PATHS[f"{_T}/assignments/{{slug}}"]["put"]["responses"]
+_ASSIGN["201"] = {**_ASSIGN["200"], "description": "Assigned for the first time."}

@@ -168,12 +168,14 @@ def refresh_pacing(
         select(User.timezone, User.day_start_hour).where(User.id == user_id)
     ).one()
     today = study_date(now, user.timezone, user.day_start_hour)
+    dues = _due_dates(session, user_id, today)
+    targets = list(dues) if deck_ids is None else deck_ids
+    if not targets:
+        return  # the common case for people in no team: two indexed reads
     day_start, _ = day_bounds(now, user.timezone, user.day_start_hour)
     default = session.scalar(
         select(SchedulerSettings.new_per_day).where(SchedulerSettings.user_id == user_id)
     )
-    dues = _due_dates(session, user_id, today)
-    targets = list(dues) if deck_ids is None else deck_ids
     for deck_id in targets:
         sub = session.get(Subscription, (user_id, deck_id))
         if sub is None:
@@ -225,11 +227,16 @@ class AssignmentView:
 
 
 def list_assignments(
-    session: Session, team_id: int, user_id: int, *, now: datetime
+    session: Session, team_id: int, user_id: int, *, now: datetime, refresh: bool = True
 ) -> list[AssignmentView]:
-    """The team's assignments with the caller's own progress (and nobody else's)."""
+    """The team's assignments with the caller's own progress (and nobody else's).
+
+    `refresh`: bring the caller's paced allowances up to date first (a write); a caller that
+    did so in a transaction of its own passes False.
+    """
     membership(session, team_id, user_id)
-    refresh_pacing(session, user_id, now=now)
+    if refresh:
+        refresh_pacing(session, user_id, now=now)
     user = session.execute(
         select(User.locale, User.timezone, User.day_start_hour).where(User.id == user_id)
     ).one()

@@ -167,7 +167,6 @@ def post_review() -> tuple[Response, int]:
     user_id = current_user_id()
     card_id, rating, review_id, reviewed_at, duration = _parse_review(json_body())
     session = db()
-    now = utcnow()
     result = retrying(
         session,
         lambda: study.answer(
@@ -176,7 +175,7 @@ def post_review() -> tuple[Response, int]:
             card_id,
             rating,
             review_id,
-            now=now,
+            now=utcnow(),
             reviewed_at=reviewed_at,
             duration_ms=duration,
         ),

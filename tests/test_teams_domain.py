@@ -16,8 +16,8 @@ from flashcards.access import visible_decks
 from flashcards.accounts import create_user
 from flashcards.db import transaction
 from flashcards.errors import Conflict, Forbidden, InvalidInput, NotFound
-from flashcards.models import Deck, ReviewState, Subscription
-from flashcards.teams import assignments, invitations, membership, team_decks
+from flashcards.models import Deck, ReviewState, SchedulerSettings, Subscription
+from flashcards.teams import assignments, invitations, membership, progress, team_decks
 from flashcards.teams.assignments import expected_introduced, paced_new_per_day, status
 from tests.conftest import T0
 
@@ -147,8 +147,6 @@ def test_assignment_subscribes_in_each_language_and_paces(loaded_engine: Engine)
         invitations.join(s, ben, inv.token, now=T0)  # joins later: subscribed too, in Korean
         sub_ben = s.get(Subscription, (ben, deck_id))
         assert sub_ben is not None and sub_ben.locale == "ko"
-
-        from flashcards.models import SchedulerSettings
 
         settings = s.get(SchedulerSettings, ana)
         assert settings is not None
@@ -361,3 +359,59 @@ def test_reuploading_the_default_language_keeps_keys_by_position(engine: Engine)
                 title=None,
                 now=T0,
             )
+
+
+def test_dashboard_numbers_hardest_and_csv(loaded_engine: Engine) -> None:
+    with transaction(loaded_engine) as s:
+        lead, ana, ben, eve = users(s)
+        team = membership.create_team(s, lead, "T", now=T0)
+        other = membership.create_team(s, eve, "Other", now=T0)
+        inv = invitations.create_invitation(s, team.id, lead, now=T0)
+        for user in (ana, ben):
+            invitations.join(s, user, inv.token, now=T0)
+        other_inv = invitations.create_invitation(s, other.id, eve, now=T0)
+        invitations.join(s, ben, other_inv.token, now=T0)
+        due = T0.date() + timedelta(days=4)
+        assignments.assign(s, team.id, lead, "eks-model-training", due, now=T0)
+        assignments.assign(s, other.id, eve, "eks-model-training", due + timedelta(20), now=T0)
+        deck_id = s.scalar(select(Deck.id).where(Deck.slug == "eks-model-training"))
+        assert deck_id is not None
+        ratings = {ana: [Rating.Easy, Rating.Again, Rating.Again], ben: [Rating.Again]}
+        answered: dict[int, list[int]] = {}
+        for user, seq in ratings.items():
+            for rating in seq:
+                card, _ = queue.next_card(s, user, now=T0, deck_id=deck_id)
+                assert card is not None and card.kind == "new"
+                study.answer(s, user, card.card_id, rating, str(uuid.uuid4()), now=T0)
+                answered.setdefault(user, []).append(card.card_id)
+        later = T0 + timedelta(days=30)
+        with pytest.raises(Forbidden):
+            progress.dashboard(s, team.id, ana, now=later)
+        rows = {r.email: r for r in progress.dashboard(s, team.id, lead, now=later)}
+        a = rows["ana@example.com"]
+        assert (a.introduced, a.total, a.in_review, a.overdue) == (3, 15, 1, 1)
+        assert a.answers_7d == 0 and a.last_activity == T0
+        assert a.recall is not None and 0 < a.recall < 1
+        assert [x.status for x in a.assignments] == ["behind"]
+        assert rows["lead@example.com"].introduced == 0
+        # Ben's answer counts for his teams' leads, each seeing only their own team's members.
+        hard = progress.hardest(s, team.id, lead)
+        shares = {h.card_id: (h.answers, h.again_share) for h in hard}
+        first_card = answered[ana][0]
+        assert shares[first_card] == (2, 0.5)  # ana Easy, ben Again: the same first card
+        assert hard[-1].card_id == first_card
+        assert all(h.question for h in hard)
+        other_rows = progress.dashboard(s, other.id, eve, now=later)
+        assert {r.email for r in other_rows} == {"eve@example.com", "ben@example.com"}
+        text = progress.members_csv(list(rows.values()))
+        assert text.splitlines()[0].split(",")[:3] == ["email", "display_name", "role"]
+        assert "eks-model-training" in text  # ana is behind on it
+        # Ben is paced by the earlier of his two teams' due dates.
+        settings = s.get(SchedulerSettings, ben)
+        assert settings is not None
+        settings.new_per_day = 1
+        views = assignments.list_assignments(s, other.id, ben, now=T0 + timedelta(hours=1))
+        sub = s.get(Subscription, (ben, deck_id))
+        # 15 cards still new this morning, 5 days to the nearer due date (25 to the other).
+        assert sub is not None and views[0].new_per_day == sub.new_per_day == 3
+        assert views[0].due_date == due + timedelta(20)  # the other team's own due date

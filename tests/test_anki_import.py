@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import sqlite3
 import zipfile
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from flashcards.anki import AnkiPackageError, import_package
+from flashcards.anki.timing import study_date
 from flashcards.cli import main
 from flashcards.db import transaction
 from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState
@@ -282,3 +283,50 @@ def test_cli_exports_and_imports(loaded_engine: Engine, cli: CliRunner, tmp_path
         assert counts(s) == before
     result = cli.invoke(main, ["apkg", "export", "nope", "-o", str(out)])
     assert result.exit_code == 1 and "no deck 'nope'" in result.output
+
+
+def test_progress_made_in_anki_without_fsrs_becomes_review_state(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    col = Collection(str(tmp_path / "studied.anki2"))
+    try:
+        basic = col.models.by_name("Basic")
+        assert basic is not None
+        for i in range(3):
+            note = col.new_note(basic)
+            note["Front"], note["Back"] = f"q{i}", f"a{i}"
+            col.add_note(note, 1)
+        for ease in (3, 3, 4, 1, 3):  # SM-2 answers: no FSRS memory state in the package
+            card = col.sched.getCard()
+            assert card is not None
+            col.sched.answerCard(card, ease)
+        expected = {}
+        for cid in col.find_cards(""):
+            card = col.get_card(cid)
+            days = card.due - col.sched.today if card.queue == 2 else None
+            expected[card.note()["Front"]] = (card.type, days, card.due, card.reps)
+        data = anki_export(col, tmp_path / "studied.apkg", legacy=True)
+    finally:
+        col.close()
+    now = wall_now()
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "ankiuser@example.com")
+        report = import_package(s, data, owner_user_id=user_id, with_scheduling=True, now=now)
+        rows = s.execute(
+            select(CardText.question, ReviewState)
+            .join(ReviewState, ReviewState.card_id == CardText.card_id)
+            .where(ReviewState.deck_id == report.deck_id)
+        ).all()
+        log_count = s.scalar(
+            select(func.count()).select_from(ReviewLog).where(ReviewLog.deck_id == report.deck_id)
+        )
+    assert report.review_states == 3 and log_count == 5
+    today = study_date(now, "UTC", 4)
+    for question, state in rows:
+        ctype, days, due, reps = expected[question]
+        assert (state.state, state.reps) == (ctype, reps)
+        assert state.stability and state.stability > 0 and 1 <= (state.difficulty or 0) <= 10
+        if days is None:
+            assert state.step == 0 and state.due == datetime.fromtimestamp(due, UTC)
+        else:
+            assert (study_date(state.due, "UTC", 4) - today).days == days

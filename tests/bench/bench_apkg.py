@@ -123,7 +123,9 @@ def build_deck(engine: Engine, now: datetime) -> tuple[int, int]:
                     }
                 )
                 card = after
-                when = min(max(after.due, when + timedelta(minutes=1)), now - timedelta(minutes=1))
+                # Overdue answers are spread over the last hours, as real ones would be.
+                latest = now - timedelta(seconds=60 + (i * REVIEWS_PER_CARD + n) % 7200)
+                when = min(max(after.due, when + timedelta(minutes=1)), latest)
             states.append(
                 {
                     "user_id": user_id,

@@ -16,13 +16,16 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler
+from sqlalchemy import create_engine, text
 
 from flashcards import create_app, study
 from flashcards.db import make_engine, transaction
 from tests.bench.conftest import report
 from tests.bench.dataset import build
+from tests.conftest import PG_URL, postgres_schema_url
 
 N = 2000
 
@@ -126,6 +129,25 @@ def profile(title: str, call: object, count: int) -> None:
 
 def test_profile_hot_paths(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'profile.sqlite3'}"
+    profile_app(url, "SQLite")
+
+
+def test_profile_hot_paths_postgresql() -> None:
+    if not PG_URL:
+        pytest.skip("set FLASHCARDS_TEST_DATABASE_URL for the PostgreSQL profile")
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        profile_app(postgres_schema_url(PG_URL, schema), "PostgreSQL")
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def profile_app(url: str, name: str) -> None:
     engine = make_engine(url)
     data = build(url, engine, users=100, cards=100, states_per_user=50)
     engine.dispose()
@@ -152,6 +174,6 @@ def test_profile_hot_paths(tmp_path: Path) -> None:
     for i in range(50):  # warm-up: statement caches
         post(10_000 + i)
         next_card(i)
-    profile("Profile: POST /api/v1/reviews (SQLite, in-process)", post, 1000)
-    profile("Profile: GET /api/v1/study/next (SQLite, in-process)", next_card, 1000)
+    profile(f"Profile: POST /api/v1/reviews ({name}, in-process)", post, 1000)
+    profile(f"Profile: GET /api/v1/study/next ({name}, in-process)", next_card, 1000)
     app.extensions["flashcards.engine"].dispose()

@@ -82,11 +82,13 @@ def test_review_id_of_another_card_or_user_is_a_conflict(engine: Engine) -> None
         assert state_row(s, user, other_card) is None and state_row(s, other_user, card) is None
 
 
-def race(database_url: str, user: int, card: int, now: Any) -> list[str]:
+def race(
+    database_url: str, user: int, card: int, now: Any, ids: list[str] | None = None
+) -> list[str]:
     """Two threads, each with its own engine and session, answer the card at the same moment."""
     barrier = threading.Barrier(2)
     errors: list[BaseException] = []
-    ids = [str(uuid.uuid4()) for _ in range(2)]
+    ids = ids or [str(uuid.uuid4()) for _ in range(2)]
 
     def work(review_id: str) -> None:
         engine = make_engine(database_url)
@@ -318,3 +320,15 @@ def test_answer_slightly_ahead_of_the_server_clock_does_not_block_the_next_one(
     with transaction(engine) as s:
         f.answer(s, user, card, Rating.Good, now=NOW + timedelta(seconds=1))
         assert log_count(s, user) == 2
+
+
+def test_two_threads_sending_the_same_review_id_apply_it_once(
+    database_url: str, engine: Engine
+) -> None:
+    user, (card,) = setup_card(engine)
+    rid = str(uuid.uuid4())
+    race(database_url, user, card, NOW, [rid, rid])
+    with transaction(engine) as s:
+        assert log_count(s, user) == 1
+        state = study.card_state(s, user, card)
+    assert state is not None and state.reps == 1

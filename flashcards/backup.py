@@ -221,8 +221,10 @@ def verify(path: Path) -> dict[str, Any]:
             if header is None:
                 header = _check_header(_parse(pending, path, 1), path)
             else:
-                name = _parse(pending, path, number - 1)[0]
-                rows[name] = rows.get(name, 0) + 1
+                item = _parse(pending, path, number - 1)
+                if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+                    raise BackupError(f"{path}:{number - 1}: damaged line in the backup")
+                rows[item[0]] = rows.get(item[0], 0) + 1
         pending = line
     if pending is None or header is None:
         raise BackupError(f"{path}: empty or truncated backup")

@@ -213,6 +213,12 @@ def test_damaged_truncated_or_foreign_files_are_refused(
     with pytest.raises(BackupError, match="checksum mismatch"):
         restore(target, damaged)
 
+    lines = content.splitlines(keepends=True)
+    misshapen = tmp_path / "misshapen.backup"
+    misshapen.write_bytes(gzip.compress(b"".join([lines[0], b'{"x": 1}\n', *lines[2:]])))
+    with pytest.raises(BackupError, match="damaged line"):
+        restore(target, misshapen)
+
     truncated = tmp_path / "truncated.backup"
     truncated.write_bytes(gzip.compress(content[: content.rindex(b"\n", 0, -1) + 1]))
     with pytest.raises(BackupError, match="truncated"):

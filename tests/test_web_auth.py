@@ -147,3 +147,11 @@ def test_user_text_is_escaped(client: FlaskClient) -> None:
     assert r.status_code == 201
     page = r.get_data(as_text=True)
     assert "<script>x()" not in page and "&lt;script&gt;x()" in page
+
+
+def test_unknown_pages_are_localized_and_api_keeps_problem_json(client: FlaskClient) -> None:
+    r = client.get("/nope", headers={"Accept-Language": "es"})
+    assert r.status_code == 404 and "No encontrado" in r.get_data(as_text=True)
+    r = client.get("/api/v1/nope")
+    assert r.status_code == 404 and r.mimetype == "application/problem+json"
+    assert r.get_json()["status"] == 404

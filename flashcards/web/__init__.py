@@ -14,6 +14,7 @@ from . import (  # noqa: E402  (the modules register their routes on `bp`)
     account,
     auth,
     csrf,
+    errors,
     i18n,
     library,
     security,
@@ -28,6 +29,7 @@ def init_app(app: Flask) -> None:
     i18n.init_app(app)
     csrf.init_app(app)
     security.init_app(app)
+    errors.init_app(app)
     app.jinja_env.globals["current_user"] = auth.current_user
     app.jinja_env.filters["language_label"] = i18n.language_name
     app.register_blueprint(bp)

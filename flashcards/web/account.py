@@ -1,5 +1,5 @@
-"""Settings (language, timezone, day start, retention, limits), password, language switcher,
-API tokens, and the HTML error pages."""
+"""Settings (language, timezone, day start, retention, limits), password, language switcher
+and API tokens."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ from zoneinfo import available_timezones
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
-from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response
 
 from .. import accounts, apitokens
 from ..db import utcnow
-from ..errors import FlashcardsError, InvalidInput
+from ..errors import InvalidInput
 from ..http import db
 from ..settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
 from . import bp
@@ -184,14 +183,3 @@ def revoke_token(token_id: int) -> Response:
         session.commit()
         flash(_("Token revoked."))
     return redirect(url_for("web.tokens"))
-
-
-@bp.errorhandler(FlashcardsError)
-def _domain_error(exc: FlashcardsError) -> tuple[str, int]:
-    return render_template("error.html", status=exc.status), exc.status
-
-
-@bp.errorhandler(HTTPException)
-def _http_error(exc: HTTPException) -> tuple[str, int]:
-    status = exc.code or 500
-    return render_template("error.html", status=status, csrf=exc.description == "csrf"), status

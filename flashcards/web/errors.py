@@ -1,0 +1,33 @@
+"""Error pages for the HTML side, in the visitor's language; /api/ keeps its problem+json."""
+
+from __future__ import annotations
+
+from flask import Flask, render_template, request
+from werkzeug.exceptions import HTTPException
+from werkzeug.wrappers import Response
+
+from ..api.errors import API_PREFIX, problem
+from ..errors import FlashcardsError
+from . import bp
+
+
+@bp.errorhandler(FlashcardsError)
+def _domain_error(exc: FlashcardsError) -> tuple[str, int]:
+    return render_template("error.html", status=exc.status), exc.status
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(exc: HTTPException) -> tuple[str, int]:
+    status = exc.code or 500
+    return render_template("error.html", status=status, csrf=exc.description == "csrf"), status
+
+
+def _unknown_url(exc: HTTPException) -> Response | tuple[str, int]:
+    # A URL that matches no route belongs to no blueprint, so only an app-wide handler sees it.
+    if request.path.startswith(API_PREFIX):
+        return problem(404, exc.name, exc.description or exc.name)
+    return render_template("error.html", status=404), 404
+
+
+def init_app(app: Flask) -> None:
+    app.register_error_handler(404, _unknown_url)

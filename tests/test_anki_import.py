@@ -194,15 +194,15 @@ def zip_of(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> byt
     return buffer.getvalue()
 
 
-def sqlite_bytes(tmp_path: Path, notes: int) -> bytes:
-    path = tmp_path / f"notes{notes}.sqlite"
+def sqlite_bytes(tmp_path: Path, notes: int, models: str = "{}") -> bytes:
+    path = tmp_path / f"notes{notes}-{len(models)}.sqlite"
     conn = sqlite3.connect(path)
     conn.executescript(
         "CREATE TABLE col (crt, ver, conf, models, decks);"
         "CREATE TABLE notes (id, guid, mid, mod, tags, flds);"
         "CREATE TABLE cards (id);"
-        "INSERT INTO col VALUES (0, 11, '{}', '{}', '{}');"
     )
+    conn.execute("INSERT INTO col VALUES (0, 11, '{}', ?, '{}')", (models,))
     conn.executemany(
         "INSERT INTO notes VALUES (?, 'g', 1, 0, '', 'a')", [(i,) for i in range(notes)]
     )
@@ -232,6 +232,11 @@ def bad_packages(tmp_path: Path) -> dict[str, tuple[bytes, str, dict[str, Any]]]
             zip_of({"collection.anki2": sqlite_bytes(tmp_path, 11)}),
             "11 notes, over the limit of 10",
             {"max_notes": 10},
+        ),
+        "damaged json": (
+            zip_of({"collection.anki2": sqlite_bytes(tmp_path, 1, '{"1": {"name": 3}}')}),
+            "damaged",
+            {},
         ),
         "too big": (
             zip_of({"collection.anki2": b"x" * 300_000}, zipfile.ZIP_STORED),

@@ -36,9 +36,9 @@ from ..models import (
     User,
 )
 from . import schema
-from .errors import table
 from .sanitize import text_to_html
 from .scheduling_out import SchedulingContext, card_columns, revlog_rows
+from .tables import table
 from .timing import CRT
 
 Progress = Callable[[int, int], None]

@@ -24,10 +24,11 @@ from ..decks.quizfile import slugify
 from ..errors import Conflict, InvalidInput, NotFound
 from ..models import Card, CardText, Deck, DeckText, ReviewLog, ReviewState, SchedulerSettings, User
 from . import schema
-from .errors import AnkiPackageError, table
+from .errors import AnkiPackageError
 from .reader import CLOZE, AnkiCard, Collection, Note, read_package
 from .sanitize import clean_html, has_formatting, html_to_text
 from .scheduling_in import ImportTiming, convert_card, convert_revlog
+from .tables import table
 
 DEFAULT_MAX_BYTES = 100 << 20
 DEFAULT_MAX_NOTES = 50_000

@@ -205,13 +205,17 @@ def open_collection(
             raise AnkiPackageError(f"not a readable .apkg (zip) file: {exc}") from None
         except zstandard.ZstdError as exc:
             raise AnkiPackageError(f"the package's collection is damaged: {exc}") from None
-        except (KeyError, NotImplementedError) as exc:
+        except (KeyError, NotImplementedError, RuntimeError, ValueError) as exc:
+            # RuntimeError: an encrypted member; ValueError: a damaged header.
             raise AnkiPackageError(f"the package is damaged: {exc}") from None
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             conn.execute("PRAGMA query_only = ON")
             conn.execute("PRAGMA trusted_schema = OFF")
             yield conn, media
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            # Hand-made collections can have JSON of the wrong shape anywhere.
+            raise AnkiPackageError(f"the package's collection is damaged: {exc!r}") from None
         except sqlite3.DatabaseError as exc:
             raise AnkiPackageError(
                 f"the package's collection is not a readable Anki database: {exc}"

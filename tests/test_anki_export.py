@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import time
-from collections.abc import Iterator
+import subprocess
+import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -198,70 +198,89 @@ def study_day(when: datetime, tz: str, hour: int) -> Any:
     return study_date(when, tz, hour)
 
 
-@pytest.fixture
-def machine_timezone(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Anki runs on the person's own machine, in their timezone: its "today" (for the package
-    and for the collection) is local, so the process takes the person's zone for the test."""
-    tz: str = request.param
-    saved = os.environ.get("TZ")
-    os.environ["TZ"] = tz
-    time.tzset()
-    try:
-        yield tz
-    finally:
-        if saved is None:
-            del os.environ["TZ"]
-        else:
-            os.environ["TZ"] = saved
-        time.tzset()
+# Anki runs on the person's own machine, in their timezone, and its Rust core caches the
+# zone: so the import runs in a child process whose TZ is the person's.
+ANKI_IN_TIMEZONE = """
+import json, sys
+from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
+package, path = sys.argv[1:3]
+col = Collection(path)
+options = ImportAnkiPackageOptions(with_scheduling=True, with_deck_configs=True)
+log = col.import_anki_package(ImportAnkiPackageRequest(package_path=package, options=options)).log
+cards = {}
+for nid in col.find_notes(""):
+    card = col.get_card(col.find_cards(f"nid:{nid}")[0])
+    computed = col.compute_memory_state(card.id) if card.type == 2 else None
+    cards[col.get_note(nid)["Key"]] = {
+        "id": card.id, "type": card.type, "queue": card.queue, "due": card.due,
+        "days_ahead": card.due - col.sched.today, "ivl": card.ivl, "reps": card.reps,
+        "lapses": card.lapses, "left": card.left, "lrt": card.last_review_time,
+        "s": card.memory_state.stability if card.memory_state else None,
+        "d": card.memory_state.difficulty if card.memory_state else None,
+        "computed": [computed.stability, computed.difficulty] if computed else None,
+    }
+revlog = col.db.all("select id, cid, ease, ivl, lastIvl, factor, time, type from revlog")
+col.close()
+print(json.dumps({"new": len(log.new), "cards": cards, "revlog": revlog}))
+"""
 
 
-@pytest.mark.parametrize(
-    "machine_timezone", ["UTC", "Pacific/Kiritimati", "America/Los_Angeles"], indirect=True
-)
+def anki_in_timezone(package: bytes, tz: str, tmp_path: Path) -> dict[str, Any]:
+    path = tmp_path / "tz.apkg"
+    path.write_bytes(package)
+    result = subprocess.run(
+        [sys.executable, "-c", ANKI_IN_TIMEZONE, str(path), str(tmp_path / "tz.anki2")],
+        env={**os.environ, "TZ": tz},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    view: dict[str, Any] = json.loads(result.stdout)
+    return view
+
+
+@pytest.mark.parametrize("tz", ["UTC", "Pacific/Kiritimati", "America/Los_Angeles"])
 def test_with_scheduling_anki_has_the_same_due_days_intervals_memory_and_revlog(
-    loaded_engine: Engine, tmp_path: Path, machine_timezone: str
+    loaded_engine: Engine, tmp_path: Path, tz: str
 ) -> None:
-    tz = machine_timezone
     now = wall_now()
     user_id = study_eks(loaded_engine, now, timezone=tz, day_start_hour=4)
     states = our_states(loaded_engine, user_id)
     ratings = our_ratings(loaded_engine, user_id)
-    data = export(loaded_engine, now, user_id=user_id, with_scheduling=True)
-    col, log = anki_import(tmp_path / "c.anki2", data)
-    try:
-        assert len(log.new) == 15
-        today_here = study_day(now, tz, 4)
-        by_key = {col.get_note(n)["Key"]: n for n in col.find_notes("")}
-        revlog = col.db.all("select id, cid, ease, ivl, lastIvl, factor, time, type from revlog")
-        assert len(revlog) == sum(len(r) for r in ratings.values())
-        for key, state in states.items():
-            card = col.get_card(col.find_cards(f"nid:{by_key[key]}")[0])
-            assert (card.type, card.reps, card.lapses) == (state.state, state.reps, state.lapses)
-            assert card.memory_state.stability == pytest.approx(state.stability, abs=1e-3)
-            assert card.memory_state.difficulty == pytest.approx(state.difficulty, abs=1e-3)
-            assert card.last_review_time == int(state.last_review.timestamp())
-            if state.state == 2:
-                # Same calendar day: as many days from "today" in Anki as here.
-                assert card.queue == 2
-                days_ahead = (study_day(state.due, tz, 4) - today_here).days
-                assert card.due - col.sched.today == days_ahead
-                last_day = study_day(state.last_review, tz, 4)
-                assert card.ivl == (study_day(state.due, tz, 4) - last_day).days
-                # Anki's own FSRS, replaying the shipped revlog, agrees with our state.
-                computed = col.compute_memory_state(card.id)
-                assert computed.stability == pytest.approx(state.stability, rel=0.05)
-                assert computed.difficulty == pytest.approx(state.difficulty, rel=0.05)
-            else:
-                assert card.queue == 1 and card.due == int(state.due.timestamp())
-                assert card.left % 1000 >= 1
-            eases = [r[2] for r in sorted(revlog) if r[1] == card.id]
-            assert eases == ratings[key]
-        # The first answer to a new card is a learning answer; ids are epoch milliseconds.
-        first = min(revlog)
-        assert first[7] == 0 and abs(first[0] / 1000 - (now - timedelta(days=30)).timestamp()) < 1
-    finally:
-        col.close()
+    view = anki_in_timezone(
+        export(loaded_engine, now, user_id=user_id, with_scheduling=True), tz, tmp_path
+    )
+    assert view["new"] == 15
+    today_here = study_day(now, tz, 4)
+    revlog = view["revlog"]
+    assert len(revlog) == sum(len(r) for r in ratings.values())
+    for key, state in states.items():
+        card = view["cards"][key]
+        assert (card["type"], card["reps"], card["lapses"]) == (
+            state.state, state.reps, state.lapses,
+        )  # fmt: skip
+        assert card["s"] == pytest.approx(state.stability, abs=1e-3)
+        assert card["d"] == pytest.approx(state.difficulty, abs=1e-3)
+        assert card["lrt"] == int(state.last_review.timestamp())
+        if state.state == 2:
+            # Same calendar day: as many days from "today" in Anki as here.
+            assert card["queue"] == 2
+            assert card["days_ahead"] == (study_day(state.due, tz, 4) - today_here).days
+            last_day = study_day(state.last_review, tz, 4)
+            assert card["ivl"] == (study_day(state.due, tz, 4) - last_day).days
+            # Anki's own FSRS, replaying the shipped revlog, agrees with our state.
+            stability, difficulty = card["computed"]
+            assert stability == pytest.approx(state.stability, rel=0.05)
+            assert difficulty == pytest.approx(state.difficulty, rel=0.05)
+        else:
+            assert card["queue"] == 1 and card["due"] == int(state.due.timestamp())
+            assert card["left"] % 1000 >= 1
+        eases = [r[2] for r in sorted(revlog) if r[1] == card["id"]]
+        assert eases == ratings[key]
+    # The first answer to a new card is a learning answer; ids are epoch milliseconds.
+    first = min(revlog)
+    assert first[7] == 0 and abs(first[0] / 1000 - (now - timedelta(days=30)).timestamp()) < 1
 
 
 def test_package_has_scheduler_v2_config_and_user_rollover(

@@ -335,3 +335,28 @@ def test_progress_made_in_anki_without_fsrs_becomes_review_state(
             assert state.step == 0 and state.due == datetime.fromtimestamp(due, UTC)
         else:
             assert (study_date(state.due, "UTC", 4) - today).days == days
+
+
+def test_absurd_numbers_in_a_package_do_not_break_the_import(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    now = wall_now()
+    user_id = study_eks(loaded_engine, now)
+    package = export(loaded_engine, now, user_id=user_id, with_scheduling=True)
+    with zipfile.ZipFile(io.BytesIO(package)) as z:
+        collection = z.read("collection.anki2")
+    path = tmp_path / "hostile.anki2"
+    path.write_bytes(collection)
+    conn = sqlite3.connect(path)
+    huge = 2**62
+    conn.execute("UPDATE col SET crt = ?", (huge,))
+    conn.execute(
+        "UPDATE cards SET due = ?, ivl = ?, reps = ?, data = '{\"lrt\": -5}'", (huge, huge, huge)
+    )
+    conn.execute("UPDATE revlog SET ivl = ?, time = ?", (-huge, huge))
+    conn.commit()
+    conn.close()
+    data = zip_of({"collection.anki2": path.read_bytes()})
+    with transaction(loaded_engine) as s:
+        report = import_package(s, data, owner_user_id=user_id, with_scheduling=True, now=now)
+        assert report.review_states == 4 and report.review_logs == 8

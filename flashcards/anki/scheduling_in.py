@@ -24,6 +24,19 @@ QUEUE_LEARN = 1
 REAL_ANSWER_TYPES = {0, 1, 2, 3}  # learn, review, relearn, filtered; 4-5 are manual changes
 EPOCH_SECONDS_FLOOR = 1_000_000_000  # learning `due` above this is a timestamp, else a day
 DEFAULT_DIFFICULTY = 5.0
+# Hand-made packages can hold any integer: keep dates and counters in ranges that Python's
+# datetime and 32-bit SQL integers accept instead of failing with a server error.
+MAX_DAYS = 100 * 366
+MAX_INT = 2**31 - 1
+LATEST_EPOCH = 4_102_444_800  # 2100-01-01
+
+
+def clamp(value: int, low: int, high: int) -> int:
+    return min(max(value, low), high)
+
+
+def safe_epoch(seconds: float) -> datetime:
+    return from_epoch(min(max(seconds, 0), LATEST_EPOCH))
 
 
 @dataclass(frozen=True)
@@ -43,7 +56,7 @@ class ImportTiming:
             day_start_hour=user.day_start_hour,
             today=study_date(now, user.timezone, user.day_start_hour),
             source_today=source_today(
-                coll.crt,
+                min(max(coll.crt, 0), LATEST_EPOCH),
                 int(offset) if isinstance(offset, int | float) else None,
                 int(rollover) if isinstance(rollover, int | float) else 4,
                 now,
@@ -54,7 +67,9 @@ class ImportTiming:
 
     def date_of(self, day_number: int) -> date:
         # Anki shifts due days by the days elapsed; we do the same, into the person's calendar.
-        return self.today + timedelta(days=day_number - self.source_today)
+        return self.today + timedelta(
+            days=clamp(day_number - self.source_today, -MAX_DAYS, MAX_DAYS)
+        )
 
     def start_of(self, day_number: int) -> datetime:
         return day_start(self.date_of(day_number), self.tz, self.day_start_hour)
@@ -94,15 +109,15 @@ def convert_revlog(
     first: datetime | None = None
     lapses = 0
     for reps, r in enumerate(answers):
-        when = from_epoch(r.id / 1000)
+        when = safe_epoch(r.id / 1000)
         if card is not None and card.last_review is not None and when < card.last_review:
             continue
         before = card or FsrsCard(card_id=r.cid, due=when)
         after, _ = scheduler.review_card(before, Rating(r.ease), when)
         if r.ivl > 0:
-            after.due = when + timedelta(days=r.ivl)
+            after.due = when + timedelta(days=clamp(r.ivl, 0, MAX_DAYS))
         elif r.ivl < 0:
-            after.due = when + timedelta(seconds=-r.ivl)
+            after.due = when + timedelta(seconds=clamp(-r.ivl, 0, MAX_DAYS * 86400))
         lapses_before = lapses
         if card is not None and before.state == State.Review and r.ease == 1:
             lapses += 1
@@ -111,7 +126,7 @@ def convert_revlog(
                 "revlog_id": r.id,
                 "rating": r.ease,
                 "reviewed_at": when,
-                "duration_ms": max(r.time, 0),
+                "duration_ms": clamp(r.time, 0, MAX_INT),
                 "state_before": int(before.state) if card is not None else None,
                 "step_before": before.step if card is not None else None,
                 "stability_before": before.stability,
@@ -152,25 +167,26 @@ def convert_card(
         difficulty = last["difficulty"] if last else None
     lrt = card.data.get("lrt")
     last_review: datetime | None = (
-        from_epoch(lrt) if isinstance(lrt, int) else (last["reviewed_at"] if last else None)
+        safe_epoch(lrt) if isinstance(lrt, int) else (last["reviewed_at"] if last else None)
     )
     # A card in a filtered deck keeps its home due in `odue`.
     due_value = card.odue if card.odid and card.odue else card.due
     if card.type == REVIEW:
-        candidate = last_review + timedelta(days=card.ivl) if last_review else None
+        ivl = clamp(card.ivl, 0, MAX_DAYS)
+        candidate = last_review + timedelta(days=ivl) if last_review else None
         # Keep the exact time when Anki's day agrees (our own packages), else the day's start.
         if candidate is not None and timing.same_day(candidate, due_value):
             due = candidate
         else:
             due = timing.start_of(due_value)
         if stability is None or difficulty is None:
-            stability, difficulty = float(max(card.ivl, 1)), DEFAULT_DIFFICULTY
+            stability, difficulty = float(max(ivl, 1)), DEFAULT_DIFFICULTY
         if last_review is None:
-            last_review = due - timedelta(days=max(card.ivl, 1))
+            last_review = due - timedelta(days=max(ivl, 1))
         step = None
     else:
         if card.queue == QUEUE_LEARN or due_value > EPOCH_SECONDS_FLOOR:
-            due = from_epoch(due_value)
+            due = safe_epoch(due_value)
         else:
             due = timing.start_of(due_value)
         steps = _steps(settings, card.type)
@@ -183,8 +199,8 @@ def convert_card(
         "difficulty": float(difficulty) if difficulty is not None else None,
         "due": due,
         "last_review": last_review,
-        "reps": card.reps,
-        "lapses": card.lapses,
+        "reps": clamp(card.reps, 0, MAX_INT),
+        "lapses": clamp(card.lapses, 0, MAX_INT),
         "introduced_at": introduced,
         "version": 1,
     }

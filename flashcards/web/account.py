@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 from zoneinfo import available_timezones
 
-from flask import flash, redirect, render_template, request, url_for
+from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
@@ -148,7 +148,7 @@ def language() -> Response:
         max_age=ONE_YEAR,
         samesite="Lax",
         httponly=True,
-        secure=request.is_secure,
+        secure=bool(current_app.config.get("SESSION_COOKIE_SECURE")) or request.is_secure,
     )
     return response
 

@@ -186,3 +186,29 @@ def test_deck_page_and_unsubscribe(client: FlaskClient, loaded_engine: Engine) -
     r = client.post("/decks/eks-model-training/unsubscribe", data={"csrf_token": csrf(client, "/")})
     assert r.status_code == 302
     assert client.get("/decks/nope").status_code == 404
+
+
+def test_deck_settings_override_the_users_limits(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    subscribe(client, "en")
+    page = client.get("/decks/eks-model-training").get_data(as_text=True)
+    assert "Settings for this deck" in page
+    token = csrf(client, "/decks/eks-model-training")
+    r = client.post(
+        "/decks/eks-model-training/settings",
+        data={"csrf_token": token, "new_per_day": "2", "desired_retention": ""},
+    )
+    assert r.status_code == 302
+    counts = re.findall(r'class="num">(\d+)<', client.get("/study").get_data(as_text=True))
+    assert counts[:3] == ["2", "0", "0"]
+    r = client.post(
+        "/decks/eks-model-training/settings",
+        data={"csrf_token": token, "desired_retention": "1.5"},
+    )
+    page = client.get("/decks/eks-model-training").get_data(as_text=True)
+    assert "Desired retention" in page and "not allowed" in page
+    client.post("/decks/eks-model-training/settings", data={"csrf_token": token})
+    counts = re.findall(r'class="num">(\d+)<', client.get("/study").get_data(as_text=True))
+    assert counts[:3] == ["15", "0", "0"]

@@ -6,11 +6,13 @@ from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
-from .. import queue, subscriptions
+from .. import deck_settings, queue, subscriptions
 from ..db import utcnow
 from ..errors import InvalidInput
 from ..http import db
+from ..settings import user_settings
 from . import bp
+from .account import field_labels
 from .auth import current_user, login_required, user_id
 from .i18n import language_name, locale_code
 
@@ -38,7 +40,48 @@ def deck(slug: str) -> str:
     counts = None
     if summary.subscribed_locale:
         _card, counts = queue.next_card(session, uid, now=utcnow(), deck_id=found.id)
-    return render_template("deck.html", deck=summary, counts=counts)
+    overrides = deck_settings.deck_overrides(session, uid, found.id)
+    return render_template(
+        "deck.html",
+        deck=summary,
+        counts=counts,
+        overrides=overrides,
+        defaults=user_settings(session, uid),
+        labels=field_labels(),
+    )
+
+
+@bp.post("/decks/<slug>/settings")
+@login_required
+def deck_settings_form(slug: str) -> Response:
+    uid = user_id()
+    session = db()
+    found = subscriptions.find_visible_deck(session, uid, slug)
+    values: dict[str, object] = {}
+    for name in deck_settings.DECK_FIELDS:
+        raw = request.form.get(name, "").strip().replace(",", ".")
+        if not raw:
+            values[name] = None
+            continue
+        try:
+            values[name] = float(raw) if name == "desired_retention" else int(raw)
+        except ValueError:
+            values[name] = raw
+    try:
+        deck_settings.set_deck_overrides(session, uid, found.id, values)
+    except InvalidInput as exc:
+        field = exc.field or ""
+        flash(
+            _(
+                "Check “%(field)s”: this value is not allowed.",
+                field=field_labels().get(field, field),
+            ),
+            "error",
+        )
+        return redirect(url_for("web.deck", slug=slug))
+    session.commit()
+    flash(_("Settings saved."))
+    return redirect(url_for("web.deck", slug=slug))
 
 
 @bp.post("/decks/<slug>/subscription")

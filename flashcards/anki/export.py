@@ -42,6 +42,7 @@ from .tables import table
 from .timing import CRT
 
 Progress = Callable[[int, int], None]
+LOCALE_SLOTS = 64  # note id = base + card id * slots + language index
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,8 @@ def export_deck(
         chosen = list(dict.fromkeys(locales))
     if not chosen:
         raise InvalidInput("the deck has no text to export")
+    if len(chosen) > LOCALE_SLOTS:
+        raise InvalidInput(f"at most {LOCALE_SLOTS} languages fit in one package", field="locale")
 
     sched: SchedulingContext | None = None
     if with_scheduling:
@@ -146,14 +149,14 @@ def export_deck(
         loc = chosen[0]
         title = titles[loc].title if loc in titles else default_title
         deck_ids[loc] = schema.ID_BASE + 1
-        desc = titles[loc].description if loc in titles else ""
+        desc = text_to_html(titles[loc].description) if loc in titles else ""
         decks.append(schema.deck(deck_ids[loc], title.replace("::", ":"), mod_ms // 1000, desc))
     else:
         parent = default_title.replace("::", ":")
         decks.append(schema.deck(schema.ID_BASE + 1, parent, mod_ms // 1000))
         for i, loc in enumerate(chosen):
             deck_ids[loc] = schema.ID_BASE + 2 + i
-            desc = titles[loc].description if loc in titles else ""
+            desc = text_to_html(titles[loc].description) if loc in titles else ""
             name = f"{parent}::{language_name(loc)}"
             decks.append(schema.deck(deck_ids[loc], name, mod_ms // 1000, desc))
 
@@ -168,7 +171,7 @@ def export_deck(
                 continue
             # Locale index in the low bits: the default language's note of a card sorts first,
             # which our importer uses to tell the default language back.
-            nid = schema.ID_BASE + card.id * 64 + locale_index
+            nid = schema.ID_BASE + card.id * LOCALE_SLOTS + locale_index
             front = text_to_html(text.question)
             fields = [front, back_field(text.answer, text.explanation), text_to_html(card.key)]
             tags = f" {deck.slug} lang::{loc} "

@@ -35,6 +35,8 @@ def text_to_html(text: str) -> str:
 
 
 def clean_html(value: str) -> str:
+    if "<" not in value and "&" not in value:
+        return value  # no markup and no entities: nothing for the sanitizer to remove
     return str(
         nh3.clean(
             value,

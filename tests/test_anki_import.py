@@ -20,7 +20,7 @@ from flashcards.anki import AnkiPackageError, import_package
 from flashcards.anki.timing import study_date
 from flashcards.cli import main
 from flashcards.db import transaction
-from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState
+from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription
 
 from .factories import make_user
 from .test_anki_export import anki_import, export, our_states, study_eks, wall_now
@@ -277,6 +277,11 @@ def test_cli_exports_and_imports(loaded_engine: Engine, cli: CliRunner, tmp_path
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "Imported 15 cards (45 texts, 8 reviews) into the new deck 'mine'" in result.output
+    with transaction(loaded_engine) as s:
+        mine = s.scalar(select(Deck).where(Deck.slug == "mine"))
+        assert mine is not None and mine.owner_user_id is not None
+        subscription = s.get(Subscription, (mine.owner_user_id, mine.id))
+        assert subscription is not None and subscription.locale == "en"
     bad = tmp_path / "bad.apkg"
     bad.write_bytes(b"nope")
     with transaction(loaded_engine) as s:

@@ -17,6 +17,7 @@ from ..anki.importer import DEFAULT_MAX_BYTES, DEFAULT_MAX_NOTES
 from ..db import transaction
 from ..errors import NotFound
 from ..models import Deck, User
+from ..subscriptions import subscribe
 from . import context
 
 # Below this many notes a bar would only flicker.
@@ -141,10 +142,11 @@ def import_cmd(
     if with_scheduling and email is None:
         raise click.UsageError("--with-scheduling needs --user EMAIL")
     with _engine() as engine, transaction(engine) as session, _progress("Importing") as progress:
+        owner = _user_id(session, email)
         report = import_package(
             session,
             file,
-            owner_user_id=_user_id(session, email),
+            owner_user_id=owner,
             slug=slug,
             locale=locale,
             with_scheduling=with_scheduling,
@@ -153,6 +155,11 @@ def import_cmd(
             max_bytes=max_mib << 20,
             progress=progress,
         )
+        if owner is not None:
+            # The owner imported it to study it: their deck list shows it straight away.
+            deck = session.get(Deck, report.deck_id)
+            if deck is not None:
+                subscribe(session, owner, deck, None, now=context.now())
     reviews = f", {report.review_logs} reviews" if with_scheduling else ""
     click.echo(
         f"Imported {report.cards} cards ({report.texts} texts{reviews}) "

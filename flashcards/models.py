@@ -16,6 +16,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -247,7 +248,17 @@ class TeamMember(Base):
     role: Mapped[str] = mapped_column(String(16))
     joined_at: Mapped[datetime] = mapped_column(default=utcnow)
 
-    __table_args__ = (CheckConstraint("role IN ('owner', 'manager', 'member')", name="role"),)
+    __table_args__ = (
+        CheckConstraint("role IN ('owner', 'manager', 'member')", name="role"),
+        # At most one owner per team, enforced by the database as well as by teams/.
+        Index(
+            "ix_team_members_one_owner",
+            "team_id",
+            unique=True,
+            sqlite_where=text("role = 'owner'"),
+            postgresql_where=text("role = 'owner'"),
+        ),
+    )
 
 
 class TeamInvitation(Base):

@@ -260,6 +260,21 @@ def test_bad_input_is_a_precise_problem(world: dict[str, Any]) -> None:
         ),
         ("POST", "/api/v1/teams/join", {"token": "nope"}, 404, "token"),
         ("GET", f"/api/v1/teams/{t}/hardest?limit=0", None, 422, "limit"),
+        # What no database column can hold is refused, never a server error.
+        ("POST", "/api/v1/teams", {"name": "a\u0000b"}, 422, "name"),
+        ("POST", "/api/v1/teams", {"name": "a\ud800b"}, 400, None),
+        ("POST", "/api/v1/teams/join", {"token": "a\u0000"}, 422, "token"),
+        ("POST", "/api/v1/teams/join", {"token": "a b"}, 404, "token"),
+        ("GET", f"/api/v1/teams/{t}/decks/a%00b", None, 404, None),
+        ("PUT", f"/api/v1/teams/{t}/assignments/%00", {}, 404, None),
+        ("GET", f"/api/v1/teams/{t}/hardest?deck=%00", None, 404, None),
+        (
+            "PUT",
+            f"/api/v1/teams/{t}/decks/{world['deck']}/cards/%00",
+            {"locale": "en", "front": "a", "back": "b"},
+            422,
+            "key",
+        ),
     ]
     for method, url, body, status, field in cases:
         r = lead(method, url, body)

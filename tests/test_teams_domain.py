@@ -415,3 +415,23 @@ def test_dashboard_numbers_hardest_and_csv(loaded_engine: Engine) -> None:
         # 15 cards still new this morning, 5 days to the nearer due date (25 to the other).
         assert sub is not None and views[0].new_per_day == sub.new_per_day == 3
         assert views[0].due_date == due + timedelta(20)  # the other team's own due date
+
+
+def test_the_database_allows_one_owner_per_team(engine: Engine) -> None:
+    from sqlalchemy.exc import IntegrityError
+
+    from flashcards.models import TeamMember
+
+    with transaction(engine) as s:
+        lead, ana, *_ = users(s)
+        team = membership.create_team(s, lead, "T", now=T0)
+        team_id = team.id
+        s.add(TeamMember(team_id=team_id, user_id=ana, role="member", joined_at=T0))
+    with pytest.raises(IntegrityError), transaction(engine) as s:
+        member = s.get(TeamMember, (team_id, ana))
+        assert member is not None
+        member.role = "owner"
+        s.flush()
+    with transaction(engine) as s:
+        membership.transfer_ownership(s, team_id, lead, ana)
+        assert membership.get_team(s, team_id, ana).role == "owner"

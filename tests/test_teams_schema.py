@@ -3,6 +3,7 @@ downgrade keeping every shipped deck's cards and progress."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import schemathesis
@@ -42,7 +43,11 @@ def test_team_operations_conform_and_never_500(app: Flask, engine: Engine) -> No
             continue
 
         @given(case=operation.as_strategy())
-        @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=int(os.environ.get("TEAMS_SCHEMA_EXAMPLES", "6")),
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )
         def check(case: Any) -> None:
             # Upload grammar (quiz, CSV) and team rules cannot be said in JSON Schema, so a
             # schema-valid body may still be a precise 422/409; every other check applies.

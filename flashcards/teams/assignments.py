@@ -44,7 +44,7 @@ from ..models import (
     User,
 )
 from ..subscriptions import subscribe
-from .roles import LEADS, member_ids, membership
+from .roles import LEADS, check_slug, member_ids, membership
 
 
 def paced_new_per_day(default: int, remaining_new: int, today: date, due: date) -> int:
@@ -72,7 +72,7 @@ def status(introduced: int, total: int, start: date, today: date, due: date | No
 
 def find_assignable_deck(session: Session, team_id: int, user_id: int, slug: str) -> Deck:
     """A shipped deck or one of the team's own; nobody's private deck, no other team's."""
-    deck = session.scalar(select(Deck).where(Deck.slug == slug, visible_decks(user_id)))
+    deck = session.scalar(select(Deck).where(Deck.slug == check_slug(slug), visible_decks(user_id)))
     if deck is None or deck.owner_user_id is not None or deck.owner_team_id not in (None, team_id):
         raise NotFound(f"no deck '{slug}'")
     return deck

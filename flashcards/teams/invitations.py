@@ -5,6 +5,7 @@ subscribes them to every deck the team has assigned."""
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -18,6 +19,7 @@ from .assignments import subscribe_to_team_assignments
 from .roles import LEADS, MEMBER, membership
 
 DEFAULT_LIFETIME = timedelta(days=7)
+TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,200}$")  # what token_urlsafe makes
 MAX_LIFETIME = timedelta(days=90)
 MAX_USES = 10_000
 
@@ -97,6 +99,8 @@ def invitation_state(invitation: TeamInvitation, now: datetime) -> str:
 
 def join(session: Session, user_id: int, token: str, *, now: datetime) -> TeamMember:
     """Join through a link; someone already in the team stays as they are (no use counted)."""
+    if not TOKEN_RE.match(token):
+        raise NotFound("no such invitation", field="token")
     invitation = session.scalar(
         select(TeamInvitation).where(TeamInvitation.token_hash == token_hash(token))
     )

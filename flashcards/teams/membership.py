@@ -139,6 +139,7 @@ def transfer_ownership(session: Session, team_id: int, actor_id: int, target_id:
     if target.user_id == actor.user_id:
         raise Conflict("you already own this team", field="user_id")
     actor.role = MANAGER
+    session.flush()  # first: the database allows one owner per team at any moment
     target.role = OWNER
     session.flush()
     return target

@@ -28,7 +28,7 @@ from ..models import (
 from ..scheduling import retrievability
 from ..study import config_from, state_from_row
 from .assignments import card_count, status
-from .roles import LEADS, membership
+from .roles import LEADS, check_slug, membership
 
 REVIEW_STATE = 2
 AGAIN = 1
@@ -197,6 +197,7 @@ def hardest(
     membership(session, team_id, actor_id, *LEADS)
     deck_ids = team_deck_ids(session, team_id)
     if slug is not None:
+        check_slug(slug)
         deck_ids = list(
             session.scalars(select(Deck.id).where(Deck.id.in_(deck_ids), Deck.slug == slug))
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..decks.deckfile import SLUG_RE
 from ..errors import Forbidden, NotFound
 from ..models import Deck, TeamMember
 
@@ -47,8 +48,17 @@ def member_ids(session: Session, team_id: int) -> list[int]:
     )
 
 
+def check_slug(slug: str) -> str:
+    """A slug from a URL: one that cannot be a deck's is not looked up (nor echoed back, as
+    it may hold NUL or unpaired surrogates that the database or JSON cannot carry)."""
+    if not SLUG_RE.match(slug):
+        raise NotFound("no such deck")
+    return slug
+
+
 def team_deck(session: Session, team_id: int, slug: str) -> Deck:
     """A deck owned by the team (not any other deck, whoever can see it)."""
+    check_slug(slug)
     deck = session.scalar(select(Deck).where(Deck.slug == slug, Deck.owner_team_id == team_id))
     if deck is None:
         raise NotFound(f"no team deck '{slug}'")

@@ -292,7 +292,7 @@ def retire_card(
     deck = team_deck(session, team_id, slug)
     source = current_source(session, deck)
     if key not in source.keys:
-        raise NotFound(f"no card '{key}' in '{slug}'")
+        raise NotFound("no such card in this deck")
     if len(source.keys) == 1:
         raise Conflict("a deck keeps at least one card; delete the deck instead")
     locales = {

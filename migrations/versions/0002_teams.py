@@ -81,6 +81,14 @@ def upgrade() -> None:
     )
     with op.batch_alter_table("team_members", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_team_members_user_id"), ["user_id"], unique=False)
+    op.create_index(
+        "ix_team_members_one_owner",
+        "team_members",
+        ["team_id"],
+        unique=True,
+        sqlite_where=sa.text("role = 'owner'"),
+        postgresql_where=sa.text("role = 'owner'"),
+    )
 
     op.create_table(
         "team_assignments",
@@ -140,6 +148,7 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f("ix_team_assignments_deck_id"))
 
     op.drop_table("team_assignments")
+    op.drop_index("ix_team_members_one_owner", table_name="team_members")
     with op.batch_alter_table("team_members", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_team_members_user_id"))
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from sqlalchemy import Engine, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..anki import export_deck, import_package
@@ -59,16 +59,6 @@ def _progress(label: str) -> Iterator[_Progress]:
             progress.bar.__exit__(None, None, None)
 
 
-@contextmanager
-def _engine() -> Iterator[Engine]:
-    # Disposed here: a pooled PostgreSQL connection must not outlive the command.
-    engine = context.engine()
-    try:
-        yield engine
-    finally:
-        engine.dispose()
-
-
 @click.group("apkg")
 def apkg_group() -> None:
     """Anki packages: export a deck (optionally with progress), import an .apkg."""
@@ -97,7 +87,11 @@ def export_cmd(
         raise click.UsageError("use either --locale or --all-locales")
     if with_scheduling and email is None:
         raise click.UsageError("--with-scheduling needs --user EMAIL")
-    with _engine() as engine, transaction(engine) as session, _progress("Exporting") as progress:
+    with (
+        context.open_engine() as engine,
+        transaction(engine) as session,
+        _progress("Exporting") as progress,
+    ):
         found = session.scalar(select(Deck).where(Deck.slug == deck))
         if found is None:
             raise NotFound(f"no deck '{deck}' (see: flashcards decks list)")
@@ -141,7 +135,11 @@ def import_cmd(
     """Create a deck from an Anki package (.apkg, old or new format), in one transaction."""
     if with_scheduling and email is None:
         raise click.UsageError("--with-scheduling needs --user EMAIL")
-    with _engine() as engine, transaction(engine) as session, _progress("Importing") as progress:
+    with (
+        context.open_engine() as engine,
+        transaction(engine) as session,
+        _progress("Importing") as progress,
+    ):
         owner = _user_id(session, email)
         report = import_package(
             session,

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 
 from flask import Flask
 from sqlalchemy import Engine
+from sqlalchemy.orm import Session
 
-from ..db import utcnow
+from .. import db
 
 
 def app() -> Flask:
@@ -21,5 +24,25 @@ def engine() -> Engine:
     return e
 
 
+@contextmanager
+def open_engine() -> Iterator[Engine]:
+    """The configured engine, disposed when the command ends.
+
+    A pooled PostgreSQL connection must not outlive the command.
+    """
+    e = engine()
+    try:
+        yield e
+    finally:
+        e.dispose()
+
+
+@contextmanager
+def transaction() -> Iterator[Session]:
+    """One write transaction on the configured database, for a command's whole work."""
+    with open_engine() as e, db.transaction(e) as session:
+        yield session
+
+
 def now() -> datetime:
-    return utcnow()
+    return db.utcnow()

@@ -17,11 +17,8 @@ def db_group() -> None:
 @click.argument("revision", default="head")
 def upgrade(revision: str) -> None:
     """Apply migrations up to REVISION (default: head)."""
-    engine = context.engine()
-    try:
+    with context.open_engine() as engine:
         migrate.upgrade(engine, revision)
-    finally:
-        engine.dispose()
     click.echo(f"Database at {engine.url.render_as_string()} is at {revision}.")
 
 
@@ -29,11 +26,8 @@ def upgrade(revision: str) -> None:
 @click.argument("revision")
 def downgrade(revision: str) -> None:
     """Undo migrations down to REVISION ('base' removes everything)."""
-    engine = context.engine()
-    try:
+    with context.open_engine() as engine:
         migrate.downgrade(engine, revision)
-    finally:
-        engine.dispose()
     click.echo(f"Database downgraded to {revision}.")
 
 
@@ -41,11 +35,8 @@ def downgrade(revision: str) -> None:
 @click.option("-m", "--message", required=True, help="What the migration changes.")
 def revision(message: str) -> None:
     """Write a new migration from the difference between the models and the database."""
-    engine = context.engine()
-    try:
+    with context.open_engine() as engine:
         migrate.revision(engine, message)
-    finally:
-        engine.dispose()
 
 
 COMMANDS = [db_group]

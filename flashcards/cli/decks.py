@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
-from sqlalchemy import Engine, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..db import transaction
 from ..decks.deckfile import (
     LOCALE_RE,
     SLUG_RE,
@@ -26,17 +23,6 @@ from ..decks.sync import sync_deck
 from ..errors import DeckFileError
 from ..models import Card, Deck, DeckText
 from . import context
-
-
-@contextmanager
-def _engine() -> Iterator[Engine]:
-    # A command's engine lives as long as the command: its pooled connections are closed
-    # on the way out instead of whenever the garbage collector gets to them.
-    engine = context.engine()
-    try:
-        yield engine
-    finally:
-        engine.dispose()
 
 
 @click.group("decks")
@@ -57,7 +43,7 @@ def sync(folder: Path) -> None:
         click.echo(f"No decks under {folder} (a deck is a folder with a deck.toml).")
         return
     now = context.now()
-    with _engine() as engine, transaction(engine) as session:
+    with context.transaction() as session:
         reports = [sync_deck(session, source, now=now) for source in sources]
     for r in reports:
         status = "created" if r.created else ("updated" if r.changed else "unchanged")
@@ -70,7 +56,7 @@ def sync(folder: Path) -> None:
 @decks_group.command("list")
 def list_decks() -> None:
     """Print every deck with its locales and card count."""
-    with _engine() as engine, Session(engine) as session:
+    with context.open_engine() as engine, Session(engine) as session:
         counts = dict(
             session.execute(
                 select(Card.deck_id, func.count())

@@ -7,28 +7,13 @@ hidden prompt on a terminal, or from the first line of stdin otherwise.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import click
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from .. import accounts
-from ..db import transaction
 from ..models import User
 from . import context
-
-
-@contextmanager
-def _transaction() -> Iterator[Session]:
-    engine = context.engine()
-    try:
-        with transaction(engine) as session:
-            yield session
-    finally:
-        # A pooled PostgreSQL connection would otherwise outlive the command.
-        engine.dispose()
 
 
 def _read_password() -> str:
@@ -57,7 +42,7 @@ def add(email: str, admin: bool, display_name: str, locale: str, timezone: str) 
     # Validate the email before asking for a password nobody will use.
     accounts.normalise_email(email)
     password = _read_password()
-    with _transaction() as session:
+    with context.transaction() as session:
         user = accounts.create_user(
             session,
             email,
@@ -77,7 +62,7 @@ def add(email: str, admin: bool, display_name: str, locale: str, timezone: str) 
 @click.option("--name", default="cli", show_default=True, help="A label for the token.")
 def token(email: str, name: str) -> None:
     """Print a new API token for the user (shown once; only its hash is stored)."""
-    with _transaction() as session:
+    with context.transaction() as session:
         user = accounts.user_by_email(session, email)
         new_token = accounts.issue_token(session, user.id, now=context.now(), name=name)
     click.echo(new_token)
@@ -87,10 +72,10 @@ def token(email: str, name: str) -> None:
 @click.argument("email")
 def password(email: str) -> None:
     """Set a user's password; prompted for, or read from stdin when piped."""
-    with _transaction() as session:
+    with context.transaction() as session:
         user_id = accounts.user_by_email(session, email).id
     new_password = _read_password()
-    with _transaction() as session:
+    with context.transaction() as session:
         accounts.set_password(session, user_id, new_password)
     click.echo(f"Password changed for {email.strip().lower()}.")
 
@@ -98,7 +83,7 @@ def password(email: str) -> None:
 @users_group.command("list")
 def list_users() -> None:
     """Print every user: id, email, admin flag, display name."""
-    with _transaction() as session:
+    with context.transaction() as session:
         rows = session.execute(
             select(User.id, User.email, User.is_admin, User.display_name, User.created_at).order_by(
                 User.id

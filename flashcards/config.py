@@ -94,9 +94,9 @@ def settings_from_env(instance_path: Path) -> dict[str, Any]:
         "DATABASE_URL": os.environ.get("FLASHCARDS_DATABASE_URL") or default_db,
         "SIGNUP_OPEN": _env_bool("FLASHCARDS_SIGNUP_OPEN", True),
         "MAX_CONTENT_LENGTH": _env_int("FLASHCARDS_MAX_BODY_BYTES", 1 * MiB),
-        # Anki packages get a limit of their own: MAX_CONTENT_LENGTH stays small for every
-        # other body, and the import endpoints raise the limit for that one request.
-        "APKG_MAX_BYTES": _env_int("FLASHCARDS_APKG_MAX_BYTES", 64 * MiB),
+        # The one upload there is, an Anki package, gets a limit of its own: MAX_CONTENT_LENGTH
+        # stays small for every other body, and the import views raise it for their request.
+        "MAX_UPLOAD_BYTES": _env_int("FLASHCARDS_APKG_MAX_BYTES", 64 * MiB),
         "APKG_MAX_NOTES": _env_int("FLASHCARDS_APKG_MAX_NOTES", 100_000),
         "SESSION_COOKIE_SECURE": _env_bool("FLASHCARDS_SECURE_COOKIES", False),
         "REDIS_URL": os.environ.get("FLASHCARDS_REDIS_URL") or None,

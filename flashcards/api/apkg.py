@@ -1,0 +1,174 @@
+"""Anki packages over the API: a deck out as `.apkg` (with the caller's progress), one in.
+
+Packages are far larger than any JSON body, so the import view raises the request's body
+limit to MAX_UPLOAD_BYTES (FLASHCARDS_APKG_MAX_BYTES) for itself only, before it reads anything.
+"""
+
+from __future__ import annotations
+
+from flask import Response, current_app, jsonify, request
+from sqlalchemy.exc import IntegrityError
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from .. import subscriptions
+from ..anki import ImportReport, export_deck, import_package
+from ..db import retrying, utcnow
+from ..errors import FlashcardsError, InvalidInput, PayloadTooLarge
+from ..http import db
+from ..models import Deck
+from . import bp
+from .auth import current_user_id
+
+PACKAGE_MIMETYPES = frozenset(
+    {
+        "application/octet-stream",
+        "application/zip",
+        "application/x-zip-compressed",
+        "application/apkg",
+        "application/vnd.anki",
+    }
+)
+MULTIPART = "multipart/form-data"
+# Room for the multipart envelope around a package of exactly the limit.
+MULTIPART_SLACK = 64 * 1024
+MIB = 1024 * 1024
+TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
+FALSE_WORDS = frozenset({"false", "0", "no", "off", ""})
+
+
+class UnsupportedPackageType(FlashcardsError):
+    # Defined here, not imported: the shared 415 class is moving between modules.
+    status = 415
+    title = "Unsupported media type"
+
+
+def flag(name: str) -> bool:
+    """A true/false query parameter; anything else is a 422 naming it."""
+    value = request.args.get(name)
+    if value is None:
+        return False
+    word = value.strip().lower()
+    if word not in TRUE_WORDS | FALSE_WORDS:
+        raise InvalidInput(f"{name} must be true or false, not {value!r}", field=name)
+    return word in TRUE_WORDS
+
+
+def optional_arg(name: str) -> str | None:
+    value = request.args.get(name)
+    if value is None or value == "":
+        return None
+    if "\x00" in value:
+        raise InvalidInput(f"{name} must not contain a NUL character", field=name)
+    return value
+
+
+@bp.get("/decks/<slug>/export.apkg")
+def export_apkg(slug: str) -> Response:
+    user_id = current_user_id()
+    locale = optional_arg("locale")
+    all_locales = flag("all_locales")
+    with_scheduling = flag("with_scheduling")
+    if locale is not None and all_locales:
+        raise InvalidInput("send either locale or all_locales=true, not both", field="locale")
+    session = db()
+    deck = subscriptions.find_visible_deck(session, user_id, slug)
+    package = export_deck(
+        session,
+        deck.id,
+        locales=None if all_locales else [locale or deck.default_locale],
+        # Only ever the caller's own progress: a token never exports someone else's reviews.
+        user_id=user_id,
+        with_scheduling=with_scheduling,
+        now=utcnow(),
+    )
+    response = Response(package.data, mimetype="application/octet-stream")
+    response.headers.set("Content-Disposition", "attachment", filename=package.filename)
+    response.headers["X-Notes"] = str(package.notes)
+    response.headers["X-Reviews"] = str(package.reviews)
+    return response
+
+
+def _package_body(limit: int) -> bytes:
+    """The uploaded package: the raw body, or the multipart field `file`; 413 above `limit`."""
+    mimetype = request.mimetype
+    too_large = PayloadTooLarge(
+        f"the package is larger than the limit of {limit} bytes ({limit / MIB:.1f} MiB)"
+    )
+    # Set before anything reads the body; Werkzeug then stops reading at the limit, with or
+    # without a Content-Length.
+    try:
+        if mimetype in PACKAGE_MIMETYPES:
+            request.max_content_length = limit
+            data: bytes = request.get_data(cache=False)
+            return data
+        if mimetype == MULTIPART:
+            request.max_content_length = limit + MULTIPART_SLACK
+            upload = request.files.get("file")
+            if upload is None:
+                raise InvalidInput("send the .apkg in the multipart field 'file'", field="file")
+            data = upload.stream.read(limit + 1)
+            if len(data) > limit:
+                raise too_large
+            return data
+    except RequestEntityTooLarge:
+        raise too_large from None
+    raise UnsupportedPackageType(
+        "send the .apkg as the request body with Content-Type: application/octet-stream, "
+        "or as the field 'file' of a multipart/form-data form"
+    )
+
+
+def report_json(report: ImportReport) -> dict[str, object]:
+    messages = list(report.messages)
+    if report.tags:
+        messages.append(f"Anki tags of {len(report.tags)} card(s) are not kept yet.")
+    return {
+        "deck": {
+            "slug": report.slug,
+            "title": report.title,
+            "default_locale": report.default_locale,
+        },
+        "cards": report.cards,
+        "texts": report.texts,
+        "review_states": report.review_states,
+        "review_logs": report.review_logs,
+        "media_left_out": report.media_left_out,
+        "formatting_simplified": report.formatting_simplified,
+        "messages": messages,
+    }
+
+
+@bp.post("/imports")
+def import_apkg() -> tuple[Response, int]:
+    user_id = current_user_id()  # before the body: an anonymous upload is not even read
+    slug = optional_arg("slug")
+    locale = optional_arg("locale")
+    with_scheduling = flag("with_scheduling")
+    limit: int = current_app.config["MAX_UPLOAD_BYTES"]
+    max_notes: int = current_app.config["APKG_MAX_NOTES"]
+    data = _package_body(limit)
+    session = db()
+
+    def work() -> ImportReport:
+        now = utcnow()
+        report = import_package(
+            session,
+            data,
+            owner_user_id=user_id,
+            slug=slug,
+            locale=locale,
+            with_scheduling=with_scheduling,
+            now=now,
+            max_bytes=limit,
+            max_notes=max_notes,
+        )
+        deck = session.get(Deck, report.deck_id)
+        assert deck is not None
+        # Imported to be studied: the caller's deck list shows it straight away.
+        subscriptions.subscribe(session, user_id, deck, None, now=now)
+        return report
+
+    # A concurrent import can take the same free slug first; the retry then picks another
+    # (or, for a slug the caller chose, answers 409).
+    report = retrying(session, work, retry_on=(IntegrityError,), attempts=3)
+    return jsonify(report_json(report)), 201

@@ -1,0 +1,252 @@
+"""The Anki package API: export with the caller's progress, import as the caller's deck."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from fsrs import Rating
+from sqlalchemy import Engine, func, select
+
+from flashcards.db import transaction
+from flashcards.models import Deck, ReviewLog, ReviewState, Subscription
+
+from . import factories as f
+from .conftest import T0
+from .test_anki_export import anki_import
+from .test_api_study import assert_problem, bearer
+
+OCTET = {"Content-Type": "application/octet-stream"}
+
+
+class World:
+    """Ana studied two cards of 'alpha' (en, es); Ben studied a third and owns 'bens'."""
+
+    def __init__(self, engine: Engine) -> None:
+        with transaction(engine) as s:
+            self.ana = f.make_user(s)
+            self.ben = f.make_user(s)
+            self.ana_h = bearer(f.make_token(s, self.ana))
+            self.ben_h = bearer(f.make_token(s, self.ben))
+            alpha = f.make_deck(s, "alpha", 3, locales=("en", "es"))
+            f.make_deck(s, "bens", 2, owner_user_id=self.ben)
+            f.subscribe(s, self.ana, alpha)
+            f.subscribe(s, self.ben, alpha)
+            cards = f.card_ids(s, alpha.id)
+            f.answer(s, self.ana, cards[0], Rating.Easy, now=T0)
+            f.answer(s, self.ana, cards[1], Rating.Again, now=T0)
+            f.answer(s, self.ben, cards[2], Rating.Good, now=T0)
+
+
+@pytest.fixture
+def world(engine: Engine) -> World:
+    return World(engine)
+
+
+def export(client: FlaskClient, headers: dict[str, str], query: str, slug: str = "alpha") -> Any:
+    return client.get(f"/api/v1/decks/{slug}/export.apkg?{query}", headers=headers)
+
+
+def deck_count(engine: Engine) -> int:
+    with transaction(engine) as s:
+        return s.scalar(select(func.count()).select_from(Deck)) or 0
+
+
+def test_export_with_progress_has_only_the_callers_state(
+    client: FlaskClient, world: World, tmp_path: Path
+) -> None:
+    response = export(client, world.ana_h, "locale=en&with_scheduling=true")
+    assert response.status_code == 200
+    assert response.mimetype == "application/octet-stream"
+    assert response.headers["Content-Disposition"] == "attachment; filename=alpha-en.apkg"
+    assert response.headers["X-Notes"] == "3" and response.headers["X-Reviews"] == "2"
+    col, log = anki_import(tmp_path / "c.anki2", response.data)
+    try:
+        assert len(log.new) == 3
+        cards = [col.get_card(c) for c in col.find_cards("")]
+        # Ana's two answers, not Ben's: one card in review, one in learning, one new.
+        assert sorted(c.type for c in cards) == [0, 1, 2]
+        assert all(c.memory_state is not None for c in cards if c.type != 0)
+        assert col.db.scalar("select count() from revlog") == 2
+        assert sorted(col.db.list("select ease from revlog")) == [1, 4]
+    finally:
+        col.close()
+
+
+def test_export_without_progress_or_in_every_language(
+    client: FlaskClient, world: World, tmp_path: Path
+) -> None:
+    plain = export(client, world.ana_h, "")
+    assert plain.status_code == 200 and plain.headers["X-Reviews"] == "0"
+    col, log = anki_import(tmp_path / "a.anki2", plain.data, with_scheduling=False)
+    try:
+        assert len(log.new) == 3
+        assert {col.get_card(c).type for c in col.find_cards("")} == {0}
+    finally:
+        col.close()
+    every = export(client, world.ben_h, "all_locales=true")
+    assert every.status_code == 200
+    assert every.headers["Content-Disposition"] == "attachment; filename=alpha-all.apkg"
+    col, log = anki_import(tmp_path / "b.anki2", every.data)
+    try:
+        assert len(log.new) == 6
+        names = {d.name for d in col.decks.all_names_and_ids()}
+        assert {"alpha (en)::English", "alpha (en)::Español"} <= names
+    finally:
+        col.close()
+
+
+def test_export_refusals(client: FlaskClient, world: World) -> None:
+    assert_problem(export(client, world.ana_h, "", slug="bens"), 404)
+    assert_problem(export(client, world.ana_h, "", slug="nope"), 404)
+    assert export(client, world.ben_h, "", slug="bens").status_code == 200
+    assert_problem(export(client, world.ana_h, "locale=ko"), 422, "locale")
+    assert_problem(export(client, world.ana_h, "locale=en&all_locales=true"), 422, "locale")
+    assert_problem(export(client, world.ana_h, "with_scheduling=maybe"), 422, "with_scheduling")
+    assert_problem(export(client, {}, ""), 401)
+
+
+def decks_of(client: FlaskClient, headers: dict[str, str]) -> dict[str, Any]:
+    response = client.get("/api/v1/decks", headers=headers)
+    assert response.status_code == 200
+    return {d["slug"]: d for d in response.get_json()["decks"]}
+
+
+def test_import_of_our_export_is_the_callers_deck(
+    client: FlaskClient, world: World, engine: Engine
+) -> None:
+    package = export(client, world.ana_h, "locale=en&with_scheduling=true").data
+    response = client.post(
+        "/api/v1/imports?slug=mine&with_scheduling=true",
+        data=package,
+        headers={**world.ana_h, **OCTET},
+    )
+    assert response.status_code == 201, response.get_data(as_text=True)
+    report = response.get_json()
+    assert report["deck"]["slug"] == "mine" and report["deck"]["default_locale"] == "en"
+    assert report["cards"] == 3 and report["texts"] == 3
+    assert report["review_states"] == 2 and report["review_logs"] == 2
+    assert isinstance(report["messages"], list)
+    with transaction(engine) as s:
+        deck = s.scalars(select(Deck).where(Deck.slug == "mine")).one()
+        assert deck.owner_user_id == world.ana
+        assert s.get(Subscription, (world.ana, deck.id)) is not None
+        states = s.scalar(
+            select(func.count()).select_from(ReviewState).where(ReviewState.deck_id == deck.id)
+        )
+        logs = s.scalars(select(ReviewLog.user_id).where(ReviewLog.deck_id == deck.id)).all()
+        assert states == 2 and logs == [world.ana, world.ana]
+    mine = decks_of(client, world.ana_h)["mine"]
+    assert mine["card_count"] == 3 and mine["subscription"] == {"locale": "en"}
+    assert "mine" not in decks_of(client, world.ben_h)
+    assert_problem(export(client, world.ben_h, "", slug="mine"), 404)
+    # The same slug again is a conflict, and nothing more is written.
+    before = deck_count(engine)
+    again = client.post("/api/v1/imports?slug=mine", data=package, headers={**world.ana_h, **OCTET})
+    assert_problem(again, 409, "slug")
+    assert deck_count(engine) == before
+
+
+def test_import_as_a_multipart_form_without_progress(
+    client: FlaskClient, world: World, engine: Engine
+) -> None:
+    package = export(client, world.ana_h, "all_locales=true").data
+    response = client.post(
+        "/api/v1/imports",
+        data={"file": (io.BytesIO(package), "alpha.apkg")},
+        headers=world.ben_h,
+        content_type="multipart/form-data",
+    )
+    assert response.status_code == 201, response.get_data(as_text=True)
+    report = response.get_json()
+    assert report["cards"] == 3 and report["texts"] == 6 and report["review_states"] == 0
+    slug = report["deck"]["slug"]
+    assert slug not in {"alpha", "bens"}
+    assert slug in decks_of(client, world.ben_h) and slug not in decks_of(client, world.ana_h)
+    with transaction(engine) as s:
+        deck = s.scalars(select(Deck).where(Deck.slug == slug)).one()
+        assert deck.owner_user_id == world.ben
+        assert s.scalar(select(func.count()).select_from(ReviewLog).where(
+            ReviewLog.deck_id == deck.id)) == 0  # fmt: skip
+    missing = client.post(
+        "/api/v1/imports",
+        data={"other": (io.BytesIO(package), "alpha.apkg")},
+        headers=world.ben_h,
+        content_type="multipart/form-data",
+    )
+    assert_problem(missing, 422, "file")
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+BAD_PACKAGES = {
+    "empty": b"",
+    "not a zip": b"PK\x03\x04 certainly not a real archive" * 10,
+    "zip without a collection": _zip({"readme.txt": b"hello"}),
+    "collection that is not SQLite": _zip({"collection.anki2": b"SQLite format 2\x00" * 64}),
+    "zip bomb": _zip({"collection.anki2": b"\x00" * (8 << 20)}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_PACKAGES))
+def test_bad_packages_are_422_with_nothing_written(
+    app: Flask, client: FlaskClient, world: World, engine: Engine, name: str
+) -> None:
+    if name == "zip bomb":
+        # 8 MiB of zeros deflate to a few KiB: far over ten times this limit once unpacked.
+        app.config["MAX_UPLOAD_BYTES"] = 200_000
+    before = deck_count(engine)
+    response = client.post(
+        "/api/v1/imports?with_scheduling=true",
+        data=BAD_PACKAGES[name],
+        headers={**world.ana_h, "Content-Type": "application/zip"},
+    )
+    assert_problem(response, 422)
+    assert deck_count(engine) == before
+
+
+def test_body_limits(app: Flask, client: FlaskClient, world: World, engine: Engine) -> None:
+    package = export(client, world.ana_h, "").data
+    # JSON bodies keep their small limit, and the package endpoint is not bound by it.
+    app.config["MAX_CONTENT_LENGTH"] = 1000
+    assert len(package) > 1000
+    ok = client.post("/api/v1/imports", data=package, headers={**world.ana_h, **OCTET})
+    assert ok.status_code == 201, ok.get_data(as_text=True)
+    before = deck_count(engine)
+    app.config["MAX_UPLOAD_BYTES"] = len(package) - 1
+    body = assert_problem(
+        client.post("/api/v1/imports", data=package, headers={**world.ana_h, **OCTET}), 413
+    )
+    assert str(len(package) - 1) in body["detail"]
+    form = client.post(
+        "/api/v1/imports",
+        data={"file": (io.BytesIO(package), "alpha.apkg")},
+        headers=world.ana_h,
+        content_type="multipart/form-data",
+    )
+    assert_problem(form, 413)
+    assert deck_count(engine) == before
+
+
+def test_import_refusals_before_reading(client: FlaskClient, world: World) -> None:
+    package = b"PK"
+    assert_problem(client.post("/api/v1/imports", data=package, headers=OCTET), 401)
+    plain = client.post(
+        "/api/v1/imports", data=package, headers={**world.ana_h, "Content-Type": "text/plain"}
+    )
+    assert_problem(plain, 415)
+    bad_slug = client.post(
+        "/api/v1/imports?slug=Not%20A%20Slug", data=package, headers={**world.ana_h, **OCTET}
+    )
+    assert_problem(bad_slug, 422, "slug")

@@ -15,6 +15,15 @@ class FlashcardsError(Exception):
         self.field = field
 
 
+class BadRequest(FlashcardsError):
+    """The request itself is malformed, e.g. its body is not valid JSON."""
+
+
+class UnsupportedMediaType(FlashcardsError):
+    status = 415
+    title = "Unsupported media type"
+
+
 class InvalidInput(FlashcardsError):
     status = 422
     title = "Invalid input"

@@ -71,37 +71,33 @@ def config_from(settings: Any, subscription: Any | None = None) -> SchedulerConf
     )
 
 
-def state_from_row(row: Any) -> CardState | None:
-    if row is None or row.state is None:
+def state_from_row(
+    row: Any, *, suffix: str = "", last_review: str = "last_review"
+) -> CardState | None:
+    """A CardState from a row's state columns, e.g. `suffix="_before"` for a log's old state."""
+    if row is None or getattr(row, "state" + suffix) is None:
         return None
+
+    def col(name: str) -> Any:
+        return getattr(row, name + suffix)
+
     return CardState(
-        state=State(row.state),
-        step=row.step,
-        stability=row.stability,
-        difficulty=row.difficulty,
-        due=row.due,
-        last_review=row.last_review,
-        reps=row.reps,
-        lapses=row.lapses,
+        state=State(col("state")),
+        step=col("step"),
+        stability=col("stability"),
+        difficulty=col("difficulty"),
+        due=col("due"),
+        last_review=col(last_review),
+        reps=col("reps"),
+        lapses=col("lapses"),
     )
 
 
 def _result_from_log(log: Row[Any]) -> AnswerResult:
-    return AnswerResult(
-        review_id=log.review_id,
-        card_id=log.card_id,
-        state=CardState(
-            state=State(log.state),
-            step=log.step,
-            stability=log.stability,
-            difficulty=log.difficulty,
-            due=log.due,
-            last_review=log.reviewed_at,
-            reps=log.reps,
-            lapses=log.lapses,
-        ),
-        created=False,
-    )
+    # A log row's after-state has no last_review column: the answer's time is it.
+    state = state_from_row(log, last_review="reviewed_at")
+    assert state is not None
+    return AnswerResult(log.review_id, log.card_id, state, created=False)
 
 
 def parse_rating(value: object) -> Rating:
@@ -289,20 +285,10 @@ def undo(session: Session, user_id: int, *, now: datetime) -> UndoResult:
         select(rs.c.version).where(rs.c.user_id == user_id, rs.c.card_id == log.card_id)
     ).scalar_one()
     session.execute(delete(rl).where(rl.c.id == log.id))
-    if log.state_before is None:
+    restored = state_from_row(log, suffix="_before")
+    if restored is None:
         session.execute(delete(rs).where(rs.c.user_id == user_id, rs.c.card_id == log.card_id))
-        restored = None
     else:
-        restored = CardState(
-            state=State(log.state_before),
-            step=log.step_before,
-            stability=log.stability_before,
-            difficulty=log.difficulty_before,
-            due=log.due_before,
-            last_review=log.last_review_before,
-            reps=log.reps_before,
-            lapses=log.lapses_before,
-        )
         _write_state(
             session, user_id, log.card_id, log.deck_id, restored, log.introduced_at_before, current
         )

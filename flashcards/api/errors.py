@@ -14,21 +14,17 @@ from typing import Any
 from flask import Response, current_app, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
-from ..errors import FlashcardsError, InvalidInput, Unauthorized
+from ..errors import (
+    BadRequest,
+    FlashcardsError,
+    InvalidInput,
+    Unauthorized,
+    UnsupportedMediaType as UnsupportedMediaType,
+)
 from . import bp
 
 PROBLEM_MIMETYPE = "application/problem+json"
 API_PREFIX = "/api/"
-
-
-class BadRequest(FlashcardsError):
-    status = 400
-    title = "Bad request"
-
-
-class UnsupportedMediaType(FlashcardsError):
-    status = 415
-    title = "Unsupported media type"
 
 
 def problem(

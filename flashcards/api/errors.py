@@ -19,6 +19,8 @@ from ..errors import (
     FlashcardsError,
     InvalidInput,
     Unauthorized,
+)
+from ..errors import (
     UnsupportedMediaType as UnsupportedMediaType,
 )
 from . import bp

@@ -3,7 +3,9 @@ and with a plain member's token answers 404 or 403 as problem+json, never data."
 
 from __future__ import annotations
 
+import math
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -11,7 +13,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine
 
 from flashcards.accounts import create_user, issue_token
-from flashcards.db import transaction
+from flashcards.days import study_date
+from flashcards.db import transaction, utcnow
 from tests.conftest import T0, load_shipped_decks
 
 QUIZ = "Team quiz\nTwo questions\n1. One plus one?\nAnswer\nTwo.\n2. Sky colour?\nAnswer\nBlue.\n"
@@ -282,3 +285,18 @@ def test_bad_input_is_a_precise_problem(world: dict[str, Any]) -> None:
         assert r.mimetype == "application/problem+json"
         if field:
             assert r.get_json()["field"] == field
+
+
+def test_members_see_their_pace_as_of_today(world: dict[str, Any]) -> None:
+    api, t = world["api"], world["team"]
+    today = study_date(utcnow(), "UTC", 4)
+    due = today + timedelta(days=4)
+    r = api["lead"](
+        "PUT", f"/api/v1/teams/{t}/assignments/eks-model-training", {"due_date": due.isoformat()}
+    )
+    assert r.status_code == 201
+    assert api["ana"]("PATCH", "/api/v1/me", {"new_per_day": 1}).status_code == 200
+    mine = api["ana"]("GET", f"/api/v1/teams/{t}/assignments").get_json()["assignments"]
+    eks = next(a for a in mine if a["deck"] == "eks-model-training")
+    assert eks["new_per_day"] == math.ceil(15 / 5)
+    assert eks["due_date"] == due.isoformat() and eks["status"] == "on_track"

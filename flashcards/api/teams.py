@@ -273,7 +273,9 @@ def list_assignments(team_id: int) -> Response:
     # that this GET's reads never have to turn into a write.
     with transaction(engine()) as session:
         assignments.refresh_pacing(session, user_id, now=now)
-    views = assignments.list_assignments(db(), team, user_id, now=now, refresh=False)
+    reader = db()
+    reader.commit()  # end the read snapshot taken by the token check, to see the new pace
+    views = assignments.list_assignments(reader, team, user_id, now=now, refresh=False)
     return jsonify(
         assignments=[
             {

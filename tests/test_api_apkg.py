@@ -191,11 +191,15 @@ def _zip(members: dict[str, bytes]) -> bytes:
 
 
 BAD_PACKAGES = {
-    "empty": b"",
-    "not a zip": b"PK\x03\x04 certainly not a real archive" * 10,
-    "zip without a collection": _zip({"readme.txt": b"hello"}),
-    "collection that is not SQLite": _zip({"collection.anki2": b"SQLite format 2\x00" * 64}),
-    "zip bomb": _zip({"collection.anki2": b"\x00" * (8 << 20)}),
+    # name: (body, words the problem's detail must contain)
+    "empty": (b"", "zip"),
+    "not a zip": (b"PK\x03\x04 certainly not a real archive" * 10, "zip"),
+    "zip without a collection": (_zip({"readme.txt": b"hello"}), "no collection"),
+    "collection that is not SQLite": (
+        _zip({"collection.anki2": b"SQLite format 2\x00" * 64}),
+        "not a readable Anki database",
+    ),
+    "zip bomb": (_zip({"collection.anki2": b"\x00" * (8 << 20)}), "unpack"),
 }
 
 
@@ -204,15 +208,16 @@ def test_bad_packages_are_422_with_nothing_written(
     app: Flask, client: FlaskClient, world: World, engine: Engine, name: str
 ) -> None:
     if name == "zip bomb":
-        # 8 MiB of zeros deflate to a few KiB: far over ten times this limit once unpacked.
+        # 8 MiB of zeros deflate to a few KiB: over ten times this limit once unpacked.
         app.config["MAX_UPLOAD_BYTES"] = 200_000
+    data, words = BAD_PACKAGES[name]
     before = deck_count(engine)
     response = client.post(
         "/api/v1/imports?with_scheduling=true",
-        data=BAD_PACKAGES[name],
+        data=data,
         headers={**world.ana_h, "Content-Type": "application/zip"},
     )
-    assert_problem(response, 422)
+    assert words in assert_problem(response, 422)["detail"]
     assert deck_count(engine) == before
 
 

@@ -39,3 +39,17 @@ def subscribe(client: FlaskClient, locale: str, slug: str = "eks-model-training"
         f"/decks/{slug}/subscription", data={"csrf_token": csrf(client, "/"), "locale": locale}
     )
     assert response.status_code == 302
+
+
+def answer_shown_card(client: FlaskClient, rating: str = "3") -> None:
+    """Answer the card the study page shows, as a person pressing a rating button does."""
+    page = client.get("/study?show=1").get_data(as_text=True)
+    card, review = CARD_ID_RE.search(page), REVIEW_ID_RE.search(page)
+    assert card and review, "no card to answer"
+    form = {
+        "csrf_token": csrf(client, "/study"),
+        "card_id": card[1],
+        "review_id": review[1],
+        "rating": rating,
+    }
+    assert client.post("/study/answer", data=form).status_code in (200, 302, 303)

@@ -12,6 +12,7 @@ bp = Blueprint("web", __name__)
 
 from . import (  # noqa: E402  (the modules register their routes on `bp`)
     account,
+    apkg,
     auth,
     csrf,
     errors,
@@ -22,11 +23,12 @@ from . import (  # noqa: E402  (the modules register their routes on `bp`)
     study,
 )
 
-__all__ = ["account", "auth", "bp", "init_app", "library", "stats", "study"]
+__all__ = ["account", "apkg", "auth", "bp", "init_app", "library", "stats", "study"]
 
 
 def init_app(app: Flask) -> None:
     i18n.init_app(app)
+    apkg.init_app(app)  # before the CSRF check reads the (larger) upload body
     csrf.init_app(app)
     security.init_app(app)
     errors.init_app(app)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from flask import Flask, render_template, request
+from flask import Flask, current_app, render_template, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response
 
 from ..api.errors import API_PREFIX, problem
 from ..errors import FlashcardsError
-from . import bp
+from . import apkg, bp
+from .auth import current_user
+from .library import library_page
 
 
 @bp.errorhandler(FlashcardsError)
@@ -19,6 +21,9 @@ def _domain_error(exc: FlashcardsError) -> tuple[str, int]:
 @bp.errorhandler(HTTPException)
 def _http_error(exc: HTTPException) -> tuple[str, int]:
     status = exc.code or 500
+    if status == 413 and request.endpoint == apkg.UPLOAD_ENDPOINT and current_user():
+        limit = current_app.config["MAX_UPLOAD_BYTES"]
+        return library_page(import_error=apkg.too_large_message(limit)), 413
     return render_template("error.html", status=status, csrf=exc.description == "csrf"), status
 
 

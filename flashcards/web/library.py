@@ -21,11 +21,16 @@ from .i18n import language_name, locale_code
 def library() -> str:
     if current_user() is None:
         return render_template("welcome.html")
+    return library_page()
+
+
+def library_page(*, import_error: str | None = None) -> str:
+    """The signed-in person's library; the import form shows `import_error` if given."""
     uid = user_id()
     session = db()
     decks = subscriptions.deck_summaries(session, uid, locale_code())
     _card, counts = queue.next_card(session, uid, now=utcnow())
-    return render_template("library.html", decks=decks, counts=counts)
+    return render_template("library.html", decks=decks, counts=counts, import_error=import_error)
 
 
 @bp.get("/decks/<slug>")

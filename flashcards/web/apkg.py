@@ -1,0 +1,219 @@
+"""Anki packages on the web: download a deck (optionally with my progress), upload an .apkg.
+
+The domain raises English details meant for logs and the CLI; here they become sentences in
+the page's language. The upload route alone accepts bodies above MAX_CONTENT_LENGTH (a deck
+package is routinely several MiB), up to MAX_UPLOAD_BYTES.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+from flask import Flask, current_app, flash, redirect, request, send_file, url_for
+from flask_babel import gettext as _
+from flask_babel import ngettext
+from sqlalchemy.orm import Session
+from werkzeug.wrappers import Response
+
+from .. import subscriptions
+from ..anki import AnkiPackageError, ImportReport, export_deck, import_package
+from ..db import utcnow
+from ..errors import FlashcardsError
+from ..http import db
+from ..models import Deck, Subscription
+from . import bp
+from .auth import login_required, user_id
+from .i18n import locale_code
+from .library import library_page
+
+UPLOAD_ENDPOINT = "web.import_apkg"
+# Room for the multipart envelope around a package of exactly MAX_UPLOAD_BYTES.
+MULTIPART_SLACK = 64 * 1024
+SKIPPED_RE = re.compile(r"^(\d+) note\(s\) left out: they (.+)\.$")
+NOTES_LIMIT_RE = re.compile(r"has (\d+) notes, over the limit of (\d+)")
+
+
+def _allow_large_upload() -> None:
+    # Runs before the CSRF check, which is the first to read (and so size-check) the form.
+    if request.endpoint == UPLOAD_ENDPOINT:
+        request.max_content_length = current_app.config["MAX_UPLOAD_BYTES"] + MULTIPART_SLACK
+
+
+def init_app(app: Flask) -> None:
+    app.before_request(_allow_large_upload)
+
+
+@bp.get("/decks/<slug>/apkg")
+@login_required
+def export_apkg(slug: str) -> Response:
+    # A GET: it changes nothing, and another site cannot read the response it would trigger.
+    uid = user_id()
+    session = db()
+    deck = subscriptions.find_visible_deck(session, uid, slug)
+    locales = subscriptions.deck_locales(session, deck.id)
+    wanted = request.args.get("locale") or _reading_locale(session, uid, deck, locales)
+    if request.args.get("languages") == "all":
+        chosen: list[str] | None = None
+    elif wanted in locales:
+        chosen = [wanted]
+    else:
+        chosen = [deck.default_locale]
+    package = export_deck(
+        session,
+        deck.id,
+        locales=chosen,
+        user_id=uid,
+        with_scheduling=request.args.get("progress") == "1",
+        now=utcnow(),
+    )
+    return send_file(
+        io.BytesIO(package.data),
+        mimetype="application/apkg",
+        as_attachment=True,
+        download_name=package.filename,
+        max_age=0,
+    )
+
+
+def _reading_locale(session: Session, uid: int, deck: Deck, locales: list[str]) -> str:
+    """The language this person studies the deck in, else the page's, else the deck's."""
+    sub = session.get(Subscription, (uid, deck.id))
+    if sub is not None:
+        return sub.locale
+    return locale_code() if locale_code() in locales else deck.default_locale
+
+
+@bp.post("/decks/import")
+@login_required
+def import_apkg() -> Response | tuple[str, int]:
+    uid = user_id()
+    upload = request.files.get("package")
+    data = upload.read() if upload is not None else b""
+    if not data:
+        return library_page(import_error=_("Choose an .apkg file to import.")), 422
+    limit = current_app.config["MAX_UPLOAD_BYTES"]
+    if len(data) > limit:
+        return library_page(import_error=too_large_message(limit)), 413
+    session = db()
+    now = utcnow()
+    try:
+        report = import_package(
+            session,
+            data,
+            owner_user_id=uid,
+            slug=None,
+            with_scheduling=request.form.get("with_scheduling") == "1",
+            now=now,
+            max_bytes=limit,
+            max_notes=current_app.config["APKG_MAX_NOTES"],
+        )
+        deck = session.get(Deck, report.deck_id)
+        assert deck is not None
+        subscriptions.subscribe(session, uid, deck, None, now=now)
+    except FlashcardsError as exc:
+        session.rollback()
+        return library_page(import_error=import_error_message(exc)), 422
+    session.commit()
+    flash(
+        ngettext(
+            "Imported %(num)d card into “%(title)s”.",
+            "Imported %(num)d cards into “%(title)s”.",
+            report.cards,
+            title=report.title,
+        )
+    )
+    for message in report_messages(report):
+        flash(message)
+    return redirect(url_for("web.deck", slug=report.slug))
+
+
+def too_large_message(limit: int) -> str:
+    return str(
+        _(
+            "This file is too large: packages up to %(size)s MiB can be imported.",
+            size=round(limit / (1024 * 1024), 1),
+        )
+    )
+
+
+def import_error_message(exc: FlashcardsError) -> str:
+    """A translated sentence for the importer's English detail (one per kind of problem)."""
+    detail = exc.detail
+    if not isinstance(exc, AnkiPackageError):
+        return str(_("This package could not be imported."))
+    notes = NOTES_LIMIT_RE.search(detail)
+    if notes:
+        return str(
+            _(
+                "This package has %(count)s notes; at most %(limit)s can be imported.",
+                count=notes.group(1),
+                limit=notes.group(2),
+            )
+        )
+    if "over the limit" in detail:
+        return too_large_message(current_app.config["MAX_UPLOAD_BYTES"])
+    if detail.startswith("nothing to import"):
+        return str(
+            _(
+                "This package has no notes we can import (Cloze notes and notes with an empty "
+                "front are left out)."
+            )
+        )
+    if "schema" in detail:
+        return str(_("This package comes from a version of Anki we cannot read."))
+    if detail.startswith(("not a readable", "not an Anki")):
+        return str(_("This file is not an Anki package (.apkg)."))
+    return str(_("This Anki package is damaged and cannot be read."))
+
+
+def report_messages(report: ImportReport) -> list[str]:
+    """The import report's notes, in the page's language."""
+    out: list[str] = []
+    for message in report.messages:
+        skipped = SKIPPED_RE.match(message)
+        if skipped is None:
+            continue
+        count, reason = int(skipped.group(1)), skipped.group(2)
+        if reason.startswith("are Cloze notes"):
+            out.append(
+                ngettext(
+                    "%(num)d Cloze note was left out: convert it to Basic in Anki to import it.",
+                    "%(num)d Cloze notes were left out: convert them to Basic in Anki to "
+                    "import them.",
+                    count,
+                )
+            )
+        elif "empty first field" in reason:
+            out.append(
+                ngettext(
+                    "%(num)d note with an empty front was left out.",
+                    "%(num)d notes with an empty front were left out.",
+                    count,
+                )
+            )
+        else:
+            out.append(
+                ngettext(
+                    "%(num)d note was left out because it could not be used.",
+                    "%(num)d notes were left out because they could not be used.",
+                    count,
+                )
+            )
+    if report.media_left_out:
+        out.append(
+            ngettext(
+                "%(num)d media file (image or sound) was left out: cards here are text only.",
+                "%(num)d media files (images or sounds) were left out: cards here are text only.",
+                report.media_left_out,
+            )
+        )
+    if report.formatting_simplified:
+        out.append(
+            ngettext(
+                "%(num)d note had formatting that was reduced to plain text.",
+                "%(num)d notes had formatting that was reduced to plain text.",
+                report.formatting_simplified,
+            )
+        )
+    return out

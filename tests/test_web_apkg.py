@@ -1,0 +1,191 @@
+"""Anki packages on the web: the deck page's download and the library's upload form."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import Engine, func, select
+from werkzeug.datastructures import FileStorage, MultiDict
+from werkzeug.test import TestResponse, encode_multipart
+
+from flashcards.db import transaction
+from flashcards.models import Card, Deck, ReviewLog, User
+
+from .test_anki_export import anki_import
+from .web_helpers import answer_shown_card, csrf, sign_up
+from .web_helpers import subscribe as web_subscribe
+
+SLUG = "eks-model-training"
+
+
+def _download(client: FlaskClient, **args: str) -> bytes:
+    response = client.get(f"/decks/{SLUG}/apkg", query_string=args)
+    assert response.status_code == 200, response.get_data(as_text=True)
+    disposition = response.headers["Content-Disposition"]
+    assert disposition.startswith("attachment;") and ".apkg" in disposition
+    return response.get_data()
+
+
+def _upload(
+    client: FlaskClient, data: bytes, *, progress: bool = False, token: bool = True
+) -> TestResponse:
+    form = MultiDict[str, Any]([("package", FileStorage(io.BytesIO(data), "deck.apkg"))])
+    if token:
+        form.add("csrf_token", csrf(client, "/"))
+    if progress:
+        form.add("with_scheduling", "1")
+    # Encoded here into bytes: the test client would spool a large body to a temporary file
+    # that it never closes (a ResourceWarning, an error under -W error).
+    boundary, body = encode_multipart(form)
+    return client.post(
+        "/decks/import", data=body, content_type=f"multipart/form-data; boundary={boundary}"
+    )
+
+
+def _deck_count(engine: Engine) -> int:
+    with transaction(engine) as s:
+        return s.scalar(select(func.count()).select_from(Deck)) or 0
+
+
+def test_deck_page_offers_the_download(client: FlaskClient, loaded_engine: Engine) -> None:
+    sign_up(client, language="es")
+    page = client.get(f"/decks/{SLUG}").get_data(as_text=True)
+    assert f'action="/decks/{SLUG}/apkg"' in page and 'name="progress"' in page
+
+
+def test_download_one_language_or_all_without_progress(
+    client: FlaskClient, loaded_engine: Engine, tmp_path: Path
+) -> None:
+    sign_up(client, language="es")
+    web_subscribe(client, "es")
+    col, _log = anki_import(tmp_path / "one.anki2", _download(client), with_scheduling=False)
+    try:
+        assert col.note_count() == 15
+        assert col.find_cards("is:review or is:learn") == []
+        names = [d.name for d in col.decks.all_names_and_ids()]
+        assert "Cuestionario sobre entrenamiento de modelos en EKS" in names
+        assert len(col.find_notes("tag:lang::es")) == 15
+    finally:
+        col.close()
+    col, _log = anki_import(tmp_path / "all.anki2", _download(client, languages="all"))
+    try:
+        assert col.note_count() == 45
+    finally:
+        col.close()
+
+
+def test_download_with_my_progress(
+    client: FlaskClient, loaded_engine: Engine, tmp_path: Path
+) -> None:
+    sign_up(client)
+    web_subscribe(client, "en")
+    answer_shown_card(client, "3")
+    answer_shown_card(client, "1")
+    data = _download(client, progress="1")
+    col, _log = anki_import(tmp_path / "p.anki2", data, with_scheduling=True)
+    try:
+        assert col.note_count() == 15
+        assert len(col.find_cards("-is:new")) == 2
+        assert col.db.scalar("select count() from revlog") == 2
+    finally:
+        col.close()
+    # Without the box ticked, the same person's file carries no progress.
+    col, _log = anki_import(tmp_path / "n.anki2", _download(client), with_scheduling=True)
+    try:
+        assert col.find_cards("-is:new") == []
+    finally:
+        col.close()
+
+
+def test_download_of_an_invisible_deck_is_404(client: FlaskClient, loaded_engine: Engine) -> None:
+    sign_up(client)
+    assert client.get("/decks/nope/apkg").status_code == 404
+
+
+def test_upload_of_our_export_creates_a_private_deck_with_progress(
+    app: Flask, client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    web_subscribe(client, "en")
+    answer_shown_card(client, "3")
+    data = _download(client, progress="1")
+    response = _upload(client, data, progress=True)
+    assert response.status_code == 302, response.get_data(as_text=True)
+    slug = response.headers["Location"].rsplit("/", 1)[-1]
+    assert slug != SLUG
+    page = client.get(f"/decks/{slug}").get_data(as_text=True)
+    assert "Imported 15 cards" in page and "Unsubscribe" in page  # subscribed at once
+    with transaction(loaded_engine) as s:
+        deck = s.scalars(select(Deck).where(Deck.slug == slug)).one()
+        owner = s.scalars(select(User).where(User.email == "ana@example.com")).one()
+        assert deck.owner_user_id == owner.id
+        cards = s.scalar(select(func.count()).select_from(Card).where(Card.deck_id == deck.id))
+        assert cards == 15
+        logs = s.scalar(
+            select(func.count())
+            .select_from(ReviewLog)
+            .join(Card, Card.id == ReviewLog.card_id)
+            .where(Card.deck_id == deck.id)
+        )
+        assert logs == 1
+    assert slug in client.get("/").get_data(as_text=True)
+
+    other = app.test_client()
+    sign_up(other, "bo@example.com")
+    assert client.get(f"/decks/{slug}/apkg").status_code == 200
+    assert other.get(f"/decks/{slug}").status_code == 404
+    assert other.get(f"/decks/{slug}/apkg").status_code == 404
+    assert slug not in other.get("/").get_data(as_text=True)
+
+
+def test_corrupt_upload_shows_the_error_and_writes_nothing(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client, language="es")
+    before = _deck_count(loaded_engine)
+    response = _upload(client, b"PK\x03\x04 definitely not a zip")
+    assert response.status_code == 422
+    page = response.get_data(as_text=True)
+    assert 'role="alert"' in page and "Anki" in page and "<h1>" in page
+    assert "no es un paquete de Anki" in page
+    # Above the site-wide 1 MiB body limit, the upload route still reads the file.
+    response = _upload(client, b"\0" * (3 * 1024 * 1024))
+    assert response.status_code == 422
+    assert _deck_count(loaded_engine) == before
+
+
+def test_upload_over_the_package_limit_is_413(
+    app: Flask, client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    data = _download(client)
+    app.config["MAX_UPLOAD_BYTES"] = len(data) - 1
+    response = _upload(client, data)
+    assert response.status_code == 413
+    assert "too large" in response.get_data(as_text=True)
+    # Far above it, the body is refused before it is read, with the same page.
+    response = _upload(client, b"\0" * (len(data) + 200_000))
+    assert response.status_code == 413
+    assert "too large" in response.get_data(as_text=True)
+    assert _deck_count(loaded_engine) == 1
+
+
+def test_upload_needs_the_csrf_token(client: FlaskClient, loaded_engine: Engine) -> None:
+    sign_up(client)
+    data = _download(client)
+    assert _upload(client, data, token=False).status_code == 400
+    assert _deck_count(loaded_engine) == 1
+
+
+def test_upload_of_a_package_with_nothing_usable(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    response = _upload(client, b"")
+    assert response.status_code == 422
+    assert re.search(r"Choose an \.apkg file", response.get_data(as_text=True))

@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import schemathesis
 from flask import Flask
 from flask.testing import FlaskClient
 from fsrs import Rating
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import Engine, func, select
 
 from flashcards.db import transaction
@@ -20,6 +23,7 @@ from . import factories as f
 from .conftest import T0
 from .test_anki_export import anki_import
 from .test_api_study import assert_problem, bearer
+from .test_schemathesis import CHECKS
 
 OCTET = {"Content-Type": "application/octet-stream"}
 
@@ -255,3 +259,33 @@ def test_import_refusals_before_reading(client: FlaskClient, world: World) -> No
         "/api/v1/imports?slug=Not%20A%20Slug", data=package, headers={**world.ana_h, **OCTET}
     )
     assert_problem(bad_slug, 422, "slug")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_schemathesis_with_real_slugs(app: Flask, world: World) -> None:
+    """The binary 200s conform too: the suite-wide run only ever meets unknown slugs."""
+    schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", app)
+    statuses: dict[str, set[int]] = {}
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        if operation.path not in {"/api/v1/decks/{slug}/export.apkg", "/api/v1/imports"}:
+            continue
+        statuses.setdefault(operation.path, set())
+
+        @given(case=operation.as_strategy(), slug=st.sampled_from(["alpha", "bens"]))
+        @settings(
+            max_examples=15,
+            deadline=None,
+            derandomize=True,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        def check(case: Any, slug: str) -> None:
+            if case.path_parameters and "slug" in case.path_parameters:
+                case.path_parameters["slug"] = slug
+            response = case.call_and_validate(headers=world.ana_h, checks=CHECKS)
+            statuses[case.operation.path].add(response.status_code)
+
+        check()
+    assert 200 in statuses["/api/v1/decks/{slug}/export.apkg"]
+    assert statuses["/api/v1/imports"]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from flask import Flask, current_app, g, request
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from .db import make_engine, writer
+from .db import make_engine, transaction, writer
+from .teams import assignments
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -38,3 +41,20 @@ def _close_session(_exc: BaseException | None) -> None:
     session: Session | None = g.pop("_db_session", None)
     if session is not None:
         session.close()
+
+
+def refresh_pacing(user_id: int, now: datetime) -> None:
+    """Bring team pacing (the paced new-card allowance) up to date before showing the queue.
+
+    It changes at most once a study day, so the common case writes nothing. A read-only
+    request must not upgrade its transaction to a write on SQLite (a stale snapshot fails
+    at once instead of waiting), so a change is written in a write transaction of its own.
+    """
+    session = db()
+    if not assignments.refresh_pacing(session, user_id, now=now):
+        return
+    if request.method in WRITE_METHODS:
+        return  # flushed into the request's own write transaction
+    session.rollback()
+    with transaction(engine()) as writing:
+        assignments.refresh_pacing(writing, user_id, now=now)

@@ -14,7 +14,7 @@ from .. import queue, study, subscriptions
 from ..access import visible_decks
 from ..db import retrying, utcnow
 from ..errors import InvalidInput, NotFound
-from ..http import db
+from ..http import db, refresh_pacing
 from ..models import Card, CardText, Deck, Subscription, User
 from ..scheduling import CardState, fuzz_seed, preview
 from . import bp
@@ -96,6 +96,7 @@ def next_card() -> Response:
     if "deck" in request.args:
         deck_id = subscriptions.find_visible_deck(session, user_id, request.args["deck"]).id
     now = utcnow()
+    refresh_pacing(user_id, now)
     card, counts = queue.next_card(session, user_id, now=now, deck_id=deck_id)
     if card is None:
         return Response(status=204)

@@ -159,10 +159,11 @@ def _earlier(a: date, b: date, today: date) -> bool:
 
 def refresh_pacing(
     session: Session, user_id: int, *, now: datetime, deck_ids: list[int] | None = None
-) -> None:
+) -> bool:
     """Set (or clear) the paced new-card override of the user's subscriptions.
 
     `deck_ids` limits the work to those decks; by default every deck a team assigned them.
+    Returns whether any allowance changed.
     """
     user = session.execute(
         select(User.timezone, User.day_start_hour).where(User.id == user_id)
@@ -171,22 +172,27 @@ def refresh_pacing(
     dues = _due_dates(session, user_id, today)
     targets = list(dues) if deck_ids is None else deck_ids
     if not targets:
-        return  # the common case for people in no team: two indexed reads
+        return False  # the common case for people in no team: two indexed reads
     day_start, _ = day_bounds(now, user.timezone, user.day_start_hour)
     default = session.scalar(
         select(SchedulerSettings.new_per_day).where(SchedulerSettings.user_id == user_id)
     )
+    changed = False
     for deck_id in targets:
         sub = session.get(Subscription, (user_id, deck_id))
         if sub is None:
             continue
         due = dues.get(deck_id)
         if due is None or default is None:
-            sub.new_per_day = None
-            continue
-        remaining = remaining_new(session, user_id, deck_id, since=day_start)
-        sub.new_per_day = paced_new_per_day(default, remaining, today, due)
+            allowance = None
+        else:
+            remaining = remaining_new(session, user_id, deck_id, since=day_start)
+            allowance = paced_new_per_day(default, remaining, today, due)
+        if sub.new_per_day != allowance:
+            sub.new_per_day = allowance
+            changed = True
     session.flush()
+    return changed
 
 
 def remaining_new(session: Session, user_id: int, deck_id: int, *, since: datetime) -> int:

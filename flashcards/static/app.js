@@ -9,6 +9,16 @@
         if (tz) { input.value = tz; }
       } catch (e) { /* keep UTC */ }
     });
+    root.querySelectorAll("button[data-copy]").forEach(function (button) {
+      var source = document.getElementById(button.getAttribute("data-copy"));
+      if (!source || !navigator.clipboard) { return; }
+      button.hidden = false;
+      button.addEventListener("click", function () {
+        navigator.clipboard.writeText(source.textContent.trim()).then(function () {
+          button.textContent = button.getAttribute("data-copied") || button.textContent;
+        });
+      });
+    });
     root.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
       var button = select.form.querySelector("button[type=submit]");
       if (button) { button.hidden = true; }

@@ -21,9 +21,24 @@ from . import (  # noqa: E402  (the modules register their routes on `bp`)
     security,
     stats,
     study,
+    team_decks,
+    team_progress,
+    teams,
 )
 
-__all__ = ["account", "apkg", "auth", "bp", "init_app", "library", "stats", "study"]
+__all__ = [
+    "account",
+    "apkg",
+    "auth",
+    "bp",
+    "init_app",
+    "library",
+    "stats",
+    "study",
+    "team_decks",
+    "team_progress",
+    "teams",
+]
 
 
 def init_app(app: Flask) -> None:

@@ -6,12 +6,12 @@ a visitor's `lang` cookie (the switcher sets it), `Accept-Language`, English.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from babel import Locale
-from babel.dates import format_skeleton, format_time, format_timedelta
-from babel.numbers import format_decimal
+from babel.dates import format_date, format_skeleton, format_time, format_timedelta
+from babel.numbers import format_decimal, format_percent
 from flask import Flask, request
 from flask_babel import Babel, get_locale, get_timezone
 
@@ -65,6 +65,15 @@ def one_decimal(value: float) -> str:
     return str(format_decimal(value, "0.0", locale=locale_code()))
 
 
+def date_label(value: date) -> str:
+    """A calendar date (a due date, no time of day) in the page's language."""
+    return str(format_date(value, "medium", locale=locale_code()))
+
+
+def percent(value: float) -> str:
+    return str(format_percent(value, locale=locale_code()))
+
+
 def language_name(code: str) -> str:
     """A language's own name ("español", "한국어"), as switchers conventionally show it."""
     name = Locale.parse(code).get_display_name(code) or code
@@ -79,4 +88,10 @@ def init_app(app: Flask) -> None:
         language_name=language_name,
         supported_locales=SUPPORTED_LOCALES,
     )
-    app.jinja_env.filters.update(interval=interval, when=when, decimal=one_decimal)
+    app.jinja_env.filters.update(
+        interval=interval,
+        when=when,
+        decimal=one_decimal,
+        date_label=date_label,
+        percent=percent,
+    )

@@ -1,0 +1,280 @@
+"""Team pages: my teams, a team's page (members, roles, invitation links), joining by link.
+
+Thin over flashcards.teams, which decides who may do what: someone outside a team gets the
+404 page, a member without the role the 403 page. The pages only hide what a role cannot do.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from flask import flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from sqlalchemy import or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+from werkzeug.wrappers import Response
+
+from ..db import retrying, transaction, utcnow
+from ..errors import Conflict, InvalidInput, NotFound
+from ..http import db, engine
+from ..models import Deck, DeckText, Team, TeamInvitation
+from ..teams import assignments, invitations, membership
+from ..teams.roles import LEADS, MANAGER, MEMBER, OWNER
+from . import bp
+from .auth import login_required, user_id
+
+MAX_ID = 2**31 - 1
+LIFETIMES = (1, 7, 30, 90)  # days an invitation link may last, as offered in the form
+
+
+def team_id_checked(team_id: int) -> int:
+    # Larger ids exist nowhere, and PostgreSQL would refuse them as out of range (a 500).
+    if team_id > MAX_ID:
+        raise NotFound(f"no team {team_id}")
+    return team_id
+
+
+def role_names() -> dict[str, str]:
+    return {OWNER: _("Owner"), MANAGER: _("Manager"), MEMBER: _("Member")}
+
+
+def status_names() -> dict[str, str]:
+    return {
+        "on_track": _("On track"),
+        "behind": _("Behind"),
+        "done": _("Done"),
+        "no_due_date": _("No due date"),
+    }
+
+
+def assignable_decks(session: Session, team_id: int) -> list[tuple[str, str]]:
+    """(slug, title) of the shipped decks and the team's own, which a team may assign."""
+    rows = session.execute(
+        select(Deck.slug, DeckText.title)
+        .join(DeckText, (DeckText.deck_id == Deck.id) & (DeckText.locale == Deck.default_locale))
+        .where(
+            Deck.owner_user_id.is_(None),
+            or_(Deck.owner_team_id.is_(None), Deck.owner_team_id == team_id),
+        )
+        .order_by(DeckText.title, Deck.slug)
+    ).all()
+    return [(slug, title) for slug, title in rows]
+
+
+def _back(team_id: int) -> Response:
+    return redirect(url_for("web.team_page", team_id=team_id), 303)
+
+
+@bp.get("/teams")
+@login_required
+def teams_page() -> str:
+    return render_template(
+        "teams.html", teams=membership.teams_of(db(), user_id()), roles=role_names()
+    )
+
+
+@bp.post("/teams")
+@login_required
+def create_team() -> Response:
+    session = db()
+    try:
+        team = membership.create_team(
+            session, user_id(), request.form.get("name", ""), now=utcnow()
+        )
+    except InvalidInput:
+        flash(_("Give the team a name of at most 100 characters."), "error")
+        return redirect(url_for("web.teams_page"), 303)
+    session.commit()
+    flash(_("Team created. Invite people with a link."))
+    return _back(team.id)
+
+
+def render_team(team_id: int, *, new_link: str | None = None, status: int = 200) -> Response:
+    uid = user_id()
+    session = db()
+    team = membership.get_team(session, team_id_checked(team_id), uid)
+    now = utcnow()
+    lead = team.role in LEADS
+    members = membership.list_members(session, team.id, uid) if lead else []
+    links = invitations.list_invitations(session, team.id, uid) if lead else []
+    page = render_template(
+        "team.html",
+        team=team,
+        lead=lead,
+        members=members,
+        links=[(i, invitations.invitation_state(i, now)) for i in links],
+        assignments=assignments.list_assignments(session, team.id, uid, now=now, refresh=False),
+        assignable=assignable_decks(session, team.id) if lead else [],
+        new_link=new_link,
+        roles=role_names(),
+        statuses=status_names(),
+        lifetimes=LIFETIMES,
+        me=uid,
+    )
+    return Response(page, status=status, mimetype="text/html")
+
+
+@bp.get("/teams/<int:team_id>")
+@login_required
+def team_page(team_id: int) -> Response:
+    # Today's pace is stored for the study queue: a short write transaction of its own, so
+    # that this GET's reads never turn into a write (as the API's assignments list does).
+    with transaction(engine()) as session:
+        assignments.refresh_pacing(session, user_id(), now=utcnow())
+    return render_team(team_id)
+
+
+@bp.post("/teams/<int:team_id>/invitations")
+@login_required
+def create_invitation(team_id: int) -> Response:
+    session = db()
+    try:
+        days = int(request.form.get("days", "7"))
+        raw_uses = request.form.get("max_uses", "").strip()
+        max_uses = int(raw_uses) if raw_uses else None
+        new = invitations.create_invitation(
+            session,
+            team_id_checked(team_id),
+            user_id(),
+            now=utcnow(),
+            lifetime=timedelta(days=days),
+            max_uses=max_uses,
+        )
+    except (ValueError, InvalidInput):
+        flash(_("A link lasts 1 to 90 days and may be used 1 to 10,000 times."), "error")
+        return _back(team_id)
+    session.commit()
+    link = url_for("web.join_page", token=new.token, _external=True)
+    # The token is shown this once (only its hash is kept), so the page is rendered, not
+    # redirected to.
+    return render_team(team_id, new_link=link, status=201)
+
+
+@bp.post("/teams/<int:team_id>/invitations/<int:invitation_id>/revoke")
+@login_required
+def revoke_invitation(team_id: int, invitation_id: int) -> Response:
+    session = db()
+    if invitation_id > MAX_ID:
+        raise NotFound("no such invitation")
+    invitations.revoke_invitation(
+        session, team_id_checked(team_id), user_id(), invitation_id, now=utcnow()
+    )
+    session.commit()
+    flash(_("The link is revoked: nobody can join with it any more."))
+    return _back(team_id)
+
+
+def _invitation(token: str) -> tuple[TeamInvitation, Team] | None:
+    """The invitation behind a link, for the confirmation page (joining checks it again)."""
+    if not invitations.TOKEN_RE.match(token):
+        return None
+    row = (
+        db()
+        .execute(
+            select(TeamInvitation, Team)
+            .join(Team, Team.id == TeamInvitation.team_id)
+            .where(TeamInvitation.token_hash == invitations.token_hash(token))
+        )
+        .first()
+    )
+    return (row[0], row[1]) if row is not None else None
+
+
+@bp.get("/join/<token>")
+@login_required
+def join_page(token: str) -> Response:
+    found = _invitation(token)
+    state = invitations.invitation_state(found[0], utcnow()) if found else "unknown"
+    status = 200 if state == "active" else 404
+    page = render_template(
+        "join.html", team=found[1] if found and state == "active" else None, token=token
+    )
+    return Response(page, status=status, mimetype="text/html")
+
+
+@bp.post("/join/<token>")
+@login_required
+def join(token: str) -> Response:
+    uid = user_id()
+    session = db()
+
+    def work() -> int:
+        return invitations.join(session, uid, token, now=utcnow()).team_id
+
+    # Two requests joining at once collide on the membership's key; the retry finds it.
+    team_id = retrying(session, work, retry_on=(IntegrityError,), attempts=2)
+    flash(_("Welcome to the team. Its assigned decks are in your library."))
+    return _back(team_id)
+
+
+@bp.post("/teams/<int:team_id>/leave")
+@login_required
+def leave(team_id: int) -> Response:
+    session = db()
+    try:
+        membership.leave_team(session, team_id_checked(team_id), user_id(), now=utcnow())
+    except Conflict:
+        flash(_("As the owner, hand the team over to someone else before you leave."), "error")
+        return _back(team_id)
+    session.commit()
+    flash(_("You left the team. Your own progress is kept."))
+    return redirect(url_for("web.teams_page"), 303)
+
+
+@bp.post("/teams/<int:team_id>/members/<int:member_id>/remove")
+@login_required
+def remove_member(team_id: int, member_id: int) -> Response:
+    session = db()
+    try:
+        membership.remove_member(
+            session, team_id_checked(team_id), user_id(), _member(member_id), now=utcnow()
+        )
+    except Conflict:
+        flash(_("To leave the team yourself, use “Leave this team”."), "error")
+        return _back(team_id)
+    session.commit()
+    flash(_("The member was removed. Their own progress is kept."))
+    return _back(team_id)
+
+
+@bp.post("/teams/<int:team_id>/members/<int:member_id>/role")
+@login_required
+def change_role(team_id: int, member_id: int) -> Response:
+    session = db()
+    try:
+        membership.change_role(
+            session,
+            team_id_checked(team_id),
+            user_id(),
+            _member(member_id),
+            request.form.get("role", ""),
+        )
+    except (InvalidInput, Conflict):
+        flash(_("That role cannot be given here; ownership is handed over instead."), "error")
+        return _back(team_id)
+    session.commit()
+    flash(_("Role changed."))
+    return _back(team_id)
+
+
+@bp.post("/teams/<int:team_id>/members/<int:member_id>/owner")
+@login_required
+def transfer_ownership(team_id: int, member_id: int) -> Response:
+    session = db()
+    try:
+        membership.transfer_ownership(
+            session, team_id_checked(team_id), user_id(), _member(member_id)
+        )
+    except Conflict:
+        flash(_("You already own this team."), "error")
+        return _back(team_id)
+    session.commit()
+    flash(_("Ownership handed over. You are now a manager of this team."))
+    return _back(team_id)
+
+
+def _member(member_id: int) -> int:
+    if member_id > MAX_ID:
+        raise NotFound("no such member")
+    return member_id

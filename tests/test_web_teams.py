@@ -1,0 +1,269 @@
+"""Team pages: create a team, invite by link, join, roles, assignments, dashboard, team decks;
+and what a plain member or an outsider gets (403/404 pages, never the data)."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import Engine, select
+
+from flashcards.db import transaction, utcnow
+from flashcards.models import Subscription, TeamMember, User
+
+from .web_helpers import answer_shown_card, csrf, sign_up
+
+SLUG = "eks-model-training"
+OPS_CSV = "front,back,key\nWhat is a pod?,The smallest unit,pod\nWhat is a node?,A machine,node\n"
+LINK_RE = re.compile(r'<code id="new-link">[^<]*/join/([A-Za-z0-9_-]+)</code>')
+
+
+def _post(client: FlaskClient, path: str, data: dict[str, str] | None = None, page: str = "/teams"):  # type: ignore[no-untyped-def]
+    return client.post(path, data={"csrf_token": csrf(client, page), **(data or {})})
+
+
+def _new_team(client: FlaskClient, name: str = "Platform") -> int:
+    response = _post(client, "/teams", {"name": name})
+    assert response.status_code == 303
+    match = re.search(r"/teams/(\d+)$", response.headers["Location"])
+    assert match
+    return int(match[1])
+
+
+def _invite(client: FlaskClient, team: int, **form: str) -> str:
+    response = _post(client, f"/teams/{team}/invitations", {"days": "7", **form})
+    assert response.status_code == 201
+    match = LINK_RE.search(response.get_data(as_text=True))
+    assert match
+    return match[1]
+
+
+def _user_id(engine: Engine, email: str) -> int:
+    with transaction(engine) as s:
+        found = s.scalar(select(User.id).where(User.email == email))
+        assert found is not None
+        return found
+
+
+def _people(app: Flask) -> tuple[FlaskClient, FlaskClient, FlaskClient]:
+    lead, member, outsider = app.test_client(), app.test_client(), app.test_client()
+    sign_up(lead, "lead@example.com")
+    sign_up(member, "mia@example.com", language="es")
+    sign_up(outsider, "otto@example.com", language="ko")
+    return lead, member, outsider
+
+
+def test_create_invite_join_and_assign(app: Flask, loaded_engine: Engine) -> None:
+    lead, member, outsider = _people(app)
+    team = _new_team(lead)
+    assert "Platform" in lead.get("/teams").get_data(as_text=True)
+    token = _invite(lead, team, max_uses="2")
+
+    page = member.get(f"/join/{token}")
+    assert page.status_code == 200 and "Platform" in page.get_data(as_text=True)
+    response = _post(member, f"/join/{token}", page=f"/join/{token}")
+    assert response.status_code == 303 and response.headers["Location"].endswith(f"/teams/{team}")
+    team_page = member.get(f"/teams/{team}").get_data(as_text=True)
+    assert "Platform" in team_page
+    # A plain member sees neither the member list nor the invitation links.
+    assert "lead@example.com" not in team_page and "/invitations" not in team_page
+
+    due = (utcnow() + timedelta(days=10)).date().isoformat()
+    response = _post(
+        lead, f"/teams/{team}/assignments", {"deck": SLUG, "due_date": due}, f"/teams/{team}"
+    )
+    assert response.status_code == 303
+    mine = member.get(f"/teams/{team}").get_data(as_text=True)
+    assert "Cuestionario sobre entrenamiento" in mine  # the deck's title in her language
+    assert "0 de 15" in mine or "0 / 15" in mine or "de 15 tarjetas" in mine
+    with transaction(loaded_engine) as s:
+        sub = s.scalars(
+            select(Subscription).where(
+                Subscription.user_id == _user_id(loaded_engine, "mia@example.com")
+            )
+        ).one()
+        assert sub.locale == "es"
+        assert sub.new_per_day is not None  # paced by the due date
+
+    lead_page = lead.get(f"/teams/{team}").get_data(as_text=True)
+    assert "mia@example.com" in lead_page and "1 of 2" in lead_page
+    # Another team's people learn nothing.
+    assert outsider.get(f"/teams/{team}").status_code == 404
+    assert "Platform" not in outsider.get("/teams").get_data(as_text=True)
+
+
+def test_revoked_expired_and_used_up_links_do_not_work(app: Flask, loaded_engine: Engine) -> None:
+    lead, member, outsider = _people(app)
+    team = _new_team(lead)
+    once = _invite(lead, team, max_uses="1")
+    assert _post(member, f"/join/{once}", page=f"/join/{once}").status_code == 303
+    assert outsider.get(f"/join/{once}").status_code == 404
+    assert _post(outsider, f"/join/{once}", page="/teams").status_code == 404
+
+    revoked = _invite(lead, team)
+    page = lead.get(f"/teams/{team}").get_data(as_text=True)
+    ids = re.findall(rf'action="/teams/{team}/invitations/(\d+)/revoke"', page)
+    assert len(ids) == 1  # the used-up link has no revoke button
+    assert (
+        _post(lead, f"/teams/{team}/invitations/{ids[0]}/revoke", page=f"/teams/{team}").status_code
+        == 303
+    )
+    assert outsider.get(f"/join/{revoked}").status_code == 404
+    assert _post(outsider, f"/join/{revoked}", page="/teams").status_code == 404
+    assert outsider.get("/join/not-a-token!").status_code == 404
+    with transaction(loaded_engine) as s:
+        assert (
+            s.scalar(
+                select(TeamMember).where(
+                    TeamMember.user_id == _user_id(loaded_engine, "otto@example.com")
+                )
+            )
+            is None
+        )
+
+
+def test_member_and_outsider_cannot_manage_or_see_the_dashboard(
+    app: Flask, loaded_engine: Engine
+) -> None:
+    lead, member, outsider = _people(app)
+    team = _new_team(lead)
+    token = _invite(lead, team)
+    _post(member, f"/join/{token}", page=f"/join/{token}")
+    lead_id = _user_id(loaded_engine, "lead@example.com")
+    member_id = _user_id(loaded_engine, "mia@example.com")
+    other_team = _new_team(outsider, "Elsewhere")
+
+    for path in (f"/teams/{team}/dashboard", f"/teams/{team}/dashboard.csv"):
+        assert member.get(path).status_code == 403
+        assert outsider.get(path).status_code == 404
+        assert b"mia@example.com" not in member.get(path).get_data()
+    writes = [
+        (f"/teams/{team}/invitations", {"days": "7"}),
+        (f"/teams/{team}/members/{lead_id}/remove", {}),
+        (f"/teams/{team}/members/{lead_id}/role", {"role": "member"}),
+        (f"/teams/{team}/members/{member_id}/owner", {}),
+        (f"/teams/{team}/assignments", {"deck": SLUG}),
+    ]
+    for path, form in writes:
+        assert _post(member, path, form).status_code == 403, path
+        assert _post(outsider, path, form).status_code == 404, path
+    # The lead of one team is an outsider to another, and huge ids are simply unknown.
+    assert lead.get(f"/teams/{other_team}").status_code == 404
+    assert _post(lead, f"/teams/{other_team}/invitations", {"days": "7"}).status_code == 404
+    assert lead.get("/teams/99999999999").status_code == 404
+    # Nothing changed.
+    with transaction(loaded_engine) as s:
+        roles = dict(
+            s.execute(
+                select(TeamMember.user_id, TeamMember.role).where(TeamMember.team_id == team)
+            ).all()
+        )
+    assert roles == {lead_id: "owner", member_id: "member"}
+
+
+def test_roles_transfer_and_leave(app: Flask, loaded_engine: Engine) -> None:
+    lead, member, _outsider = _people(app)
+    team = _new_team(lead)
+    token = _invite(lead, team)
+    _post(member, f"/join/{token}", page=f"/join/{token}")
+    member_id = _user_id(loaded_engine, "mia@example.com")
+    page = f"/teams/{team}"
+
+    assert (
+        _post(
+            lead, f"/teams/{team}/members/{member_id}/role", {"role": "manager"}, page
+        ).status_code
+        == 303
+    )
+    manager_page = member.get(page).get_data(as_text=True)
+    assert "lead@example.com" in manager_page  # managers see the members
+    assert member.get(f"/teams/{team}/dashboard").status_code == 200
+    assert _post(lead, f"/teams/{team}/members/{member_id}/owner", {}, page).status_code == 303
+    # The new owner may not leave (she is told why); the old owner, now a manager, may.
+    assert _post(member, f"/teams/{team}/leave", {}, page).status_code == 303
+    assert "cede el equipo" in member.get(page).get_data(as_text=True)
+    with transaction(loaded_engine) as s:
+        roles = dict(
+            s.execute(
+                select(TeamMember.user_id, TeamMember.role).where(TeamMember.team_id == team)
+            ).all()
+        )
+    assert roles[member_id] == "owner"
+    assert _post(lead, f"/teams/{team}/leave", {}, page).status_code == 303
+    assert lead.get(page).status_code == 404
+
+
+def test_dashboard_shows_progress_chart_and_csv(app: Flask, loaded_engine: Engine) -> None:
+    lead, member, _outsider = _people(app)
+    team = _new_team(lead)
+    token = _invite(lead, team)
+    _post(member, f"/join/{token}", page=f"/join/{token}")
+    _post(lead, f"/teams/{team}/assignments", {"deck": SLUG}, f"/teams/{team}")
+    answer_shown_card(member, "1")
+    answer_shown_card(member, "3")
+    page = lead.get(f"/teams/{team}/dashboard")
+    assert page.status_code == 200
+    text = page.get_data(as_text=True)
+    assert "mia@example.com" in text and "lead@example.com" in text
+    assert text.count("<svg") == 2 and 'style="' not in text
+    assert "Hardest questions" in text and "100%" in text  # the Again answer
+    csv = lead.get(f"/teams/{team}/dashboard.csv")
+    assert csv.status_code == 200 and csv.mimetype == "text/csv"
+    lines = csv.get_data(as_text=True).splitlines()
+    assert lines[0].startswith("email,") and len(lines) == 3
+
+
+def test_team_deck_upload_edit_and_privacy(app: Flask, loaded_engine: Engine) -> None:
+    lead, member, outsider = _people(app)
+    team = _new_team(lead)
+    token = _invite(lead, team)
+    _post(member, f"/join/{token}", page=f"/join/{token}")
+    decks = f"/teams/{team}/decks"
+    bad = _post(
+        lead, decks, {"format": "csv", "title": "Ops", "locale": "en", "content": "a,\n"}, decks
+    )
+    assert bad.status_code == 422 and "Line 1" in bad.get_data(as_text=True)
+    response = _post(
+        lead,
+        decks,
+        {"format": "csv", "title": "Ops basics", "locale": "en", "content": OPS_CSV},
+        decks,
+    )
+    assert response.status_code == 303
+    deck_page = response.headers["Location"]
+    slug = deck_page.rsplit("/", 1)[-1]
+    assert "What is a pod?" in member.get(deck_page).get_data(as_text=True)
+    assert "<textarea" not in member.get(deck_page).get_data(as_text=True)
+    assert outsider.get(deck_page).status_code == 404
+    assert outsider.get(f"/decks/{slug}").status_code == 404
+
+    edit = f"{deck_page}/cards/pod"
+    form = {
+        "locale": "en",
+        "question": "What is a Pod?",
+        "answer": "One or more containers",
+        "explanation": "",
+    }
+    assert _post(member, edit, form, decks).status_code == 403
+    assert _post(outsider, edit, form).status_code == 404
+    assert _post(lead, edit, form, decks).status_code == 303
+    assert "One or more containers" in member.get(deck_page).get_data(as_text=True)
+    empty = {**form, "answer": " "}
+    _post(lead, edit, empty, decks)
+    assert "One or more containers" in lead.get(deck_page).get_data(as_text=True)
+
+
+def test_team_forms_need_the_csrf_token(app: Flask, loaded_engine: Engine) -> None:
+    lead, _member, _outsider = _people(app)
+    assert lead.post("/teams", data={"name": "No token"}).status_code == 400
+    assert "No token" not in lead.get("/teams").get_data(as_text=True)
+
+
+def test_spanish_team_page(app: Flask, loaded_engine: Engine) -> None:
+    client = app.test_client()
+    sign_up(client, "es@example.com", language="es")
+    team = _new_team(client, "Equipo")
+    page = client.get(f"/teams/{team}").get_data(as_text=True)
+    assert "Enlaces de invitación" in page and "Propietario" in page

@@ -105,6 +105,8 @@ class Card(Base):
     deck_id: Mapped[int] = mapped_column(ForeignKey("decks.id", ondelete="CASCADE"))
     key: Mapped[str] = mapped_column(String(100))
     position: Mapped[int] = mapped_column(Integer)
+    # Labels kept from an imported Anki note (Anki's tags), exported again as its tags.
+    tags: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
     # A card removed from its deck file is retired: never introduced again, history kept.
     retired_at: Mapped[datetime | None] = mapped_column(default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -101,6 +101,7 @@ def test_one_locale_imports_with_notetype_fields_tags_and_escaping(
             .where(CardText.card_id == cid, CardText.locale == "es")
             .values(question='¿Es 1 < 2 & "3" > 2?\nSegunda línea', explanation="")
         )
+        s.execute(update(Card).where(Card.id == cid).values(tags=["precision", "gpu"]))
     col, log = anki_import(tmp_path / "c.anki2", export(loaded_engine, now, locales=["es"]))
     try:
         assert len(log.new) == 15 and not log.duplicate and not log.conflicting
@@ -117,6 +118,12 @@ def test_one_locale_imports_with_notetype_fields_tags_and_escaping(
         other = dict(by_key["tensor-parallelism"].items())
         assert '<div class="explanation">' in other["Back"]
         assert sorted(by_key["tensor-parallelism"].tags) == ["eks-model-training", "lang::es"]
+        assert sorted(by_key["bf16-vs-fp16"].tags) == [
+            "eks-model-training",
+            "gpu",
+            "lang::es",
+            "precision",
+        ]
         cards = [col.get_card(c) for c in col.find_cards("")]
         assert len(cards) == 15 and all(c.type == 0 and c.queue == 0 and c.ord == 0 for c in cards)
     finally:

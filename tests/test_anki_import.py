@@ -191,6 +191,9 @@ def test_deck_made_in_anki_is_sanitized_and_reports_cloze_media_and_tags(
     ]
     assert report.cards == 3 and report.media_left_out == 1 and report.title == "Biology"
     assert sorted(map(sorted, report.tags.values())) == [["bio"], ["bio", "organelles"]]
+    with transaction(loaded_engine) as s:
+        stored = s.scalars(select(Card.tags).where(Card.deck_id == report.deck_id)).all()
+    assert sorted(map(sorted, stored)) == [[], ["bio"], ["bio", "organelles"]]
     joined = " ".join(report.messages)
     assert "1 note(s) left out" in joined and "Cloze" in joined
     assert "1 media file(s)" in joined and "formatting" in joined

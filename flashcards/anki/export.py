@@ -174,7 +174,8 @@ def export_deck(
             nid = schema.ID_BASE + card.id * LOCALE_SLOTS + locale_index
             front = text_to_html(text.question)
             fields = [front, back_field(text.answer, text.explanation), text_to_html(card.key)]
-            tags = f" {deck.slug} lang::{loc} "
+            # Anki tags are space-separated: a kept tag never holds a space (Anki's own rule).
+            tags = " ".join(["", *dict.fromkeys([deck.slug, f"lang::{loc}", *card.tags]), ""])
             mod = int(text.updated_at.timestamp())
             sfld = _sort_field(text.question)
             notes.append(

@@ -52,7 +52,7 @@ class ImportReport:
     review_logs: int = 0
     media_left_out: int = 0
     formatting_simplified: int = 0
-    # Anki tags per card key: there is no column for them yet (see the report to the lead).
+    # Anki tags per card key, as stored on the cards.
     tags: dict[str, list[str]] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
 
@@ -263,6 +263,7 @@ def import_package(
                     "deck_id": deck.id,
                     "key": p.key,
                     "position": i,
+                    "tags": p.tags,
                     "created_at": now,
                     "updated_at": now,
                 }

@@ -120,8 +120,6 @@ def _package_body(limit: int) -> bytes:
 
 def report_json(report: ImportReport) -> dict[str, object]:
     messages = list(report.messages)
-    if report.tags:
-        messages.append(f"Anki tags of {len(report.tags)} card(s) are not kept yet.")
     return {
         "deck": {
             "slug": report.slug,

@@ -165,8 +165,6 @@ def import_cmd(
     )
     for message in report.messages:
         click.echo(f"Note: {message}")
-    if report.tags:
-        click.echo(f"Note: Anki tags of {len(report.tags)} cards are not kept yet.")
 
 
 COMMANDS = [apkg_group]

@@ -13,7 +13,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from .. import subscriptions
 from ..anki import ImportReport, export_deck, import_package
 from ..db import retrying, utcnow
-from ..errors import FlashcardsError, InvalidInput, PayloadTooLarge
+from ..errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
 from ..http import db
 from ..models import Deck
 from . import bp
@@ -34,12 +34,6 @@ MULTIPART_SLACK = 64 * 1024
 MIB = 1024 * 1024
 TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 FALSE_WORDS = frozenset({"false", "0", "no", "off", ""})
-
-
-class UnsupportedPackageType(FlashcardsError):
-    # Defined here, not imported: the shared 415 class is moving between modules.
-    status = 415
-    title = "Unsupported media type"
 
 
 def flag(name: str) -> bool:
@@ -112,7 +106,7 @@ def _package_body(limit: int) -> bytes:
             return data
     except RequestEntityTooLarge:
         raise too_large from None
-    raise UnsupportedPackageType(
+    raise UnsupportedMediaType(
         "send the .apkg as the request body with Content-Type: application/octet-stream, "
         "or as the field 'file' of a multipart/form-data form"
     )

@@ -19,9 +19,7 @@ from ..errors import (
     FlashcardsError,
     InvalidInput,
     Unauthorized,
-)
-from ..errors import (
-    UnsupportedMediaType as UnsupportedMediaType,
+    UnsupportedMediaType,
 )
 from . import bp
 

@@ -17,6 +17,7 @@ from flashcards.db import transaction
 from flashcards.models import Card, Deck, ReviewLog, User
 
 from .test_anki_export import anki_import
+from .test_anki_import import anki_native_package
 from .web_helpers import answer_shown_card, csrf, sign_up
 from .web_helpers import subscribe as web_subscribe
 
@@ -189,3 +190,16 @@ def test_upload_of_a_package_with_nothing_usable(
     response = _upload(client, b"")
     assert response.status_code == 422
     assert re.search(r"Choose an \.apkg file", response.get_data(as_text=True))
+
+
+def test_upload_of_an_anki_deck_lists_what_was_left_out(
+    client: FlaskClient, loaded_engine: Engine, tmp_path: Path
+) -> None:
+    sign_up(client, language="es")
+    response = _upload(client, anki_native_package(tmp_path))
+    assert response.status_code == 302
+    page = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "Se importaron 3 tarjetas en «Biology»" in page
+    assert "Se omitió 1 nota Cloze" in page
+    assert "Se omitió 1 archivo multimedia" in page
+    assert "<script>alert" not in page

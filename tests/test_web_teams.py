@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine, select
 
 from flashcards.db import transaction, utcnow
-from flashcards.models import Subscription, TeamMember, User
+from flashcards.models import ReviewLog, Subscription, TeamMember, User
 
 from .web_helpers import answer_shown_card, csrf, sign_up
 
@@ -267,3 +267,29 @@ def test_spanish_team_page(app: Flask, loaded_engine: Engine) -> None:
     team = _new_team(client, "Equipo")
     page = client.get(f"/teams/{team}").get_data(as_text=True)
     assert "Enlaces de invitación" in page and "Propietario" in page
+
+
+def test_removed_member_loses_the_team_decks_but_keeps_her_history(
+    app: Flask, loaded_engine: Engine
+) -> None:
+    lead, member, _outsider = _people(app)
+    team = _new_team(lead)
+    token = _invite(lead, team)
+    _post(member, f"/join/{token}", page=f"/join/{token}")
+    decks = f"/teams/{team}/decks"
+    form = {"format": "csv", "title": "Ops basics", "locale": "es", "content": OPS_CSV}
+    deck_page = _post(lead, decks, form, decks).headers["Location"]
+    slug = deck_page.rsplit("/", 1)[-1]
+    _post(lead, f"/teams/{team}/assignments", {"deck": slug}, f"/teams/{team}")
+    _post(lead, f"/teams/{team}/assignments", {"deck": SLUG}, f"/teams/{team}")
+    answer_shown_card(member, "3")
+    member_id = _user_id(loaded_engine, "mia@example.com")
+
+    page = f"/teams/{team}"
+    assert _post(lead, f"/teams/{team}/members/{member_id}/remove", {}, page).status_code == 303
+    assert member.get(page).status_code == 404
+    assert member.get(deck_page).status_code == 404
+    assert member.get(f"/decks/{slug}").status_code == 404
+    assert "mia@example.com" not in lead.get(page).get_data(as_text=True)
+    with transaction(loaded_engine) as s:
+        assert s.scalar(select(ReviewLog.id).where(ReviewLog.user_id == member_id)) is not None

@@ -3,6 +3,7 @@ and what a plain member or an outsider gets (403/404 pages, never the data)."""
 
 from __future__ import annotations
 
+import io
 import re
 from datetime import timedelta
 
@@ -13,9 +14,11 @@ from sqlalchemy import Engine, select
 from flashcards.db import transaction, utcnow
 from flashcards.models import ReviewLog, Subscription, TeamMember, User
 
+from .conftest import SEEDS
 from .web_helpers import answer_shown_card, csrf, sign_up
 
 SLUG = "eks-model-training"
+KOREAN_SEED = SEEDS / "004_3c77d9b94ee3fd70.txt"
 OPS_CSV = "front,back,key\nWhat is a pod?,The smallest unit,pod\nWhat is a node?,A machine,node\n"
 LINK_RE = re.compile(r'<code id="new-link">[^<]*/join/([A-Za-z0-9_-]+)</code>')
 
@@ -293,3 +296,22 @@ def test_removed_member_loses_the_team_decks_but_keeps_her_history(
     assert "mia@example.com" not in lead.get(page).get_data(as_text=True)
     with transaction(loaded_engine) as s:
         assert s.scalar(select(ReviewLog.id).where(ReviewLog.user_id == member_id)) is not None
+
+
+def test_team_deck_from_a_quiz_file(app: Flask, loaded_engine: Engine) -> None:
+    lead = app.test_client()
+    sign_up(lead, "lead@example.com", language="ko")
+    team = _new_team(lead)
+    decks = f"/teams/{team}/decks"
+    form = {
+        "csrf_token": csrf(lead, decks),
+        "format": "quiz",
+        "locale": "ko",
+        "file": (io.BytesIO(KOREAN_SEED.read_bytes()), "quiz.txt"),
+    }
+    response = lead.post(decks, data=form, content_type="multipart/form-data")
+    assert response.status_code == 303, response.get_data(as_text=True)
+    page = lead.get(response.headers["Location"]).get_data(as_text=True)
+    assert "EKS 모델 훈련 퀴즈" in page and page.count('name="question"') == 15
+    listing = lead.get(decks).get_data(as_text=True)
+    assert "EKS 모델 훈련 퀴즈" in listing

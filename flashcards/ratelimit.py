@@ -90,6 +90,9 @@ class RedisBackend:
 
         return cls(redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2))
 
+    def close(self) -> None:
+        self._redis.close()
+
     def failures(self, key: str) -> tuple[int, float]:
         pipe = self._redis.pipeline()
         pipe.get(self._prefix + key)

@@ -46,10 +46,13 @@ def assert_problem(response: Any, status: int) -> dict[str, Any]:
 
 
 def redis_available() -> bool:
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1)
     try:
-        return bool(redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping())
+        return bool(client.ping())
     except redis.RedisError:
         return False
+    finally:
+        client.close()
 
 
 @pytest.mark.parametrize(
@@ -238,6 +241,10 @@ def test_sign_in_limit_is_shared_through_redis(
         assert 0 < int(response.headers["Retry-After"]) <= 15 * 60
     finally:
         other.extensions["flashcards.engine"].dispose()
+        for instance in (app, other):
+            backend = instance.extensions["flashcards.signin_limiter"].backend
+            assert isinstance(backend, RedisBackend)
+            backend.close()
 
 
 class FakeClock:
@@ -278,6 +285,7 @@ def test_redis_backend_counts_and_resets() -> None:
     limiter.succeeded(key)
     limiter.check(key)
     assert backend.failures(key) == (0, 0.0)
+    backend.close()
 
 
 def test_unreachable_redis_fails_open() -> None:

@@ -1,0 +1,56 @@
+"""A real browser on the team pages: create a team, copy an invitation link, join with it in
+another browser, and the team pages at 320 px without horizontal scroll or script errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_study_browser import ARTIFACTS, CHROMIUM, _page, _sign_up, browser, server
+
+pytestmark = pytest.mark.browser
+__all__ = ["CHROMIUM", "browser", "server"]  # the fixtures, shared with the study tests
+
+from playwright.sync_api import Browser, expect  # noqa: E402
+
+
+def test_team_invite_copy_join_and_narrow_layout(server: str, browser: Browser) -> None:
+    context, page, problems = _page(browser, "es", width=320)
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    _sign_up(page, server, "lead-browser@example.com")
+    page.goto(f"{server}/teams")
+    page.fill("#team-name", "Plataforma")
+    page.locator("form[action='/teams'] button[type=submit]").click()
+    expect(page.locator("h1")).to_have_text("Plataforma")
+    team_url = page.url
+    page.locator("#assign-deck").select_option("eks-model-training")
+    page.locator("form[action$='/assignments'] button[type=submit]").click()
+    page.locator("form[action$='/invitations'] button[type=submit]").click()
+    link = page.locator("#new-link").inner_text().strip()
+    copy = page.locator("button[data-copy]")
+    expect(copy).to_be_visible()
+    copy.click()
+    expect(copy).to_have_text("Copiado")
+    assert page.evaluate("navigator.clipboard.readText()") == link
+
+    other, joiner, joiner_problems = _page(browser, "ko", width=320)
+    _sign_up(joiner, server, "member-browser@example.com")
+    joiner.goto(link)
+    joiner.locator("form[action*='/join/'] button[type=submit]").click()
+    joiner.wait_for_url(team_url)
+    expect(joiner.locator("table.assignments")).to_contain_text("EKS")
+    assert "lead-browser@example.com" not in joiner.content()
+
+    team_path = team_url.removeprefix(server)
+    for name, path in [
+        ("teams", "/teams"),
+        ("team", team_path),
+        ("dashboard", f"{team_path}/dashboard"),
+        ("team-decks", f"{team_path}/decks"),
+    ]:
+        page.goto(server + path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        page.screenshot(path=str(ARTIFACTS / f"320-{name}.png"), full_page=True)
+        assert width <= 320, f"{path} is {width}px wide at 320px"
+    assert not problems and not joiner_problems, (problems, joiner_problems)
+    other.close()
+    context.close()

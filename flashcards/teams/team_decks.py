@@ -42,9 +42,12 @@ def parse_csv(text: str, default_locale: str) -> dict[str, list[CardSource]]:
     key, locale. Cards without a key are numbered per locale (q01, q02, ...), so the n-th
     card of each language is the same card.
     """
-    rows = [
-        r for r in csv.reader(io.StringIO(text.removeprefix("\ufeff"))) if any(c.strip() for c in r)
-    ]
+    # newline="" as the csv module asks: a lone "\r" is then a line break, not a csv.Error.
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+    try:
+        rows = [r for r in reader if any(c.strip() for c in r)]
+    except csv.Error as exc:  # e.g. a cell over the csv module's field size limit
+        raise InvalidInput(f"line {reader.line_num}: {exc}", field="content") from None
     if not rows:
         raise InvalidInput("the CSV has no rows", field="content")
     header = [c.strip().lower() for c in rows[0]]

@@ -93,6 +93,14 @@ def _check_locale(locale: str) -> str:
     return locale
 
 
+def _check_no_nul(text: str, field: str) -> None:
+    # PostgreSQL refuses NUL in text (a DataError, so a 500 at the edge); SQLite would keep it.
+    at = text.find("\x00")
+    if at >= 0:
+        line = text.count("\n", 0, at) + 1
+        raise InvalidInput(f"line {line}: a NUL character is not text", field=field)
+
+
 def _check_title(title: str) -> str:
     title = " ".join(title.split())
     if not title:
@@ -118,6 +126,9 @@ def parse_upload(
     extra questions get new keys and missing ones are retired.
     """
     _check_locale(locale)
+    _check_no_nul(content, "content")
+    if title is not None:
+        _check_no_nul(title, "title")
     if fmt == "quiz":
         quiz = parse_quiz(content, path="upload")
         if keys is not None and not exact:
@@ -262,6 +273,8 @@ def set_card(
     deck = team_deck(session, team_id, slug)
     if not KEY_RE.match(key):
         raise InvalidInput("invalid card key (use a-z, 0-9, '-' and '_')", field="key")
+    for name, value in (("front", question), ("back", answer), ("explanation", explanation)):
+        _check_no_nul(value, name)
     for name, value in (("front", question), ("back", answer)):
         if not value.strip():
             raise InvalidInput(f"{name} must not be empty", field=name)

@@ -12,6 +12,7 @@ import json
 import sqlite3
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -201,7 +202,8 @@ def open_collection(
                         _copy_limited(reader, out, max_unpacked_bytes, "the collection")
                     else:
                         _copy_limited(member, out, max_unpacked_bytes, "the collection")
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error) as exc:
+            # zlib.error: a member whose deflate stream is damaged (zipfile does not wrap it).
             raise AnkiPackageError(f"not a readable .apkg (zip) file: {exc}") from None
         except zstandard.ZstdError as exc:
             raise AnkiPackageError(f"the package's collection is damaged: {exc}") from None

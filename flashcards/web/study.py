@@ -21,7 +21,7 @@ from werkzeug.wrappers import Response
 from .. import queue, stats, study, subscriptions
 from ..db import retrying, utcnow
 from ..errors import Conflict, InvalidInput, NotFound
-from ..http import db
+from ..http import db, refresh_pacing
 from ..queue import NextCard
 from ..scheduling import fuzz_seed, preview
 from . import bp
@@ -55,6 +55,7 @@ def session_page() -> str:
     slug = request.args.get("deck") or None
     session = db()
     now = utcnow()
+    refresh_pacing(uid, now)
     card, counts = queue.next_card(session, uid, now=now, deck_id=_deck_id(uid, slug))
     if card is None:
         next_at: datetime | None = stats.next_due(session, uid, now=now, deck_slug=slug)

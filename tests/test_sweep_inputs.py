@@ -10,6 +10,7 @@ SWEEP_EXAMPLES=1000 runs a longer hunt by hand.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
@@ -303,10 +304,9 @@ def edited_collection(collection: bytes, tmp: Path, edits: list[tuple[str, str, 
     conn = sqlite3.connect(path)
     try:
         for table, column, value in edits:
-            try:
+            # An edit SQLite refuses (a text id for an INTEGER PRIMARY KEY) is left out.
+            with contextlib.suppress(sqlite3.Error):
                 conn.execute(f'UPDATE {table} SET "{column}" = ?', (value,))
-            except sqlite3.Error:
-                pass  # e.g. a text id for an INTEGER PRIMARY KEY: not a package Anki could hold
         conn.commit()
     finally:
         conn.close()
@@ -326,7 +326,7 @@ def import_refused_cleanly(engine: Engine, user: int, data: bytes, scheduling: b
             now=T0,
             max_bytes=1 << 20,
             max_unpacked_bytes=4 << 20,
-        ),  # fmt: skip
+        ),
     )
 
 

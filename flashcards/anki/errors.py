@@ -2,8 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from ..errors import InvalidInput
+
+Kind = Literal[
+    "damaged", "not_a_package", "too_large", "too_many_notes", "unsupported_version",
+    "nothing_to_import",
+]  # fmt: skip
 
 
 class AnkiPackageError(InvalidInput):
-    """A package that is corrupt, not Anki's, too large, or has nothing we can import."""
+    """A package that is corrupt, not Anki's, too large, or has nothing we can import.
+
+    `kind` lets each edge word the problem in its own language without parsing `detail`.
+    """
+
+    def __init__(
+        self, detail: str, *, kind: Kind = "damaged", count: int = 0, limit: int = 0
+    ) -> None:
+        super().__init__(detail)
+        self.kind: Kind = kind
+        self.count = count
+        self.limit = limit

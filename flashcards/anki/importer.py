@@ -54,7 +54,17 @@ class ImportReport:
     formatting_simplified: int = 0
     # Anki tags per card key, as stored on the cards.
     tags: dict[str, list[str]] = field(default_factory=dict)
+    # Notes left out, by reason (a key of SKIP_REASONS).
+    skipped: dict[str, int] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
+
+
+SKIP_REASONS = {
+    "no_notetype": "have no notetype",
+    "cloze": "are Cloze notes, which we do not support (convert them to Basic in Anki)",
+    "empty_front": "have an empty first field",
+    "duplicate": "repeat a card and language already imported",
+}
 
 
 @dataclass
@@ -85,14 +95,13 @@ def _is_ours(fields: list[str]) -> bool:
 def _plan_cards(
     coll: Collection,
     default_locale: str,
-    report_messages: list[str],
+    skipped: Counter[str],
     progress: Progress | None = None,
 ) -> tuple[list[_PlannedCard], int, str | None]:
     cards_by_note: dict[int, list[AnkiCard]] = {}
     for c in coll.cards:
         cards_by_note.setdefault(c.nid, []).append(c)
     planned: dict[str, _PlannedCard] = {}
-    skipped: Counter[str] = Counter()
     formatted = 0
     first_locale: str | None = None
     for done, note in enumerate(coll.notes, 1):
@@ -100,10 +109,10 @@ def _plan_cards(
             progress(done, len(coll.notes))
         nt = coll.notetypes.get(note.mid)
         if nt is None:
-            skipped["have no notetype"] += 1
+            skipped["no_notetype"] += 1
             continue
         if nt.kind == CLOZE:
-            skipped["are Cloze notes, which we do not support (convert them to Basic in Anki)"] += 1
+            skipped["cloze"] += 1
             continue
         ours = _is_ours(nt.fields)
         locale = _note_locale(note, default_locale) if ours else default_locale
@@ -116,7 +125,7 @@ def _plan_cards(
         clean = [clean_html(h) for h in (front_html, back_html, explanation_html)]
         front, back, explanation = (html_to_text(c, already_clean=True) for c in clean)
         if not front:
-            skipped["have an empty first field"] += 1
+            skipped["empty_front"] += 1
             continue
         if any(has_formatting(c) for c in clean):
             formatted += 1
@@ -126,12 +135,10 @@ def _plan_cards(
             tags = [t for t in note.tags if not t.startswith(LANG_TAG)]
             entry = planned[key] = _PlannedCard(key, {}, [], tags)
         if locale in entry.texts:
-            skipped["repeat a card and language already imported"] += 1
+            skipped["duplicate"] += 1
             continue
         entry.texts[locale] = (front, back, explanation)
         entry.anki_cards.extend(sorted(cards_by_note.get(note.id, []), key=lambda c: c.ord))
-    for reason, count in skipped.items():
-        report_messages.append(f"{count} note(s) left out: they {reason}.")
     return list(planned.values()), formatted, first_locale
 
 
@@ -215,11 +222,15 @@ def import_package(
         max_notes=max_notes,
         with_revlog=with_scheduling,
     )
-    messages: list[str] = []
-    planned, formatted, first_locale = _plan_cards(coll, locale or user_locale, messages, progress)
+    skipped: Counter[str] = Counter()
+    planned, formatted, first_locale = _plan_cards(coll, locale or user_locale, skipped, progress)
+    messages = [
+        f"{count} note(s) left out: they {SKIP_REASONS[reason]}."
+        for reason, count in skipped.items()
+    ]
     if not planned:
         detail = " ".join(messages) or "the package has no notes."
-        raise AnkiPackageError(f"nothing to import: {detail}")
+        raise AnkiPackageError(f"nothing to import: {detail}", kind="nothing_to_import")
     default_locale = locale or first_locale or user_locale
     title = _deck_title(coll, planned)
     if slug is not None:
@@ -315,7 +326,7 @@ def import_package(
         cards=len(planned), texts=len(text_rows), review_states=len(states),
         review_logs=len(logs), media_left_out=coll.media_files,
         formatting_simplified=formatted, messages=messages,
-        tags={p.key: p.tags for p in planned if p.tags},
+        tags={p.key: p.tags for p in planned if p.tags}, skipped=dict(skipped),
     )  # fmt: skip
     if progress is not None:
         progress(len(coll.notes), len(coll.notes))

@@ -139,7 +139,8 @@ def _copy_limited(source: IO[bytes], target: IO[bytes], limit: int, what: str) -
         if total > limit:
             raise AnkiPackageError(
                 f"{what} unpacks to more than {human_size(limit)}; refusing it "
-                "(the limit protects the server from zip bombs)"
+                "(the limit protects the server from zip bombs)",
+                kind="too_large",
             )
         target.write(chunk)
     return total
@@ -150,7 +151,8 @@ def _member(archive: zipfile.ZipFile, name: str, limit: int) -> zipfile.ZipInfo:
     if info.file_size > limit:
         raise AnkiPackageError(
             f"the package's {name} would unpack to {human_size(info.file_size)}, over the "
-            f"limit of {human_size(limit)}"
+            f"limit of {human_size(limit)}",
+            kind="too_large",
         )
     return info
 
@@ -165,15 +167,20 @@ def _choose_collection(archive: zipfile.ZipFile) -> tuple[str, bool]:
         if chosen is None:
             raise AnkiPackageError(
                 f"this package uses format version {version}, which we cannot read; "
-                "export it again from Anki (File > Export, .apkg)"
+                "export it again from Anki (File > Export, .apkg)",
+                kind="unsupported_version",
             )
         if chosen[0] not in names:
-            raise AnkiPackageError(f"not an Anki package: {chosen[0]} is missing")
+            raise AnkiPackageError(
+                f"not an Anki package: {chosen[0]} is missing", kind="not_a_package"
+            )
         return chosen
     for name in ("collection.anki21", "collection.anki2"):
         if name in names:
             return name, False
-    raise AnkiPackageError("not an Anki package: the zip has no collection in it")
+    raise AnkiPackageError(
+        "not an Anki package: the zip has no collection in it", kind="not_a_package"
+    )
 
 
 @contextmanager
@@ -184,7 +191,8 @@ def open_collection(
     size = len(source) if isinstance(source, bytes) else source.stat().st_size
     if size > max_bytes:
         raise AnkiPackageError(
-            f"the package is {human_size(size)}, over the limit of {human_size(max_bytes)}"
+            f"the package is {human_size(size)}, over the limit of {human_size(max_bytes)}",
+            kind="too_large",
         )
     with tempfile.TemporaryDirectory(prefix="flashcards-apkg-") as tmp:
         path = Path(tmp) / "collection.sqlite"
@@ -204,7 +212,9 @@ def open_collection(
                         _copy_limited(member, out, max_unpacked_bytes, "the collection")
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error) as exc:
             # zlib.error: a member whose deflate stream is damaged (zipfile does not wrap it).
-            raise AnkiPackageError(f"not a readable .apkg (zip) file: {exc}") from None
+            raise AnkiPackageError(
+                f"not a readable .apkg (zip) file: {exc}", kind="not_a_package"
+            ) from None
         except zstandard.ZstdError as exc:
             raise AnkiPackageError(f"the package's collection is damaged: {exc}") from None
         except (KeyError, NotImplementedError, RuntimeError, ValueError) as exc:
@@ -220,7 +230,8 @@ def open_collection(
             raise AnkiPackageError(f"the package's collection is damaged: {exc!r}") from None
         except sqlite3.DatabaseError as exc:
             raise AnkiPackageError(
-                f"the package's collection is not a readable Anki database: {exc}"
+                f"the package's collection is not a readable Anki database: {exc}",
+                kind="not_a_package",
             ) from None
         finally:
             conn.close()
@@ -243,13 +254,19 @@ def read_structure(
     """crt, config, notetypes and deck names, from schema 11 JSON or schema 18 tables."""
     tables = _tables(conn)
     if not {"col", "notes", "cards"} <= tables:
-        raise AnkiPackageError("not an Anki collection: its tables are missing")
+        raise AnkiPackageError(
+            "not an Anki collection: its tables are missing", kind="not_a_package"
+        )
     row = conn.execute("SELECT crt, ver, conf, models, decks FROM col").fetchone()
     if row is None:
-        raise AnkiPackageError("not an Anki collection: it has no collection row")
+        raise AnkiPackageError(
+            "not an Anki collection: it has no collection row", kind="not_a_package"
+        )
     crt, ver, conf_text, models_text, decks_text = row
     if not 11 <= int(ver) <= 18:
-        raise AnkiPackageError(f"the collection has schema {ver}; we read 11 to 18")
+        raise AnkiPackageError(
+            f"the collection has schema {ver}; we read 11 to 18", kind="unsupported_version"
+        )
     if "notetypes" in tables:
         conf = {k: _json(v) for k, v in conn.execute("SELECT KEY, val FROM config")}
         fields: dict[int, list[str]] = {}
@@ -332,7 +349,12 @@ def read_package(
         crt, conf, notetypes, decks = read_structure(conn)
         count = count_notes(conn)
         if count > max_notes:
-            raise AnkiPackageError(f"the package has {count} notes, over the limit of {max_notes}")
+            raise AnkiPackageError(
+                f"the package has {count} notes, over the limit of {max_notes}",
+                kind="too_many_notes",
+                count=count,
+                limit=max_notes,
+            )
         return Collection(
             crt=crt,
             conf=conf if isinstance(conf, dict) else {},

@@ -113,7 +113,6 @@ def _package_body(limit: int) -> bytes:
 
 
 def report_json(report: ImportReport) -> dict[str, object]:
-    messages = list(report.messages)
     return {
         "deck": {
             "slug": report.slug,
@@ -126,7 +125,9 @@ def report_json(report: ImportReport) -> dict[str, object]:
         "review_logs": report.review_logs,
         "media_left_out": report.media_left_out,
         "formatting_simplified": report.formatting_simplified,
-        "messages": messages,
+        "skipped": report.skipped,
+        "tags": sum(len(tags) > 0 for tags in report.tags.values()),
+        "messages": report.messages,
     }
 
 

@@ -23,6 +23,8 @@ SCHEMAS: dict[str, Any] = {
             "review_logs",
             "media_left_out",
             "formatting_simplified",
+            "skipped",
+            "tags",
             "messages",
         ],
         "properties": {
@@ -44,6 +46,13 @@ SCHEMAS: dict[str, Any] = {
                 **_COUNT,
                 "description": "Notes whose HTML formatting was reduced to plain text.",
             },
+            "skipped": {
+                "type": "object",
+                "additionalProperties": _COUNT,
+                "description": "Notes left out, by reason: cloze, empty_front, duplicate, "
+                "no_notetype.",
+            },
+            "tags": {**_COUNT, "description": "Cards that kept tags from their Anki notes."},
             "messages": {
                 "type": "array",
                 "items": {"type": "string"},

@@ -8,7 +8,6 @@ package is routinely several MiB), up to MAX_UPLOAD_BYTES.
 from __future__ import annotations
 
 import io
-import re
 
 from flask import Flask, current_app, flash, redirect, request, send_file, url_for
 from flask_babel import gettext as _
@@ -30,8 +29,6 @@ from .library import library_page
 UPLOAD_ENDPOINT = "web.import_apkg"
 # Room for the multipart envelope around a package of exactly MAX_UPLOAD_BYTES.
 MULTIPART_SLACK = 64 * 1024
-SKIPPED_RE = re.compile(r"^(\d+) note\(s\) left out: they (.+)\.$")
-NOTES_LIMIT_RE = re.compile(r"has (\d+) notes, over the limit of (\d+)")
 
 
 def _allow_large_upload() -> None:
@@ -138,31 +135,29 @@ def too_large_message(limit: int) -> str:
 
 
 def import_error_message(exc: FlashcardsError) -> str:
-    """A translated sentence for the importer's English detail (one per kind of problem)."""
-    detail = exc.detail
+    """A translated sentence for each kind of problem the importer reports."""
     if not isinstance(exc, AnkiPackageError):
         return str(_("This package could not be imported."))
-    notes = NOTES_LIMIT_RE.search(detail)
-    if notes:
+    if exc.kind == "too_many_notes":
         return str(
             _(
                 "This package has %(count)s notes; at most %(limit)s can be imported.",
-                count=notes.group(1),
-                limit=notes.group(2),
+                count=exc.count,
+                limit=exc.limit,
             )
         )
-    if "over the limit" in detail:
+    if exc.kind == "too_large":
         return too_large_message(current_app.config["MAX_UPLOAD_BYTES"])
-    if detail.startswith("nothing to import"):
+    if exc.kind == "nothing_to_import":
         return str(
             _(
                 "This package has no notes we can import (Cloze notes and notes with an empty "
                 "front are left out)."
             )
         )
-    if "schema" in detail:
+    if exc.kind == "unsupported_version":
         return str(_("This package comes from a version of Anki we cannot read."))
-    if detail.startswith(("not a readable", "not an Anki")):
+    if exc.kind == "not_a_package":
         return str(_("This file is not an Anki package (.apkg)."))
     return str(_("This Anki package is damaged and cannot be read."))
 
@@ -170,12 +165,8 @@ def import_error_message(exc: FlashcardsError) -> str:
 def report_messages(report: ImportReport) -> list[str]:
     """The import report's notes, in the page's language."""
     out: list[str] = []
-    for message in report.messages:
-        skipped = SKIPPED_RE.match(message)
-        if skipped is None:
-            continue
-        count, reason = int(skipped.group(1)), skipped.group(2)
-        if reason.startswith("are Cloze notes"):
+    for reason, count in report.skipped.items():
+        if reason == "cloze":
             out.append(
                 ngettext(
                     "%(num)d Cloze note was left out: convert it to Basic in Anki to import it.",
@@ -184,7 +175,7 @@ def report_messages(report: ImportReport) -> list[str]:
                     count,
                 )
             )
-        elif "empty first field" in reason:
+        elif reason == "empty_front":
             out.append(
                 ngettext(
                     "%(num)d note with an empty front was left out.",

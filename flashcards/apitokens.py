@@ -13,6 +13,8 @@ from sqlalchemy.orm import Session
 
 from .models import ApiToken
 
+MAX_ID = 2**31 - 1  # the largest value of an INTEGER primary key on PostgreSQL
+
 
 @dataclass(frozen=True)
 class TokenInfo:
@@ -32,6 +34,8 @@ def list_tokens(session: Session, user_id: int) -> list[TokenInfo]:
 
 def revoke_token_id(session: Session, user_id: int, token_id: int) -> bool:
     """Delete one of the user's own tokens; False if they have no token with that id."""
+    if not 0 < token_id <= MAX_ID:
+        return False  # no such row; PostgreSQL would refuse the out-of-range number (a 500)
     result = session.execute(
         delete(ApiToken).where(ApiToken.id == token_id, ApiToken.user_id == user_id)
     )

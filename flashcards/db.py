@@ -10,7 +10,6 @@ from typing import Any, ClassVar, TypeVar
 from sqlalchemy import DateTime, Dialect, Engine, MetaData, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
-from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
 
 T = TypeVar("T")
@@ -65,11 +64,15 @@ def is_sqlite(url: str) -> bool:
 
 def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) -> Engine:
     if not is_sqlite(url):
-        kwargs.setdefault("pool_pre_ping", True)
+        # Recycling instead of a ping before every checkout: the ping is a round trip on
+        # every request, and a connection the server dropped fails one request at most.
+        kwargs.setdefault("pool_recycle", 1800)
         return create_engine(url, **kwargs)
 
-    # SQLite connections are cheap; a pool of them only hides locks held by idle connections.
-    engine = create_engine(url, poolclass=NullPool, connect_args={"timeout": 30}, **kwargs)
+    # Pooled: closing the last connection to a WAL database checkpoints and removes the WAL,
+    # so a connection per request would pay for that (and the pragmas) every time. Idle
+    # pooled connections hold no lock: pysqlite's own transaction handling is off.
+    engine = create_engine(url, connect_args={"timeout": 30}, **kwargs)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:

@@ -37,10 +37,26 @@ def db() -> Session:
     return session
 
 
+def reader() -> Session:
+    """A session for reads that takes no write lock, even during a write request.
+
+    Authentication and the reads before an answer use it, so that on SQLite the write lock
+    is held only while writing.
+    """
+    if request.method not in WRITE_METHODS:
+        return db()
+    session: Session | None = g.get("_db_reader")
+    if session is None:
+        session = Session(engine(), expire_on_commit=False)
+        g._db_reader = session
+    return session
+
+
 def _close_session(_exc: BaseException | None) -> None:
-    session: Session | None = g.pop("_db_session", None)
-    if session is not None:
-        session.close()
+    for name in ("_db_session", "_db_reader"):
+        session: Session | None = g.pop(name, None)
+        if session is not None:
+            session.close()
 
 
 def refresh_pacing(user_id: int, now: datetime) -> None:

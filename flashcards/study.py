@@ -18,8 +18,9 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from fsrs import Rating, State
-from sqlalchemy import Row, Table, and_, delete, insert, select, update
+from sqlalchemy import Row, Table, and_, bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import BindParameter
 
 from .access import visible_decks
 from .days import day_bounds
@@ -110,34 +111,57 @@ def parse_rating(value: object) -> Rating:
     )
 
 
+_USER: BindParameter[int] = bindparam("user_id")
+_CARD: BindParameter[int] = bindparam("card_id")
+# Built once: constructing statements costs more than running them on the hot path.
+_LOG_BY_REVIEW_ID = select(rl).where(rl.c.review_id == bindparam("review_id"))
+_SUB = cast(Table, Subscription.__table__)
+_SETTINGS = cast(Table, SchedulerSettings.__table__)
+_CARD_FOR_ANSWER = (
+    select(
+        Card.id.label("card_id"),
+        Card.deck_id,
+        Card.retired_at,
+        _SETTINGS.c.desired_retention,
+        _SETTINGS.c.learning_steps,
+        _SETTINGS.c.relearning_steps,
+        _SETTINGS.c.maximum_interval,
+        _SETTINGS.c.parameters,
+        _SUB.c.desired_retention.label("sub_desired_retention"),
+        _SUB.c.learning_steps.label("sub_learning_steps"),
+        _SUB.c.relearning_steps.label("sub_relearning_steps"),
+        _SUB.c.maximum_interval.label("sub_maximum_interval"),
+        *(rs.c[name] for name in STATE_COLUMNS),
+        rs.c.introduced_at,
+        rs.c.version,
+    )
+    .select_from(Card.__table__)
+    .join(Deck.__table__, Deck.id == Card.deck_id)
+    .join(_SETTINGS, _SETTINGS.c.user_id == _USER)
+    .outerjoin(_SUB, and_(_SUB.c.user_id == _USER, _SUB.c.deck_id == Card.deck_id))
+    .outerjoin(rs, and_(rs.c.user_id == _USER, rs.c.card_id == Card.id))
+    .where(Card.id == _CARD, visible_decks(_USER))
+)
+_WRITTEN_COLUMNS = (*STATE_COLUMNS, "introduced_at")
+_INSERT_LOG = insert(rl)
+_INSERT_STATE = insert(rs)
+# Bind names must differ from column names in an UPDATE, hence the prefix.
+_UPDATE_STATE = (
+    update(rs)
+    .where(
+        rs.c.user_id == bindparam("b_user_id"),
+        rs.c.card_id == bindparam("b_card_id"),
+        rs.c.version == bindparam("b_version"),
+    )
+    .values(
+        version=bindparam("b_new_version"), **{c: bindparam(f"b_{c}") for c in _WRITTEN_COLUMNS}
+    )
+)
+
+
 def load_card_for_answer(session: Session, user_id: int, card_id: int) -> Row[Any]:
     """Card, deck, the user's settings, subscription overrides and state, in one query."""
-    sub = Subscription.__table__
-    st = SchedulerSettings.__table__
-    row = session.execute(
-        select(
-            Card.id.label("card_id"),
-            Card.deck_id,
-            st.c.desired_retention,
-            st.c.learning_steps,
-            st.c.relearning_steps,
-            st.c.maximum_interval,
-            st.c.parameters,
-            sub.c.desired_retention.label("sub_desired_retention"),
-            sub.c.learning_steps.label("sub_learning_steps"),
-            sub.c.relearning_steps.label("sub_relearning_steps"),
-            sub.c.maximum_interval.label("sub_maximum_interval"),
-            *(rs.c[name] for name in STATE_COLUMNS),
-            rs.c.introduced_at,
-            rs.c.version,
-        )
-        .select_from(Card.__table__)
-        .join(Deck.__table__, Deck.id == Card.deck_id)
-        .join(st, st.c.user_id == user_id)
-        .outerjoin(sub, and_(sub.c.user_id == user_id, sub.c.deck_id == Card.deck_id))
-        .outerjoin(rs, and_(rs.c.user_id == user_id, rs.c.card_id == Card.id))
-        .where(Card.id == card_id, visible_decks(user_id))
-    ).first()
+    row = session.execute(_CARD_FOR_ANSWER, {"user_id": user_id, "card_id": card_id}).first()
     if row is None:
         raise NotFound(f"no card {card_id}")
     return row
@@ -153,7 +177,17 @@ class _Overrides:
         self.maximum_interval = row.sub_maximum_interval
 
 
-def answer(
+@dataclass(frozen=True)
+class PreparedAnswer:
+    """An answer computed from what was read, ready to be written with `write_answer`."""
+
+    log: dict[str, Any]
+    state: dict[str, Any]
+    version: int | None  # of the state row read; None: the card was new
+    result: AnswerResult
+
+
+def prepare_answer(
     session: Session,
     user_id: int,
     card_id: int,
@@ -163,8 +197,14 @@ def answer(
     now: datetime,
     reviewed_at: datetime | None = None,
     duration_ms: int | None = None,
-) -> AnswerResult:
-    existing = session.execute(select(rl).where(rl.c.review_id == review_id)).first()
+) -> PreparedAnswer | AnswerResult:
+    """Read and compute an answer; an AnswerResult when this review id was already applied.
+
+    Reads only, so the caller may do it outside the write transaction (on SQLite the write
+    lock is then held just for the two writes); `write_answer` detects a state that changed
+    in between through its version.
+    """
+    existing = session.execute(_LOG_BY_REVIEW_ID, {"review_id": review_id}).first()
     if existing is not None:
         if existing.user_id != user_id or existing.card_id != card_id:
             raise Conflict("this review_id was already used for another answer", field="review_id")
@@ -185,61 +225,80 @@ def answer(
         when = min(reviewed_at, now)
         if last_review is not None and when < last_review:
             raise InvalidInput("reviewed_at is before the card's last review", field="reviewed_at")
-    if before is None:
-        _reject_retired_new_card(session, card_id)
+    if before is None and row.retired_at is not None:
+        raise Conflict("this card was retired from its deck and is no longer introduced")
 
     config = config_from(row, _Overrides(row))
     reps_before = before.reps if before else 0
     after = review(config, before, rating, when, seed=fuzz_seed(user_id, card_id, reps_before))
-
-    introduced_at = row.introduced_at or when
-    session.execute(
-        insert(rl).values(
-            review_id=review_id,
-            user_id=user_id,
-            card_id=card_id,
-            deck_id=row.deck_id,
-            rating=int(rating),
-            reviewed_at=when,
-            duration_ms=duration_ms,
-            state_before=row.state,
-            step_before=row.step,
-            stability_before=row.stability,
-            difficulty_before=row.difficulty,
-            due_before=row.due,
-            last_review_before=row.last_review,
-            reps_before=reps_before,
-            lapses_before=before.lapses if before else 0,
-            introduced_at_before=row.introduced_at,
-            state=int(after.state),
-            step=after.step,
-            stability=after.stability,
-            difficulty=after.difficulty,
-            due=after.due,
-            reps=after.reps,
-            lapses=after.lapses,
-        )
-    )
-    _write_state(session, user_id, card_id, row.deck_id, after, introduced_at, row.version)
-    return AnswerResult(review_id, card_id, after, created=True)
-
-
-def _reject_retired_new_card(session: Session, card_id: int) -> None:
-    retired = session.scalar(select(Card.retired_at).where(Card.id == card_id))
-    if retired is not None:
-        raise Conflict("this card was retired from its deck and is no longer introduced")
+    log = {
+        "review_id": review_id,
+        "user_id": user_id,
+        "card_id": card_id,
+        "deck_id": row.deck_id,
+        "rating": int(rating),
+        "reviewed_at": when,
+        "duration_ms": duration_ms,
+        "state_before": row.state,
+        "step_before": row.step,
+        "stability_before": row.stability,
+        "difficulty_before": row.difficulty,
+        "due_before": row.due,
+        "last_review_before": row.last_review,
+        "reps_before": reps_before,
+        "lapses_before": before.lapses if before else 0,
+        "introduced_at_before": row.introduced_at,
+        "state": int(after.state),
+        "step": after.step,
+        "stability": after.stability,
+        "difficulty": after.difficulty,
+        "due": after.due,
+        "reps": after.reps,
+        "lapses": after.lapses,
+    }
+    state = {
+        "user_id": user_id,
+        "card_id": card_id,
+        "deck_id": row.deck_id,
+        **_state_values(after, row.introduced_at or when),
+    }
+    return PreparedAnswer(log, state, row.version, AnswerResult(review_id, card_id, after, True))
 
 
-def _write_state(
+def write_answer(session: Session, prepared: PreparedAnswer) -> AnswerResult:
+    """Store a prepared answer: its log row and the new state, in the caller's transaction.
+
+    Raises ConcurrentAnswer (or IntegrityError, for a racing first answer or review id) when
+    another transaction got there first; the caller prepares again and retries.
+    """
+    session.execute(_INSERT_LOG, prepared.log)
+    _write_state(session, prepared.state, prepared.version)
+    return prepared.result
+
+
+def answer(
     session: Session,
     user_id: int,
     card_id: int,
-    deck_id: int,
-    state: CardState,
-    introduced_at: datetime,
-    version: int | None,
-) -> None:
-    values = {
+    rating: Rating,
+    review_id: str,
+    *,
+    now: datetime,
+    reviewed_at: datetime | None = None,
+    duration_ms: int | None = None,
+) -> AnswerResult:
+    """Prepare and write an answer in one session."""
+    prepared = prepare_answer(
+        session, user_id, card_id, rating, review_id,
+        now=now, reviewed_at=reviewed_at, duration_ms=duration_ms,
+    )  # fmt: skip
+    if isinstance(prepared, AnswerResult):
+        return prepared
+    return write_answer(session, prepared)
+
+
+def _state_values(state: CardState, introduced_at: datetime | None) -> dict[str, Any]:
+    return {
         "state": int(state.state),
         "step": state.step,
         "stability": state.stability,
@@ -250,21 +309,23 @@ def _write_state(
         "lapses": state.lapses,
         "introduced_at": introduced_at,
     }
+
+
+def _write_state(session: Session, values: dict[str, Any], version: int | None) -> None:
     if version is None:
         # A racing first answer hits the primary key; the caller's retry then sees the row.
-        session.execute(
-            insert(rs).values(
-                user_id=user_id, card_id=card_id, deck_id=deck_id, version=1, **values
-            )
-        )
+        session.execute(_INSERT_STATE, {**values, "version": 1})
         return
-    result = session.execute(
-        update(rs)
-        .where(rs.c.user_id == user_id, rs.c.card_id == card_id, rs.c.version == version)
-        .values(version=version + 1, **values)
+    params = {f"b_{name}": values[name] for name in _WRITTEN_COLUMNS}
+    params.update(
+        b_user_id=values["user_id"],
+        b_card_id=values["card_id"],
+        b_version=version,
+        b_new_version=version + 1,
     )
+    result = session.execute(_UPDATE_STATE, params)
     if getattr(result, "rowcount", 1) != 1:
-        raise ConcurrentAnswer(f"card {card_id} changed while it was being answered")
+        raise ConcurrentAnswer(f"card {values['card_id']} changed while it was being answered")
 
 
 def undo(session: Session, user_id: int, *, now: datetime) -> UndoResult:
@@ -289,8 +350,9 @@ def undo(session: Session, user_id: int, *, now: datetime) -> UndoResult:
     if restored is None:
         session.execute(delete(rs).where(rs.c.user_id == user_id, rs.c.card_id == log.card_id))
     else:
+        values = {"user_id": user_id, "card_id": log.card_id, "deck_id": log.deck_id}
         _write_state(
-            session, user_id, log.card_id, log.deck_id, restored, log.introduced_at_before, current
+            session, {**values, **_state_values(restored, log.introduced_at_before)}, current
         )
     return UndoResult(log.review_id, log.card_id, restored)
 

@@ -12,9 +12,9 @@ from sqlalchemy.exc import IntegrityError
 
 from .. import queue, study, subscriptions
 from ..access import visible_decks
-from ..db import retrying, utcnow
+from ..db import retrying, transaction, utcnow
 from ..errors import InvalidInput, NotFound
-from ..http import db, refresh_pacing
+from ..http import db, engine, reader, refresh_pacing
 from ..models import Card, CardText, Deck, Subscription, User
 from ..scheduling import CardState, fuzz_seed, preview
 from . import bp
@@ -22,6 +22,8 @@ from .auth import current_user_id
 from .errors import json_body, reject_unknown
 
 MAX_DURATION_MS = 24 * 3600 * 1000
+# Lost races on one card are retried; five in a row means something else is wrong.
+ANSWER_ATTEMPTS = 5
 # Ids are 32-bit INTEGER columns on PostgreSQL: a larger id can name no card, and sending it to
 # the database fails with "integer out of range" (an OverflowError on SQLite above 2**63).
 MAX_ID = 2**31 - 1
@@ -167,21 +169,23 @@ def _parse_time(value: object, field: str) -> datetime:
 def post_review() -> tuple[Response, int]:
     user_id = current_user_id()
     card_id, rating, review_id, reviewed_at, duration = _parse_review(json_body())
-    session = db()
-    result = retrying(
-        session,
-        lambda: study.answer(
-            session,
-            user_id,
-            card_id,
-            rating,
-            review_id,
-            now=utcnow(),
-            reviewed_at=reviewed_at,
-            duration_ms=duration,
-        ),
-        retry_on=(study.ConcurrentAnswer, IntegrityError),
-    )
+    read = reader()
+    for attempt in range(1, ANSWER_ATTEMPTS + 1):
+        prepared = study.prepare_answer(
+            read, user_id, card_id, rating, review_id,
+            now=utcnow(), reviewed_at=reviewed_at, duration_ms=duration,
+        )  # fmt: skip
+        read.rollback()  # a retry must read what the winning transaction committed
+        if isinstance(prepared, study.AnswerResult):
+            result = prepared
+            break
+        try:
+            with transaction(engine()) as write:
+                result = study.write_answer(write, prepared)
+            break
+        except (study.ConcurrentAnswer, IntegrityError):
+            if attempt == ANSWER_ATTEMPTS:
+                raise
     body = jsonify(
         review_id=result.review_id, card_id=result.card_id, state=state_json(result.state)
     )

@@ -30,11 +30,13 @@ from sqlalchemy.orm import Session
 from flashcards.anki import export_deck, import_package
 from flashcards.db import Base, transaction, writer
 from flashcards.errors import FlashcardsError
+from flashcards.models import User
 from flashcards.teams import team_decks
 from flashcards.teams.membership import create_team
 
 from . import factories as f
 from .conftest import T0
+from .web_helpers import csrf
 
 T = TypeVar("T")
 
@@ -388,3 +390,28 @@ def test_mutated_packages_through_the_api_are_201_or_4xx(
     )
     collection, tmp = collection_of(data), tmp_path
     sweep(engine, st.tuples(mutants, st.booleans()), check)
+
+
+def test_nul_through_the_web_forms_is_refused_with_nothing_written(
+    client: FlaskClient, engine: Engine, team_world: TeamWorld
+) -> None:
+    # The API screens NUL in its JSON fields; the forms reach the domain with it (a 500 on
+    # PostgreSQL before team_decks refused it).
+    form = {"csrf_token": csrf(client), "email": "user1@example.com", "password": f.PASSWORD}
+    with Session(engine) as s:
+        form["email"] = s.get(User, team_world.lead).email  # type: ignore[union-attr]
+    assert client.post("/signin", data=form).status_code == 302
+    token = csrf(client, "/")
+    with Session(engine) as s:
+        before = dump(s)
+    team = team_world.team
+    for url, data, status in [
+        (f"/teams/{team}/decks", {"format": "csv", "content": "Q\x00,A\n", "title": "T"}, 422),
+        (f"/teams/{team}/decks", {"format": "quiz", "content": QUIZ_VALID + "\x00"}, 422),
+        (f"/teams/{team}/decks/{team_world.slug}/cards/sum",
+         {"locale": "en", "question": "Q\x00", "answer": "A"}, 303),
+    ]:  # fmt: skip
+        r = client.post(url, data={"csrf_token": token, **data})
+        assert r.status_code == status, (url, r.status_code)
+    with Session(engine) as s:
+        assert dump(s) == before

@@ -90,7 +90,9 @@ def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) 
         # A write transaction takes the write lock up front: a deferred transaction that reads
         # and then writes fails with SQLITE_BUSY instead of waiting when another writer won.
         immediate = conn.get_execution_options().get("sqlite_immediate", False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        # Straight to the driver: this runs twice per answer, and the statement machinery
+        # (events, result objects) would cost more than the BEGIN itself.
+        conn.connection.driver_connection.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
 

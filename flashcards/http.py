@@ -19,6 +19,7 @@ def init_app(app: Flask) -> None:
         app.config["DATABASE_URL"], sqlite_synchronous=app.config["SQLITE_SYNCHRONOUS"]
     )
     app.extensions["flashcards.engine"] = engine
+    app.extensions["flashcards.writer"] = writer(engine)
     app.teardown_appcontext(_close_session)
 
 
@@ -27,11 +28,17 @@ def engine() -> Engine:
     return e
 
 
+def writing_engine() -> Engine:
+    """The engine whose transactions take SQLite's write lock at BEGIN."""
+    e: Engine = current_app.extensions["flashcards.writer"]
+    return e
+
+
 def db() -> Session:
     """The request's session, opened on first use; the view commits, teardown closes."""
     session: Session | None = g.get("_db_session")
     if session is None:
-        bind = writer(engine()) if request.method in WRITE_METHODS else engine()
+        bind = writing_engine() if request.method in WRITE_METHODS else engine()
         session = Session(bind, expire_on_commit=False)
         g._db_session = session
     return session

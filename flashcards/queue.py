@@ -14,8 +14,20 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, case, exists, func, select
+from sqlalchemy import (
+    Connection,
+    Row,
+    Table,
+    bindparam,
+    case,
+    exists,
+    func,
+    literal,
+    select,
+    union_all,
+)
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import BindParameter
 
 from .days import day_bounds
 from .models import Card, CardText, Deck, ReviewLog, SchedulerSettings, Subscription, User
@@ -65,70 +77,164 @@ class _DeckPlan:
     reviews_left: int
 
 
+_USER: BindParameter[int] = bindparam("user_id")
+_LIVE_CARD = exists().where(Card.id == rs.c.card_id, Card.retired_at.is_(None))
+_STATE_COLUMNS = (rs.c.card_id, rs.c.deck_id, *(rs.c[n] for n in STATE_COLUMNS))
+_SUB = cast(Table, Subscription.__table__)
+_SETTINGS = cast(Table, SchedulerSettings.__table__)
+
+# Built once: constructing statements cost more than running them (see README, hot path).
+_PLANS = (
+    select(
+        _SUB,
+        Deck.slug,
+        Deck.default_locale,
+        User.timezone,
+        User.day_start_hour,
+        _SETTINGS.c.desired_retention.label("user_desired_retention"),
+        _SETTINGS.c.learning_steps.label("user_learning_steps"),
+        _SETTINGS.c.relearning_steps.label("user_relearning_steps"),
+        _SETTINGS.c.maximum_interval.label("user_maximum_interval"),
+        _SETTINGS.c.new_per_day.label("user_new_per_day"),
+        _SETTINGS.c.reviews_per_day.label("user_reviews_per_day"),
+        _SETTINGS.c.parameters,
+    )
+    .join(Deck, Deck.id == _SUB.c.deck_id)
+    .join(User, User.id == _SUB.c.user_id)
+    .join(_SETTINGS, _SETTINGS.c.user_id == _SUB.c.user_id)
+    .where(_SUB.c.user_id == _USER)
+    .order_by(_SUB.c.created_at, Deck.slug)
+)
+_PLANS_OF_DECK = _PLANS.where(_SUB.c.deck_id == bindparam("deck_id"))
+# Today's new cards and today's review answers per deck, in one round trip.
+_DONE_TODAY = union_all(
+    select(literal("introduced").label("kind"), rs.c.deck_id, func.count().label("n"))
+    .where(rs.c.user_id == _USER, rs.c.introduced_at >= bindparam("day_start"))
+    .group_by(rs.c.deck_id),
+    select(literal("reviewed"), rl.c.deck_id, func.count())
+    .where(
+        rl.c.user_id == _USER,
+        rl.c.reviewed_at >= bindparam("day_start"),
+        rl.c.state_before == REVIEW_STATE,
+    )
+    .group_by(rl.c.deck_id),
+)
+_LEARNING_DUE = rs.c.state.in_(LEARNING_STATES) & (rs.c.due <= bindparam("learn_ahead_until"))
+_REVIEW_DUE = (rs.c.state == REVIEW_STATE) & (rs.c.due < bindparam("day_end"))
+_DUE_COUNTS = (
+    select(
+        rs.c.deck_id,
+        func.sum(case((_LEARNING_DUE, 1), else_=0)).label("learning"),
+        func.sum(case((_REVIEW_DUE, 1), else_=0)).label("review"),
+    )
+    .where(rs.c.user_id == _USER, rs.c.due < bindparam("due_before"), _LIVE_CARD)
+    .group_by(rs.c.deck_id)
+)
+_FIRST_LEARNING = (
+    select(*_STATE_COLUMNS)
+    .where(
+        rs.c.user_id == _USER,
+        rs.c.deck_id.in_(bindparam("deck_ids", expanding=True)),
+        rs.c.state.in_(LEARNING_STATES),
+        rs.c.due <= bindparam("learn_ahead_until"),
+        _LIVE_CARD,
+    )
+    .order_by(rs.c.due)
+    .limit(1)
+)
+_FIRST_REVIEW = (
+    select(*_STATE_COLUMNS)
+    .where(
+        rs.c.user_id == _USER,
+        rs.c.deck_id.in_(bindparam("deck_ids", expanding=True)),
+        rs.c.state == REVIEW_STATE,
+        rs.c.due < bindparam("day_end"),
+        _LIVE_CARD,
+    )
+    .order_by(rs.c.due)
+    .limit(1)
+)
+_NEW_CARDS = (
+    select(Card.id)
+    .where(
+        Card.deck_id == bindparam("deck_id"),
+        Card.retired_at.is_(None),
+        ~exists().where(rs.c.user_id == _USER, rs.c.card_id == Card.id),
+    )
+    .order_by(Card.position)
+    .limit(bindparam("limit"))
+)
+_TEXTS = (
+    select(Card.key, CardText.locale, CardText.question, CardText.answer, CardText.explanation)
+    .join(Card, Card.id == CardText.card_id)
+    .where(
+        CardText.card_id == bindparam("card_id"),
+        CardText.locale.in_([bindparam("locale"), bindparam("default_locale")]),
+    )
+)
+
+
 def next_card(
     session: Session, user_id: int, *, now: datetime, deck_id: int | None = None
 ) -> tuple[NextCard | None, QueueCounts]:
-    plans, day_end = _plans(session, user_id, now, deck_id)
+    # Core statements on the session's connection: the ORM adds nothing to them here.
+    conn = session.connection()
+    plans, day_end = _plans(conn, user_id, now, deck_id)
     if not plans:
         return None, QueueCounts()
-    deck_ids = list(plans)
-    live = and_(
-        rs.c.user_id == user_id,
-        rs.c.deck_id.in_(deck_ids),
-        exists().where(Card.id == rs.c.card_id, Card.retired_at.is_(None)),
-    )
-
-    learning_due = rs.c.state.in_(LEARNING_STATES) & (rs.c.due <= now + LEARN_AHEAD)
-    review_due = (rs.c.state == REVIEW_STATE) & (rs.c.due < day_end)
+    learn_ahead_until = now + LEARN_AHEAD
     due_counts = {
         row.deck_id: row
-        for row in session.execute(
-            select(
-                rs.c.deck_id,
-                func.sum(case((learning_due, 1), else_=0)).label("learning"),
-                func.sum(case((review_due, 1), else_=0)).label("review"),
-            )
-            .where(live, rs.c.due < max(day_end, now + LEARN_AHEAD))
-            .group_by(rs.c.deck_id)
+        for row in conn.execute(
+            _DUE_COUNTS,
+            {
+                "user_id": user_id,
+                "learn_ahead_until": learn_ahead_until,
+                "day_end": day_end,
+                "due_before": max(day_end, learn_ahead_until),
+            },
         )
+        if row.deck_id in plans
     }
-    new_cards = {d: _new_card_ids(session, user_id, d, plans[d].new_left) for d in deck_ids}
-
-    learning = sum(int(r.learning or 0) for r in due_counts.values())
-    review = sum(min(int(r.review or 0), plans[d].reviews_left) for d, r in due_counts.items())
+    new_cards = {
+        d: list(
+            conn.execute(
+                _NEW_CARDS, {"user_id": user_id, "deck_id": d, "limit": plan.new_left}
+            ).scalars()
+        )
+        if plan.new_left > 0
+        else []
+        for d, plan in plans.items()
+    }
     counts = QueueCounts(
-        new=sum(len(ids) for ids in new_cards.values()), learning=learning, review=review
+        new=sum(len(ids) for ids in new_cards.values()),
+        learning=sum(int(r.learning or 0) for r in due_counts.values()),
+        review=sum(min(int(r.review or 0), plans[d].reviews_left) for d, r in due_counts.items()),
     )
 
-    state_cols = [rs.c.card_id, rs.c.deck_id, *(rs.c[n] for n in STATE_COLUMNS)]
-    first_learning = session.execute(
-        select(*state_cols)
-        .where(live, rs.c.state.in_(LEARNING_STATES), rs.c.due <= now + LEARN_AHEAD)
-        .order_by(rs.c.due)
-        .limit(1)
-    ).first()
+    first_learning = None
+    if any(int(r.learning or 0) for r in due_counts.values()):
+        first_learning = conn.execute(
+            _FIRST_LEARNING,
+            {"user_id": user_id, "deck_ids": list(plans), "learn_ahead_until": learn_ahead_until},
+        ).first()
     if first_learning is not None and first_learning.due <= now:
-        return _with_text(session, first_learning, "learning", plans), counts
+        return _with_text(conn, first_learning, "learning", plans), counts
 
-    review_decks = [d for d in deck_ids if plans[d].reviews_left > 0]
+    review_decks = [d for d, r in due_counts.items() if r.review and plans[d].reviews_left > 0]
     if review_decks:
-        first_review = session.execute(
-            select(*state_cols)
-            .where(
-                live, rs.c.deck_id.in_(review_decks), rs.c.state == REVIEW_STATE, rs.c.due < day_end
-            )
-            .order_by(rs.c.due)
-            .limit(1)
+        first_review = conn.execute(
+            _FIRST_REVIEW, {"user_id": user_id, "deck_ids": review_decks, "day_end": day_end}
         ).first()
         if first_review is not None:
-            return _with_text(session, first_review, "review", plans), counts
+            return _with_text(conn, first_review, "review", plans), counts
 
-    for d in deck_ids:
-        if new_cards[d]:
-            return _with_text(session, _NewRow(new_cards[d][0], d), "new", plans), counts
+    for d, ids in new_cards.items():
+        if ids:
+            return _with_text(conn, _NewRow(ids[0], d), "new", plans), counts
 
     if first_learning is not None:
-        return _with_text(session, first_learning, "learning", plans), counts
+        return _with_text(conn, first_learning, "learning", plans), counts
     return None, counts
 
 
@@ -139,96 +245,69 @@ class _NewRow:
     state: None = None
 
 
+class _UserSettings:
+    """The `user_*` columns of a plan row, in `config_from`'s settings shape."""
+
+    def __init__(self, row: Row[Any]) -> None:
+        self.desired_retention = row.user_desired_retention
+        self.learning_steps = row.user_learning_steps
+        self.relearning_steps = row.user_relearning_steps
+        self.maximum_interval = row.user_maximum_interval
+        self.parameters = row.parameters
+
+
 def _plans(
-    session: Session, user_id: int, now: datetime, deck_id: int | None
+    conn: Connection, user_id: int, now: datetime, deck_id: int | None
 ) -> tuple[dict[int, _DeckPlan], datetime]:
     """Each subscribed deck's locale, settings and what is left of today's limits."""
-    settings = session.get(SchedulerSettings, user_id)
-    user = session.execute(
-        select(User.timezone, User.day_start_hour).where(User.id == user_id)
-    ).one()
-    day_start, day_end = day_bounds(now, user.timezone, user.day_start_hour)
-    query = (
-        select(Subscription, Deck.slug, Deck.default_locale)
-        .join(Deck, Deck.id == Subscription.deck_id)
-        .where(Subscription.user_id == user_id)
-        .order_by(Subscription.created_at, Deck.slug)
-    )
-    if deck_id is not None:
-        query = query.where(Subscription.deck_id == deck_id)
-    subs = session.execute(query).all()
-    if not subs or settings is None:
-        return {}, day_end
-    ids = [sub.deck_id for sub, _slug, _default in subs]
-    introduced: dict[int, int] = dict(
-        session.execute(
-            select(rs.c.deck_id, func.count())
-            .where(rs.c.user_id == user_id, rs.c.introduced_at >= day_start, rs.c.deck_id.in_(ids))
-            .group_by(rs.c.deck_id)
-        ).all()
-    )
-    reviewed: dict[int, int] = dict(
-        session.execute(
-            select(rl.c.deck_id, func.count())
-            .where(
-                rl.c.user_id == user_id,
-                rl.c.reviewed_at >= day_start,
-                rl.c.state_before == REVIEW_STATE,
-                rl.c.deck_id.in_(ids),
-            )
-            .group_by(rl.c.deck_id)
-        ).all()
-    )
+    if deck_id is None:
+        rows = conn.execute(_PLANS, {"user_id": user_id}).all()
+    else:
+        rows = conn.execute(_PLANS_OF_DECK, {"user_id": user_id, "deck_id": deck_id}).all()
+    if not rows:
+        return {}, now
+    day_start, day_end = day_bounds(now, rows[0].timezone, rows[0].day_start_hour)
+    done: dict[tuple[str, int], int] = {
+        (kind, deck): n
+        for kind, deck, n in conn.execute(_DONE_TODAY, {"user_id": user_id, "day_start": day_start})
+    }
     plans: dict[int, _DeckPlan] = {}
-    for sub, slug, default_locale in subs:
-        new_limit = sub.new_per_day if sub.new_per_day is not None else settings.new_per_day
+    for row in rows:
+        new_limit = row.new_per_day if row.new_per_day is not None else row.user_new_per_day
         review_limit = (
-            sub.reviews_per_day if sub.reviews_per_day is not None else settings.reviews_per_day
+            row.reviews_per_day if row.reviews_per_day is not None else row.user_reviews_per_day
         )
-        plans[sub.deck_id] = _DeckPlan(
-            deck_id=sub.deck_id,
-            slug=slug,
-            locale=sub.locale,
-            default_locale=default_locale,
-            config=config_from(settings, sub),
-            new_left=max(0, new_limit - introduced.get(sub.deck_id, 0)),
-            reviews_left=max(0, review_limit - reviewed.get(sub.deck_id, 0)),
+        plans[row.deck_id] = _DeckPlan(
+            deck_id=row.deck_id,
+            slug=row.slug,
+            locale=row.locale,
+            default_locale=row.default_locale,
+            config=config_from(_UserSettings(row), row),
+            new_left=max(0, new_limit - done.get(("introduced", row.deck_id), 0)),
+            reviews_left=max(0, review_limit - done.get(("reviewed", row.deck_id), 0)),
         )
     return plans, day_end
 
 
-def _new_card_ids(session: Session, user_id: int, deck_id: int, limit: int) -> list[int]:
-    if limit <= 0:
-        return []
-    seen = exists().where(rs.c.user_id == user_id, rs.c.card_id == Card.id)
-    return list(
-        session.scalars(
-            select(Card.id)
-            .where(Card.deck_id == deck_id, Card.retired_at.is_(None), ~seen)
-            .order_by(Card.position)
-            .limit(limit)
-        )
-    )
-
-
-def _with_text(session: Session, row: Any, kind: str, plans: dict[int, _DeckPlan]) -> NextCard:
+def _with_text(conn: Connection, row: Any, kind: str, plans: dict[int, _DeckPlan]) -> NextCard:
     plan = plans[row.deck_id]
     texts = {
         t.locale: t
-        for t in session.execute(
-            select(CardText.locale, CardText.question, CardText.answer, CardText.explanation).where(
-                CardText.card_id == row.card_id,
-                CardText.locale.in_({plan.locale, plan.default_locale}),
-            )
+        for t in conn.execute(
+            _TEXTS,
+            {
+                "card_id": row.card_id,
+                "locale": plan.locale,
+                "default_locale": plan.default_locale,
+            },
         )
     }
     text = texts.get(plan.locale) or texts[plan.default_locale]
-    key = session.scalar(select(Card.key).where(Card.id == row.card_id))
     return NextCard(
         card_id=row.card_id,
         deck_id=row.deck_id,
         deck_slug=plan.slug,
-        key=key or "",
+        key=text.key,
         locale=text.locale,
         question=text.question,
         answer=text.answer,

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from fsrs import Rating, State
-from sqlalchemy import Row, Table, and_, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, Row, Table, and_, bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter
 
@@ -161,7 +161,8 @@ _UPDATE_STATE = (
 
 def load_card_for_answer(session: Session, user_id: int, card_id: int) -> Row[Any]:
     """Card, deck, the user's settings, subscription overrides and state, in one query."""
-    row = session.execute(_CARD_FOR_ANSWER, {"user_id": user_id, "card_id": card_id}).first()
+    params = {"user_id": user_id, "card_id": card_id}
+    row = session.connection().execute(_CARD_FOR_ANSWER, params).first()
     if row is None:
         raise NotFound(f"no card {card_id}")
     return row
@@ -204,7 +205,8 @@ def prepare_answer(
     lock is then held just for the two writes); `write_answer` detects a state that changed
     in between through its version.
     """
-    existing = session.execute(_LOG_BY_REVIEW_ID, {"review_id": review_id}).first()
+    # Core statements on the session's connection: the ORM adds nothing to them here.
+    existing = session.connection().execute(_LOG_BY_REVIEW_ID, {"review_id": review_id}).first()
     if existing is not None:
         if existing.user_id != user_id or existing.card_id != card_id:
             raise Conflict("this review_id was already used for another answer", field="review_id")
@@ -265,14 +267,14 @@ def prepare_answer(
     return PreparedAnswer(log, state, row.version, AnswerResult(review_id, card_id, after, True))
 
 
-def write_answer(session: Session, prepared: PreparedAnswer) -> AnswerResult:
+def write_answer(connection: Connection, prepared: PreparedAnswer) -> AnswerResult:
     """Store a prepared answer: its log row and the new state, in the caller's transaction.
 
     Raises ConcurrentAnswer (or IntegrityError, for a racing first answer or review id) when
     another transaction got there first; the caller prepares again and retries.
     """
-    session.execute(_INSERT_LOG, prepared.log)
-    _write_state(session, prepared.state, prepared.version)
+    connection.execute(_INSERT_LOG, prepared.log)
+    _write_state(connection, prepared.state, prepared.version)
     return prepared.result
 
 
@@ -294,7 +296,7 @@ def answer(
     )  # fmt: skip
     if isinstance(prepared, AnswerResult):
         return prepared
-    return write_answer(session, prepared)
+    return write_answer(session.connection(), prepared)
 
 
 def _state_values(state: CardState, introduced_at: datetime | None) -> dict[str, Any]:
@@ -311,10 +313,10 @@ def _state_values(state: CardState, introduced_at: datetime | None) -> dict[str,
     }
 
 
-def _write_state(session: Session, values: dict[str, Any], version: int | None) -> None:
+def _write_state(connection: Connection, values: dict[str, Any], version: int | None) -> None:
     if version is None:
         # A racing first answer hits the primary key; the caller's retry then sees the row.
-        session.execute(_INSERT_STATE, {**values, "version": 1})
+        connection.execute(_INSERT_STATE, {**values, "version": 1})
         return
     params = {f"b_{name}": values[name] for name in _WRITTEN_COLUMNS}
     params.update(
@@ -323,7 +325,7 @@ def _write_state(session: Session, values: dict[str, Any], version: int | None) 
         b_version=version,
         b_new_version=version + 1,
     )
-    result = session.execute(_UPDATE_STATE, params)
+    result = connection.execute(_UPDATE_STATE, params)
     if getattr(result, "rowcount", 1) != 1:
         raise ConcurrentAnswer(f"card {values['card_id']} changed while it was being answered")
 
@@ -350,10 +352,9 @@ def undo(session: Session, user_id: int, *, now: datetime) -> UndoResult:
     if restored is None:
         session.execute(delete(rs).where(rs.c.user_id == user_id, rs.c.card_id == log.card_id))
     else:
-        values = {"user_id": user_id, "card_id": log.card_id, "deck_id": log.deck_id}
-        _write_state(
-            session, {**values, **_state_values(restored, log.introduced_at_before)}, current
-        )
+        keys = {"user_id": user_id, "card_id": log.card_id, "deck_id": log.deck_id}
+        values = {**keys, **_state_values(restored, log.introduced_at_before)}
+        _write_state(session.connection(), values, current)
     return UndoResult(log.review_id, log.card_id, restored)
 
 

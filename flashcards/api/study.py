@@ -12,9 +12,9 @@ from sqlalchemy.exc import IntegrityError
 
 from .. import queue, study, subscriptions
 from ..access import visible_decks
-from ..db import retrying, transaction, utcnow
+from ..db import retrying, utcnow
 from ..errors import InvalidInput, NotFound
-from ..http import db, engine, reader, refresh_pacing
+from ..http import db, reader, refresh_pacing, writing_engine
 from ..models import Card, CardText, Deck, Subscription, User
 from ..scheduling import CardState, fuzz_seed, preview
 from . import bp
@@ -180,8 +180,8 @@ def post_review() -> tuple[Response, int]:
             result = prepared
             break
         try:
-            with transaction(engine()) as write:
-                result = study.write_answer(write, prepared)
+            with writing_engine().begin() as connection:
+                result = study.write_answer(connection, prepared)
             break
         except (study.ConcurrentAnswer, IntegrityError):
             if attempt == ANSWER_ATTEMPTS:

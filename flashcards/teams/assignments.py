@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.orm import Session
 
 from ..access import visible_decks
@@ -133,13 +133,22 @@ def subscribe_to_team_assignments(
     refresh_pacing(session, user_id, now=now, deck_ids=[d.id for d in decks])
 
 
-def _due_dates(session: Session, user_id: int, today: date) -> dict[int, date | None]:
+# Built once: it runs every time someone's queue is shown.
+_ASSIGNED = (
+    select(TeamAssignment.deck_id, TeamAssignment.due_date)
+    .join(TeamMember, TeamMember.team_id == TeamAssignment.team_id)
+    .where(TeamMember.user_id == bindparam("user_id"))
+)
+
+
+def _assigned(session: Session, user_id: int) -> list[tuple[int, date | None]]:
+    """(deck, due date) of every assignment of every team the user belongs to."""
+    rows = session.connection().execute(_ASSIGNED, {"user_id": user_id})
+    return [(deck_id, due) for deck_id, due in rows]
+
+
+def _due_dates(rows: list[tuple[int, date | None]], today: date) -> dict[int, date | None]:
     """Per deck assigned to the user by any of their teams, the due date that paces it."""
-    rows = session.execute(
-        select(TeamAssignment.deck_id, TeamAssignment.due_date)
-        .join(TeamMember, TeamMember.team_id == TeamAssignment.team_id)
-        .where(TeamMember.user_id == user_id)
-    ).all()
     result: dict[int, date | None] = {}
     for deck_id, due in rows:
         best = result.get(deck_id)
@@ -165,14 +174,17 @@ def refresh_pacing(
     `deck_ids` limits the work to those decks; by default every deck a team assigned them.
     Returns whether any allowance changed.
     """
+    assigned = _assigned(session, user_id)
+    if not assigned and not deck_ids:
+        return False  # the common case, people in no team: one indexed read
     user = session.execute(
         select(User.timezone, User.day_start_hour).where(User.id == user_id)
     ).one()
     today = study_date(now, user.timezone, user.day_start_hour)
-    dues = _due_dates(session, user_id, today)
+    dues = _due_dates(assigned, today)
     targets = list(dues) if deck_ids is None else deck_ids
     if not targets:
-        return False  # the common case for people in no team: two indexed reads
+        return False
     day_start, _ = day_bounds(now, user.timezone, user.day_start_hour)
     default = session.scalar(
         select(SchedulerSettings.new_per_day).where(SchedulerSettings.user_id == user_id)

@@ -66,7 +66,16 @@ class DeckSource:
         return [card.key for card in self.locales[self.default_locale].cards]
 
 
+def refuse_nul(text: str, path: str) -> None:
+    """PostgreSQL cannot store NUL in text (a DataError at the first write); SQLite would."""
+    at = text.find("\x00")
+    if at >= 0:
+        line = len(LINE_BREAK_RE.findall(text, 0, at)) + 1
+        raise DeckFileError(path, line, "a NUL character is not text")
+
+
 def parse_locale_file(text: str, *, locale: str, path: str = "<deck>") -> LocaleSource:
+    refuse_nul(text, path)
     header: dict[str, str] = {}
     cards: list[CardSource] = []
     seen: dict[str, int] = {}

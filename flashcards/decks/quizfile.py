@@ -16,7 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from ..errors import DeckFileError
-from .deckfile import CardSource, LocaleSource
+from .deckfile import CardSource, LocaleSource, refuse_nul
 
 ANSWER_MARKERS = frozenset(
     {
@@ -57,6 +57,7 @@ def split_answer(answer: str) -> tuple[str, str]:
 
 
 def parse_quiz(text: str, *, path: str = "<quiz>") -> Quiz:
+    refuse_nul(text, path)
     # Only real line breaks count, so line numbers match what an editor shows (str.splitlines
     # would also break on \x0b, \u2028 ...); NFC so a decomposed "ó" still matches the marker.
     lines = [

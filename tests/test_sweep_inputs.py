@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from click.testing import CliRunner
 from flask.testing import FlaskClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -28,6 +29,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from flashcards.anki import export_deck, import_package
+from flashcards.cli import main
 from flashcards.db import Base, transaction, writer
 from flashcards.errors import FlashcardsError
 from flashcards.models import User
@@ -415,3 +417,23 @@ def test_nul_through_the_web_forms_is_refused_with_nothing_written(
         assert r.status_code == status, (url, r.status_code)
     with Session(engine) as s:
         assert dump(s) == before
+
+
+def test_nul_in_deck_and_quiz_files_is_a_file_line_error(
+    cli: CliRunner, engine: Engine, tmp_path: Path
+) -> None:
+    deck = tmp_path / "decks" / "nul-deck"
+    deck.mkdir(parents=True)
+    (deck / "deck.toml").write_text('default_locale = "en"\n')
+    (deck / "en.deck").write_text("title: T\n\n== k\nQ\x00\n--\nA\n")
+    with Session(engine) as s:
+        before = dump(s)
+    result = cli.invoke(main, ["decks", "sync", str(tmp_path / "decks")])
+    assert result.exit_code != 0 and "en.deck:4: a NUL character" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    with Session(engine) as s:
+        assert dump(s) == before
+    quiz = tmp_path / "quiz.txt"
+    quiz.write_text(QUIZ_VALID.replace("Sky", "S\x00ky"))
+    result = cli.invoke(main, ["decks", "import-quiz", str(quiz), "--locale", "en"])
+    assert result.exit_code != 0 and "quiz.txt:6: a NUL character" in result.output

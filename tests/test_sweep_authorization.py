@@ -27,8 +27,8 @@ from sqlalchemy.orm import Session
 from werkzeug.test import TestResponse
 
 from flashcards import create_app
-from flashcards.db import transaction
-from flashcards.models import ApiToken, Base, CardText, DeckText
+from flashcards.db import Base, transaction
+from flashcards.models import ApiToken, CardText, DeckText
 from flashcards.teams import assignments, invitations, team_decks
 from flashcards.teams.membership import create_team
 

@@ -153,10 +153,9 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ),
     ("/decks/<slug>/subscription", "POST"): Probe("/decks/{private}/subscription", {}, member=404),
     ("/decks/<slug>/unsubscribe", "POST"): Probe("/decks/{private}/unsubscribe", {}, member=404),
-    # Revoking acts only on the caller's own tokens: another's id changes nothing (checked
-    # below: every row is as it was) and leads back to the tokens page.
+    # Revoking acts only on the caller's own tokens: another's id is not found.
     ("/tokens/<int:token_id>/revoke", "POST"): Probe(
-        "/tokens/{token_id}/revoke", {}, member=None, outsider=(302, 303, 404)
+        "/tokens/{token_id}/revoke", {}, member=None, outsider=(404,)
     ),
     ("/join/<token>", "GET"): Probe("/join/{revoked}", member=404),
     # Mia is in Alpha already: a link of Alpha, even a revoked one, leaves her as she is.

@@ -12,7 +12,7 @@ from werkzeug.wrappers import Response
 
 from .. import accounts, apitokens
 from ..db import utcnow
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotFound
 from ..http import db
 from ..settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
 from . import bp
@@ -179,7 +179,8 @@ def create_token() -> str | tuple[str, int]:
 @login_required
 def revoke_token(token_id: int) -> Response:
     session = db()
-    if apitokens.revoke_token_id(session, user_id(), token_id):
-        session.commit()
-        flash(_("Token revoked."))
+    if not apitokens.revoke_token_id(session, user_id(), token_id):
+        raise NotFound(f"no token {token_id}")
+    session.commit()
+    flash(_("Token revoked."))
     return redirect(url_for("web.tokens"))

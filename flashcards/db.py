@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -85,16 +87,52 @@ def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) 
         cursor.execute(f"PRAGMA synchronous={sqlite_synchronous}")
         cursor.close()
 
+    database = make_url(url).database
+    gate = f"{database}.writers" if database and database != ":memory:" else None
+
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
         # A write transaction takes the write lock up front: a deferred transaction that reads
         # and then writes fails with SQLITE_BUSY instead of waiting when another writer won.
         immediate = conn.get_execution_options().get("sqlite_immediate", False)
+        if immediate and gate is not None:
+            _enter_gate(conn.connection.info, gate)
         # Straight to the driver: this runs twice per answer, and the statement machinery
         # (events, result objects) would cost more than the BEGIN itself.
         conn.connection.driver_connection.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
+    @event.listens_for(engine, "checkin")
+    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        _leave_gate(record.info)
+
+    @event.listens_for(engine, "close")
+    def _on_close(_dbapi_connection: Any, record: Any) -> None:
+        _leave_gate(record.info)
+        fd = record.info.pop("gate_fd", None)
+        if fd is not None:
+            os.close(fd)
+
     return engine
+
+
+def _enter_gate(info: dict[str, Any], path: str) -> None:
+    """Queue for SQLite's write lock on a file lock of our own.
+
+    SQLite's busy handler polls with sleeps of up to 100 ms, so writers waiting on it wake
+    late and in no order; waiters on a file lock wake as soon as it is free, first come
+    first served. The kernel drops the lock of a killed process.
+    """
+    fd = info.get("gate_fd")
+    if fd is None:
+        fd = info["gate_fd"] = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    info["gate_held"] = True
+
+
+def _leave_gate(info: dict[str, Any]) -> None:
+    # Checkin follows the transaction's COMMIT or ROLLBACK, so the next writer starts after.
+    if info.pop("gate_held", False):
+        fcntl.flock(info["gate_fd"], fcntl.LOCK_UN)
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:

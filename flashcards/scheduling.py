@@ -96,16 +96,7 @@ def review(
 ) -> CardState:
     """The state after answering `rating` at `now`; `seed=None` turns fuzz off."""
     current = before or new_card_state(now)
-    fsrs_card = FsrsCard(
-        card_id=1,  # py-fsrs sleeps 1 ms to invent an id when given none
-        state=current.state,
-        step=current.step,
-        stability=current.stability,
-        difficulty=current.difficulty,
-        due=current.due,
-        last_review=current.last_review,
-    )
-    after, _log = scheduler_for(config).review_card(fsrs_card, rating, now)
+    after, _log = scheduler_for(config).review_card(_fsrs_card(current), rating, now)
     due = after.due
     if seed is not None and after.state == State.Review:
         days = (after.due - now).days
@@ -131,8 +122,12 @@ def preview(
 
 
 def retrievability(config: SchedulerConfig, state: CardState, now: datetime) -> float:
-    fsrs_card = FsrsCard(
-        card_id=1,
+    return float(scheduler_for(config).get_card_retrievability(_fsrs_card(state), now))
+
+
+def _fsrs_card(state: CardState) -> FsrsCard:
+    return FsrsCard(
+        card_id=1,  # py-fsrs sleeps 1 ms to invent an id when given none
         state=state.state,
         step=state.step,
         stability=state.stability,
@@ -140,4 +135,3 @@ def retrievability(config: SchedulerConfig, state: CardState, now: datetime) -> 
         due=state.due,
         last_review=state.last_review,
     )
-    return float(scheduler_for(config).get_card_retrievability(fsrs_card, now))

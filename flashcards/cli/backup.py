@@ -17,11 +17,8 @@ def backup(file: Path, force: bool) -> None:
     """Write every table of the database to FILE (gzip'd JSON lines with a SHA-256)."""
     if file.exists() and not force:
         raise click.ClickException(f"{file} exists; use --force to overwrite it")
-    engine = context.engine()
-    try:
+    with context.open_engine() as engine:
         counts = backups.backup(engine, file)
-    finally:
-        engine.dispose()
     click.echo(f"Backed up {sum(counts.values())} rows from {len(counts)} tables to {file}.")
 
 
@@ -29,11 +26,8 @@ def backup(file: Path, force: bool) -> None:
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 def restore(file: Path) -> None:
     """Load FILE into an empty, migrated database (run `flashcards db upgrade` first)."""
-    engine = context.engine()
-    try:
+    with context.open_engine() as engine:
         counts = backups.restore(engine, file)
-    finally:
-        engine.dispose()
     click.echo(f"Restored {sum(counts.values())} rows into {len(counts)} tables from {file}.")
 
 

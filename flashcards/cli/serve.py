@@ -31,6 +31,8 @@ def serve(host: str, port: int, workers: int | None, threads: int) -> None:
                 "workers": workers or default_workers(),
                 "threads": threads,
                 "graceful_timeout": 10,
+                # Unused, and one fixed path per user would be shared by every instance.
+                "control_socket_disable": True,
             }
             for key, value in options.items():
                 self.cfg.set(key, value)

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, TypeVar
 
 from sqlalchemy import DateTime, Dialect, Engine, MetaData, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.orm import DeclarativeBase, Session
 from sqlalchemy.types import TypeDecorator
 
 T = TypeVar("T")
@@ -133,10 +133,6 @@ def _leave_gate(info: dict[str, Any]) -> None:
     # Checkin follows the transaction's COMMIT or ROLLBACK, so the next writer starts after.
     if info.pop("gate_held", False):
         fcntl.flock(info["gate_fd"], fcntl.LOCK_UN)
-
-
-def session_factory(engine: Engine) -> sessionmaker[Session]:
-    return sessionmaker(bind=engine, expire_on_commit=False)
 
 
 def writer(engine: Engine) -> Engine:

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-from typing import ParamSpec, TypeVar
-
 from flask import g, request
 
 from .. import accounts
 from ..errors import Unauthorized
 from ..http import reader
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 def bearer_token() -> str:
@@ -35,14 +28,3 @@ def current_user_id() -> int:
         raise Unauthorized("the API token is not valid or has been revoked")
     g._api_user_id = user_id
     return user_id
-
-
-def require_user(view: Callable[P, R]) -> Callable[P, R]:
-    """Refuse the request with 401 unless it carries a valid token."""
-
-    @wraps(view)
-    def wrapped(*args: P.args, **kwargs: P.kwargs) -> R:
-        current_user_id()
-        return view(*args, **kwargs)
-
-    return wrapped

@@ -233,3 +233,12 @@ def test_serve_reports_a_bad_setting_before_starting(monkeypatch: pytest.MonkeyP
     line = assert_clean_failure(result)
     assert line == "Error: FLASHCARDS_SIGNUP_OPEN must be true or false, not 'maybe'"
     assert "Serving" not in result.output
+
+
+def test_a_file_that_cannot_be_written_is_one_line_not_a_traceback(
+    cli: CliRunner, engine: Engine, tmp_path: Path
+) -> None:
+    result = cli.invoke(main, ["backup", str(tmp_path / "no-such-folder" / "x.backup")])
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output
+    assert "no-such-folder" in result.output

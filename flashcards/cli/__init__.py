@@ -27,6 +27,10 @@ class FlashcardsGroup(click.Group):
                 f"database error: {str(cause).splitlines()[0]} "
                 "(is the database reachable and migrated? try: flashcards db upgrade)"
             ) from None
+        except OSError as exc:
+            # A file that cannot be read or written (a full disk, a missing folder).
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise click.ClickException(f"{where}{exc.strerror or exc}") from None
 
 
 @click.group(cls=FlashcardsGroup)

@@ -17,7 +17,7 @@ from ..decks.sync import SyncReport
 from ..errors import InvalidInput, NotFound
 from ..http import db, engine
 from ..models import TeamInvitation
-from ..teams import assignments, invitations, membership, progress, team_decks
+from ..teams import assignments, invitations, membership
 from . import bp
 from .auth import current_user_id
 from .errors import json_body, reject_unknown
@@ -27,7 +27,7 @@ MAX_ID = 2**31 - 1
 MAX_UPLOAD = 2_000_000  # characters of an uploaded quiz or CSV
 
 
-def _id(value: int, what: str) -> int:
+def checked_id(value: int, what: str) -> int:
     # Larger ids exist nowhere, and PostgreSQL would reject them as out of range.
     if value > MAX_ID:
         raise NotFound(f"no {what} {value}")
@@ -47,7 +47,7 @@ def string_field(body: dict[str, Any], name: str, **kwargs: Any) -> str:
     return value
 
 
-def _int_field(body: dict[str, Any], name: str, low: int, high: int) -> int | None:
+def int_field(body: dict[str, Any], name: str, low: int, high: int) -> int | None:
     value = body.get(name)
     if value is None:
         return None
@@ -74,7 +74,7 @@ def _invitation_json(inv: TeamInvitation, token: str | None = None) -> dict[str,
     return body
 
 
-def _report_json(report: SyncReport) -> dict[str, Any]:
+def report_json(report: SyncReport) -> dict[str, Any]:
     return {
         "deck": report.slug,
         "created": report.created,
@@ -110,7 +110,7 @@ def create_team() -> tuple[Response, int]:
 @bp.get("/teams/<int:team_id>")
 def get_team(team_id: int) -> Response:
     user_id = current_user_id()
-    return jsonify(_team_json(membership.get_team(db(), _id(team_id, "team"), user_id)))
+    return jsonify(_team_json(membership.get_team(db(), checked_id(team_id, "team"), user_id)))
 
 
 @bp.patch("/teams/<int:team_id>")
@@ -120,7 +120,7 @@ def rename_team(team_id: int) -> Response:
     reject_unknown(body, {"name"})
     name = string_field(body, "name", max_length=membership.MAX_NAME)
     session = db()
-    view = membership.rename_team(session, _id(team_id, "team"), user_id, name)
+    view = membership.rename_team(session, checked_id(team_id, "team"), user_id, name)
     session.commit()
     return jsonify(_team_json(view))
 
@@ -129,7 +129,7 @@ def rename_team(team_id: int) -> Response:
 def delete_team(team_id: int) -> Response:
     user_id = current_user_id()
     session = db()
-    membership.delete_team(session, _id(team_id, "team"), user_id, now=utcnow())
+    membership.delete_team(session, checked_id(team_id, "team"), user_id, now=utcnow())
     session.commit()
     return Response(status=204)
 
@@ -140,7 +140,7 @@ def delete_team(team_id: int) -> Response:
 @bp.get("/teams/<int:team_id>/members")
 def list_members(team_id: int) -> Response:
     user_id = current_user_id()
-    members = membership.list_members(db(), _id(team_id, "team"), user_id)
+    members = membership.list_members(db(), checked_id(team_id, "team"), user_id)
     return jsonify(
         members=[
             {
@@ -163,7 +163,7 @@ def change_role(team_id: int, member_id: int) -> Response:
     role = string_field(body, "role", max_length=16)
     session = db()
     member = membership.change_role(
-        session, _id(team_id, "team"), user_id, _id(member_id, "member"), role
+        session, checked_id(team_id, "team"), user_id, checked_id(member_id, "member"), role
     )
     session.commit()
     return jsonify(user_id=member.user_id, role=member.role)
@@ -174,7 +174,7 @@ def remove_member(team_id: int, member_id: int) -> Response:
     user_id = current_user_id()
     session = db()
     membership.remove_member(
-        session, _id(team_id, "team"), user_id, _id(member_id, "member"), now=utcnow()
+        session, checked_id(team_id, "team"), user_id, checked_id(member_id, "member"), now=utcnow()
     )
     session.commit()
     return Response(status=204)
@@ -184,7 +184,7 @@ def remove_member(team_id: int, member_id: int) -> Response:
 def leave_team(team_id: int) -> Response:
     user_id = current_user_id()
     session = db()
-    membership.leave_team(session, _id(team_id, "team"), user_id, now=utcnow())
+    membership.leave_team(session, checked_id(team_id, "team"), user_id, now=utcnow())
     session.commit()
     return Response(status=204)
 
@@ -194,11 +194,11 @@ def transfer(team_id: int) -> Response:
     user_id = current_user_id()
     body = json_body()
     reject_unknown(body, {"user_id"})
-    target = _int_field(body, "user_id", 1, MAX_ID)
+    target = int_field(body, "user_id", 1, MAX_ID)
     if target is None:
         raise InvalidInput("user_id is required", field="user_id")
     session = db()
-    member = membership.transfer_ownership(session, _id(team_id, "team"), user_id, target)
+    member = membership.transfer_ownership(session, checked_id(team_id, "team"), user_id, target)
     session.commit()
     return jsonify(user_id=member.user_id, role=member.role)
 
@@ -209,7 +209,7 @@ def transfer(team_id: int) -> Response:
 @bp.get("/teams/<int:team_id>/invitations")
 def list_invitations(team_id: int) -> Response:
     user_id = current_user_id()
-    found = invitations.list_invitations(db(), _id(team_id, "team"), user_id)
+    found = invitations.list_invitations(db(), checked_id(team_id, "team"), user_id)
     return jsonify(invitations=[_invitation_json(i) for i in found])
 
 
@@ -218,12 +218,12 @@ def create_invitation(team_id: int) -> tuple[Response, int]:
     user_id = current_user_id()
     body = json_body() if request.get_data() else {}
     reject_unknown(body, {"expires_in_hours", "max_uses"})
-    hours = _int_field(body, "expires_in_hours", 1, 90 * 24)
-    max_uses = _int_field(body, "max_uses", 1, invitations.MAX_USES)
+    hours = int_field(body, "expires_in_hours", 1, 90 * 24)
+    max_uses = int_field(body, "max_uses", 1, invitations.MAX_USES)
     session = db()
     created = invitations.create_invitation(
         session,
-        _id(team_id, "team"),
+        checked_id(team_id, "team"),
         user_id,
         now=utcnow(),
         lifetime=timedelta(hours=hours) if hours else invitations.DEFAULT_LIFETIME,
@@ -238,7 +238,11 @@ def revoke_invitation(team_id: int, invitation_id: int) -> Response:
     user_id = current_user_id()
     session = db()
     invitations.revoke_invitation(
-        session, _id(team_id, "team"), user_id, _id(invitation_id, "invitation"), now=utcnow()
+        session,
+        checked_id(team_id, "team"),
+        user_id,
+        checked_id(invitation_id, "invitation"),
+        now=utcnow(),
     )
     session.commit()
     return Response(status=204)
@@ -268,7 +272,7 @@ def join_team() -> Response:
 def list_assignments(team_id: int) -> Response:
     user_id = current_user_id()
     now = utcnow()
-    team = _id(team_id, "team")
+    team = checked_id(team_id, "team")
     # Today's pace is stored for the study queue: a short write transaction of its own, so
     # that this GET's reads never have to turn into a write.
     with transaction(engine()) as session:
@@ -310,7 +314,9 @@ def assign(team_id: int, slug: str) -> tuple[Response, int]:
     session = db()
     assignment, created = retrying(
         session,
-        lambda: assignments.assign(session, _id(team_id, "team"), user_id, slug, due, now=utcnow()),
+        lambda: assignments.assign(
+            session, checked_id(team_id, "team"), user_id, slug, due, now=utcnow()
+        ),
         retry_on=(IntegrityError,),  # a concurrent assignment or subscription of the same deck
         attempts=2,
     )
@@ -323,221 +329,6 @@ def assign(team_id: int, slug: str) -> tuple[Response, int]:
 def unassign(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
     session = db()
-    assignments.unassign(session, _id(team_id, "team"), user_id, slug, now=utcnow())
+    assignments.unassign(session, checked_id(team_id, "team"), user_id, slug, now=utcnow())
     session.commit()
     return Response(status=204)
-
-
-# --- team decks ---
-
-
-def _upload_fields(body: dict[str, Any]) -> tuple[str, str, str, str | None]:
-    reject_unknown(body, {"format", "content", "locale", "title"})
-    fmt = string_field(body, "format", max_length=10)
-    content = string_field(body, "content", max_length=MAX_UPLOAD)
-    locale = string_field(body, "locale", max_length=16)
-    title = string_field(body, "title", required=False, max_length=200) or None
-    return fmt, content, locale, title
-
-
-@bp.get("/teams/<int:team_id>/decks")
-def list_team_decks(team_id: int) -> Response:
-    user_id = current_user_id()
-    decks = team_decks.list_team_decks(db(), _id(team_id, "team"), user_id)
-    return jsonify(
-        decks=[
-            {
-                "slug": d.slug,
-                "title": d.title,
-                "default_locale": d.default_locale,
-                "locales": d.locales,
-                "card_count": d.card_count,
-            }
-            for d in decks
-        ]
-    )
-
-
-@bp.post("/teams/<int:team_id>/decks")
-def create_team_deck(team_id: int) -> tuple[Response, int]:
-    user_id = current_user_id()
-    fmt, content, locale, title = _upload_fields(json_body())
-    session = db()
-    _deck, report = retrying(
-        session,
-        lambda: team_decks.create_team_deck(
-            session,
-            _id(team_id, "team"),
-            user_id,
-            fmt=fmt,
-            content=content,
-            locale=locale,
-            title=title,
-            now=utcnow(),
-        ),
-        retry_on=(IntegrityError,),  # two uploads with the same title took the same slug
-        attempts=3,
-    )
-    return jsonify(_report_json(report)), 201
-
-
-@bp.get("/teams/<int:team_id>/decks/<slug>")
-def get_team_deck(team_id: int, slug: str) -> Response:
-    user_id = current_user_id()
-    source = team_decks.deck_cards(db(), _id(team_id, "team"), user_id, slug)
-    return jsonify(
-        slug=source.slug,
-        default_locale=source.default_locale,
-        locales={
-            loc.locale: {
-                "title": loc.title,
-                "description": loc.description,
-                "cards": [
-                    {
-                        "key": c.key,
-                        "front": c.question,
-                        "back": c.answer,
-                        "explanation": c.explanation,
-                    }
-                    for c in loc.cards
-                ],
-            }
-            for loc in source.locales.values()
-        },
-    )
-
-
-@bp.delete("/teams/<int:team_id>/decks/<slug>")
-def delete_team_deck(team_id: int, slug: str) -> Response:
-    user_id = current_user_id()
-    session = db()
-    team_decks.delete_team_deck(session, _id(team_id, "team"), user_id, slug)
-    session.commit()
-    return Response(status=204)
-
-
-@bp.put("/teams/<int:team_id>/decks/<slug>/source")
-def upload_team_deck_locale(team_id: int, slug: str) -> Response:
-    user_id = current_user_id()
-    fmt, content, locale, title = _upload_fields(json_body())
-    session = db()
-    report = team_decks.upload_locale(
-        session,
-        _id(team_id, "team"),
-        user_id,
-        slug,
-        fmt=fmt,
-        content=content,
-        locale=locale,
-        title=title,
-        now=utcnow(),
-    )
-    session.commit()
-    return jsonify(_report_json(report))
-
-
-@bp.put("/teams/<int:team_id>/decks/<slug>/cards/<key>")
-def set_team_card(team_id: int, slug: str, key: str) -> Response:
-    user_id = current_user_id()
-    body = json_body()
-    reject_unknown(body, {"locale", "front", "back", "explanation"})
-    locale = string_field(body, "locale", max_length=16)
-    front = string_field(body, "front", max_length=20_000)
-    back = string_field(body, "back", max_length=20_000)
-    explanation = string_field(body, "explanation", required=False, max_length=20_000)
-    session = db()
-    report = team_decks.set_card(
-        session,
-        _id(team_id, "team"),
-        user_id,
-        slug,
-        key,
-        locale=locale,
-        question=front,
-        answer=back,
-        explanation=explanation,
-        now=utcnow(),
-    )
-    session.commit()
-    return jsonify(_report_json(report))
-
-
-@bp.delete("/teams/<int:team_id>/decks/<slug>/cards/<key>")
-def retire_team_card(team_id: int, slug: str, key: str) -> Response:
-    user_id = current_user_id()
-    session = db()
-    team_decks.retire_card(session, _id(team_id, "team"), user_id, slug, key, now=utcnow())
-    session.commit()
-    return Response(status=204)
-
-
-# --- dashboard ---
-
-
-def _progress_json(p: progress.MemberProgress) -> dict[str, Any]:
-    return {
-        "user_id": p.user_id,
-        "email": p.email,
-        "display_name": p.display_name,
-        "role": p.role,
-        "introduced": p.introduced,
-        "total": p.total,
-        "in_review": p.in_review,
-        "predicted_recall": p.recall,
-        "overdue": p.overdue,
-        "answers_7d": p.answers_7d,
-        "last_activity": p.last_activity.isoformat() if p.last_activity else None,
-        "assignments": [
-            {
-                "deck": a.slug,
-                "due_date": a.due_date.isoformat() if a.due_date else None,
-                "introduced": a.introduced,
-                "total": a.total,
-                "status": a.status,
-            }
-            for a in p.assignments
-        ],
-    }
-
-
-@bp.get("/teams/<int:team_id>/dashboard")
-def dashboard(team_id: int) -> Response:
-    user_id = current_user_id()
-    rows = progress.dashboard(db(), _id(team_id, "team"), user_id, now=utcnow())
-    return jsonify(members=[_progress_json(r) for r in rows])
-
-
-@bp.get("/teams/<int:team_id>/dashboard.csv")
-def dashboard_csv(team_id: int) -> Response:
-    user_id = current_user_id()
-    rows = progress.dashboard(db(), _id(team_id, "team"), user_id, now=utcnow())
-    return Response(
-        progress.members_csv(rows),
-        mimetype="text/csv",
-        headers={"Content-Disposition": f'attachment; filename="team-{team_id}-members.csv"'},
-    )
-
-
-@bp.get("/teams/<int:team_id>/hardest")
-def hardest(team_id: int) -> Response:
-    user_id = current_user_id()
-    raw = request.args.get("limit", "20")
-    if not raw.isdigit() or not 1 <= int(raw) <= 100:
-        raise InvalidInput("limit must be an integer from 1 to 100", field="limit")
-    cards = progress.hardest(
-        db(), _id(team_id, "team"), user_id, limit=int(raw), slug=request.args.get("deck")
-    )
-    return jsonify(
-        cards=[
-            {
-                "card_id": c.card_id,
-                "deck": c.deck,
-                "key": c.key,
-                "question": c.question,
-                "answers": c.answers,
-                "again_share": c.again_share,
-                "mean_difficulty": c.mean_difficulty,
-            }
-            for c in cards
-        ]
-    )

@@ -155,3 +155,25 @@ def test_unknown_pages_are_localized_and_api_keeps_problem_json(client: FlaskCli
     r = client.get("/api/v1/nope")
     assert r.status_code == 404 and r.mimetype == "application/problem+json"
     assert r.get_json()["status"] == 404
+
+
+def test_a_new_password_ends_every_other_session(app: Flask) -> None:
+    laptop, phone = app.test_client(), app.test_client()
+    sign_up(laptop, "cy@example.com")
+    phone.post(
+        "/signin",
+        data={"csrf_token": csrf(phone), "email": "cy@example.com", "password": PASSWORD},
+    )
+    assert phone.get("/settings").status_code == 200
+    r = laptop.post(
+        "/settings/password",
+        data={
+            "csrf_token": csrf(laptop, "/settings"),
+            "current_password": PASSWORD,
+            "new_password": "a brand new passphrase",
+        },
+    )
+    assert r.status_code == 302
+    assert laptop.get("/settings").status_code == 200  # the session that changed it stays
+    r = phone.get("/settings")
+    assert r.status_code == 302 and r.location.startswith("/signin")

@@ -7,6 +7,7 @@ from typing import Any
 from zoneinfo import available_timezones
 
 from flask import current_app, flash, redirect, render_template, request, url_for
+from flask import session as flask_session
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
@@ -16,7 +17,7 @@ from ..errors import InvalidInput, NotFound
 from ..http import db
 from ..settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
 from . import bp
-from .auth import current_user, login_required, safe_next, user_id
+from .auth import STAMP_KEY, current_user, login_required, safe_next, session_stamp, user_id
 from .i18n import LANG_COOKIE
 
 ONE_YEAR = 365 * 24 * 3600
@@ -125,6 +126,10 @@ def change_password() -> Response:
             )
         return redirect(url_for("web.settings"))
     session.commit()
+    user = current_user()
+    assert user is not None
+    # This session stays signed in; every other one ends with the old password.
+    flask_session[STAMP_KEY] = session_stamp(user)
     flash(_("Password changed."))
     return redirect(url_for("web.settings"))
 

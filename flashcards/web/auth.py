@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Callable
 from functools import wraps
 from typing import ParamSpec, TypeVar
@@ -33,6 +35,17 @@ from . import bp, csrf
 P = ParamSpec("P")
 R = TypeVar("R")
 USER_KEY = "uid"
+STAMP_KEY = "pw"
+
+
+def session_stamp(user: User) -> str:
+    """A keyed digest of the password hash, kept in the session cookie.
+
+    A new password changes it, so every session signed in with the old one (a stolen cookie
+    included) ends; keyed, because the cookie is signed but readable.
+    """
+    key = current_app.config["SECRET_KEY"].encode()
+    return hmac.new(key, user.password_hash.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def current_user() -> User | None:
@@ -41,8 +54,13 @@ def current_user() -> User | None:
         user = None
         if isinstance(user_id, int):
             user = db().scalar(select(User).where(User.id == user_id))
-            if user is None:
+            stamp = session.get(STAMP_KEY)
+            if user is None or not isinstance(stamp, str):
+                user = None
                 session.clear()  # the account is gone
+            elif not hmac.compare_digest(stamp, session_stamp(user)):
+                user = None
+                session.clear()  # signed in before the password changed
         g._web_user = user
     found: User | None = g._web_user
     return found
@@ -81,6 +99,7 @@ def _start_session(user: User) -> None:
     # A fresh session at sign-in: nothing a visitor's cookie carried survives (no fixation).
     session.clear()
     session[USER_KEY] = user.id
+    session[STAMP_KEY] = session_stamp(user)
     csrf.new_token()
     g._web_user = user
 

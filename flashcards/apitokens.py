@@ -11,9 +11,8 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from .db import MAX_ID
 from .models import ApiToken
-
-MAX_ID = 2**31 - 1  # the largest value of an INTEGER primary key on PostgreSQL
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,9 @@ from sqlalchemy.orm import DeclarativeBase, Session
 from sqlalchemy.types import TypeDecorator
 
 T = TypeVar("T")
+# Ids are INTEGER columns (32-bit on PostgreSQL): a larger id names nothing, and sending it
+# to the database fails with "integer out of range" instead of finding no row.
+MAX_ID = 2**31 - 1
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",

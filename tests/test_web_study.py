@@ -109,6 +109,8 @@ def test_bad_answers_never_fail_with_a_server_error(
         {"rating": "x"},
         {"rating": "3", "review_id": "not-a-uuid"},
         {"rating": "3", "card_id": "999999"},
+        {"rating": "3", "card_id": str(2**40)},
+        {"rating": "3", "card_id": "-1"},
         {"rating": "3", "card_id": ""},
     ):
         r = client.post("/study/answer", data={**form, **bad})

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from .. import queue, study, subscriptions
 from ..access import visible_decks
-from ..db import retrying, utcnow
+from ..db import MAX_ID, retrying, utcnow
 from ..errors import InvalidInput, NotFound
 from ..http import db, reader, refresh_pacing, writing_engine
 from ..models import Card, CardText, Deck, Subscription, User
@@ -24,9 +24,6 @@ from .errors import json_body, reject_unknown
 MAX_DURATION_MS = 24 * 3600 * 1000
 # Lost races on one card are retried; five in a row means something else is wrong.
 ANSWER_ATTEMPTS = 5
-# Ids are 32-bit INTEGER columns on PostgreSQL: a larger id can name no card, and sending it to
-# the database fails with "integer out of range" (an OverflowError on SQLite above 2**63).
-MAX_ID = 2**31 - 1
 
 
 def state_json(state: CardState | None) -> dict[str, Any] | None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..db import MAX_ID
 from .openapi import BODY_PROBLEMS, json_content, json_request, problems, ref
 
-MAX_ID = 2**31 - 1
 _NULLABLE_STATE = {"anyOf": [ref("CardState"), {"type": "null"}]}
 _COUNT = {"type": "integer", "minimum": 0}
 _SECONDS = {"type": "integer", "minimum": 0, "description": "Seconds from now."}

@@ -12,7 +12,7 @@ from typing import Any
 from flask import Response, jsonify, request
 from sqlalchemy.exc import IntegrityError
 
-from ..db import retrying, transaction, utcnow
+from ..db import MAX_ID, retrying, transaction, utcnow
 from ..decks.sync import SyncReport
 from ..errors import InvalidInput, NotFound
 from ..http import db, engine
@@ -23,7 +23,6 @@ from .auth import current_user_id
 from .errors import json_body, reject_unknown
 from .errors import string_field as _string_field
 
-MAX_ID = 2**31 - 1
 MAX_UPLOAD = 2_000_000  # characters of an uploaded quiz or CSV
 
 

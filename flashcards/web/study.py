@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
 from .. import queue, stats, study, subscriptions
-from ..db import retrying, utcnow
+from ..db import MAX_ID, retrying, utcnow
 from ..errors import Conflict, InvalidInput, NotFound
 from ..http import db, refresh_pacing
 from ..queue import NextCard
@@ -100,6 +100,8 @@ def answer() -> Response:
     slug = request.form.get("deck") or None
     try:
         card_id = int(request.form.get("card_id", ""))
+        if not 1 <= card_id <= MAX_ID:
+            raise ValueError(card_id)
         rating = study.parse_rating(int(request.form.get("rating", "")))
         review_id = str(uuid.UUID(request.form.get("review_id", "")))
     except (ValueError, InvalidInput):

@@ -209,19 +209,8 @@ def refresh_pacing(
 
 def remaining_new(session: Session, user_id: int, deck_id: int, *, since: datetime) -> int:
     """Live cards not introduced before `since` (the start of the user's study day)."""
-    total = card_count(session, deck_id)
-    seen = session.scalar(
-        select(func.count())
-        .select_from(ReviewState)
-        .join(Card, Card.id == ReviewState.card_id)
-        .where(
-            ReviewState.user_id == user_id,
-            ReviewState.deck_id == deck_id,
-            ReviewState.introduced_at < since,
-            Card.retired_at.is_(None),
-        )
-    )
-    return max(0, total - int(seen or 0))
+    seen = introduced_count(session, user_id, deck_id, before=since)
+    return max(0, card_count(session, deck_id) - seen)
 
 
 def card_count(session: Session, deck_id: int) -> int:
@@ -293,8 +282,11 @@ def list_assignments(
     return views
 
 
-def introduced_count(session: Session, user_id: int, deck_id: int) -> int:
-    count = session.scalar(
+def introduced_count(
+    session: Session, user_id: int, deck_id: int, *, before: datetime | None = None
+) -> int:
+    """Live cards of the deck the user has seen (before `before`, when given)."""
+    query = (
         select(func.count())
         .select_from(ReviewState)
         .join(Card, Card.id == ReviewState.card_id)
@@ -304,7 +296,9 @@ def introduced_count(session: Session, user_id: int, deck_id: int) -> int:
             Card.retired_at.is_(None),
         )
     )
-    return int(count or 0)
+    if before is not None:
+        query = query.where(ReviewState.introduced_at < before)
+    return int(session.scalar(query) or 0)
 
 
 def deck_title(session: Session, deck: Deck, locale: str) -> str:

@@ -16,18 +16,22 @@ from sqlalchemy.orm import Session
 from ..errors import Conflict, Forbidden, InvalidInput
 from ..models import Deck, Subscription, Team, TeamAssignment, TeamMember, User
 from .assignments import refresh_pacing
-from .roles import LEADS, MANAGER, MEMBER, OWNER, member_ids, member_of, membership
+from .roles import (
+    LEADS,
+    MANAGER,
+    MEMBER,
+    OWNER,
+    clean_text,
+    member_ids,
+    member_of,
+    membership,
+)
 
 MAX_NAME = 100
 
 
 def clean_name(name: str) -> str:
-    name = " ".join(name.split())
-    if not name:
-        raise InvalidInput("name must not be empty", field="name")
-    if len(name) > MAX_NAME:
-        raise InvalidInput(f"name may have at most {MAX_NAME} characters", field="name")
-    return name
+    return clean_text(name, field="name", max_length=MAX_NAME)
 
 
 def create_team(session: Session, user_id: int, name: str, *, now: datetime) -> Team:

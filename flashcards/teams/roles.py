@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..decks.deckfile import SLUG_RE
-from ..errors import Forbidden, NotFound
+from ..errors import Forbidden, InvalidInput, NotFound
 from ..models import Deck, TeamMember
 
 OWNER = "owner"
@@ -63,3 +63,13 @@ def team_deck(session: Session, team_id: int, slug: str) -> Deck:
     if deck is None:
         raise NotFound(f"no team deck '{slug}'")
     return deck
+
+
+def clean_text(value: str, *, field: str, max_length: int) -> str:
+    """A one-line name or title: white space folded, not empty, not too long."""
+    value = " ".join(value.split())
+    if not value:
+        raise InvalidInput(f"{field} must not be empty", field=field)
+    if len(value) > max_length:
+        raise InvalidInput(f"{field} may have at most {max_length} characters", field=field)
+    return value

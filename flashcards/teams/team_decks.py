@@ -28,7 +28,7 @@ from ..decks.quizfile import parse_quiz, quiz_to_locale, slugify
 from ..decks.sync import SyncReport, sync_deck
 from ..errors import Conflict, InvalidInput, NotFound
 from ..models import Card, CardText, Deck, DeckText
-from .roles import LEADS, membership, team_deck
+from .roles import LEADS, clean_text, membership, team_deck
 
 FORMATS = ("quiz", "csv")
 CSV_COLUMNS = ("front", "back", "key", "locale", "explanation")
@@ -102,12 +102,7 @@ def _check_no_nul(text: str, field: str) -> None:
 
 
 def _check_title(title: str) -> str:
-    title = " ".join(title.split())
-    if not title:
-        raise InvalidInput("title must not be empty", field="title")
-    if len(title) > MAX_TITLE:
-        raise InvalidInput(f"title may have at most {MAX_TITLE} characters", field="title")
-    return title
+    return clean_text(title, field="title", max_length=MAX_TITLE)
 
 
 def parse_upload(

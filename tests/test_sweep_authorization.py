@@ -187,6 +187,28 @@ ROUTES: dict[tuple[str, str], Probe] = {
         WEB_CARD,
         cross="/teams/{team}/decks/{b_deck}/cards/q01",
     ),
+    ("/teams/<int:team_id>/decks/<slug>/cards", "POST"): Probe(
+        "/teams/{team}/decks/{deck}/cards", WEB_CARD, cross="/teams/{team}/decks/{b_deck}/cards"
+    ),
+    ("/teams/<int:team_id>/decks/<slug>/cards/<key>/retire", "POST"): Probe(
+        "/teams/{team}/decks/{deck}/cards/q01/retire",
+        {},
+        cross="/teams/{team}/decks/{b_deck}/cards/q01/retire",
+    ),
+    ("/teams/<int:team_id>/decks/<slug>/source", "POST"): Probe(
+        "/teams/{team}/decks/{deck}/source",
+        {"format": "csv", "content": "Q,A\n", "title": "T", "locale": "es"},
+        cross="/teams/{team}/decks/{b_deck}/source",
+    ),
+    ("/teams/<int:team_id>/decks/<slug>/delete", "GET"): Probe(
+        "/teams/{team}/decks/{deck}/delete", cross="/teams/{team}/decks/{b_deck}/delete"
+    ),
+    ("/teams/<int:team_id>/decks/<slug>/delete", "POST"): Probe(
+        "/teams/{team}/decks/{deck}/delete", {}, cross="/teams/{team}/decks/{b_deck}/delete"
+    ),
+    ("/teams/<int:team_id>/rename", "POST"): Probe("/teams/{team}/rename", {"name": "x"}),
+    ("/teams/<int:team_id>/delete", "GET"): Probe("/teams/{team}/delete"),
+    ("/teams/<int:team_id>/delete", "POST"): Probe("/teams/{team}/delete", {}),
     ("/teams/<int:team_id>/invitations", "POST"): Probe("/teams/{team}/invitations", {}),
     ("/teams/<int:team_id>/invitations/<int:invitation_id>/revoke", "POST"): Probe(
         "/teams/{team}/invitations/{inv}/revoke",

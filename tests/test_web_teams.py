@@ -9,10 +9,10 @@ from datetime import timedelta
 
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 
 from flashcards.db import transaction, utcnow
-from flashcards.models import ReviewLog, Subscription, TeamMember, User
+from flashcards.models import Card, Deck, ReviewLog, Subscription, Team, TeamMember, User
 
 from .conftest import SEEDS
 from .web_helpers import answer_shown_card, csrf, sign_up
@@ -312,6 +312,201 @@ def test_team_deck_from_a_quiz_file(app: Flask, loaded_engine: Engine) -> None:
     response = lead.post(decks, data=form, content_type="multipart/form-data")
     assert response.status_code == 303, response.get_data(as_text=True)
     page = lead.get(response.headers["Location"]).get_data(as_text=True)
-    assert "EKS 모델 훈련 퀴즈" in page and page.count('name="question"') == 15
+    assert "EKS 모델 훈련 퀴즈" in page and page.count('id="q-ko-') == 15
     listing = lead.get(decks).get_data(as_text=True)
     assert "EKS 모델 훈련 퀴즈" in listing
+
+
+def _team_with_member(
+    app: Flask, engine: Engine
+) -> tuple[FlaskClient, FlaskClient, FlaskClient, int]:
+    lead, member, outsider = _people(app)
+    team = _new_team(lead)
+    token = _invite(lead, team)
+    _post(member, f"/join/{token}", page=f"/join/{token}")
+    return lead, member, outsider, team
+
+
+def _team_deck(lead: FlaskClient, team: int, locale: str = "en") -> str:
+    decks = f"/teams/{team}/decks"
+    form = {"format": "csv", "title": "Ops basics", "locale": locale, "content": OPS_CSV}
+    response = _post(lead, decks, form, decks)
+    assert response.status_code == 303
+    return str(response.headers["Location"])
+
+
+def _team_names(engine: Engine) -> list[str]:
+    with transaction(engine) as s:
+        return list(s.scalars(select(Team.name).order_by(Team.id)))
+
+
+def _cards(engine: Engine, slug: str) -> dict[str, bool]:
+    """Each card's key of the deck, and whether it is live (not retired)."""
+    with transaction(engine) as s:
+        rows = s.execute(
+            select(Card.key, Card.retired_at)
+            .join(Deck, Deck.id == Card.deck_id)
+            .where(Deck.slug == slug)
+        ).all()
+    return {key: retired is None for key, retired in rows}
+
+
+def test_rename_and_delete_a_team(app: Flask, loaded_engine: Engine) -> None:
+    lead, member, outsider, team = _team_with_member(app, loaded_engine)
+    page = f"/teams/{team}"
+    text = lead.get(page).get_data(as_text=True)
+    assert f'action="/teams/{team}/rename"' in text and f'href="/teams/{team}/delete"' in text
+    mine = member.get(page).get_data(as_text=True)
+    assert "/rename" not in mine and "/delete" not in mine
+
+    for client, status in ((member, 403), (outsider, 404)):
+        assert _post(client, f"{page}/rename", {"name": "Taken over"}).status_code == status
+        assert client.get(f"{page}/delete").status_code == status
+        assert _post(client, f"{page}/delete").status_code == status
+    assert _team_names(loaded_engine) == ["Platform"]
+
+    assert _post(lead, f"{page}/rename", {"name": "  "}, page).status_code == 303
+    assert "at most 100 characters" in lead.get(page).get_data(as_text=True)
+    response = _post(lead, f"{page}/rename", {"name": "  Platform   team "}, page)
+    assert response.status_code == 303 and response.headers["Location"].endswith(page)
+    assert _team_names(loaded_engine) == ["Platform team"]
+    assert "Platform team" in member.get("/teams").get_data(as_text=True)
+
+    # The member studies a shipped deck the team assigned, and a deck of the team's own.
+    deck_page = _team_deck(lead, team)
+    slug = deck_page.rsplit("/", 1)[-1]
+    _post(lead, f"{page}/assignments", {"deck": SLUG}, page)
+    answer_shown_card(member, "3")
+    member_id = _user_id(loaded_engine, "mia@example.com")
+    with transaction(loaded_engine) as s:
+        history = s.scalar(select(func.count(ReviewLog.id)).where(ReviewLog.user_id == member_id))
+    assert history
+
+    confirm = lead.get(f"{page}/delete")
+    assert confirm.status_code == 200
+    text = confirm.get_data(as_text=True)
+    assert "Platform team" in text and "2 members" in text and "1 own deck" in text
+    assert f'action="/teams/{team}/delete"' in text and "<script>" not in text
+    response = _post(lead, f"{page}/delete", page=f"{page}/delete")
+    assert response.status_code == 303 and response.headers["Location"].endswith("/teams")
+    assert "deleted" in lead.get("/teams").get_data(as_text=True)
+    assert _team_names(loaded_engine) == []
+    assert lead.get(page).status_code == 404 and member.get(page).status_code == 404
+    assert member.get(f"/decks/{slug}").status_code == 404
+    with transaction(loaded_engine) as s:
+        kept = s.scalar(select(func.count(ReviewLog.id)).where(ReviewLog.user_id == member_id))
+        assert s.scalar(select(func.count(Deck.id)).where(Deck.slug == slug)) == 0
+    assert kept == history  # her history of the shipped deck is hers
+
+
+def test_a_manager_may_rename_but_only_the_owner_deletes(app: Flask, loaded_engine: Engine) -> None:
+    lead, member, _outsider, team = _team_with_member(app, loaded_engine)
+    page = f"/teams/{team}"
+    member_id = _user_id(loaded_engine, "mia@example.com")
+    _post(lead, f"{page}/members/{member_id}/role", {"role": "manager"}, page)
+    text = member.get(page).get_data(as_text=True)
+    assert f'action="/teams/{team}/rename"' in text and f'href="/teams/{team}/delete"' not in text
+    assert _post(member, f"{page}/rename", {"name": "Ops"}, page).status_code == 303
+    assert member.get(f"{page}/delete").status_code == 403
+    assert _post(member, f"{page}/delete", page=page).status_code == 403
+    assert _team_names(loaded_engine) == ["Ops"]
+
+
+def test_delete_a_team_deck(app: Flask, loaded_engine: Engine) -> None:
+    lead, member, outsider, team = _team_with_member(app, loaded_engine)
+    deck_page = _team_deck(lead, team)
+    slug = deck_page.rsplit("/", 1)[-1]
+    assert f'href="{deck_page}/delete"' in lead.get(deck_page).get_data(as_text=True)
+    assert "/delete" not in member.get(deck_page).get_data(as_text=True)
+    for client, status in ((member, 403), (outsider, 404)):
+        assert client.get(f"{deck_page}/delete").status_code == status
+        assert _post(client, f"{deck_page}/delete").status_code == status
+    assert _cards(loaded_engine, slug) == {"pod": True, "node": True}
+
+    confirm = lead.get(f"{deck_page}/delete")
+    assert confirm.status_code == 200 and "2 cards" in confirm.get_data(as_text=True)
+    response = _post(lead, f"{deck_page}/delete", page=f"{deck_page}/delete")
+    assert response.status_code == 303
+    assert response.headers["Location"].endswith(f"/teams/{team}/decks")
+    assert _cards(loaded_engine, slug) == {}
+    assert lead.get(deck_page).status_code == 404
+    assert _post(lead, f"{deck_page}/delete", page=f"/teams/{team}").status_code == 404
+
+
+def test_retire_and_add_team_cards(app: Flask, loaded_engine: Engine) -> None:
+    lead, member, outsider, team = _team_with_member(app, loaded_engine)
+    deck_page = _team_deck(lead, team)
+    slug = deck_page.rsplit("/", 1)[-1]
+    assert f'action="{deck_page}/cards/pod/retire"' in lead.get(deck_page).get_data(as_text=True)
+    new = {"question": "What is a namespace?", "answer": "A scope for names", "explanation": ""}
+    for client, status in ((member, 403), (outsider, 404)):
+        assert _post(client, f"{deck_page}/cards/pod/retire").status_code == status
+        assert _post(client, f"{deck_page}/cards", new).status_code == status
+    assert _cards(loaded_engine, slug) == {"pod": True, "node": True}
+
+    assert _post(lead, f"{deck_page}/cards/pod/retire", page=deck_page).status_code == 303
+    assert _cards(loaded_engine, slug) == {"pod": False, "node": True}
+    text = member.get(deck_page).get_data(as_text=True)
+    assert "What is a pod?" not in text and "What is a node?" in text
+    # The last card stays: the deck is deleted instead.
+    assert _post(lead, f"{deck_page}/cards/node/retire", page=deck_page).status_code == 303
+    assert "delete the deck instead" in lead.get(deck_page).get_data(as_text=True)
+    assert _cards(loaded_engine, slug) == {"pod": False, "node": True}
+    assert _post(lead, f"{deck_page}/cards/nope/retire", page=deck_page).status_code == 404
+
+    empty = {**new, "answer": "  "}
+    assert _post(lead, f"{deck_page}/cards", empty, deck_page).status_code == 303
+    assert "was not added" in lead.get(deck_page).get_data(as_text=True)
+    assert _post(lead, f"{deck_page}/cards", new, deck_page).status_code == 303
+    cards = _cards(loaded_engine, slug)
+    added = set(cards) - {"pod", "node"}
+    assert len(added) == 1 and cards[added.pop()]  # a new key: the retired pod stays retired
+    assert cards["pod"] is False
+    assert "What is a namespace?" in member.get(deck_page).get_data(as_text=True)
+
+
+QUIZ_ES = """Lo básico de ops
+1. ¿Qué es un pod?
+Respuesta y explicación
+La unidad más pequeña.
+2. ¿Qué es un nodo?
+Respuesta y explicación
+Una máquina.
+"""
+
+
+def test_upload_another_language_to_a_team_deck(app: Flask, loaded_engine: Engine) -> None:
+    lead, member, outsider, team = _team_with_member(app, loaded_engine)
+    deck_page = _team_deck(lead, team)
+    slug = deck_page.rsplit("/", 1)[-1]
+    source = f"{deck_page}/source"
+    form = {"format": "quiz", "locale": "es", "content": QUIZ_ES}
+    for client, status in ((member, 403), (outsider, 404)):
+        assert _post(client, source, form).status_code == status
+    assert "¿Qué es un nodo?" not in lead.get(deck_page).get_data(as_text=True)
+
+    one_question = {**form, "content": QUIZ_ES.split("\n2.")[0]}
+    bad = _post(lead, source, one_question, deck_page)
+    assert bad.status_code == 422
+    assert "cards in the deck: 2" in bad.get_data(as_text=True)
+    assert 'aria-invalid="true"' in bad.get_data(as_text=True)
+    response = _post(lead, source, form, deck_page)
+    assert response.status_code == 303, response.get_data(as_text=True)
+    text = member.get(deck_page).get_data(as_text=True)
+    assert "¿Qué es un nodo?" in text and "Una máquina" in text
+    assert _cards(loaded_engine, slug) == {"pod": True, "node": True}
+
+    upload = {
+        "csrf_token": csrf(lead, deck_page),
+        "format": "csv",
+        "locale": "en",
+        "title": "Ops basics",
+        "file": (
+            io.BytesIO((OPS_CSV + "What is a service?,A stable address,svc\n").encode()),
+            "o.csv",
+        ),
+    }
+    response = lead.post(source, data=upload, content_type="multipart/form-data")
+    assert response.status_code == 303
+    assert _cards(loaded_engine, slug) == {"pod": True, "node": True, "svc": True}
+    assert "A stable address" in member.get(deck_page).get_data(as_text=True)

@@ -1,4 +1,5 @@
-"""Team pages: my teams, a team's page (members, roles, invitation links), joining by link.
+"""Team pages: my teams, a team's page (members, roles, invitation links, renaming and
+deleting), joining by link.
 
 Thin over flashcards.teams, which decides who may do what: someone outside a team gets the
 404 page, a member without the role the 403 page. The pages only hide what a role cannot do.
@@ -19,8 +20,9 @@ from ..db import retrying, transaction, utcnow
 from ..errors import Conflict, InvalidInput, NotFound
 from ..http import db, engine
 from ..models import Deck, DeckText, Team, TeamInvitation
-from ..teams import assignments, invitations, membership
+from ..teams import assignments, invitations, membership, team_decks
 from ..teams.roles import LEADS, MANAGER, MEMBER, OWNER
+from ..teams.roles import membership as role_check
 from . import bp
 from .auth import login_required, user_id
 
@@ -278,3 +280,45 @@ def _member(member_id: int) -> int:
     if member_id > MAX_ID:
         raise NotFound("no such member")
     return member_id
+
+
+@bp.post("/teams/<int:team_id>/rename")
+@login_required
+def rename_team(team_id: int) -> Response:
+    session = db()
+    try:
+        membership.rename_team(
+            session, team_id_checked(team_id), user_id(), request.form.get("name", "")
+        )
+    except InvalidInput:
+        flash(_("Give the team a name of at most 100 characters."), "error")
+        return _back(team_id)
+    session.commit()
+    flash(_("Team renamed."))
+    return _back(team_id)
+
+
+@bp.get("/teams/<int:team_id>/delete")
+@login_required
+def delete_team_page(team_id: int) -> str:
+    """The confirmation asked before a team is deleted (a page: it works without script)."""
+    uid = user_id()
+    session = db()
+    role_check(session, team_id_checked(team_id), uid, OWNER)
+    team = membership.get_team(session, team_id, uid)
+    return render_template(
+        "team_delete.html",
+        team=team,
+        members=len(membership.list_members(session, team.id, uid)),
+        decks=len(team_decks.list_team_decks(session, team.id, uid)),
+    )
+
+
+@bp.post("/teams/<int:team_id>/delete")
+@login_required
+def delete_team(team_id: int) -> Response:
+    session = db()
+    membership.delete_team(session, team_id_checked(team_id), user_id(), now=utcnow())
+    session.commit()
+    flash(_("The team is deleted. Everyone keeps their progress on the shipped decks."))
+    return redirect(url_for("web.teams_page"), 303)

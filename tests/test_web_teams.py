@@ -385,7 +385,7 @@ def test_rename_and_delete_a_team(app: Flask, loaded_engine: Engine) -> None:
     confirm = lead.get(f"{page}/delete")
     assert confirm.status_code == 200
     text = confirm.get_data(as_text=True)
-    assert "Platform team" in text and "2 members" in text and "1 own deck" in text
+    assert "Platform team" in text and "2 members" in text and "1 team deck" in text
     assert f'action="/teams/{team}/delete"' in text and "<script>" not in text
     response = _post(lead, f"{page}/delete", page=f"{page}/delete")
     assert response.status_code == 303 and response.headers["Location"].endswith("/teams")

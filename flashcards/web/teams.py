@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
-from ..db import retrying, transaction, utcnow
+from ..db import MAX_ID, retrying, transaction, utcnow
 from ..errors import Conflict, InvalidInput, NotFound
 from ..http import db, engine
 from ..models import Deck, DeckText, Team, TeamInvitation
@@ -26,7 +26,6 @@ from ..teams.roles import membership as role_check
 from . import bp
 from .auth import login_required, user_id
 
-MAX_ID = 2**31 - 1
 LIFETIMES = (1, 7, 30, 90)  # days an invitation link may last, as offered in the form
 
 

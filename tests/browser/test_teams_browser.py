@@ -41,11 +41,25 @@ def test_team_invite_copy_join_and_narrow_layout(server: str, browser: Browser) 
     assert "lead-browser@example.com" not in joiner.content()
 
     team_path = team_url.removeprefix(server)
+    # A team deck from pasted CSV, so that its page and its delete page are measured too.
+    page.goto(f"{server}{team_path}/decks")
+    page.locator("input[name=format][value=csv]").check()
+    page.fill("#deck-title", "Glosario de GPU con un título bastante largo para una pantalla")
+    page.fill(
+        "#deck-content",
+        "¿Qué es NCCL?,Una biblioteca de colectivas\n¿Qué es EFA?,Una interfaz de red\n",
+    )
+    page.locator("form[action$='/decks'] button[type=submit]").click()
+    expect(page.locator("h1")).to_contain_text("Glosario")
+    deck_path = page.url.removeprefix(server)
     for name, path in [
         ("teams", "/teams"),
         ("team", team_path),
         ("dashboard", f"{team_path}/dashboard"),
         ("team-decks", f"{team_path}/decks"),
+        ("team-deck", deck_path),
+        ("team-deck-delete", f"{deck_path}/delete"),
+        ("team-delete", f"{team_path}/delete"),
     ]:
         page.goto(server + path)
         width = page.evaluate("document.documentElement.scrollWidth")

@@ -6,12 +6,13 @@ a visitor's `lang` cookie (the switcher sets it), `Accept-Language`, English.
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from pathlib import Path
 
 from babel import Locale
 from babel.dates import format_date, format_skeleton, format_time, format_timedelta
 from babel.numbers import format_decimal, format_percent
+from babel.units import format_unit
 from flask import Flask, request
 from flask_babel import Babel, get_locale, get_timezone
 
@@ -41,9 +42,29 @@ def locale_code() -> str:
     return str(get_locale() or "en")
 
 
+# Anki's units for an interval: whole minutes and days, hours, months and years to a tenth.
+# Babel's format_timedelta would round 8 or 10 days to "1 week", hiding the interval the
+# button stores; the largest unit that fits keeps it exact enough to compare buttons.
+_INTERVAL_UNITS = (
+    (365 * 86400, "duration-year", 1),
+    (30 * 86400, "duration-month", 1),
+    (86400, "duration-day", 0),
+    (3600, "duration-hour", 1),
+    (60, "duration-minute", 0),
+    (1, "duration-second", 0),
+)
+
+
 def interval(seconds: float) -> str:
-    """A button's interval in the page's language: "10 minutes", "3 días", "3일"."""
-    return format_timedelta(timedelta(seconds=max(0, seconds)), locale=locale_code())
+    """A button's interval in the page's language: "10 minutes", "8 días", "1.5개월"."""
+    seconds = max(0.0, seconds)
+    for size, unit, decimals in _INTERVAL_UNITS:
+        if seconds >= size or size == 1:
+            value = round(seconds / size, decimals)
+            return str(
+                format_unit(value, unit, length="long", format="#,##0.#", locale=locale_code())
+            )
+    raise AssertionError("unreachable")
 
 
 def relative(when: datetime, now: datetime) -> str:

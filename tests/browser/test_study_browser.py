@@ -96,7 +96,7 @@ STUDY_CASES = {
     "ko": {
         "subscribed": "이 덱을 한국어(으)로 학습합니다.",
         "labels": ["다시", "어려움", "좋음", "쉬움"],
-        "interval": re.compile(r"^\d+(분|시간|일|주|개월|년)$"),
+        "interval": re.compile(r"^\d+(\.\d)?(분|시간|일|개월|년)$"),
         "undone": "되돌렸습니다",
         "undo_key": "u",
         "show": "정답 보기",
@@ -104,7 +104,7 @@ STUDY_CASES = {
     "es": {
         "subscribed": "Estudias este mazo en Español.",
         "labels": ["Otra vez", "Difícil", "Bien", "Fácil"],
-        "interval": re.compile(r"^\d+ (minutos?|horas?|días?|semanas?|mes(es)?|años?)$"),
+        "interval": re.compile(r"^\d+(,\d)? (minutos?|horas?|días?|mes(es)?|años?)$"),
         "undone": "Deshecho",
         "undo_key": "Control+z",
         "show": "Mostrar respuesta",

@@ -15,15 +15,18 @@ FALSE = frozenset({"0", "false", "no", "off", ""})
 SQLITE_SYNCHRONOUS = frozenset({"OFF", "NORMAL", "FULL", "EXTRA"})
 
 
-def _env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None:
-        return default
+def parse_bool(value: str, name: str) -> bool:
+    """true/false, yes/no, on/off or 1/0; anything else is an error naming `name`."""
     word = value.strip().lower()
-    # A typo ("ture") must not silently flip a security setting to its opposite.
+    # A typo ("ture") must not silently flip a setting to its opposite.
     if word not in TRUE | FALSE:
         raise InvalidInput(f"{name} must be true or false, not '{value}'", field=name)
     return word in TRUE
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    return default if value is None else parse_bool(value, name)
 
 
 def _env_int(name: str, default: int) -> int:

@@ -12,6 +12,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from .. import subscriptions
 from ..anki import ImportReport, export_deck, import_package
+from ..config import parse_bool
 from ..db import retrying, utcnow
 from ..errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
 from ..http import db
@@ -32,19 +33,12 @@ MULTIPART = "multipart/form-data"
 # Room for the multipart envelope around a package of exactly the limit.
 MULTIPART_SLACK = 64 * 1024
 MIB = 1024 * 1024
-TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
-FALSE_WORDS = frozenset({"false", "0", "no", "off", ""})
 
 
 def flag(name: str) -> bool:
     """A true/false query parameter; anything else is a 422 naming it."""
     value = request.args.get(name)
-    if value is None:
-        return False
-    word = value.strip().lower()
-    if word not in TRUE_WORDS | FALSE_WORDS:
-        raise InvalidInput(f"{name} must be true or false, not {value!r}", field=name)
-    return word in TRUE_WORDS
+    return False if value is None else parse_bool(value, name)
 
 
 def optional_arg(name: str) -> str | None:

@@ -15,6 +15,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from .errors import Conflict, Forbidden, InvalidInput, NotFound
 from .models import ApiToken, SchedulerSettings, User
+from .rawsql import Executor, Statement, executor
 from .settings import scheduler_defaults, validate_settings
 
 MIN_PASSWORD_LENGTH = 8
@@ -162,19 +163,16 @@ def issue_token(session: Session, user_id: int, *, now: datetime, name: str = ""
 
 
 # Built once: this runs on every API request, so it is one indexed lookup of one column.
-_USER_ID_FOR_HASH = select(ApiToken.user_id).where(ApiToken.token_hash == bindparam("h"))
+_USER_ID_FOR_HASH = Statement(select(ApiToken.user_id).where(ApiToken.token_hash == bindparam("h")))
 # token_urlsafe(32) gives 43 characters; anything far longer is not one of ours.
 _MAX_TOKEN_LENGTH = 256
 
 
-def user_id_for_token(session: Session, token: str) -> int | None:
+def user_id_for_token(db: Session | Executor, token: str) -> int | None:
     if not token or len(token) > _MAX_TOKEN_LENGTH:
         return None
-    # On the Core connection: the ORM's execute machinery costs more than the query here.
-    user_id: int | None = (
-        session.connection().execute(_USER_ID_FOR_HASH, {"h": token_hash(token)}).scalar()
-    )
-    return user_id
+    row = executor(db).first(_USER_ID_FOR_HASH, {"h": token_hash(token)})
+    return None if row is None else int(row.user_id)
 
 
 def revoke_token(session: Session, token: str) -> bool:

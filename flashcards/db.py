@@ -90,8 +90,7 @@ def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) 
         cursor.execute(f"PRAGMA synchronous={sqlite_synchronous}")
         cursor.close()
 
-    database = make_url(url).database
-    gate = f"{database}.writers" if database and database != ":memory:" else None
+    gate = writer_gate_path(url)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
@@ -99,18 +98,18 @@ def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) 
         # and then writes fails with SQLITE_BUSY instead of waiting when another writer won.
         immediate = conn.get_execution_options().get("sqlite_immediate", False)
         if immediate and gate is not None:
-            _enter_gate(conn.connection.info, gate)
+            enter_writer_gate(conn.connection.info, gate)
         # Straight to the driver: this runs twice per answer, and the statement machinery
         # (events, result objects) would cost more than the BEGIN itself.
         conn.connection.driver_connection.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     @event.listens_for(engine, "checkin")
     def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
-        _leave_gate(record.info)
+        leave_writer_gate(record.info)
 
     @event.listens_for(engine, "close")
     def _on_close(_dbapi_connection: Any, record: Any) -> None:
-        _leave_gate(record.info)
+        leave_writer_gate(record.info)
         fd = record.info.pop("gate_fd", None)
         if fd is not None:
             os.close(fd)
@@ -118,7 +117,15 @@ def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) 
     return engine
 
 
-def _enter_gate(info: dict[str, Any], path: str) -> None:
+def writer_gate_path(url: str) -> str | None:
+    """The file SQLite writers queue on (see `enter_writer_gate`); None for other databases."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return f"{parsed.database}.writers"
+
+
+def enter_writer_gate(info: dict[str, Any], path: str) -> None:
     """Queue for SQLite's write lock on a file lock of our own.
 
     SQLite's busy handler polls with sleeps of up to 100 ms, so writers waiting on it wake
@@ -132,7 +139,7 @@ def _enter_gate(info: dict[str, Any], path: str) -> None:
     info["gate_held"] = True
 
 
-def _leave_gate(info: dict[str, Any]) -> None:
+def leave_writer_gate(info: dict[str, Any]) -> None:
     # Checkin follows the transaction's COMMIT or ROLLBACK, so the next writer starts after.
     if info.pop("gate_held", False):
         fcntl.flock(info["gate_fd"], fcntl.LOCK_UN)

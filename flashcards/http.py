@@ -9,6 +9,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from .db import make_engine, transaction, writer
+from .rawsql import DirectConnection
 from .teams import assignments
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -44,24 +45,20 @@ def db() -> Session:
     return session
 
 
-def reader() -> Session:
-    """A session for reads that takes no write lock, even during a write request.
+def direct() -> DirectConnection:
+    """The request's DBAPI connection for the hot paths (see `rawsql`), opened on first use.
 
-    Authentication and the reads before an answer use it, so that on SQLite the write lock
-    is held only while writing.
+    Outside its `write()` blocks it holds no transaction, so it can sit beside `db()`.
     """
-    if request.method not in WRITE_METHODS:
-        return db()
-    session: Session | None = g.get("_db_reader")
-    if session is None:
-        session = Session(engine(), expire_on_commit=False)
-        g._db_reader = session
-    return session
+    connection: DirectConnection | None = g.get("_db_direct")
+    if connection is None:
+        connection = g._db_direct = DirectConnection(engine())
+    return connection
 
 
 def _close_session(_exc: BaseException | None) -> None:
-    for name in ("_db_session", "_db_reader"):
-        session: Session | None = g.pop(name, None)
+    for name in ("_db_session", "_db_direct"):
+        session: Session | DirectConnection | None = g.pop(name, None)
         if session is not None:
             session.close()
 
@@ -69,10 +66,13 @@ def _close_session(_exc: BaseException | None) -> None:
 def refresh_pacing(user_id: int, now: datetime) -> None:
     """Bring team pacing (the paced new-card allowance) up to date before showing the queue.
 
-    It changes at most once a study day, so the common case writes nothing. A read-only
-    request must not upgrade its transaction to a write on SQLite (a stale snapshot fails
-    at once instead of waiting), so a change is written in a write transaction of its own.
+    It changes at most once a study day, so the common case writes nothing, and people in no
+    team cost one read on the direct connection. A read-only request must not upgrade its
+    transaction to a write on SQLite (a stale snapshot fails at once instead of waiting), so
+    a change is written in a write transaction of its own.
     """
+    if not assignments.assigned(direct(), user_id):
+        return
     session = db()
     if not assignments.refresh_pacing(session, user_id, now=now):
         return

@@ -15,8 +15,6 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import (
-    Connection,
-    Row,
     Table,
     bindparam,
     case,
@@ -31,6 +29,7 @@ from sqlalchemy.sql.elements import BindParameter
 
 from .days import day_bounds
 from .models import Card, CardText, Deck, ReviewLog, SchedulerSettings, Subscription, User
+from .rawsql import Executor, Statement, executor
 from .scheduling import CardState, SchedulerConfig
 from .study import STATE_COLUMNS, config_from, rs, state_from_row
 
@@ -84,7 +83,7 @@ _SUB = cast(Table, Subscription.__table__)
 _SETTINGS = cast(Table, SchedulerSettings.__table__)
 
 # Built once: constructing statements cost more than running them (see README, hot path).
-_PLANS = (
+_PLANS_SELECT = (
     select(
         _SUB,
         Deck.slug,
@@ -105,23 +104,26 @@ _PLANS = (
     .where(_SUB.c.user_id == _USER)
     .order_by(_SUB.c.created_at, Deck.slug)
 )
-_PLANS_OF_DECK = _PLANS.where(_SUB.c.deck_id == bindparam("deck_id"))
+_PLANS = Statement(_PLANS_SELECT)
+_PLANS_OF_DECK = Statement(_PLANS_SELECT.where(_SUB.c.deck_id == bindparam("deck_id")))
 # Today's new cards and today's review answers per deck, in one round trip.
-_DONE_TODAY = union_all(
-    select(literal("introduced").label("kind"), rs.c.deck_id, func.count().label("n"))
-    .where(rs.c.user_id == _USER, rs.c.introduced_at >= bindparam("day_start"))
-    .group_by(rs.c.deck_id),
-    select(literal("reviewed"), rl.c.deck_id, func.count())
-    .where(
-        rl.c.user_id == _USER,
-        rl.c.reviewed_at >= bindparam("day_start"),
-        rl.c.state_before == REVIEW_STATE,
+_DONE_TODAY = Statement(
+    union_all(
+        select(literal("introduced").label("kind"), rs.c.deck_id, func.count().label("n"))
+        .where(rs.c.user_id == _USER, rs.c.introduced_at >= bindparam("day_start"))
+        .group_by(rs.c.deck_id),
+        select(literal("reviewed"), rl.c.deck_id, func.count())
+        .where(
+            rl.c.user_id == _USER,
+            rl.c.reviewed_at >= bindparam("day_start"),
+            rl.c.state_before == REVIEW_STATE,
+        )
+        .group_by(rl.c.deck_id),
     )
-    .group_by(rl.c.deck_id),
 )
 _LEARNING_DUE = rs.c.state.in_(LEARNING_STATES) & (rs.c.due <= bindparam("learn_ahead_until"))
 _REVIEW_DUE = (rs.c.state == REVIEW_STATE) & (rs.c.due < bindparam("day_end"))
-_DUE_COUNTS = (
+_DUE_COUNTS = Statement(
     select(
         rs.c.deck_id,
         func.sum(case((_LEARNING_DUE, 1), else_=0)).label("learning"),
@@ -130,7 +132,7 @@ _DUE_COUNTS = (
     .where(rs.c.user_id == _USER, rs.c.due < bindparam("due_before"), _LIVE_CARD)
     .group_by(rs.c.deck_id)
 )
-_FIRST_LEARNING = (
+_FIRST_LEARNING = Statement(
     select(*_STATE_COLUMNS)
     .where(
         rs.c.user_id == _USER,
@@ -142,7 +144,7 @@ _FIRST_LEARNING = (
     .order_by(rs.c.due)
     .limit(1)
 )
-_FIRST_REVIEW = (
+_FIRST_REVIEW = Statement(
     select(*_STATE_COLUMNS)
     .where(
         rs.c.user_id == _USER,
@@ -154,8 +156,8 @@ _FIRST_REVIEW = (
     .order_by(rs.c.due)
     .limit(1)
 )
-_NEW_CARDS = (
-    select(Card.id)
+_NEW_CANDIDATES = (
+    select(Card.id, Card.position)
     .where(
         Card.deck_id == bindparam("deck_id"),
         Card.retired_at.is_(None),
@@ -163,8 +165,15 @@ _NEW_CARDS = (
     )
     .order_by(Card.position)
     .limit(bindparam("limit"))
+    .subquery()
 )
-_TEXTS = (
+# The deck's next new card and how many new ones are left today, in one row.
+_NEW_CARDS = Statement(
+    select(_NEW_CANDIDATES.c.id, func.count().over().label("n"))
+    .order_by(_NEW_CANDIDATES.c.position)
+    .limit(1)
+)
+_TEXTS = Statement(
     select(Card.key, CardText.locale, CardText.question, CardText.answer, CardText.explanation)
     .join(Card, Card.id == CardText.card_id)
     .where(
@@ -175,17 +184,16 @@ _TEXTS = (
 
 
 def next_card(
-    session: Session, user_id: int, *, now: datetime, deck_id: int | None = None
+    db: Session | Executor, user_id: int, *, now: datetime, deck_id: int | None = None
 ) -> tuple[NextCard | None, QueueCounts]:
-    # Core statements on the session's connection: the ORM adds nothing to them here.
-    conn = session.connection()
+    conn = executor(db)
     plans, day_end = _plans(conn, user_id, now, deck_id)
     if not plans:
         return None, QueueCounts()
     learn_ahead_until = now + LEARN_AHEAD
     due_counts = {
         row.deck_id: row
-        for row in conn.execute(
+        for row in conn.all(
             _DUE_COUNTS,
             {
                 "user_id": user_id,
@@ -196,42 +204,37 @@ def next_card(
         )
         if row.deck_id in plans
     }
-    new_cards = {
-        d: list(
-            conn.execute(
-                _NEW_CARDS, {"user_id": user_id, "deck_id": d, "limit": plan.new_left}
-            ).scalars()
-        )
-        if plan.new_left > 0
-        else []
+    new_cards = {  # deck: (its first new card, how many new cards are left today)
+        d: conn.first(_NEW_CARDS, {"user_id": user_id, "deck_id": d, "limit": plan.new_left})
         for d, plan in plans.items()
+        if plan.new_left > 0
     }
     counts = QueueCounts(
-        new=sum(len(ids) for ids in new_cards.values()),
+        new=sum(row.n for row in new_cards.values() if row is not None),
         learning=sum(int(r.learning or 0) for r in due_counts.values()),
         review=sum(min(int(r.review or 0), plans[d].reviews_left) for d, r in due_counts.items()),
     )
 
     first_learning = None
     if any(int(r.learning or 0) for r in due_counts.values()):
-        first_learning = conn.execute(
+        first_learning = conn.first(
             _FIRST_LEARNING,
             {"user_id": user_id, "deck_ids": list(plans), "learn_ahead_until": learn_ahead_until},
-        ).first()
+        )
     if first_learning is not None and first_learning.due <= now:
         return _with_text(conn, first_learning, "learning", plans), counts
 
     review_decks = [d for d, r in due_counts.items() if r.review and plans[d].reviews_left > 0]
     if review_decks:
-        first_review = conn.execute(
+        first_review = conn.first(
             _FIRST_REVIEW, {"user_id": user_id, "deck_ids": review_decks, "day_end": day_end}
-        ).first()
+        )
         if first_review is not None:
             return _with_text(conn, first_review, "review", plans), counts
 
-    for d, ids in new_cards.items():
-        if ids:
-            return _with_text(conn, _NewRow(ids[0], d), "new", plans), counts
+    for d, row in new_cards.items():
+        if row is not None:
+            return _with_text(conn, _NewRow(row.id, d), "new", plans), counts
 
     if first_learning is not None:
         return _with_text(conn, first_learning, "learning", plans), counts
@@ -248,7 +251,7 @@ class _NewRow:
 class _UserSettings:
     """The `user_*` columns of a plan row, in `config_from`'s settings shape."""
 
-    def __init__(self, row: Row[Any]) -> None:
+    def __init__(self, row: Any) -> None:
         self.desired_retention = row.user_desired_retention
         self.learning_steps = row.user_learning_steps
         self.relearning_steps = row.user_relearning_steps
@@ -257,19 +260,19 @@ class _UserSettings:
 
 
 def _plans(
-    conn: Connection, user_id: int, now: datetime, deck_id: int | None
+    conn: Executor, user_id: int, now: datetime, deck_id: int | None
 ) -> tuple[dict[int, _DeckPlan], datetime]:
     """Each subscribed deck's locale, settings and what is left of today's limits."""
     if deck_id is None:
-        rows = conn.execute(_PLANS, {"user_id": user_id}).all()
+        rows = conn.all(_PLANS, {"user_id": user_id})
     else:
-        rows = conn.execute(_PLANS_OF_DECK, {"user_id": user_id, "deck_id": deck_id}).all()
+        rows = conn.all(_PLANS_OF_DECK, {"user_id": user_id, "deck_id": deck_id})
     if not rows:
         return {}, now
     day_start, day_end = day_bounds(now, rows[0].timezone, rows[0].day_start_hour)
     done: dict[tuple[str, int], int] = {
         (kind, deck): n
-        for kind, deck, n in conn.execute(_DONE_TODAY, {"user_id": user_id, "day_start": day_start})
+        for kind, deck, n in conn.all(_DONE_TODAY, {"user_id": user_id, "day_start": day_start})
     }
     plans: dict[int, _DeckPlan] = {}
     for row in rows:
@@ -289,11 +292,11 @@ def _plans(
     return plans, day_end
 
 
-def _with_text(conn: Connection, row: Any, kind: str, plans: dict[int, _DeckPlan]) -> NextCard:
+def _with_text(conn: Executor, row: Any, kind: str, plans: dict[int, _DeckPlan]) -> NextCard:
     plan = plans[row.deck_id]
     texts = {
         t.locale: t
-        for t in conn.execute(
+        for t in conn.all(
             _TEXTS,
             {
                 "card_id": row.card_id,

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from fsrs import Rating, State
-from sqlalchemy import Connection, Row, Table, and_, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, Table, and_, bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter
 
@@ -26,6 +26,7 @@ from .access import visible_decks
 from .days import day_bounds
 from .errors import Conflict, InvalidInput, NotFound
 from .models import Card, Deck, ReviewLog, ReviewState, SchedulerSettings, Subscription, User
+from .rawsql import Executor, Statement, executor
 from .scheduling import CardState, SchedulerConfig, fuzz_seed, review
 
 STATE_COLUMNS = ("state", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses")
@@ -94,7 +95,7 @@ def state_from_row(
     )
 
 
-def _result_from_log(log: Row[Any]) -> AnswerResult:
+def _result_from_log(log: Any) -> AnswerResult:
     # A log row's after-state has no last_review column: the answer's time is it.
     state = state_from_row(log, last_review="reviewed_at")
     assert state is not None
@@ -114,10 +115,10 @@ def parse_rating(value: object) -> Rating:
 _USER: BindParameter[int] = bindparam("user_id")
 _CARD: BindParameter[int] = bindparam("card_id")
 # Built once: constructing statements costs more than running them on the hot path.
-_LOG_BY_REVIEW_ID = select(rl).where(rl.c.review_id == bindparam("review_id"))
+_LOG_BY_REVIEW_ID = Statement(select(rl).where(rl.c.review_id == bindparam("review_id")))
 _SUB = cast(Table, Subscription.__table__)
 _SETTINGS = cast(Table, SchedulerSettings.__table__)
-_CARD_FOR_ANSWER = (
+_CARD_FOR_ANSWER = Statement(
     select(
         Card.id.label("card_id"),
         Card.deck_id,
@@ -143,10 +144,10 @@ _CARD_FOR_ANSWER = (
     .where(Card.id == _CARD, visible_decks(_USER))
 )
 _WRITTEN_COLUMNS = (*STATE_COLUMNS, "introduced_at")
-_INSERT_LOG = insert(rl)
-_INSERT_STATE = insert(rs)
+_INSERT_LOG = Statement(insert(rl))
+_INSERT_STATE = Statement(insert(rs))
 # Bind names must differ from column names in an UPDATE, hence the prefix.
-_UPDATE_STATE = (
+_UPDATE_STATE = Statement(
     update(rs)
     .where(
         rs.c.user_id == bindparam("b_user_id"),
@@ -159,10 +160,9 @@ _UPDATE_STATE = (
 )
 
 
-def load_card_for_answer(session: Session, user_id: int, card_id: int) -> Row[Any]:
+def load_card_for_answer(db: Executor, user_id: int, card_id: int) -> Any:
     """Card, deck, the user's settings, subscription overrides and state, in one query."""
-    params = {"user_id": user_id, "card_id": card_id}
-    row = session.connection().execute(_CARD_FOR_ANSWER, params).first()
+    row = db.first(_CARD_FOR_ANSWER, {"user_id": user_id, "card_id": card_id})
     if row is None:
         raise NotFound(f"no card {card_id}")
     return row
@@ -171,7 +171,7 @@ def load_card_for_answer(session: Session, user_id: int, card_id: int) -> Row[An
 class _Overrides:
     """Adapts the `sub_*` columns of the joined row to `config_from`'s subscription shape."""
 
-    def __init__(self, row: Row[Any]) -> None:
+    def __init__(self, row: Any) -> None:
         self.desired_retention = row.sub_desired_retention
         self.learning_steps = row.sub_learning_steps
         self.relearning_steps = row.sub_relearning_steps
@@ -189,7 +189,7 @@ class PreparedAnswer:
 
 
 def prepare_answer(
-    session: Session,
+    db: Session | Executor,
     user_id: int,
     card_id: int,
     rating: Rating,
@@ -205,14 +205,14 @@ def prepare_answer(
     lock is then held just for the two writes); `write_answer` detects a state that changed
     in between through its version.
     """
-    # Core statements on the session's connection: the ORM adds nothing to them here.
-    existing = session.connection().execute(_LOG_BY_REVIEW_ID, {"review_id": review_id}).first()
+    db = executor(db)
+    existing = db.first(_LOG_BY_REVIEW_ID, {"review_id": review_id})
     if existing is not None:
         if existing.user_id != user_id or existing.card_id != card_id:
             raise Conflict("this review_id was already used for another answer", field="review_id")
         return _result_from_log(existing)
 
-    row = load_card_for_answer(session, user_id, card_id)
+    row = load_card_for_answer(db, user_id, card_id)
     before = state_from_row(row)
     last_review = before.last_review if before is not None else None
     if reviewed_at is None:
@@ -267,14 +267,15 @@ def prepare_answer(
     return PreparedAnswer(log, state, row.version, AnswerResult(review_id, card_id, after, True))
 
 
-def write_answer(connection: Connection, prepared: PreparedAnswer) -> AnswerResult:
+def write_answer(db: Connection | Executor, prepared: PreparedAnswer) -> AnswerResult:
     """Store a prepared answer: its log row and the new state, in the caller's transaction.
 
     Raises ConcurrentAnswer (or IntegrityError, for a racing first answer or review id) when
     another transaction got there first; the caller prepares again and retries.
     """
-    connection.execute(_INSERT_LOG, prepared.log)
-    _write_state(connection, prepared.state, prepared.version)
+    db = executor(db)
+    db.execute(_INSERT_LOG, prepared.log)
+    _write_state(db, prepared.state, prepared.version)
     return prepared.result
 
 
@@ -313,10 +314,10 @@ def _state_values(state: CardState, introduced_at: datetime | None) -> dict[str,
     }
 
 
-def _write_state(connection: Connection, values: dict[str, Any], version: int | None) -> None:
+def _write_state(db: Executor, values: dict[str, Any], version: int | None) -> None:
     if version is None:
         # A racing first answer hits the primary key; the caller's retry then sees the row.
-        connection.execute(_INSERT_STATE, {**values, "version": 1})
+        db.execute(_INSERT_STATE, {**values, "version": 1})
         return
     params = {f"b_{name}": values[name] for name in _WRITTEN_COLUMNS}
     params.update(
@@ -325,8 +326,7 @@ def _write_state(connection: Connection, values: dict[str, Any], version: int | 
         b_version=version,
         b_new_version=version + 1,
     )
-    result = connection.execute(_UPDATE_STATE, params)
-    if getattr(result, "rowcount", 1) != 1:
+    if db.execute(_UPDATE_STATE, params) != 1:
         raise ConcurrentAnswer(f"card {values['card_id']} changed while it was being answered")
 
 
@@ -354,7 +354,7 @@ def undo(session: Session, user_id: int, *, now: datetime) -> UndoResult:
     else:
         keys = {"user_id": user_id, "card_id": log.card_id, "deck_id": log.deck_id}
         values = {**keys, **_state_values(restored, log.introduced_at_before)}
-        _write_state(session.connection(), values, current)
+        _write_state(executor(session), values, current)
     return UndoResult(log.review_id, log.card_id, restored)
 
 

@@ -6,7 +6,7 @@ from flask import g, request
 
 from .. import accounts
 from ..errors import Unauthorized
-from ..http import reader
+from ..http import direct
 
 
 def bearer_token() -> str:
@@ -23,7 +23,7 @@ def current_user_id() -> int:
     cached: int | None = g.get("_api_user_id")
     if cached is not None:
         return cached
-    user_id = accounts.user_id_for_token(reader(), bearer_token())
+    user_id = accounts.user_id_for_token(direct(), bearer_token())
     if user_id is None:
         raise Unauthorized("the API token is not valid or has been revoked")
     g._api_user_id = user_id

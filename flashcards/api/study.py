@@ -14,7 +14,7 @@ from .. import queue, study, subscriptions
 from ..access import visible_decks
 from ..db import MAX_ID, retrying, utcnow
 from ..errors import InvalidInput, NotFound
-from ..http import db, reader, refresh_pacing, writing_engine
+from ..http import db, direct, refresh_pacing
 from ..models import Card, CardText, Deck, Subscription, User
 from ..scheduling import CardState, fuzz_seed, preview
 from . import bp
@@ -90,13 +90,13 @@ def unsubscribe(slug: str) -> Response:
 @bp.get("/study/next")
 def next_card() -> Response:
     user_id = current_user_id()
-    session = db()
     deck_id = None
     if "deck" in request.args:
-        deck_id = subscriptions.find_visible_deck(session, user_id, request.args["deck"]).id
+        deck_id = subscriptions.find_visible_deck(db(), user_id, request.args["deck"]).id
     now = utcnow()
     refresh_pacing(user_id, now)
-    card, counts = queue.next_card(session, user_id, now=now, deck_id=deck_id)
+    with direct().read() as connection:
+        card, counts = queue.next_card(connection, user_id, now=now, deck_id=deck_id)
     if card is None:
         return Response(status=204)
     seed = fuzz_seed(user_id, card.card_id, card.state.reps if card.state else 0)
@@ -166,18 +166,19 @@ def _parse_time(value: object, field: str) -> datetime:
 def post_review() -> tuple[Response, int]:
     user_id = current_user_id()
     card_id, rating, review_id, reviewed_at, duration = _parse_review(json_body())
-    read = reader()
+    connection = direct()
     for attempt in range(1, ANSWER_ATTEMPTS + 1):
+        # Read outside the write transaction (on SQLite the write lock is then held only for
+        # the two writes); a state changed in between is caught by its version.
         prepared = study.prepare_answer(
-            read, user_id, card_id, rating, review_id,
+            connection, user_id, card_id, rating, review_id,
             now=utcnow(), reviewed_at=reviewed_at, duration_ms=duration,
         )  # fmt: skip
-        read.rollback()  # a retry must read what the winning transaction committed
         if isinstance(prepared, study.AnswerResult):
             result = prepared
             break
         try:
-            with writing_engine().begin() as connection:
+            with connection.write():
                 result = study.write_answer(connection, prepared)
             break
         except (study.ConcurrentAnswer, IntegrityError):

@@ -43,6 +43,7 @@ from ..models import (
     TeamMember,
     User,
 )
+from ..rawsql import Executor, Statement, executor
 from ..subscriptions import subscribe
 from .roles import LEADS, check_slug, member_ids, membership
 
@@ -133,18 +134,17 @@ def subscribe_to_team_assignments(
     refresh_pacing(session, user_id, now=now, deck_ids=[d.id for d in decks])
 
 
-# Built once: it runs every time someone's queue is shown.
-_ASSIGNED = (
+# It runs every time someone's queue is shown, so on the direct executor too.
+_ASSIGNED = Statement(
     select(TeamAssignment.deck_id, TeamAssignment.due_date)
     .join(TeamMember, TeamMember.team_id == TeamAssignment.team_id)
     .where(TeamMember.user_id == bindparam("user_id"))
 )
 
 
-def _assigned(session: Session, user_id: int) -> list[tuple[int, date | None]]:
+def assigned(db: Session | Executor, user_id: int) -> list[tuple[int, date | None]]:
     """(deck, due date) of every assignment of every team the user belongs to."""
-    rows = session.connection().execute(_ASSIGNED, {"user_id": user_id})
-    return [(deck_id, due) for deck_id, due in rows]
+    return [(deck_id, due) for deck_id, due in executor(db).all(_ASSIGNED, {"user_id": user_id})]
 
 
 def _due_dates(rows: list[tuple[int, date | None]], today: date) -> dict[int, date | None]:
@@ -174,14 +174,14 @@ def refresh_pacing(
     `deck_ids` limits the work to those decks; by default every deck a team assigned them.
     Returns whether any allowance changed.
     """
-    assigned = _assigned(session, user_id)
-    if not assigned and not deck_ids:
+    assigned_decks = assigned(session, user_id)
+    if not assigned_decks and not deck_ids:
         return False  # the common case, people in no team: one indexed read
     user = session.execute(
         select(User.timezone, User.day_start_hour).where(User.id == user_id)
     ).one()
     today = study_date(now, user.timezone, user.day_start_hour)
-    dues = _due_dates(assigned, today)
+    dues = _due_dates(assigned_decks, today)
     targets = list(dues) if deck_ids is None else deck_ids
     if not targets:
         return False

@@ -1,0 +1,314 @@
+"""Core statements run straight on the DBAPI connection: the executor of the hot paths.
+
+SQLAlchemy's execution machinery (events, execution contexts, result objects) costs about
+60 µs per statement, several times what SQLite needs to run one of our indexed queries, and
+the hottest requests run six of them. A `Statement` here is still written with Core and
+compiled by SQLAlchemy, once per dialect (and per length of its unbound IN lists), with the
+column types' own bind and result processors, so the SQL and the stored values are the
+ORM's. Only the per-execution bookkeeping is skipped.
+
+Domain functions take an `Executor`: a `DirectConnection` on the hot paths, or a `Session`,
+which `executor()` wraps so that every other caller (the web views, the CLI, tests) keeps
+its session and transaction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import namedtuple
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
+
+from sqlalchemy import Connection, Dialect, Engine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
+from sqlalchemy.sql import Executable, visitors
+from sqlalchemy.sql.elements import BindParameter
+
+from .db import enter_writer_gate, leave_writer_gate, writer_gate_path
+
+Params = Mapping[str, Any]
+Processor = Callable[[Any], Any]
+_PYFORMAT_BIND = re.compile(r"%\((\w+)\)s")
+
+
+@dataclass(frozen=True)
+class _Bind:
+    sent_as: str  # the name in the compiled SQL
+    source: str  # the caller's parameter, or the statement's own bind for a constant
+    index: int | None  # position in the caller's list, for an expanded IN list
+    constant: Any
+    has_constant: bool
+    process: Processor | None
+
+
+@dataclass
+class _Compiled:
+    sql: str
+    positional: bool
+    binds: tuple[_Bind, ...]
+    row: Any  # a namedtuple class; None: the statement returns no rows
+    types: tuple[Any, ...]  # of the result columns
+    # Known from the first result: PostgreSQL's processors depend on the column's type code.
+    process: tuple[Processor | None, ...] | None = None
+
+    def parameters(self, params: Params) -> tuple[Any, ...] | dict[str, Any]:
+        values = []
+        for bind in self.binds:
+            if bind.source in params:
+                value = params[bind.source]
+                if bind.index is not None:
+                    value = value[bind.index]
+            elif bind.has_constant:
+                value = bind.constant
+            else:
+                raise KeyError(f"no value for bind parameter {bind.source!r}")
+            values.append(
+                bind.process(value) if bind.process is not None and value is not None else value
+            )
+        if self.positional:
+            return tuple(values)
+        return {b.sent_as: v for b, v in zip(self.binds, values, strict=True)}
+
+    def processors(self, dialect: Dialect, description: Any) -> tuple[Processor | None, ...]:
+        if self.process is None:
+            self.process = tuple(
+                t.dialect_impl(dialect).result_processor(dialect, d[1])
+                for t, d in zip(self.types, description, strict=True)
+            )
+        return self.process
+
+
+class Statement:
+    """A Core statement, compiled on first use for each dialect it runs on."""
+
+    def __init__(self, statement: Executable) -> None:
+        self.statement = statement
+        self._compiled: dict[tuple[str, tuple[Any, ...]], _Compiled] = {}
+        # An INSERT or UPDATE without explicit values sets the columns it is given, as in
+        # SQLAlchemy: its SQL depends on the parameters' names.
+        self._by_keys = bool(getattr(statement, "is_dml", False))
+        self._lists = tuple(
+            b.key
+            for b in _bind_parameters(statement)
+            if b.expanding and b.value is None and b.callable is None
+        )
+
+    def compiled(self, dialect: Dialect, params: Params) -> _Compiled:
+        shape: tuple[Any, ...] = (
+            tuple(params) if self._by_keys else tuple(len(params[n]) for n in self._lists)
+        )
+        key = (dialect.name, shape)
+        found = self._compiled.get(key)
+        if found is None:
+            lengths = {} if self._by_keys else dict(zip(self._lists, shape, strict=True))
+            keys = list(params) if self._by_keys else None
+            found = self._compiled[key] = _compile(self.statement, dialect, lengths, keys)
+        return found
+
+
+def _bind_parameters(statement: Any) -> list[BindParameter[Any]]:
+
+    found: list[BindParameter[Any]] = []
+    visitors.traverse(statement, {}, {"bindparam": found.append})
+    return found
+
+
+def _compile(
+    statement: Any, dialect: Dialect, lengths: dict[str, int], keys: list[str] | None
+) -> _Compiled:
+    plain = statement.compile(dialect=dialect, column_keys=keys)
+    own = plain.binds
+    if lengths or any(b.expanding for b in own.values()):
+        # Render IN lists as one placeholder per element: placeholders of the right length
+        # stand in for the caller's lists, the statement's constant lists keep their values.
+        stand_ins = {
+            name: ([None] * lengths[name] if name in lengths else None)
+            for name, b in own.items()
+            if b.value is None and b.callable is None and not name.startswith("%(")
+        }
+        rendered = statement.params(stand_ins).compile(
+            dialect=dialect, compile_kwargs={"render_postcompile": True}
+        )
+    else:
+        rendered = plain
+    positional = dialect.paramstyle in ("qmark", "format", "numeric")
+    sql = str(rendered)
+    names: list[str] = (
+        list(rendered.positiontup or [])
+        if positional
+        else list(dict.fromkeys(_PYFORMAT_BIND.findall(sql)))
+    )
+    binds = []
+    for name in names:
+        if name in own:
+            param, index = own[name], None
+        else:  # one element of an IN list, rendered as name_1, name_2, ...
+            base, _, number = name.rpartition("_")
+            param, index = own[base], int(number) - 1
+        if index is not None and param.key not in lengths:
+            # An element of the statement's own constant list, e.g. `state IN (1, 3)`.
+            source, constant, index = name, param.value[index], None
+        else:
+            source, constant = param.key, param.value
+        binds.append(
+            _Bind(
+                sent_as=name,
+                source=source,
+                index=index,
+                constant=constant,
+                has_constant=constant is not None,
+                process=param.type.dialect_impl(dialect).bind_processor(dialect),
+            )
+        )
+    columns = getattr(statement, "selected_columns", None)
+    if columns is None:
+        return _Compiled(sql, positional, tuple(binds), None, ())
+    row = namedtuple("Row", list(columns.keys()), rename=True)  # type: ignore[misc]
+    return _Compiled(sql, positional, tuple(binds), row, tuple(c.type for c in columns))
+
+
+class Executor(Protocol):
+    """What the hot-path domain functions need of a database connection."""
+
+    def first(self, statement: Statement, params: Params) -> Any: ...
+
+    def all(self, statement: Statement, params: Params) -> list[Any]: ...
+
+    def execute(self, statement: Statement, params: Params) -> int: ...
+
+
+class DirectConnection:
+    """A pooled DBAPI connection, checked out for one request or command.
+
+    Statements outside `read()` and `write()` run in autocommit mode, each seeing the latest
+    commit, with no BEGIN or COMMIT to pay for; `read()` groups reads into one snapshot and
+    `write()` is one transaction, which on SQLite takes the write lock at BEGIN.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.dialect = engine.dialect
+        self._sqlite = self.dialect.name == "sqlite"
+        self._gate = writer_gate_path(str(engine.url))
+        self._raw = engine.raw_connection()
+        self._driver: Any = cast(Any, self._raw.driver_connection)  # sqlite3 or psycopg
+        if not self._sqlite:
+            # SQLite connections are already in autocommit mode (see db.make_engine).
+            self._driver.autocommit = True
+        self._cursor = self._raw.cursor()
+        self._disconnected = False
+
+    def _run(self, statement: Statement, params: Params) -> tuple[_Compiled, Any]:
+        compiled = statement.compiled(self.dialect, params)
+        self._driver_execute(compiled.sql, compiled.parameters(params))
+        return compiled, self._cursor
+
+    def _driver_execute(self, sql: str, parameters: Any = ()) -> None:
+        dbapi = self.dialect.loaded_dbapi
+        try:
+            self._cursor.execute(sql, parameters)
+        except dbapi.Error as error:
+            # Raised as SQLAlchemy raises it, so callers and error handlers see one kind.
+            self._disconnected = self.dialect.is_disconnect(error, self._raw, self._cursor)
+            raise DBAPIError.instance(sql, None, error, dbapi.Error) from error
+
+    def first(self, statement: Statement, params: Params) -> Any:
+        compiled, cursor = self._run(statement, params)
+        raw = cursor.fetchone()
+        if raw is None:
+            return None
+        return _row(compiled, self.dialect, cursor.description, raw)
+
+    def all(self, statement: Statement, params: Params) -> list[Any]:
+        compiled, cursor = self._run(statement, params)
+        description = cursor.description
+        return [_row(compiled, self.dialect, description, raw) for raw in cursor.fetchall()]
+
+    def execute(self, statement: Statement, params: Params) -> int:
+        _compiled, cursor = self._run(statement, params)
+        return int(cursor.rowcount)
+
+    @contextmanager
+    def read(self) -> Iterator[DirectConnection]:
+        """Several reads that see one snapshot of the database."""
+        self._driver_execute("BEGIN" if self._sqlite else "BEGIN ISOLATION LEVEL REPEATABLE READ")
+        try:
+            yield self
+        finally:
+            self._end("ROLLBACK")
+
+    @contextmanager
+    def write(self) -> Iterator[DirectConnection]:
+        """One write transaction: committed when the block ends, rolled back on any error."""
+        try:
+            if self._sqlite and self._gate is not None:
+                enter_writer_gate(self._raw.info, self._gate)
+            self._driver_execute("BEGIN IMMEDIATE" if self._sqlite else "BEGIN")
+            yield self
+        except BaseException:
+            self._end("ROLLBACK")
+            raise
+        self._end("COMMIT")
+
+    def _in_transaction(self) -> bool:
+        if self._sqlite:
+            return bool(self._driver.in_transaction)
+        return bool(self._driver.info.transaction_status != 0)  # 0: idle
+
+    def _end(self, sql: str) -> None:
+        try:
+            if self._in_transaction():
+                self._driver_execute(sql)
+        finally:
+            # The next writer may start as soon as this one's transaction has ended.
+            leave_writer_gate(self._raw.info)
+
+    def close(self) -> None:
+        """End anything still open and return the connection to the pool."""
+        healthy = False
+        try:
+            if not self._disconnected:
+                self._end("ROLLBACK")
+                self._cursor.close()
+                if not self._sqlite:
+                    self._driver.autocommit = False  # as SQLAlchemy's sessions expect it
+                healthy = True
+        finally:
+            if not healthy:
+                self._raw.invalidate()  # in an unknown state: the pool must not hand it out
+            self._raw.close()
+
+
+def _row(compiled: _Compiled, dialect: Dialect, description: Any, raw: Any) -> Any:
+    processors = compiled.processors(dialect, description)
+    return compiled.row._make(
+        [v if p is None or v is None else p(v) for p, v in zip(processors, raw, strict=True)]
+    )
+
+
+class _OnSession:
+    """An Executor over a Session's connection, inside the session's own transaction."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def first(self, statement: Statement, params: Params) -> Any:
+        return self._connection.execute(statement.statement, params).first()
+
+    def all(self, statement: Statement, params: Params) -> list[Any]:
+        return list(self._connection.execute(statement.statement, params).all())
+
+    def execute(self, statement: Statement, params: Params) -> int:
+        result = self._connection.execute(statement.statement, params)
+        return int(getattr(result, "rowcount", 0))
+
+
+def executor(db: Session | Connection | Executor) -> Executor:
+    """The Executor for a Session or Connection (or the one given)."""
+    if isinstance(db, Session):
+        return _OnSession(db.connection())
+    if isinstance(db, Connection):
+        return _OnSession(db)
+    return db

@@ -6,6 +6,7 @@ import fcntl
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeVar
 
@@ -117,6 +118,7 @@ def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) 
     return engine
 
 
+@lru_cache(maxsize=16)
 def writer_gate_path(url: str) -> str | None:
     """The file SQLite writers queue on (see `enter_writer_gate`); None for other databases."""
     parsed = make_url(url)

@@ -19,6 +19,7 @@ from collections import namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Protocol, cast
 
 from sqlalchemy import Connection, Dialect, Engine
@@ -34,49 +35,29 @@ Processor = Callable[[Any], Any]
 _PYFORMAT_BIND = re.compile(r"%\((\w+)\)s")
 
 
-@dataclass(frozen=True)
-class _Bind:
-    sent_as: str  # the name in the compiled SQL
-    source: str  # the caller's parameter, or the statement's own bind for a constant
-    index: int | None  # position in the caller's list, for an expanded IN list
-    constant: Any
-    has_constant: bool
-    process: Processor | None
-
-
 @dataclass
 class _Compiled:
     sql: str
     positional: bool
-    binds: tuple[_Bind, ...]
+    names: tuple[str, ...]  # of the binds in the compiled SQL, in order
+    # One per bind: its value, processed, from the caller's parameters (or a constant).
+    getters: tuple[Callable[[Params], Any], ...]
     row: Any  # a namedtuple class; None: the statement returns no rows
     types: tuple[Any, ...]  # of the result columns
     # Known from the first result: PostgreSQL's processors depend on the column's type code.
     process: tuple[Processor | None, ...] | None = None
 
     def parameters(self, params: Params) -> tuple[Any, ...] | dict[str, Any]:
-        values = []
-        for bind in self.binds:
-            if bind.source in params:
-                value = params[bind.source]
-                if bind.index is not None:
-                    value = value[bind.index]
-            elif bind.has_constant:
-                value = bind.constant
-            else:
-                raise KeyError(f"no value for bind parameter {bind.source!r}")
-            values.append(
-                bind.process(value) if bind.process is not None and value is not None else value
-            )
         if self.positional:
-            return tuple(values)
-        return {b.sent_as: v for b, v in zip(self.binds, values, strict=True)}
+            return tuple([get(params) for get in self.getters])
+        return {name: get(params) for name, get in zip(self.names, self.getters, strict=True)}
 
-    def processors(self, dialect: Dialect, description: Any) -> tuple[Processor | None, ...]:
+    def processors(self, dialect: Dialect, cursor: Any) -> tuple[Processor | None, ...]:
         if self.process is None:
+            # Read once: psycopg builds the description anew on every access.
             self.process = tuple(
                 t.dialect_impl(dialect).result_processor(dialect, d[1])
-                for t, d in zip(self.types, description, strict=True)
+                for t, d in zip(self.types, cursor.description, strict=True)
             )
         return self.process
 
@@ -141,33 +122,44 @@ def _compile(
         if positional
         else list(dict.fromkeys(_PYFORMAT_BIND.findall(sql)))
     )
-    binds = []
+    getters = []
     for name in names:
         if name in own:
             param, index = own[name], None
         else:  # one element of an IN list, rendered as name_1, name_2, ...
             base, _, number = name.rpartition("_")
             param, index = own[base], int(number) - 1
-        if index is not None and param.key not in lengths:
-            # An element of the statement's own constant list, e.g. `state IN (1, 3)`.
-            source, constant, index = name, param.value[index], None
+        process = param.type.dialect_impl(dialect).bind_processor(dialect)
+        if not param.required:
+            # A value written into the statement, e.g. `LIMIT 1` or an element of `IN (1, 3)`.
+            constant = param.effective_value
+            constant = constant if index is None else constant[index]
+            getters.append(_constant(constant if process is None else process(constant)))
         else:
-            source, constant = param.key, param.value
-        binds.append(
-            _Bind(
-                sent_as=name,
-                source=source,
-                index=index,
-                constant=constant,
-                has_constant=constant is not None,
-                process=param.type.dialect_impl(dialect).bind_processor(dialect),
-            )
-        )
+            getters.append(_getter(param.key, index, process))
     columns = getattr(statement, "selected_columns", None)
     if columns is None:
-        return _Compiled(sql, positional, tuple(binds), None, ())
+        return _Compiled(sql, positional, tuple(names), tuple(getters), None, ())
     row = namedtuple("Row", list(columns.keys()), rename=True)  # type: ignore[misc]
-    return _Compiled(sql, positional, tuple(binds), row, tuple(c.type for c in columns))
+    types = tuple(c.type for c in columns)
+    return _Compiled(sql, positional, tuple(names), tuple(getters), row, types)
+
+
+def _constant(value: Any) -> Callable[[Params], Any]:
+    return lambda _params: value
+
+
+def _getter(key: str, index: int | None, process: Processor | None) -> Callable[[Params], Any]:
+    if index is None and process is None:
+        return itemgetter(key)
+    if process is None:
+        return lambda params: params[key][index]
+
+    def get(params: Params) -> Any:
+        value = params[key] if index is None else params[key][index]
+        return None if value is None else process(value)
+
+    return get
 
 
 class Executor(Protocol):
@@ -219,12 +211,15 @@ class DirectConnection:
         raw = cursor.fetchone()
         if raw is None:
             return None
-        return _row(compiled, self.dialect, cursor.description, raw)
+        return _row(compiled.row, compiled.processors(self.dialect, cursor), raw)
 
     def all(self, statement: Statement, params: Params) -> list[Any]:
         compiled, cursor = self._run(statement, params)
-        description = cursor.description
-        return [_row(compiled, self.dialect, description, raw) for raw in cursor.fetchall()]
+        rows = cursor.fetchall()
+        if not rows:
+            return []
+        processors = compiled.processors(self.dialect, cursor)
+        return [_row(compiled.row, processors, raw) for raw in rows]
 
     def execute(self, statement: Statement, params: Params) -> int:
         _compiled, cursor = self._run(statement, params)
@@ -281,9 +276,8 @@ class DirectConnection:
             self._raw.close()
 
 
-def _row(compiled: _Compiled, dialect: Dialect, description: Any, raw: Any) -> Any:
-    processors = compiled.processors(dialect, description)
-    return compiled.row._make(
+def _row(row: Any, processors: tuple[Processor | None, ...], raw: Any) -> Any:
+    return row._make(
         [v if p is None or v is None else p(v) for p, v in zip(processors, raw, strict=True)]
     )
 

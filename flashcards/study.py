@@ -19,6 +19,7 @@ from typing import Any, cast
 
 from fsrs import Rating, State
 from sqlalchemy import Connection, Table, and_, bindparam, delete, insert, select, update
+from sqlalchemy import cast as cast_as
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter
 
@@ -26,7 +27,7 @@ from .access import visible_decks
 from .days import day_bounds
 from .errors import Conflict, InvalidInput, NotFound
 from .models import Card, Deck, ReviewLog, ReviewState, SchedulerSettings, Subscription, User
-from .rawsql import Executor, Statement, executor
+from .rawsql import DirectConnection, Executor, Statement, executor
 from .scheduling import CardState, SchedulerConfig, fuzz_seed, review
 
 STATE_COLUMNS = ("state", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses")
@@ -135,6 +136,11 @@ _CARD_FOR_ANSWER = Statement(
         *(rs.c[name] for name in STATE_COLUMNS),
         rs.c.introduced_at,
         rs.c.version,
+        # Whether the review id was used already: then `_LOG_BY_REVIEW_ID` says how.
+        select(rl.c.id)
+        .where(rl.c.review_id == bindparam("review_id"))
+        .scalar_subquery()
+        .label("used_review_id"),
     )
     .select_from(Card.__table__)
     .join(Deck.__table__, Deck.id == Card.deck_id)
@@ -144,10 +150,17 @@ _CARD_FOR_ANSWER = Statement(
     .where(Card.id == _CARD, visible_decks(_USER))
 )
 _WRITTEN_COLUMNS = (*STATE_COLUMNS, "introduced_at")
+_LOG_COLUMNS = tuple(c.name for c in rl.c if c.name != "id")
 _INSERT_LOG = Statement(insert(rl))
-_INSERT_STATE = Statement(insert(rs))
-# Bind names must differ from column names in an UPDATE, hence the prefix.
-_UPDATE_STATE = Statement(
+# Bind names must differ from column names in INSERT ... VALUES and UPDATE, hence the prefix.
+_STATE_INSERT = insert(rs).values(
+    user_id=bindparam("b_user_id"),
+    card_id=bindparam("b_card_id"),
+    deck_id=bindparam("b_deck_id"),
+    version=bindparam("b_new_version"),
+    **{c: bindparam(f"b_{c}") for c in _WRITTEN_COLUMNS},
+)
+_STATE_UPDATE = (
     update(rs)
     .where(
         rs.c.user_id == bindparam("b_user_id"),
@@ -158,14 +171,22 @@ _UPDATE_STATE = Statement(
         version=bindparam("b_new_version"), **{c: bindparam(f"b_{c}") for c in _WRITTEN_COLUMNS}
     )
 )
+_INSERT_STATE = Statement(_STATE_INSERT)
+_UPDATE_STATE = Statement(_STATE_UPDATE)
 
 
-def load_card_for_answer(db: Executor, user_id: int, card_id: int) -> Any:
-    """Card, deck, the user's settings, subscription overrides and state, in one query."""
-    row = db.first(_CARD_FOR_ANSWER, {"user_id": user_id, "card_id": card_id})
-    if row is None:
-        raise NotFound(f"no card {card_id}")
-    return row
+def _log_after(state_written: Any) -> Statement:
+    """One statement: `state_written` (a data-modifying CTE), then the log row if it wrote."""
+    values = (cast_as(bindparam(f"l_{n}", type_=rl.c[n].type), rl.c[n].type) for n in _LOG_COLUMNS)
+    written = state_written.returning(rs.c.card_id).cte("state_written")
+    return Statement(
+        insert(rl).from_select(_LOG_COLUMNS, select(*values).select_from(written)).add_cte(written)
+    )
+
+
+# PostgreSQL only: SQLite has no data-modifying CTEs.
+_ANSWER_INSERTING_STATE = _log_after(_STATE_INSERT)
+_ANSWER_UPDATING_STATE = _log_after(_STATE_UPDATE)
 
 
 class _Overrides:
@@ -206,13 +227,19 @@ def prepare_answer(
     in between through its version.
     """
     db = executor(db)
-    existing = db.first(_LOG_BY_REVIEW_ID, {"review_id": review_id})
-    if existing is not None:
-        if existing.user_id != user_id or existing.card_id != card_id:
-            raise Conflict("this review_id was already used for another answer", field="review_id")
-        return _result_from_log(existing)
-
-    row = load_card_for_answer(db, user_id, card_id)
+    row = db.first(
+        _CARD_FOR_ANSWER, {"user_id": user_id, "card_id": card_id, "review_id": review_id}
+    )
+    if row is None or row.used_review_id is not None:
+        existing = db.first(_LOG_BY_REVIEW_ID, {"review_id": review_id})
+        if existing is not None:
+            if existing.user_id != user_id or existing.card_id != card_id:
+                raise Conflict(
+                    "this review_id was already used for another answer", field="review_id"
+                )
+            return _result_from_log(existing)
+    if row is None:
+        raise NotFound(f"no card {card_id}")
     before = state_from_row(row)
     last_review = before.last_review if before is not None else None
     if reviewed_at is None:
@@ -300,6 +327,26 @@ def answer(
     return write_answer(session.connection(), prepared)
 
 
+def store_answer(connection: DirectConnection, prepared: PreparedAnswer) -> AnswerResult:
+    """Store a prepared answer atomically, in a transaction of its own.
+
+    On PostgreSQL the state write and the log insert are one statement (a data-modifying
+    CTE): one round trip, and no BEGIN or COMMIT to wait for. SQLite, which has no such
+    CTEs, runs `write_answer` in a write transaction: local calls, no round trips.
+    Raises what `write_answer` raises when another transaction got there first.
+    """
+    if connection.dialect.name != "postgresql":
+        with connection.write():
+            return write_answer(connection, prepared)
+    params = _state_params(prepared.state, prepared.version)
+    params.update({f"l_{name}": prepared.log[name] for name in _LOG_COLUMNS})
+    one = _ANSWER_INSERTING_STATE if prepared.version is None else _ANSWER_UPDATING_STATE
+    if connection.execute(one, params) != 1:
+        card_id = prepared.result.card_id
+        raise ConcurrentAnswer(f"card {card_id} changed while it was being answered")
+    return prepared.result
+
+
 def _state_values(state: CardState, introduced_at: datetime | None) -> dict[str, Any]:
     return {
         "state": int(state.state),
@@ -314,18 +361,24 @@ def _state_values(state: CardState, introduced_at: datetime | None) -> dict[str,
     }
 
 
-def _write_state(db: Executor, values: dict[str, Any], version: int | None) -> None:
-    if version is None:
-        # A racing first answer hits the primary key; the caller's retry then sees the row.
-        db.execute(_INSERT_STATE, {**values, "version": 1})
-        return
+def _state_params(values: dict[str, Any], version: int | None) -> dict[str, Any]:
     params = {f"b_{name}": values[name] for name in _WRITTEN_COLUMNS}
     params.update(
         b_user_id=values["user_id"],
         b_card_id=values["card_id"],
+        b_deck_id=values["deck_id"],
         b_version=version,
-        b_new_version=version + 1,
+        b_new_version=1 if version is None else version + 1,
     )
+    return params
+
+
+def _write_state(db: Executor, values: dict[str, Any], version: int | None) -> None:
+    params = _state_params(values, version)
+    if version is None:
+        # A racing first answer hits the primary key; the caller's retry then sees the row.
+        db.execute(_INSERT_STATE, params)
+        return
     if db.execute(_UPDATE_STATE, params) != 1:
         raise ConcurrentAnswer(f"card {values['card_id']} changed while it was being answered")
 

@@ -178,8 +178,7 @@ def post_review() -> tuple[Response, int]:
             result = prepared
             break
         try:
-            with connection.write():
-                result = study.write_answer(connection, prepared)
+            result = study.store_answer(connection, prepared)
             break
         except (study.ConcurrentAnswer, IntegrityError):
             if attempt == ANSWER_ATTEMPTS:

@@ -27,11 +27,14 @@ HEADERS = {
 
 
 def _add_headers(response: Response) -> Response:
+    # One pass over the headers a view set: Headers.setdefault scans them once per name.
+    present = {name.lower() for name in response.headers.keys()}
     for name, value in HEADERS.items():
-        response.headers.setdefault(name, value)
-    if response.mimetype == "text/html":
+        if name.lower() not in present:
+            response.headers.add(name, value)
+    if response.mimetype == "text/html" and "cache-control" not in present:
         # Pages show personal data; a shared cache or the back button must not replay them stale.
-        response.headers.setdefault("Cache-Control", "no-store")
+        response.headers.add("Cache-Control", "no-store")
     return response
 
 

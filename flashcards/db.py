@@ -6,8 +6,8 @@ import fcntl
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, ClassVar, TypeVar
 
 from sqlalchemy import DateTime, Dialect, Engine, MetaData, create_engine, event

@@ -175,9 +175,9 @@ class Executor(Protocol):
 class DirectConnection:
     """A pooled DBAPI connection, checked out for one request or command.
 
-    Statements outside `read()` and `write()` run in autocommit mode, each seeing the latest
-    commit, with no BEGIN or COMMIT to pay for; `read()` groups reads into one snapshot and
-    `write()` is one transaction, which on SQLite takes the write lock at BEGIN.
+    Statements outside `write()` run in autocommit mode, each seeing the latest commit, with
+    no BEGIN or COMMIT to pay for; `write()` is one transaction, which on SQLite takes the
+    write lock at BEGIN.
     """
 
     def __init__(self, engine: Engine) -> None:
@@ -224,15 +224,6 @@ class DirectConnection:
     def execute(self, statement: Statement, params: Params) -> int:
         _compiled, cursor = self._run(statement, params)
         return int(cursor.rowcount)
-
-    @contextmanager
-    def read(self) -> Iterator[DirectConnection]:
-        """Several reads that see one snapshot of the database."""
-        self._driver_execute("BEGIN" if self._sqlite else "BEGIN ISOLATION LEVEL REPEATABLE READ")
-        try:
-            yield self
-        finally:
-            self._end("ROLLBACK")
 
     @contextmanager
     def write(self) -> Iterator[DirectConnection]:

@@ -96,7 +96,19 @@ def review(
 ) -> CardState:
     """The state after answering `rating` at `now`; `seed=None` turns fuzz off."""
     current = before or new_card_state(now)
-    after, _log = scheduler_for(config).review_card(_fsrs_card(current), rating, now)
+    return _outcome(config, current, _fsrs_card(current), rating, now, seed)
+
+
+def _outcome(
+    config: SchedulerConfig,
+    current: CardState,
+    card: FsrsCard,
+    rating: Rating,
+    now: datetime,
+    seed: str | None,
+) -> CardState:
+    # py-fsrs copies the card it is given, so one FsrsCard serves all four outcomes.
+    after, _log = scheduler_for(config).review_card(card, rating, now)
     due = after.due
     if seed is not None and after.state == State.Review:
         days = (after.due - now).days
@@ -118,7 +130,9 @@ def preview(
     config: SchedulerConfig, before: CardState | None, now: datetime, *, seed: str | None
 ) -> dict[Rating, CardState]:
     """All four outcomes, computed the same way `review` stores them (Anki's two-step answer)."""
-    return {rating: review(config, before, rating, now, seed=seed) for rating in Rating}
+    current = before or new_card_state(now)
+    card = _fsrs_card(current)
+    return {rating: _outcome(config, current, card, rating, now, seed) for rating in Rating}
 
 
 def retrievability(config: SchedulerConfig, state: CardState, now: datetime) -> float:

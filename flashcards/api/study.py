@@ -95,8 +95,9 @@ def next_card() -> Response:
         deck_id = subscriptions.find_visible_deck(db(), user_id, request.args["deck"]).id
     now = utcnow()
     refresh_pacing(user_id, now)
-    with direct().read() as connection:
-        card, counts = queue.next_card(connection, user_id, now=now, deck_id=deck_id)
+    # Statement by statement, with no snapshot across them: an answer landing in between
+    # shows up in the next request, as it would had it come a moment later.
+    card, counts = queue.next_card(direct(), user_id, now=now, deck_id=deck_id)
     if card is None:
         return Response(status=204)
     seed = fuzz_seed(user_id, card.card_id, card.state.reps if card.state else 0)

@@ -28,7 +28,7 @@ HEADERS = {
 
 def _add_headers(response: Response) -> Response:
     # One pass over the headers a view set: Headers.setdefault scans them once per name.
-    present = {name.lower() for name in response.headers.keys()}
+    present = {name.lower() for name, _value in response.headers}
     for name, value in HEADERS.items():
         if name.lower() not in present:
             response.headers.add(name, value)

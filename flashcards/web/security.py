@@ -1,8 +1,12 @@
-"""Security headers on every response: CSP without inline script, no framing, no sniffing."""
+"""Security headers on every response (CSP without inline script, no framing, no sniffing),
+and the signed session cookie's interface."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Flask, Response
+from flask.sessions import SecureCookieSessionInterface
 
 CSP = "; ".join(
     [
@@ -38,5 +42,23 @@ def _add_headers(response: Response) -> Response:
     return response
 
 
+class CachedSerializerSessionInterface(SecureCookieSessionInterface):
+    """Flask's signed cookie sessions, with the signing serializer built once per key.
+
+    Flask builds it on every request, before it even looks for a cookie; on an API request,
+    which has none, that was a tenth of the framework's cost.
+    """
+
+    _cached: tuple[Any, Any] | None = None
+
+    def get_signing_serializer(self, app: Flask) -> Any:
+        key = (app.secret_key, tuple(app.config.get("SECRET_KEY_FALLBACKS") or ()))
+        cached = self._cached
+        if cached is None or cached[0] != key:
+            cached = self._cached = (key, super().get_signing_serializer(app))
+        return cached[1]
+
+
 def init_app(app: Flask) -> None:
+    app.session_interface = CachedSerializerSessionInterface()
     app.after_request(_add_headers)

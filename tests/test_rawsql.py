@@ -1,0 +1,191 @@
+"""The direct executor: the same rows and writes as SQLAlchemy's own execution, on both databases.
+
+Every check compares against SQLAlchemy running the same Core statement, or against what is
+in the database afterwards, so that a wrong bind, processor or transaction shows up here.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any, cast
+
+import pytest
+from fsrs import Rating
+from sqlalchemy import Engine, Table, bindparam, func, insert, literal, select, text, update
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.orm import Session
+
+from flashcards import study
+from flashcards.db import transaction
+from flashcards.models import ApiToken, ReviewLog, ReviewState, SchedulerSettings
+from flashcards.rawsql import DirectConnection, Statement, executor
+
+from . import factories as f
+from .conftest import T0
+
+rs = cast(Table, ReviewState.__table__)
+rl = cast(Table, ReviewLog.__table__)
+settings = cast(Table, SchedulerSettings.__table__)
+
+
+def setup(engine: Engine, cards: int = 3) -> tuple[int, list[int]]:
+    with transaction(engine) as s:
+        user = f.make_user(s, desired_retention=0.85, learning_steps=[30, 300])
+        deck = f.make_deck(s, f"deck-{uuid.uuid4().hex[:8]}", cards)
+        f.subscribe(s, user, deck)
+        ids = f.card_ids(s, deck.id)
+        for minutes, card in enumerate(ids):
+            f.answer(s, user, card, Rating.Good, now=T0 + timedelta(minutes=minutes))
+        return user, ids
+
+
+@pytest.fixture
+def direct(engine: Engine) -> Any:
+    connection = DirectConnection(engine)
+    yield connection
+    connection.close()
+
+
+def count(engine: Engine, table: Table) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
+
+
+def test_rows_equal_sqlalchemys(engine: Engine, direct: DirectConnection) -> None:
+    user, cards = setup(engine)
+    # Datetimes (aware UTC), floats, NULLs, JSON lists and a constant, as SQLAlchemy gives them.
+    statement = (
+        select(rs, settings.c.learning_steps, settings.c.parameters, literal("x").label("k"))
+        .join(settings, settings.c.user_id == rs.c.user_id)
+        .where(rs.c.user_id == bindparam("user_id"))
+        .order_by(rs.c.card_id)
+    )
+    ours = direct.all(Statement(statement), {"user_id": user})
+    with engine.connect() as conn:
+        theirs = conn.execute(statement, {"user_id": user}).all()
+    assert [tuple(r) for r in ours] == [tuple(r) for r in theirs]
+    assert len(ours) == len(cards)
+    first = ours[0]
+    assert first.due.tzinfo is not None and first.learning_steps == [30, 300]
+    assert first.k == "x" and first.parameters is None
+
+
+def test_in_lists_of_any_length_and_constant_lists(
+    engine: Engine, direct: DirectConnection
+) -> None:
+    user, cards = setup(engine, cards=4)
+    statement = Statement(
+        select(rs.c.card_id)
+        .where(
+            rs.c.user_id == bindparam("user_id"),
+            rs.c.card_id.in_(bindparam("ids", expanding=True)),
+            rs.c.state.in_((1, 3)),  # learning or relearning: all of them after one Good
+        )
+        .order_by(rs.c.card_id)
+    )
+    for chosen in ([cards[0]], cards[1:3], cards):
+        rows = direct.all(statement, {"user_id": user, "ids": chosen})
+        assert [r.card_id for r in rows] == chosen
+    assert direct.first(statement, {"user_id": user, "ids": [0]}) is None
+
+
+def test_insert_and_update_set_the_given_columns(engine: Engine, direct: DirectConnection) -> None:
+    user, _cards = setup(engine, cards=1)
+    tokens = cast(Table, ApiToken.__table__)
+    with direct.write():
+        direct.execute(
+            Statement(insert(tokens)),
+            {"user_id": user, "token_hash": "h1", "name": "n", "created_at": T0},
+        )
+    changed = Statement(
+        update(tokens).where(tokens.c.token_hash == bindparam("h")).values(name=bindparam("n"))
+    )
+    with direct.write():
+        assert direct.execute(changed, {"h": "h1", "n": "renamed"}) == 1
+        assert direct.execute(changed, {"h": "nope", "n": "x"}) == 0
+    with engine.connect() as conn:
+        row = conn.execute(select(tokens).where(tokens.c.token_hash == "h1")).one()
+    assert row.name == "renamed" and row.created_at == T0
+
+
+def test_a_failed_write_leaves_nothing(engine: Engine, direct: DirectConnection) -> None:
+    user, _cards = setup(engine, cards=1)
+    tokens = cast(Table, ApiToken.__table__)
+    before = count(engine, tokens)
+    add = Statement(insert(tokens))
+    row = {"user_id": user, "token_hash": "same", "name": "", "created_at": T0}
+    with pytest.raises(IntegrityError), direct.write():  # SQLAlchemy's class, not the driver's
+        direct.execute(add, row)
+        direct.execute(add, row)
+    assert count(engine, tokens) == before
+    # The connection is usable again, outside any transaction.
+    with direct.write():
+        direct.execute(add, row)
+    assert count(engine, tokens) == before + 1
+
+
+def test_the_pool_gets_the_connection_back_as_sessions_expect(engine: Engine) -> None:
+    user, _cards = setup(engine, cards=1)
+    connection = DirectConnection(engine)
+    connection.first(Statement(select(rs.c.card_id).where(rs.c.user_id == user)), {})
+    connection.close()
+    # A session on the same pool still runs in a transaction: its rollback undoes its write.
+    with Session(engine) as s:
+        s.execute(update(settings).where(settings.c.user_id == user).values(new_per_day=7))
+        s.rollback()
+    with engine.connect() as conn:
+        new = conn.execute(select(settings.c.new_per_day).where(settings.c.user_id == user))
+        assert new.scalar_one() != 7
+
+
+def test_a_lost_connection_is_not_reused(engine: Engine) -> None:
+    if engine.dialect.name != "postgresql":
+        pytest.skip("a server that drops the connection: PostgreSQL")
+    connection = DirectConnection(engine)
+    pid = connection._driver.info.backend_pid
+    with engine.connect() as admin:
+        admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        admin.commit()
+    with pytest.raises(DBAPIError):
+        connection.first(Statement(select(literal(1).label("one"))), {})
+    connection.close()
+    again = DirectConnection(engine)
+    try:
+        assert again.first(Statement(select(literal(1).label("one"))), {}).one == 1
+        assert again._driver.info.backend_pid != pid
+    finally:
+        again.close()
+
+
+def test_a_session_is_an_executor_too(session: Session) -> None:
+    user = f.make_user(session)
+    statement = Statement(select(settings.c.user_id).where(settings.c.user_id == bindparam("u")))
+    assert executor(session).first(statement, {"u": user}).user_id == user
+
+
+def test_a_stale_answer_writes_nothing(engine: Engine) -> None:
+    """Two answers prepared from the same state: the second loses, and leaves no log row."""
+    user, cards = setup(engine, cards=1)
+    connection = DirectConnection(engine)
+    later = T0 + timedelta(hours=1)
+    try:
+        prepared = [
+            study.prepare_answer(
+                connection, user, cards[0], Rating.Good, str(uuid.uuid4()), now=later
+            )
+            for _ in range(2)
+        ]
+        assert all(isinstance(p, study.PreparedAnswer) for p in prepared)
+        logs = count(engine, rl)
+        study.store_answer(connection, cast(study.PreparedAnswer, prepared[0]))
+        with pytest.raises(study.ConcurrentAnswer):
+            study.store_answer(connection, cast(study.PreparedAnswer, prepared[1]))
+        assert count(engine, rl) == logs + 1
+    finally:
+        connection.close()
+    with engine.connect() as conn:
+        version = conn.execute(
+            select(rs.c.version).where(rs.c.user_id == user, rs.c.card_id == cards[0])
+        ).scalar_one()
+    assert version == 2

@@ -162,7 +162,7 @@ def issue_token(session: Session, user_id: int, *, now: datetime, name: str = ""
     return token
 
 
-# Built once: this runs on every API request, so it is one indexed lookup of one column.
+# On every API request, on the direct executor: one indexed lookup of one column.
 _USER_ID_FOR_HASH = Statement(select(ApiToken.user_id).where(ApiToken.token_hash == bindparam("h")))
 # token_urlsafe(32) gives 43 characters; anything far longer is not one of ours.
 _MAX_TOKEN_LENGTH = 256

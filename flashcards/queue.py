@@ -82,7 +82,7 @@ _STATE_COLUMNS = (rs.c.card_id, rs.c.deck_id, *(rs.c[n] for n in STATE_COLUMNS))
 _SUB = cast(Table, Subscription.__table__)
 _SETTINGS = cast(Table, SchedulerSettings.__table__)
 
-# Built once: constructing statements cost more than running them (see README, hot path).
+# Built and compiled once (rawsql): constructing statements costs more than running them.
 _PLANS_SELECT = (
     select(
         _SUB,

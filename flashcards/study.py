@@ -1,8 +1,9 @@
 """Answering and undoing: the study engine's write paths.
 
-Answering is the hot path, so it uses a handful of Core statements rather than ORM objects:
-one read of the idempotency key, one joined read of card, settings and state, one insert into
-the log and one update (or insert) of the state.
+Answering is the hot path, so it runs a few Core statements on `rawsql`'s executor rather
+than ORM objects: one joined read of card, settings, state and whether the review id is
+taken, then the state update (or insert) and the log insert, which PostgreSQL takes as one
+statement (`store_answer`).
 
 Concurrency: every state row carries a version. The update only applies when the version is
 still the one read; otherwise `ConcurrentAnswer` is raised and the caller retries the whole
@@ -115,7 +116,7 @@ def parse_rating(value: object) -> Rating:
 
 _USER: BindParameter[int] = bindparam("user_id")
 _CARD: BindParameter[int] = bindparam("card_id")
-# Built once: constructing statements costs more than running them on the hot path.
+# Built and compiled once (rawsql): constructing statements costs more than running them.
 _LOG_BY_REVIEW_ID = Statement(select(rl).where(rl.c.review_id == bindparam("review_id")))
 _SUB = cast(Table, Subscription.__table__)
 _SETTINGS = cast(Table, SchedulerSettings.__table__)

@@ -72,9 +72,7 @@ class Statement:
         # SQLAlchemy: its SQL depends on the parameters' names.
         self._by_keys = bool(getattr(statement, "is_dml", False))
         self._lists = tuple(
-            b.key
-            for b in _bind_parameters(statement)
-            if b.expanding and b.value is None and b.callable is None
+            b.key for b in _bind_parameters(statement) if b.expanding and b.required
         )
 
     def compiled(self, dialect: Dialect, params: Params) -> _Compiled:
@@ -91,7 +89,6 @@ class Statement:
 
 
 def _bind_parameters(statement: Any) -> list[BindParameter[Any]]:
-
     found: list[BindParameter[Any]] = []
     visitors.traverse(statement, {}, {"bindparam": found.append})
     return found
@@ -106,9 +103,9 @@ def _compile(
         # Render IN lists as one placeholder per element: placeholders of the right length
         # stand in for the caller's lists, the statement's constant lists keep their values.
         stand_ins = {
-            name: ([None] * lengths[name] if name in lengths else None)
-            for name, b in own.items()
-            if b.value is None and b.callable is None and not name.startswith("%(")
+            b.key: ([None] * lengths[b.key] if b.key in lengths else None)
+            for b in own.values()
+            if b.required
         }
         rendered = statement.params(stand_ins).compile(
             dialect=dialect, compile_kwargs={"render_postcompile": True}

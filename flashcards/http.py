@@ -71,10 +71,11 @@ def refresh_pacing(user_id: int, now: datetime) -> None:
     transaction to a write on SQLite (a stale snapshot fails at once instead of waiting), so
     a change is written in a write transaction of its own.
     """
-    if not assignments.assigned(direct(), user_id):
+    assigned = assignments.assigned(direct(), user_id)
+    if not assigned:
         return
     session = db()
-    if not assignments.refresh_pacing(session, user_id, now=now):
+    if not assignments.refresh_pacing(session, user_id, now=now, assigned_decks=assigned):
         return
     if request.method in WRITE_METHODS:
         return  # flushed into the request's own write transaction

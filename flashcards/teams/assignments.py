@@ -167,14 +167,21 @@ def _earlier(a: date, b: date, today: date) -> bool:
 
 
 def refresh_pacing(
-    session: Session, user_id: int, *, now: datetime, deck_ids: list[int] | None = None
+    session: Session,
+    user_id: int,
+    *,
+    now: datetime,
+    deck_ids: list[int] | None = None,
+    assigned_decks: list[tuple[int, date | None]] | None = None,
 ) -> bool:
     """Set (or clear) the paced new-card override of the user's subscriptions.
 
     `deck_ids` limits the work to those decks; by default every deck a team assigned them.
+    `assigned_decks` is what `assigned` returned, when the caller has read it already.
     Returns whether any allowance changed.
     """
-    assigned_decks = assigned(session, user_id)
+    if assigned_decks is None:
+        assigned_decks = assigned(session, user_id)
     if not assigned_decks and not deck_ids:
         return False  # the common case, people in no team: one indexed read
     user = session.execute(

@@ -42,6 +42,9 @@ rl = cast(Table, ReviewLog.__table__)
 class ConcurrentAnswer(Exception):
     """Another transaction changed the card's state between our read and our write."""
 
+    def __init__(self, card_id: int) -> None:
+        super().__init__(f"card {card_id} changed while it was being answered")
+
 
 @dataclass(frozen=True)
 class AnswerResult:
@@ -343,8 +346,7 @@ def store_answer(connection: DirectConnection, prepared: PreparedAnswer) -> Answ
     params.update({f"l_{name}": prepared.log[name] for name in _LOG_COLUMNS})
     one = _ANSWER_INSERTING_STATE if prepared.version is None else _ANSWER_UPDATING_STATE
     if connection.execute(one, params) != 1:
-        card_id = prepared.result.card_id
-        raise ConcurrentAnswer(f"card {card_id} changed while it was being answered")
+        raise ConcurrentAnswer(prepared.result.card_id)
     return prepared.result
 
 
@@ -381,7 +383,7 @@ def _write_state(db: Executor, values: dict[str, Any], version: int | None) -> N
         db.execute(_INSERT_STATE, params)
         return
     if db.execute(_UPDATE_STATE, params) != 1:
-        raise ConcurrentAnswer(f"card {values['card_id']} changed while it was being answered")
+        raise ConcurrentAnswer(values["card_id"])
 
 
 def undo(session: Session, user_id: int, *, now: datetime) -> UndoResult:

@@ -169,8 +169,6 @@ def post_review() -> tuple[Response, int]:
     card_id, rating, review_id, reviewed_at, duration = _parse_review(json_body())
     connection = direct()
     for attempt in range(1, ANSWER_ATTEMPTS + 1):
-        # Read outside the write transaction (on SQLite the write lock is then held only for
-        # the two writes); a state changed in between is caught by its version.
         prepared = study.prepare_answer(
             connection, user_id, card_id, rating, review_id,
             now=utcnow(), reviewed_at=reviewed_at, duration_ms=duration,

@@ -21,6 +21,7 @@ from sqlalchemy import (
     exists,
     func,
     literal,
+    literal_column,
     select,
     union_all,
 )
@@ -107,11 +108,19 @@ _PLANS_SELECT = (
 _PLANS = Statement(_PLANS_SELECT)
 _PLANS_OF_DECK = Statement(_PLANS_SELECT.where(_SUB.c.deck_id == bindparam("deck_id")))
 # Today's new cards and today's review answers per deck, in one round trip.
+# Grouped by `deck_id + 0`: given a plain `deck_id`, SQLite groups along the index on
+# (user_id, deck_id, due) and reads every state the person has, not the range the filter
+# names (measured: 22 µs against 2 µs at 100 states).
+_STATE_DECK = rs.c.deck_id + literal_column("0")
 _DONE_TODAY = Statement(
     union_all(
-        select(literal("introduced").label("kind"), rs.c.deck_id, func.count().label("n"))
+        select(
+            literal("introduced").label("kind"),
+            _STATE_DECK.label("deck_id"),
+            func.count().label("n"),
+        )
         .where(rs.c.user_id == _USER, rs.c.introduced_at >= bindparam("day_start"))
-        .group_by(rs.c.deck_id),
+        .group_by(_STATE_DECK),
         select(literal("reviewed"), rl.c.deck_id, func.count())
         .where(
             rl.c.user_id == _USER,
@@ -125,12 +134,13 @@ _LEARNING_DUE = rs.c.state.in_(LEARNING_STATES) & (rs.c.due <= bindparam("learn_
 _REVIEW_DUE = (rs.c.state == REVIEW_STATE) & (rs.c.due < bindparam("day_end"))
 _DUE_COUNTS = Statement(
     select(
-        rs.c.deck_id,
+        _STATE_DECK.label("deck_id"),
         func.sum(case((_LEARNING_DUE, 1), else_=0)).label("learning"),
         func.sum(case((_REVIEW_DUE, 1), else_=0)).label("review"),
     )
-    .where(rs.c.user_id == _USER, rs.c.due < bindparam("due_before"), _LIVE_CARD)
-    .group_by(rs.c.deck_id)
+    .select_from(rs.join(Card, (Card.id == rs.c.card_id) & Card.retired_at.is_(None)))
+    .where(rs.c.user_id == _USER, rs.c.due < bindparam("due_before"))
+    .group_by(_STATE_DECK)
 )
 _FIRST_LEARNING = Statement(
     select(*_STATE_COLUMNS)
@@ -156,12 +166,15 @@ _FIRST_REVIEW = Statement(
     .order_by(rs.c.due)
     .limit(1)
 )
+# An outer join rather than NOT EXISTS: SQLite runs it as a plain index probe per card,
+# half the cost of a correlated subquery.
 _NEW_CANDIDATES = (
     select(Card.id, Card.position)
+    .select_from(Card.__table__.outerjoin(rs, (rs.c.user_id == _USER) & (rs.c.card_id == Card.id)))
     .where(
         Card.deck_id == bindparam("deck_id"),
         Card.retired_at.is_(None),
-        ~exists().where(rs.c.user_id == _USER, rs.c.card_id == Card.id),
+        rs.c.card_id.is_(None),
     )
     .order_by(Card.position)
     .limit(bindparam("limit"))

@@ -98,6 +98,10 @@ def _compile(
     statement: Any, dialect: Dialect, lengths: dict[str, int], keys: list[str] | None
 ) -> _Compiled:
     plain = statement.compile(dialect=dialect, column_keys=keys)
+    defaults = [c.key for c in (*plain.insert_prefetch, *plain.update_prefetch)]
+    if defaults:
+        # Column defaults computed in Python are SQLAlchemy's execution's job, skipped here.
+        raise ValueError(f"give a value for {', '.join(defaults)}: rawsql applies no defaults")
     own = plain.binds
     if lengths or any(b.expanding for b in own.values()):
         # Render IN lists as one placeholder per element: placeholders of the right length
@@ -246,7 +250,7 @@ class DirectConnection:
                 self._driver_execute(sql)
         finally:
             # The next writer may start as soon as this one's transaction has ended.
-            leave_writer_gate(self._raw.info)
+            leave_writer_gate(self._raw.info, self._driver if self._sqlite else None)
 
     def close(self) -> None:
         """End anything still open and return the connection to the pool."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,15 +11,23 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from flask import Flask
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, insert, text
 from sqlalchemy.exc import IntegrityError
 
 from flashcards import create_app
 from flashcards.cli import main
 from flashcards.config import load_secret_key, settings_from_env
-from flashcards.db import transaction
+from flashcards.db import (
+    CHECKPOINT_EVERY,
+    SQLITE_AUTOCHECKPOINT_PAGES,
+    _writes_since_checkpoint,
+    transaction,
+)
 from flashcards.errors import InvalidInput
-from flashcards.models import Card
+from flashcards.models import Card, Deck
+from flashcards.rawsql import DirectConnection, Statement
+
+from .conftest import T0
 
 
 @pytest.fixture
@@ -167,3 +176,52 @@ def test_foreign_keys_are_enforced(app: Flask, engine: Engine) -> None:
     with pytest.raises(IntegrityError), transaction(app_engine) as session:
         session.add(Card(deck_id=12345, key="orphan", position=0))
         session.flush()
+
+
+def test_sqlite_checkpoints_after_the_writer_gate(engine: Engine) -> None:
+    """Every CHECKPOINT_EVERY write transactions, the WAL is copied into the database file.
+
+    Read with `immutable=1`, SQLite ignores the WAL: what it sees is the database file alone.
+    """
+    if engine.dialect.name != "sqlite":
+        pytest.skip("SQLite's write-ahead log")
+    database = engine.url.database
+    assert database is not None
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == (
+            SQLITE_AUTOCHECKPOINT_PAGES
+        )
+        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    _writes_since_checkpoint.clear()
+
+    def in_database_file() -> int:
+        file = sqlite3.connect(f"file:{database}?immutable=1", uri=True)
+        try:
+            return int(file.execute("SELECT count(*) FROM decks").fetchone()[0])
+        finally:
+            file.close()
+
+    before = in_database_file()
+    direct = DirectConnection(engine)
+    try:
+        for i in range(CHECKPOINT_EVERY - 1):
+            if i % 2:  # both ways of writing count
+                with transaction(engine) as session:
+                    session.add(Deck(slug=f"d{i}", default_locale="en", created_at=T0))
+            else:
+                with direct.write():
+                    direct.execute(
+                        Statement(insert(Deck)),
+                        {
+                            "slug": f"d{i}",
+                            "default_locale": "en",
+                            "created_at": T0,
+                            "updated_at": T0,
+                        },
+                    )
+        assert in_database_file() == before  # still only in the WAL
+        with transaction(engine) as session:
+            session.add(Deck(slug="last", default_locale="en", created_at=T0))
+    finally:
+        direct.close()
+    assert in_database_file() == before + CHECKPOINT_EVERY

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from flashcards import study
 from flashcards.db import transaction
-from flashcards.models import ApiToken, ReviewLog, ReviewState, SchedulerSettings
+from flashcards.models import ApiToken, Deck, ReviewLog, ReviewState, SchedulerSettings
 from flashcards.rawsql import DirectConnection, Statement, executor
 
 from . import factories as f
@@ -189,3 +189,15 @@ def test_a_stale_answer_writes_nothing(engine: Engine) -> None:
             select(rs.c.version).where(rs.c.user_id == user, rs.c.card_id == cards[0])
         ).scalar_one()
     assert version == 2
+
+
+def test_an_insert_missing_a_python_default_is_refused(
+    engine: Engine, direct: DirectConnection
+) -> None:
+    # decks.updated_at has a Python-side default, which only SQLAlchemy's execution applies.
+    decks = cast(Table, Deck.__table__)
+    with pytest.raises(ValueError, match="updated_at"):
+        direct.execute(
+            Statement(insert(decks)), {"slug": "x", "default_locale": "en", "created_at": T0}
+        )
+    assert count(engine, decks) == 0

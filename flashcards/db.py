@@ -6,6 +6,7 @@ import fcntl
 import logging
 import os
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -26,7 +27,7 @@ MAX_ID = 2**31 - 1
 CHECKPOINT_EVERY = 200
 SQLITE_AUTOCHECKPOINT_PAGES = 10_000
 logger = logging.getLogger(__name__)
-_writes_since_checkpoint: dict[str, int] = {}  # per database file
+_checkpointers: dict[str, Checkpointer] = {}  # by writer gate, one per database file
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -114,8 +115,8 @@ def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) 
         conn.connection.driver_connection.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     @event.listens_for(engine, "checkin")
-    def _on_checkin(dbapi_connection: Any, record: Any) -> None:
-        leave_writer_gate(record.info, dbapi_connection)
+    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        leave_writer_gate(record.info)
 
     @event.listens_for(engine, "close")
     def _on_close(_dbapi_connection: Any, record: Any) -> None:
@@ -151,28 +152,55 @@ def enter_writer_gate(info: dict[str, Any], path: str) -> None:
     info["gate_path"] = path
 
 
-def leave_writer_gate(info: dict[str, Any], dbapi_connection: Any = None) -> None:
-    """Let the next writer in, once the transaction has ended; then checkpoint now and then.
+def leave_writer_gate(info: dict[str, Any]) -> None:
+    """Let the next writer in, once the transaction has ended; now and then, checkpoint.
 
     SQLite's automatic checkpoint runs inside COMMIT, while the gate is still held, so every
-    writer of every process waited for its fsync (5 ms here, once in 200 answers). Given the
-    connection, this checkpoints after the gate is released instead, every
-    `CHECKPOINT_EVERY` write transactions of this process; SQLite's own is kept, set far
-    higher, as a backstop.
+    writer of every process waited for its fsync (5 ms here, once in 200 answers), and the
+    answer that triggered it took that much longer. Every `CHECKPOINT_EVERY` write
+    transactions of a process, a thread of its own checkpoints instead; SQLite's own is kept,
+    set far higher, as a backstop.
     """
     if not info.pop("gate_held", False):
         return
     fcntl.flock(info["gate_fd"], fcntl.LOCK_UN)
-    if dbapi_connection is None or dbapi_connection.in_transaction:
-        return
     path = info["gate_path"]
-    writes = _writes_since_checkpoint.get(path, 0) + 1
-    _writes_since_checkpoint[path] = 0 if writes >= CHECKPOINT_EVERY else writes
-    if writes >= CHECKPOINT_EVERY:
-        try:
-            dbapi_connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.Error as exc:  # the backstop will checkpoint; say so and go on
-            logger.warning("WAL checkpoint failed: %s", exc)
+    checkpointer = _checkpointers.get(path)
+    if checkpointer is None:
+        checkpointer = _checkpointers[path] = Checkpointer(path.removesuffix(".writers"))
+    checkpointer.count_write()
+
+
+class Checkpointer:
+    """Checkpoints one SQLite database's WAL on a daemon thread, off every request's path."""
+
+    def __init__(self, database: str) -> None:
+        self.database = database
+        self.writes = 0
+        self.done = 0  # checkpoints run, for tests and curious operators
+        self._wake = threading.Event()
+        self._pid: int | None = None
+
+    def count_write(self) -> None:
+        self.writes += 1
+        if self.writes < CHECKPOINT_EVERY:
+            return
+        self.writes = 0
+        if self._pid != os.getpid():  # first use, or a forked worker: threads do not survive
+            self._pid = os.getpid()
+            threading.Thread(target=self._run, name="sqlite-checkpoint", daemon=True).start()
+        self._wake.set()
+
+    def _run(self) -> None:
+        connection = sqlite3.connect(self.database, isolation_level=None, timeout=30)
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            try:
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            except sqlite3.Error as exc:  # the backstop will checkpoint; say so and go on
+                logger.warning("WAL checkpoint of %s failed: %s", self.database, exc)
+            self.done += 1
 
 
 def writer(engine: Engine) -> Engine:

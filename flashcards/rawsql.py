@@ -250,7 +250,7 @@ class DirectConnection:
                 self._driver_execute(sql)
         finally:
             # The next writer may start as soon as this one's transaction has ended.
-            leave_writer_gate(self._raw.info, self._driver if self._sqlite else None)
+            leave_writer_gate(self._raw.info)
 
     def close(self) -> None:
         """End anything still open and return the connection to the pool."""

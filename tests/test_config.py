@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,8 +21,9 @@ from flashcards.config import load_secret_key, settings_from_env
 from flashcards.db import (
     CHECKPOINT_EVERY,
     SQLITE_AUTOCHECKPOINT_PAGES,
-    _writes_since_checkpoint,
+    _checkpointers,
     transaction,
+    writer_gate_path,
 )
 from flashcards.errors import InvalidInput
 from flashcards.models import Card, Deck
@@ -179,7 +181,8 @@ def test_foreign_keys_are_enforced(app: Flask, engine: Engine) -> None:
 
 
 def test_sqlite_checkpoints_after_the_writer_gate(engine: Engine) -> None:
-    """Every CHECKPOINT_EVERY write transactions, the WAL is copied into the database file.
+    """Every CHECKPOINT_EVERY write transactions, the WAL is copied into the database file,
+    by a thread of its own.
 
     Read with `immutable=1`, SQLite ignores the WAL: what it sees is the database file alone.
     """
@@ -192,7 +195,9 @@ def test_sqlite_checkpoints_after_the_writer_gate(engine: Engine) -> None:
             SQLITE_AUTOCHECKPOINT_PAGES
         )
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-    _writes_since_checkpoint.clear()
+    gate = writer_gate_path(str(engine.url))
+    assert gate is not None
+    _checkpointers.pop(gate, None)  # count from zero
 
     def in_database_file() -> int:
         file = sqlite3.connect(f"file:{database}?immutable=1", uri=True)
@@ -224,4 +229,8 @@ def test_sqlite_checkpoints_after_the_writer_gate(engine: Engine) -> None:
             session.add(Deck(slug="last", default_locale="en", created_at=T0))
     finally:
         direct.close()
+    # On the checkpoint thread: wait for it, a few seconds at most.
+    deadline = time.monotonic() + 10
+    while _checkpointers[gate].done == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert in_database_file() == before + CHECKPOINT_EVERY

@@ -42,6 +42,12 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def _as_utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        raise ValueError("naive datetime given where an aware UTC datetime is required")
+    return value.astimezone(UTC)
+
+
 class UTCDateTime(TypeDecorator[datetime]):
     """Aware UTC datetimes in Python on every database.
 
@@ -55,10 +61,21 @@ class UTCDateTime(TypeDecorator[datetime]):
     def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        if value.tzinfo is None:
-            raise ValueError("naive datetime given where an aware UTC datetime is required")
-        value = value.astimezone(UTC)
+        value = _as_utc(value)
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def bind_processor(self, dialect: Dialect) -> Callable[[Any], Any] | None:
+        if dialect.name != "sqlite":
+            return super().bind_processor(dialect)
+
+        # The text SQLAlchemy's SQLite DATETIME writes ("2026-11-30 01:46:22.434111"), in one
+        # step instead of two: a hot-path answer binds eight of these.
+        def process(value: datetime | None) -> str | None:
+            if value is None:
+                return None
+            return _as_utc(value).replace(tzinfo=None).isoformat(" ", "microseconds")
+
+        return process
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:

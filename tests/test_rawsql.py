@@ -7,17 +7,19 @@ in the database afterwards, so that a wrong bind, processor or transaction shows
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, cast
+from zoneinfo import ZoneInfo
 
 import pytest
 from fsrs import Rating
 from sqlalchemy import Engine, Table, bindparam, func, insert, literal, select, text, update
+from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 from flashcards import study
-from flashcards.db import transaction
+from flashcards.db import UTCDateTime, transaction
 from flashcards.models import ApiToken, Deck, ReviewLog, ReviewState, SchedulerSettings
 from flashcards.rawsql import DirectConnection, Statement, executor
 
@@ -201,3 +203,25 @@ def test_an_insert_missing_a_python_default_is_refused(
             Statement(insert(decks)), {"slug": "x", "default_locale": "en", "created_at": T0}
         )
     assert count(engine, decks) == 0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        datetime(2026, 11, 30, 1, 46, 22, 434111, tzinfo=UTC),
+        datetime(2026, 11, 30, 1, 46, 22, tzinfo=UTC),  # no microseconds: still six digits
+        datetime(1, 1, 1, 14, 0, tzinfo=timezone(timedelta(hours=14))),  # year 1, UTC day 0
+        datetime(2026, 3, 8, 12, 30, tzinfo=ZoneInfo("America/Los_Angeles")),
+    ],
+)
+def test_sqlite_stores_sqlalchemys_datetime_text(value: datetime) -> None:
+    # Stored times are compared as text in SQL: the format must be exactly SQLAlchemy's.
+    dialect = sqlite_dialect.dialect()
+    ours = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
+    theirs = sqlite_dialect.DATETIME().bind_processor(dialect)
+    assert ours is not None and theirs is not None
+    assert ours(value) == theirs(value.astimezone(UTC).replace(tzinfo=None))
+    result = UTCDateTime().dialect_impl(dialect).result_processor(dialect, None)
+    assert result is not None and result(ours(value)) == value
+    with pytest.raises(ValueError, match="naive"):
+        ours(value.replace(tzinfo=None))

@@ -1,7 +1,7 @@
 """Per-deck overrides of a person's scheduler settings, kept on their subscription; no Flask.
 
 A NULL column means "use my own setting"; the queue and the scheduler already read them
-through `study.config_from` and the queue's plans.
+through `state_rows.config_from` and the queue's plans.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from .days import day_bounds
 from .models import Card, CardText, Deck, ReviewLog, SchedulerSettings, Subscription, User
 from .rawsql import Executor, Statement, executor
 from .scheduling import CardState, SchedulerConfig
-from .study import STATE_COLUMNS, config_from, rs, state_from_row
+from .state_rows import STATE_COLUMNS, config_from, rs, state_from_row
 
 LEARN_AHEAD = timedelta(minutes=20)
 LEARNING_STATES = (1, 3)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from fsrs import Rating, State
+from fsrs import Rating
 from sqlalchemy import Connection, Table, and_, bindparam, delete, insert, select, update
 from sqlalchemy import cast as cast_as
 from sqlalchemy.orm import Session
@@ -27,15 +27,14 @@ from sqlalchemy.sql.elements import BindParameter
 from .access import visible_decks
 from .days import day_bounds
 from .errors import Conflict, InvalidInput, NotFound
-from .models import Card, Deck, ReviewLog, ReviewState, SchedulerSettings, Subscription, User
+from .models import Card, Deck, ReviewLog, SchedulerSettings, Subscription, User
 from .rawsql import DirectConnection, Executor, Statement, executor
-from .scheduling import CardState, SchedulerConfig, fuzz_seed, review
+from .scheduling import CardState, fuzz_seed, review
+from .state_rows import STATE_COLUMNS, config_from, rs, state_from_row
 
-STATE_COLUMNS = ("state", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses")
 # Clocks of offline clients drift; an answer a little "in the future" is still accepted.
 CLOCK_SKEW = timedelta(seconds=60)
 
-rs = cast(Table, ReviewState.__table__)
 rl = cast(Table, ReviewLog.__table__)
 
 
@@ -59,45 +58,6 @@ class UndoResult:
     review_id: str
     card_id: int
     state: CardState | None  # None: the card is new again
-
-
-def config_from(settings: Any, subscription: Any | None = None) -> SchedulerConfig:
-    """Scheduler settings of a user, with a subscription's non-NULL overrides on top."""
-
-    def pick(name: str) -> Any:
-        override = getattr(subscription, name, None) if subscription is not None else None
-        return override if override is not None else getattr(settings, name)
-
-    params = settings.parameters
-    return SchedulerConfig(
-        desired_retention=pick("desired_retention"),
-        learning_steps=tuple(pick("learning_steps")),
-        relearning_steps=tuple(pick("relearning_steps")),
-        maximum_interval=pick("maximum_interval"),
-        parameters=tuple(params) if params else None,
-    )
-
-
-def state_from_row(
-    row: Any, *, suffix: str = "", last_review: str = "last_review"
-) -> CardState | None:
-    """A CardState from a row's state columns, e.g. `suffix="_before"` for a log's old state."""
-    if row is None or getattr(row, "state" + suffix) is None:
-        return None
-
-    def col(name: str) -> Any:
-        return getattr(row, name + suffix)
-
-    return CardState(
-        state=State(col("state")),
-        step=col("step"),
-        stability=col("stability"),
-        difficulty=col("difficulty"),
-        due=col("due"),
-        last_review=col(last_review),
-        reps=col("reps"),
-        lapses=col("lapses"),
-    )
 
 
 def _result_from_log(log: Any) -> AnswerResult:
@@ -412,12 +372,3 @@ def undo(session: Session, user_id: int, *, now: datetime) -> UndoResult:
         values = {**keys, **_state_values(restored, log.introduced_at_before)}
         _write_state(executor(session), values, current)
     return UndoResult(log.review_id, log.card_id, restored)
-
-
-def card_state(session: Session, user_id: int, card_id: int) -> CardState | None:
-    row = session.execute(
-        select(*(rs.c[name] for name in STATE_COLUMNS)).where(
-            rs.c.user_id == user_id, rs.c.card_id == card_id
-        )
-    ).first()
-    return state_from_row(row)

@@ -15,7 +15,7 @@ from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import FUZZ_RANGES
 from sqlalchemy import Engine, select
 
-from flashcards import study
+from flashcards import state_rows, study
 from flashcards.db import transaction
 from flashcards.models import ReviewLog
 from flashcards.scheduling import (
@@ -131,7 +131,7 @@ def test_answers_stored_by_study_answer_match_py_fsrs(
         with transaction(engine) as s:
             result = f.answer(s, user, card, rating, now=when)
         with transaction(engine) as s:
-            stored = study.card_state(s, user, card)
+            stored = state_rows.card_state(s, user, card)
         assert stored == result.state
         assert_matches(stored, theirs, when, fuzzed=True)
         fuzzed_any |= stored.due != theirs.due
@@ -171,7 +171,7 @@ def test_preview_interval_of_each_rating_is_what_answer_stores(engine: Engine) -
         f.answer(s, user, card, Rating.Good, now=T0 + timedelta(days=15))
     now = T0 + timedelta(days=60)
     with transaction(engine) as s:
-        before = study.card_state(s, user, card)
+        before = state_rows.card_state(s, user, card)
     assert before is not None and before.state == State.Review
     outcomes = preview(SchedulerConfig(), before, now, seed=fuzz_seed(user, card, before.reps))
     for rating in Rating:
@@ -181,7 +181,7 @@ def test_preview_interval_of_each_rating_is_what_answer_stores(engine: Engine) -
         with transaction(engine) as s:
             study.undo(s, user, now=now)
         with transaction(engine) as s:
-            assert study.card_state(s, user, card) == before
+            assert state_rows.card_state(s, user, card) == before
 
 
 def test_replaying_the_log_reproduces_every_state_with_fuzz_on(engine: Engine) -> None:
@@ -203,7 +203,7 @@ def test_replaying_the_log_reproduces_every_state_with_fuzz_on(engine: Engine) -
             .where(ReviewLog.user_id == user)
             .order_by(ReviewLog.reviewed_at, ReviewLog.id)
         ).all()
-        stored = {card: study.card_state(s, user, card) for card in cards}
+        stored = {card: state_rows.card_state(s, user, card) for card in cards}
     replayed: dict[int, CardState | None] = dict.fromkeys(cards)
     for card_id, rating, reviewed_at in logs:
         before = replayed[card_id]

@@ -13,7 +13,7 @@ from sqlalchemy import Engine, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from flashcards import study
+from flashcards import state_rows, study
 from flashcards.db import make_engine, retrying, transaction, writer
 from flashcards.errors import Conflict, InvalidInput, NotFound
 from flashcards.models import Card, ReviewLog, ReviewState
@@ -55,7 +55,7 @@ def test_same_review_id_is_applied_once_and_returns_the_same_result(engine: Engi
     with transaction(engine) as s:
         again = f.answer(s, user, card, Rating.Easy, now=NOW + timedelta(minutes=5), review_id=rid)
         assert log_count(s, user) == 1
-        assert study.card_state(s, user, card) == first.state
+        assert state_rows.card_state(s, user, card) == first.state
     assert first.created and not again.created
     assert (again.review_id, again.card_id, again.state) == (rid, card, first.state)
 
@@ -128,7 +128,7 @@ def test_two_threads_answering_the_same_card_lose_no_update(
         f.answer(s, user, cards[2], Rating.Again, now=NOW - timedelta(minutes=5))
     for card in cards:
         with transaction(engine) as s:
-            current = study.card_state(s, user, card)
+            current = state_rows.card_state(s, user, card)
         reps0 = current.reps if current else 0
         race(database_url, user, card, NOW)
         with transaction(engine) as s:
@@ -137,7 +137,7 @@ def test_two_threads_answering_the_same_card_lose_no_update(
                 .where(ReviewLog.user_id == user, ReviewLog.card_id == card)
                 .order_by(ReviewLog.id)
             ).all()
-            state = study.card_state(s, user, card)
+            state = state_rows.card_state(s, user, card)
             row = state_row(s, user, card)
         assert state is not None and row is not None
         assert state.reps == reps0 + 2
@@ -199,7 +199,7 @@ def test_undo_restores_every_column_back_through_the_day_then_conflicts(engine: 
             before.pop("version")
             assert restored == before
             with transaction(engine) as s:
-                assert result.state == study.card_state(s, user, which)
+                assert result.state == state_rows.card_state(s, user, which)
     # Yesterday's answers are not undone today.
     with pytest.raises(Conflict), transaction(engine) as s:
         study.undo(s, user, now=later)
@@ -330,5 +330,5 @@ def test_two_threads_sending_the_same_review_id_apply_it_once(
     race(database_url, user, card, NOW, [rid, rid])
     with transaction(engine) as s:
         assert log_count(s, user) == 1
-        state = study.card_state(s, user, card)
+        state = state_rows.card_state(s, user, card)
     assert state is not None and state.reps == 1

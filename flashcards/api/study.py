@@ -10,7 +10,7 @@ from flask import Response, jsonify, request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from .. import queue, study, subscriptions
+from .. import queue, state_rows, study, subscriptions
 from ..access import visible_decks
 from ..db import MAX_ID, retrying, utcnow
 from ..errors import InvalidInput, NotFound
@@ -236,5 +236,5 @@ def get_card(card_id: int) -> Response:
             **texts.get(locale, {"front": "", "back": "", "explanation": ""}),
             "translations": texts,
         },
-        state=state_json(study.card_state(session, user_id, card_id)),
+        state=state_json(state_rows.card_state(session, user_id, card_id)),
     )

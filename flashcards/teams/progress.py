@@ -26,7 +26,7 @@ from ..models import (
     User,
 )
 from ..scheduling import retrievability
-from ..study import config_from, state_from_row
+from ..state_rows import config_from, state_from_row
 from .assignments import card_count, status
 from .roles import LEADS, check_slug, membership
 

@@ -1,0 +1,67 @@
+"""Review-state rows and what they hold: a person's FSRS state of a card, and the scheduler
+settings (with a subscription's overrides) that apply to it. No Flask; the study engine,
+the due queue and team progress read states through here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from fsrs import State
+from sqlalchemy import Table, select
+from sqlalchemy.orm import Session
+
+from .models import ReviewState
+from .scheduling import CardState, SchedulerConfig
+
+STATE_COLUMNS = ("state", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses")
+
+rs = cast(Table, ReviewState.__table__)
+
+
+def config_from(settings: Any, subscription: Any | None = None) -> SchedulerConfig:
+    """Scheduler settings of a user, with a subscription's non-NULL overrides on top."""
+
+    def pick(name: str) -> Any:
+        override = getattr(subscription, name, None) if subscription is not None else None
+        return override if override is not None else getattr(settings, name)
+
+    params = settings.parameters
+    return SchedulerConfig(
+        desired_retention=pick("desired_retention"),
+        learning_steps=tuple(pick("learning_steps")),
+        relearning_steps=tuple(pick("relearning_steps")),
+        maximum_interval=pick("maximum_interval"),
+        parameters=tuple(params) if params else None,
+    )
+
+
+def state_from_row(
+    row: Any, *, suffix: str = "", last_review: str = "last_review"
+) -> CardState | None:
+    """A CardState from a row's state columns, e.g. `suffix="_before"` for a log's old state."""
+    if row is None or getattr(row, "state" + suffix) is None:
+        return None
+
+    def col(name: str) -> Any:
+        return getattr(row, name + suffix)
+
+    return CardState(
+        state=State(col("state")),
+        step=col("step"),
+        stability=col("stability"),
+        difficulty=col("difficulty"),
+        due=col("due"),
+        last_review=col(last_review),
+        reps=col("reps"),
+        lapses=col("lapses"),
+    )
+
+
+def card_state(session: Session, user_id: int, card_id: int) -> CardState | None:
+    row = session.execute(
+        select(*(rs.c[name] for name in STATE_COLUMNS)).where(
+            rs.c.user_id == user_id, rs.c.card_id == card_id
+        )
+    ).first()
+    return state_from_row(row)

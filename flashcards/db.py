@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, ClassVar, TypeVar
 
 from sqlalchemy import DateTime, Dialect, Engine, MetaData, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import DeclarativeBase, Session
 from sqlalchemy.types import TypeDecorator
 
@@ -146,7 +146,7 @@ def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) 
 
 
 @lru_cache(maxsize=16)
-def writer_gate_path(url: str) -> str | None:
+def writer_gate_path(url: str | URL) -> str | None:  # a URL object: rendering one costs more
     """The file SQLite writers queue on (see `enter_writer_gate`); None for other databases."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):

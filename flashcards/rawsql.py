@@ -184,7 +184,7 @@ class DirectConnection:
     def __init__(self, engine: Engine) -> None:
         self.dialect = engine.dialect
         self._sqlite = self.dialect.name == "sqlite"
-        self._gate = writer_gate_path(str(engine.url))
+        self._gate = writer_gate_path(engine.url) if self._sqlite else None
         self._raw = engine.raw_connection()
         self._driver: Any = cast(Any, self._raw.driver_connection)  # sqlite3 or psycopg
         if not self._sqlite:

@@ -195,7 +195,7 @@ def test_sqlite_checkpoints_after_the_writer_gate(engine: Engine) -> None:
             SQLITE_AUTOCHECKPOINT_PAGES
         )
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-    gate = writer_gate_path(str(engine.url))
+    gate = writer_gate_path(engine.url)
     assert gate is not None
     _checkpointers.pop(gate, None)  # count from zero
 

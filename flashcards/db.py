@@ -146,7 +146,7 @@ def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) 
 
 
 @lru_cache(maxsize=16)
-def writer_gate_path(url: str | URL) -> str | None:  # a URL object: rendering one costs more
+def writer_gate_path(url: str | URL) -> str | None:
     """The file SQLite writers queue on (see `enter_writer_gate`); None for other databases."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):

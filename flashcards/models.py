@@ -114,7 +114,9 @@ class Card(Base):
 
     __table_args__ = (
         UniqueConstraint("deck_id", "key"),
-        Index("ix_cards_deck_position", "deck_id", "position"),
+        # Live cards first: the queue counts a deck's live cards and finds its next new one
+        # by a range of this index alone.
+        Index("ix_cards_deck_retired_position", "deck_id", "retired_at", "position"),
     )
 
 
@@ -181,7 +183,8 @@ class ReviewState(Base):
 
     __table_args__ = (
         Index("ix_review_states_user_due", "user_id", "due"),
-        Index("ix_review_states_user_deck_due", "user_id", "deck_id", "due"),
+        # Covering for the queue's per-deck counts, which read each due card's state.
+        Index("ix_review_states_user_deck_due_state", "user_id", "deck_id", "due", "state"),
         Index("ix_review_states_user_introduced", "user_id", "introduced_at"),
     )
 

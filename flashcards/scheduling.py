@@ -25,6 +25,9 @@ RATING_NAMES = {
 }
 
 
+_RATINGS = tuple(Rating)
+
+
 @dataclass(frozen=True)
 class SchedulerConfig:
     desired_retention: float = 0.9
@@ -81,9 +84,16 @@ def fuzzed_days(interval_days: int, maximum_interval: int, seed: str) -> int:
     min_ivl = max(2, round(interval_days - delta))
     max_ivl = min(round(interval_days + delta), maximum_interval)
     min_ivl = min(min_ivl, max_ivl)
-    # random.Random with a str seed hashes it with SHA-512: stable across processes.
-    draw = random.Random(seed).random() * (max_ivl - min_ivl + 1) + min_ivl
+    draw = _fuzz_draw(seed) * (max_ivl - min_ivl + 1) + min_ivl
     return min(round(draw), maximum_interval)
+
+
+@lru_cache(maxsize=4096)
+def _fuzz_draw(seed: str) -> float:
+    # random.Random with a str seed hashes it with SHA-512: stable across processes, and a
+    # third of a preview's cost. A preview's outcomes share one seed, and the answer that
+    # follows it uses the same one again.
+    return random.Random(seed).random()
 
 
 def review(
@@ -96,10 +106,11 @@ def review(
 ) -> CardState:
     """The state after answering `rating` at `now`; `seed=None` turns fuzz off."""
     current = before or new_card_state(now)
-    return _outcome(config, current, _fsrs_card(current), rating, now, seed)
+    return _outcome(scheduler_for(config), config, current, _fsrs_card(current), rating, now, seed)
 
 
 def _outcome(
+    scheduler: Scheduler,
     config: SchedulerConfig,
     current: CardState,
     card: FsrsCard,
@@ -108,7 +119,7 @@ def _outcome(
     seed: str | None,
 ) -> CardState:
     # py-fsrs copies the card it is given, so one FsrsCard serves all four outcomes.
-    after, _log = scheduler_for(config).review_card(card, rating, now)
+    after, _log = scheduler.review_card(card, rating, now)
     due = after.due
     if seed is not None and after.state == State.Review:
         days = (after.due - now).days
@@ -132,7 +143,10 @@ def preview(
     """All four outcomes, computed the same way `review` stores them (Anki's two-step answer)."""
     current = before or new_card_state(now)
     card = _fsrs_card(current)
-    return {rating: _outcome(config, current, card, rating, now, seed) for rating in Rating}
+    scheduler = scheduler_for(config)
+    return {
+        rating: _outcome(scheduler, config, current, card, rating, now, seed) for rating in _RATINGS
+    }
 
 
 def retrievability(config: SchedulerConfig, state: CardState, now: datetime) -> float:

@@ -194,6 +194,28 @@ def test_retired_cards_are_not_introduced_and_unsubscribed_decks_not_served(
         assert queue.next_card(s, user, now=NOW) == (None, queue.QueueCounts())
 
 
+def test_retired_cards_with_states_are_neither_counted_nor_served(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        deck = f.make_deck(s, "retired-states", 6)
+        f.subscribe(s, user, deck)
+        review, learning, seen, live_review, *new = f.card_ids(s, deck.id)
+        yesterday = NOW - timedelta(days=1)
+        f.set_state(s, user, review, state=State.Review, due=yesterday, introduced_at=yesterday)
+        f.set_state(s, user, learning, state=State.Learning, due=NOW, introduced_at=yesterday)
+        f.set_state(s, user, seen, state=State.Review, due=NOW + timedelta(days=9))
+        f.set_state(s, user, live_review, state=State.Review, due=yesterday)
+        s.execute(
+            update(Card).where(Card.id.in_([review, learning, seen])).values(retired_at=NOW)
+        )
+    with transaction(engine) as s:
+        card, counts = queue.next_card(s, user, now=NOW)
+    # Only the live review card is due, and the two cards without states are the new ones.
+    assert card is not None and (card.card_id, card.kind) == (live_review, "review")
+    assert (counts.learning, counts.review, counts.new) == (0, 1, 2)
+    assert next_ids(engine, user) == [live_review, *new]
+
+
 def test_deck_filter(engine: Engine) -> None:
     with transaction(engine) as s:
         user = f.make_user(s)

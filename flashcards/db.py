@@ -10,7 +10,6 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any, ClassVar, TypeVar
 
 from sqlalchemy import DateTime, Dialect, Engine, MetaData, create_engine, event
@@ -105,9 +104,12 @@ def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) 
     # so a connection per request would pay for that (and the pragmas) every time. Idle
     # pooled connections hold no lock: pysqlite's own transaction handling is off.
     engine = create_engine(url, connect_args={"timeout": 30}, **kwargs)
+    gate = writer_gate_path(url)
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+    def _on_connect(dbapi_connection: Any, record: Any) -> None:
+        # Kept on the connection for the direct executor (rawsql), which has no engine events.
+        record.info["writer_gate"] = gate
         # Take transaction control from pysqlite so that BEGIN is ours to issue (see _on_begin).
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
@@ -117,8 +119,6 @@ def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) 
         cursor.execute(f"PRAGMA synchronous={sqlite_synchronous}")
         cursor.execute(f"PRAGMA wal_autocheckpoint={SQLITE_AUTOCHECKPOINT_PAGES}")
         cursor.close()
-
-    gate = writer_gate_path(url)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
@@ -145,7 +145,6 @@ def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) 
     return engine
 
 
-@lru_cache(maxsize=16)
 def writer_gate_path(url: str | URL) -> str | None:
     """The file SQLite writers queue on (see `enter_writer_gate`); None for other databases."""
     parsed = make_url(url)

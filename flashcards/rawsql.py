@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable, visitors
 from sqlalchemy.sql.elements import BindParameter
 
-from .db import enter_writer_gate, leave_writer_gate, writer_gate_path
+from .db import enter_writer_gate, leave_writer_gate
 
 Params = Mapping[str, Any]
 Processor = Callable[[Any], Any]
@@ -184,8 +184,8 @@ class DirectConnection:
     def __init__(self, engine: Engine) -> None:
         self.dialect = engine.dialect
         self._sqlite = self.dialect.name == "sqlite"
-        self._gate = writer_gate_path(engine.url) if self._sqlite else None
         self._raw = engine.raw_connection()
+        self._gate: str | None = self._raw.info.get("writer_gate")
         self._driver: Any = cast(Any, self._raw.driver_connection)  # sqlite3 or psycopg
         if not self._sqlite:
             # SQLite connections are already in autocommit mode (see db.make_engine).
@@ -230,7 +230,7 @@ class DirectConnection:
     def write(self) -> Iterator[DirectConnection]:
         """One write transaction: committed when the block ends, rolled back on any error."""
         try:
-            if self._sqlite and self._gate is not None:
+            if self._gate is not None:
                 enter_writer_gate(self._raw.info, self._gate)
             self._driver_execute("BEGIN IMMEDIATE" if self._sqlite else "BEGIN")
             yield self

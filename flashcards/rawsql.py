@@ -46,10 +46,15 @@ class _Compiled:
     types: tuple[Any, ...]  # of the result columns
     # Known from the first result: PostgreSQL's processors depend on the column's type code.
     process: tuple[Processor | None, ...] | None = None
+    # Positional SQL repeats a value used twice; it is processed once (a datetime costs µs).
+    repeats: tuple[int, ...] | None = None  # per placeholder, its index among `getters`
 
     def parameters(self, params: Params) -> tuple[Any, ...] | dict[str, Any]:
         if self.positional:
-            return tuple([get(params) for get in self.getters])
+            values = [get(params) for get in self.getters]
+            if self.repeats is None:
+                return tuple(values)
+            return tuple([values[i] for i in self.repeats])
         return {name: get(params) for name, get in zip(self.names, self.getters, strict=True)}
 
     def processors(self, dialect: Dialect, cursor: Any) -> tuple[Processor | None, ...]:
@@ -118,11 +123,11 @@ def _compile(
         rendered = plain
     positional = dialect.paramstyle in ("qmark", "format", "numeric")
     sql = str(rendered)
-    names: list[str] = (
-        list(rendered.positiontup or [])
-        if positional
-        else list(dict.fromkeys(_PYFORMAT_BIND.findall(sql)))
-    )
+    placeholders = list(rendered.positiontup or []) if positional else []
+    names = list(dict.fromkeys(placeholders if positional else _PYFORMAT_BIND.findall(sql)))
+    repeats = None
+    if len(names) < len(placeholders):
+        repeats = tuple(names.index(name) for name in placeholders)
     getters = []
     for name in names:
         if name in own:
@@ -139,11 +144,11 @@ def _compile(
         else:
             getters.append(_getter(param.key, index, process))
     columns = getattr(statement, "selected_columns", None)
-    if columns is None:
-        return _Compiled(sql, positional, tuple(names), tuple(getters), None, ())
-    row = namedtuple("Row", list(columns.keys()), rename=True)  # type: ignore[misc]
-    types = tuple(c.type for c in columns)
-    return _Compiled(sql, positional, tuple(names), tuple(getters), row, types)
+    compiled = _Compiled(sql, positional, tuple(names), tuple(getters), None, (), repeats=repeats)
+    if columns is not None:
+        compiled.row = namedtuple("Row", list(columns.keys()), rename=True)  # type: ignore[misc]
+        compiled.types = tuple(c.type for c in columns)
+    return compiled
 
 
 def _constant(value: Any) -> Callable[[Params], Any]:

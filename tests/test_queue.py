@@ -205,9 +205,7 @@ def test_retired_cards_with_states_are_neither_counted_nor_served(engine: Engine
         f.set_state(s, user, learning, state=State.Learning, due=NOW, introduced_at=yesterday)
         f.set_state(s, user, seen, state=State.Review, due=NOW + timedelta(days=9))
         f.set_state(s, user, live_review, state=State.Review, due=yesterday)
-        s.execute(
-            update(Card).where(Card.id.in_([review, learning, seen])).values(retired_at=NOW)
-        )
+        s.execute(update(Card).where(Card.id.in_([review, learning, seen])).values(retired_at=NOW))
     with transaction(engine) as s:
         card, counts = queue.next_card(s, user, now=NOW)
     # Only the live review card is due, and the two cards without states are the new ones.

@@ -92,6 +92,27 @@ def test_in_lists_of_any_length_and_constant_lists(
     assert direct.first(statement, {"user_id": user, "ids": [0]}) is None
 
 
+def test_a_value_used_twice_is_bound_in_both_places(
+    engine: Engine, direct: DirectConnection
+) -> None:
+    user, cards = setup(engine, cards=3)
+    statement = Statement(
+        select(rs.c.card_id)
+        .where(
+            rs.c.user_id == bindparam("user_id"),
+            (rs.c.card_id == bindparam("card")) | (rs.c.card_id > bindparam("card")),
+            rs.c.due > bindparam("since"),
+            rs.c.last_review > bindparam("since"),
+        )
+        .order_by(rs.c.card_id)
+    )
+    since = T0 - timedelta(days=1)
+    rows = direct.all(statement, {"user_id": user, "card": cards[1], "since": since})
+    assert [r.card_id for r in rows] == cards[1:]
+    later = T0 + timedelta(days=3650)
+    assert direct.all(statement, {"user_id": user, "card": cards[0], "since": later}) == []
+
+
 def test_insert_and_update_set_the_given_columns(engine: Engine, direct: DirectConnection) -> None:
     user, _cards = setup(engine, cards=1)
     tokens = cast(Table, ApiToken.__table__)

@@ -5,16 +5,18 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
-from sqlalchemy import bindparam, delete, select
+from sqlalchemy import bindparam, delete, exists, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from .days import Clock
 from .errors import Conflict, Forbidden, InvalidInput, NotFound
-from .models import ApiToken, SchedulerSettings, User
+from .models import ApiToken, SchedulerSettings, TeamAssignment, TeamMember, User
 from .rawsql import Executor, Statement, executor
 from .settings import scheduler_defaults, validate_settings
 
@@ -173,6 +175,40 @@ def user_id_for_token(db: Session | Executor, token: str) -> int | None:
         return None
     row = executor(db).first(_USER_ID_FOR_HASH, {"h": token_hash(token)})
     return None if row is None else int(row.user_id)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The owner of a token, with what showing them their queue needs first."""
+
+    user_id: int
+    clock: Clock
+    paced: bool  # a team assigned them decks: their new-card pace follows its due dates
+
+
+# The same lookup, for the queue: its first reads ride along instead of costing their own.
+_CALLER_FOR_HASH = Statement(
+    select(
+        ApiToken.user_id,
+        User.timezone,
+        User.day_start_hour,
+        exists()
+        .where(TeamMember.user_id == ApiToken.user_id)
+        .where(TeamAssignment.team_id == TeamMember.team_id)
+        .label("paced"),
+    )
+    .join(User, User.id == ApiToken.user_id)
+    .where(ApiToken.token_hash == bindparam("h"))
+)
+
+
+def caller_for_token(db: Session | Executor, token: str) -> Caller | None:
+    if not token or len(token) > _MAX_TOKEN_LENGTH:
+        return None
+    row = executor(db).first(_CALLER_FOR_HASH, {"h": token_hash(token)})
+    if row is None:
+        return None
+    return Caller(int(row.user_id), Clock(row.timezone, row.day_start_hour), bool(row.paced))
 
 
 def revoke_token(session: Session, token: str) -> bool:

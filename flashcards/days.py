@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
+
+
+class Clock(NamedTuple):
+    """What a person's study day depends on: their timezone and the hour it starts."""
+
+    timezone: str
+    day_start_hour: int
 
 
 def study_date(now: datetime, tz: str, day_start_hour: int) -> date:

@@ -24,7 +24,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter
 
-from .days import day_bounds
+from .days import Clock, day_bounds
 from .models import Card, CardText, Deck, ReviewLog, SchedulerSettings, Subscription, User
 from .rawsql import Executor, Statement, executor
 from .scheduling import CardState, SchedulerConfig
@@ -83,29 +83,6 @@ _SUB = cast(Table, Subscription.__table__)
 _SETTINGS = cast(Table, SchedulerSettings.__table__)
 
 # Built and compiled once (rawsql): constructing statements costs more than running them.
-_PLANS_SELECT = (
-    select(
-        _SUB,
-        Deck.slug,
-        Deck.default_locale,
-        User.timezone,
-        User.day_start_hour,
-        _SETTINGS.c.desired_retention.label("user_desired_retention"),
-        _SETTINGS.c.learning_steps.label("user_learning_steps"),
-        _SETTINGS.c.relearning_steps.label("user_relearning_steps"),
-        _SETTINGS.c.maximum_interval.label("user_maximum_interval"),
-        _SETTINGS.c.new_per_day.label("user_new_per_day"),
-        _SETTINGS.c.reviews_per_day.label("user_reviews_per_day"),
-        _SETTINGS.c.parameters,
-    )
-    .join(Deck, Deck.id == _SUB.c.deck_id)
-    .join(User, User.id == _SUB.c.user_id)
-    .join(_SETTINGS, _SETTINGS.c.user_id == _SUB.c.user_id)
-    .where(_SUB.c.user_id == _USER)
-    .order_by(_SUB.c.created_at, Deck.slug)
-)
-_PLANS = Statement(_PLANS_SELECT)
-_PLANS_OF_DECK = Statement(_PLANS_SELECT.where(_SUB.c.deck_id == bindparam("deck_id")))
 _CARDS = cast(Table, Card.__table__)
 _DECK = _SUB.c.deck_id
 _LEARNING_DUE = rs.c.state.in_(LEARNING_STATES) & (rs.c.due <= bindparam("learn_ahead_until"))
@@ -122,36 +99,54 @@ def _has_state(*where: Any) -> Any:
     return exists().where(rs.c.user_id == _USER, rs.c.card_id == _CARDS.c.id, *where)
 
 
-# Everything the counts need, one row per subscribed deck, each number a count over a range
-# of an index (the deck's states, its cards, today's answers), never a visit to each card.
-# A card is new until the person has a state for it, so the new cards left are the deck's
-# live cards minus the person's states in it. States on retired cards are counted by the
-# deck-wide counts but never shown, so they are counted apart and taken off; retired cards
-# are few, so this beats joining every state to its card.
-_COUNTS_SELECT = select(
-    _DECK.label("deck_id"),
-    _count(
-        rs.c.user_id == _USER, rs.c.deck_id == _DECK, rs.c.introduced_at >= bindparam("day_start")
-    ).label("introduced"),
-    _count(
-        rl.c.user_id == _USER,
-        rl.c.deck_id == _DECK,
-        rl.c.reviewed_at >= bindparam("day_start"),
-        rl.c.state_before == REVIEW_STATE,
-        select_from=rl,
-    ).label("reviewed"),
-    _count(rs.c.user_id == _USER, rs.c.deck_id == _DECK, _LEARNING_DUE).label("learning"),
-    _count(rs.c.user_id == _USER, rs.c.deck_id == _DECK, _REVIEW_DUE).label("review"),
-    _count(_CARDS.c.deck_id == _DECK, _CARDS.c.retired_at.is_(None), select_from=_CARDS).label(
-        "live_cards"
-    ),
-    _count(rs.c.user_id == _USER, rs.c.deck_id == _DECK).label("states"),
-    _count(_RETIRED, _has_state(), select_from=_CARDS).label("retired_states"),
-    _count(_RETIRED, _has_state(_LEARNING_DUE), select_from=_CARDS).label("retired_learning"),
-    _count(_RETIRED, _has_state(_REVIEW_DUE), select_from=_CARDS).label("retired_review"),
-).where(_SUB.c.user_id == _USER)
-_COUNTS = Statement(_COUNTS_SELECT)
-_COUNTS_OF_DECK = Statement(_COUNTS_SELECT.where(bindparam("deck_id") == _DECK))
+# Each subscribed deck with its settings and everything its counts need, in one statement:
+# each number is a count over a range of an index (the deck's states, its cards, today's
+# answers), never a visit to each card. A card is new until the person has a state for it,
+# so the new cards left are the deck's live cards minus the person's states in it. States
+# on retired cards are counted by the deck-wide counts but never shown, so they are counted
+# apart and taken off; retired cards are few, so this beats joining every state to its card.
+_PLANS_SELECT = (
+    select(
+        _SUB,
+        Deck.slug,
+        Deck.default_locale,
+        _SETTINGS.c.desired_retention.label("user_desired_retention"),
+        _SETTINGS.c.learning_steps.label("user_learning_steps"),
+        _SETTINGS.c.relearning_steps.label("user_relearning_steps"),
+        _SETTINGS.c.maximum_interval.label("user_maximum_interval"),
+        _SETTINGS.c.new_per_day.label("user_new_per_day"),
+        _SETTINGS.c.reviews_per_day.label("user_reviews_per_day"),
+        _SETTINGS.c.parameters,
+        _count(
+            rs.c.user_id == _USER,
+            rs.c.deck_id == _DECK,
+            rs.c.introduced_at >= bindparam("day_start"),
+        ).label("introduced"),
+        _count(
+            rl.c.user_id == _USER,
+            rl.c.deck_id == _DECK,
+            rl.c.reviewed_at >= bindparam("day_start"),
+            rl.c.state_before == REVIEW_STATE,
+            select_from=rl,
+        ).label("reviewed"),
+        _count(rs.c.user_id == _USER, rs.c.deck_id == _DECK, _LEARNING_DUE).label("learning"),
+        _count(rs.c.user_id == _USER, rs.c.deck_id == _DECK, _REVIEW_DUE).label("review"),
+        _count(_CARDS.c.deck_id == _DECK, _CARDS.c.retired_at.is_(None), select_from=_CARDS).label(
+            "live_cards"
+        ),
+        _count(rs.c.user_id == _USER, rs.c.deck_id == _DECK).label("states"),
+        _count(_RETIRED, _has_state(), select_from=_CARDS).label("retired_states"),
+        _count(_RETIRED, _has_state(_LEARNING_DUE), select_from=_CARDS).label("retired_learning"),
+        _count(_RETIRED, _has_state(_REVIEW_DUE), select_from=_CARDS).label("retired_review"),
+    )
+    .join(Deck, Deck.id == _DECK)
+    .join(_SETTINGS, _SETTINGS.c.user_id == _SUB.c.user_id)
+    .where(_SUB.c.user_id == _USER)
+    .order_by(_SUB.c.created_at, Deck.slug)
+)
+_PLANS = Statement(_PLANS_SELECT)
+_PLANS_OF_DECK = Statement(_PLANS_SELECT.where(bindparam("deck_id") == _DECK))
+_CLOCK = Statement(select(User.timezone, User.day_start_hour).where(User.id == _USER))
 _FIRST_LEARNING = Statement(
     select(*_STATE_COLUMNS)
     .where(
@@ -200,10 +195,21 @@ _TEXTS = Statement(
 
 
 def next_card(
-    db: Session | Executor, user_id: int, *, now: datetime, deck_id: int | None = None
+    db: Session | Executor,
+    user_id: int,
+    *,
+    now: datetime,
+    deck_id: int | None = None,
+    clock: Clock | None = None,
 ) -> tuple[NextCard | None, QueueCounts]:
+    """The card to show next and what is left today; `clock` saves a read when it is known."""
     conn = executor(db)
-    plans, day_end = _plans(conn, user_id, now, deck_id)
+    if clock is None:
+        row = conn.first(_CLOCK, {"user_id": user_id})
+        if row is None:
+            return None, QueueCounts()
+        clock = Clock(row.timezone, row.day_start_hour)
+    plans, day_end = _plans(conn, user_id, now, deck_id, clock)
     if not plans:
         return None, QueueCounts()
     counts = QueueCounts(
@@ -260,16 +266,10 @@ class _UserSettings:
 
 
 def _plans(
-    conn: Executor, user_id: int, now: datetime, deck_id: int | None
+    conn: Executor, user_id: int, now: datetime, deck_id: int | None, clock: Clock
 ) -> tuple[dict[int, _DeckPlan], datetime]:
     """Each subscribed deck's locale, settings and what it has to show today; the day's end."""
-    if deck_id is None:
-        rows = conn.all(_PLANS, {"user_id": user_id})
-    else:
-        rows = conn.all(_PLANS_OF_DECK, {"user_id": user_id, "deck_id": deck_id})
-    if not rows:
-        return {}, now
-    day_start, day_end = day_bounds(now, rows[0].timezone, rows[0].day_start_hour)
+    day_start, day_end = day_bounds(now, clock.timezone, clock.day_start_hour)
     params = {
         "user_id": user_id,
         "deck_id": deck_id,
@@ -277,30 +277,22 @@ def _plans(
         "day_end": day_end,
         "learn_ahead_until": now + LEARN_AHEAD,
     }
-    counts = {
-        row.deck_id: row
-        for row in conn.all(_COUNTS if deck_id is None else _COUNTS_OF_DECK, params)
-    }
     plans: dict[int, _DeckPlan] = {}
-    for row in rows:
-        d = row.deck_id
+    for row in conn.all(_PLANS if deck_id is None else _PLANS_OF_DECK, params):
         new_limit = row.new_per_day if row.new_per_day is not None else row.user_new_per_day
         review_limit = (
             row.reviews_per_day if row.reviews_per_day is not None else row.user_reviews_per_day
         )
-        c = counts.get(d)
-        if c is None:  # unsubscribed since the first read
-            continue
-        new_left = c.live_cards - (c.states - c.retired_states)
-        plans[d] = _DeckPlan(
-            deck_id=d,
+        new_left = row.live_cards - (row.states - row.retired_states)
+        plans[row.deck_id] = _DeckPlan(
+            deck_id=row.deck_id,
             slug=row.slug,
             locale=row.locale,
             default_locale=row.default_locale,
             config=config_from(_UserSettings(row), row),
-            new=max(0, min(new_left, new_limit - c.introduced)),
-            learning=c.learning - c.retired_learning,
-            review=max(0, min(c.review - c.retired_review, review_limit - c.reviewed)),
+            new=max(0, min(new_left, new_limit - row.introduced)),
+            learning=row.learning - row.retired_learning,
+            review=max(0, min(row.review - row.retired_review, review_limit - row.reviewed)),
         )
     return plans, day_end
 

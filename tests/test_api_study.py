@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from flask.testing import FlaskClient
@@ -12,7 +13,7 @@ from fsrs import Rating, State
 from sqlalchemy import Engine
 
 from flashcards import study
-from flashcards.db import transaction
+from flashcards.db import transaction, utcnow
 from flashcards.scheduling import SchedulerConfig, fuzz_seed, preview
 
 from . import factories as f
@@ -149,6 +150,26 @@ def test_next_card_intervals_are_the_preview_and_counts(client: FlaskClient, wor
         r = client.post("/api/v1/reviews", json=review_body(card, "easy"), headers=world.ana_h)
         assert r.status_code == 201
     assert client.get("/api/v1/study/next", headers=world.ana_h).status_code == 204
+
+
+def test_next_card_counts_the_callers_own_study_day(client: FlaskClient, engine: Engine) -> None:
+    # In Seoul, Cho's study day started at the top of this hour; a card introduced half an
+    # hour before that was yesterday's, so today's one new card is still to come.
+    now = utcnow()
+    seoul = now.astimezone(ZoneInfo("Asia/Seoul"))
+    day_start = seoul.replace(minute=0, second=0, microsecond=0)
+    with transaction(engine) as s:
+        cho = f.make_user(s, timezone="Asia/Seoul", day_start_hour=seoul.hour, new_per_day=1)
+        deck = f.make_deck(s, "seoul", 3)
+        f.subscribe(s, cho, deck)
+        first, *_ = f.card_ids(s, deck.id)
+        yesterday = day_start - timedelta(minutes=30)
+        f.set_state(s, cho, first, state=State.Review, due=now + timedelta(days=5),
+                    introduced_at=yesterday)  # fmt: skip
+        headers = bearer(f.make_token(s, cho))
+    body = client.get("/api/v1/study/next", headers=headers).get_json()
+    assert body["counts"] == {"new": 1, "learning": 0, "review": 0}
+    assert body["card"]["kind"] == "new"
 
 
 def test_answers_through_the_api_change_the_card_exactly_as_py_fsrs_says(

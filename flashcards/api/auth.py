@@ -8,6 +8,8 @@ from .. import accounts
 from ..errors import Unauthorized
 from ..http import direct
 
+_INVALID = "the API token is not valid or has been revoked"
+
 
 def bearer_token() -> str:
     """The token of `Authorization: Bearer <token>`; Unauthorized when there is none."""
@@ -18,6 +20,19 @@ def bearer_token() -> str:
     return token
 
 
+def current_caller() -> accounts.Caller:
+    """The caller, with their clock and whether team pacing applies (see `accounts.Caller`)."""
+    cached: accounts.Caller | None = g.get("_api_caller")
+    if cached is not None:
+        return cached
+    caller = accounts.caller_for_token(direct(), bearer_token())
+    if caller is None:
+        raise Unauthorized(_INVALID)
+    g._api_caller = caller
+    g._api_user_id = caller.user_id
+    return caller
+
+
 def current_user_id() -> int:
     """The id of the user whose token came with the request; Unauthorized otherwise."""
     cached: int | None = g.get("_api_user_id")
@@ -25,6 +40,6 @@ def current_user_id() -> int:
         return cached
     user_id = accounts.user_id_for_token(direct(), bearer_token())
     if user_id is None:
-        raise Unauthorized("the API token is not valid or has been revoked")
+        raise Unauthorized(_INVALID)
     g._api_user_id = user_id
     return user_id

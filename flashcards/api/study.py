@@ -18,7 +18,7 @@ from ..http import db, direct, refresh_pacing
 from ..models import Card, CardText, Deck, Subscription, User
 from ..scheduling import CardState, fuzz_seed, preview
 from . import bp
-from .auth import current_user_id
+from .auth import current_caller, current_user_id
 from .errors import json_body, reject_unknown
 
 MAX_DURATION_MS = 24 * 3600 * 1000
@@ -89,15 +89,17 @@ def unsubscribe(slug: str) -> Response:
 
 @bp.get("/study/next")
 def next_card() -> Response:
-    user_id = current_user_id()
+    caller = current_caller()
+    user_id = caller.user_id
     deck_id = None
     if "deck" in request.args:
         deck_id = subscriptions.find_visible_deck(db(), user_id, request.args["deck"]).id
     now = utcnow()
-    refresh_pacing(user_id, now)
+    if caller.paced:
+        refresh_pacing(user_id, now)
     # Statement by statement, with no snapshot across them: an answer landing in between
     # shows up in the next request, as it would had it come a moment later.
-    card, counts = queue.next_card(direct(), user_id, now=now, deck_id=deck_id)
+    card, counts = queue.next_card(direct(), user_id, now=now, deck_id=deck_id, clock=caller.clock)
     if card is None:
         return Response(status=204)
     seed = fuzz_seed(user_id, card.card_id, card.state.reps if card.state else 0)

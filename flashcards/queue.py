@@ -107,7 +107,7 @@ def _has_state(*where: Any) -> Any:
 # apart and taken off; retired cards are few, so this beats joining every state to its card.
 _PLANS_SELECT = (
     select(
-        _SUB,
+        *(c for c in _SUB.c if c.key not in ("user_id", "created_at")),
         Deck.slug,
         Deck.default_locale,
         _SETTINGS.c.desired_retention.label("user_desired_retention"),

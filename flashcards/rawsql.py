@@ -45,7 +45,8 @@ class _Compiled:
     row: Any  # a namedtuple class; None: the statement returns no rows
     types: tuple[Any, ...]  # of the result columns
     # Known from the first result: PostgreSQL's processors depend on the column's type code.
-    process: tuple[Processor | None, ...] | None = None
+    # Only the columns that have one: most (integers, text) come from the driver as they are.
+    process: tuple[tuple[int, Processor], ...] | None = None
     # Positional SQL repeats a value used twice; it is processed once (a datetime costs µs).
     repeats: tuple[int, ...] | None = None  # per placeholder, its index among `getters`
 
@@ -57,13 +58,14 @@ class _Compiled:
             return tuple([values[i] for i in self.repeats])
         return {name: get(params) for name, get in zip(self.names, self.getters, strict=True)}
 
-    def processors(self, dialect: Dialect, cursor: Any) -> tuple[Processor | None, ...]:
+    def processors(self, dialect: Dialect, cursor: Any) -> tuple[tuple[int, Processor], ...]:
         if self.process is None:
             # Read once: psycopg builds the description anew on every access.
-            self.process = tuple(
+            found = (
                 t.dialect_impl(dialect).result_processor(dialect, d[1])
                 for t, d in zip(self.types, cursor.description, strict=True)
             )
+            self.process = tuple((i, p) for i, p in enumerate(found) if p is not None)
         return self.process
 
 
@@ -273,10 +275,15 @@ class DirectConnection:
             self._raw.close()
 
 
-def _row(row: Any, processors: tuple[Processor | None, ...], raw: Any) -> Any:
-    return row._make(
-        [v if p is None or v is None else p(v) for p, v in zip(processors, raw, strict=True)]
-    )
+def _row(row: Any, processors: tuple[tuple[int, Processor], ...], raw: Any) -> Any:
+    if not processors:
+        return row._make(raw)
+    values = list(raw)
+    for i, process in processors:
+        value = values[i]
+        if value is not None:
+            values[i] = process(value)
+    return row._make(values)
 
 
 class _OnSession:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import weakref
 from datetime import datetime
 
 from flask import Flask, current_app, g, request
-from sqlalchemy import Engine
+from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session
 
 from .db import make_engine, transaction, writer
-from .rawsql import DirectConnection
+from .rawsql import DirectConnection, KeptConnections
 from .teams import assignments
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -21,6 +22,10 @@ def init_app(app: Flask) -> None:
     )
     app.extensions["flashcards.engine"] = engine
     app.extensions["flashcards.writer"] = writer(engine)
+    kept = app.extensions["flashcards.direct"] = KeptConnections(engine)
+    # Kept connections are checked out of the pool: close them when the pool goes, or the app.
+    event.listen(engine, "engine_disposed", lambda _engine: kept.close_all())
+    weakref.finalize(app, kept.close_all)
     app.teardown_appcontext(_close_session)
 
 
@@ -46,21 +51,24 @@ def db() -> Session:
 
 
 def direct() -> DirectConnection:
-    """The request's DBAPI connection for the hot paths (see `rawsql`), opened on first use.
+    """The thread's DBAPI connection for the hot paths (see `rawsql`), kept between requests.
 
     Outside its `write()` blocks it holds no transaction, so it can sit beside `db()`.
     """
     connection: DirectConnection | None = g.get("_db_direct")
     if connection is None:
-        connection = g._db_direct = DirectConnection(engine())
+        kept: KeptConnections = current_app.extensions["flashcards.direct"]
+        connection = g._db_direct = kept.acquire()
     return connection
 
 
 def _close_session(_exc: BaseException | None) -> None:
-    for name in ("_db_session", "_db_direct"):
-        session: Session | DirectConnection | None = g.pop(name, None)
-        if session is not None:
-            session.close()
+    session: Session | None = g.pop("_db_session", None)
+    if session is not None:
+        session.close()
+    connection: DirectConnection | None = g.pop("_db_direct", None)
+    if connection is not None:
+        current_app.extensions["flashcards.direct"].release(connection)
 
 
 def refresh_pacing(user_id: int, now: datetime) -> None:

@@ -15,6 +15,9 @@ its session and transaction.
 from __future__ import annotations
 
 import re
+import threading
+import time
+import weakref
 from collections import namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -199,6 +202,8 @@ class DirectConnection:
             self._driver.autocommit = True
         self._cursor = self._raw.cursor()
         self._disconnected = False
+        self.closed = False
+        self.opened = time.monotonic()
 
     def _run(self, statement: Statement, params: Params) -> tuple[_Compiled, Any]:
         compiled = statement.compiled(self.dialect, params)
@@ -259,12 +264,24 @@ class DirectConnection:
             # The next writer may start as soon as this one's transaction has ended.
             leave_writer_gate(self._raw.info)
 
-    def close(self) -> None:
-        """End anything still open and return the connection to the pool."""
+    def reset(self) -> bool:
+        """End anything still open; False if the connection is lost and must be closed."""
+        if self._disconnected:
+            return False
+        try:
+            self._end("ROLLBACK")
+        except DBAPIError:
+            return False
+        return True
+
+    def close(self, *, discard: bool = False) -> None:
+        """End anything still open and return the connection to the pool (or close it)."""
+        if self.closed:
+            return
+        self.closed = True
         healthy = False
         try:
-            if not self._disconnected:
-                self._end("ROLLBACK")
+            if not discard and self.reset():
                 self._cursor.close()
                 if not self._sqlite:
                     self._driver.autocommit = False  # as SQLAlchemy's sessions expect it
@@ -273,6 +290,65 @@ class DirectConnection:
             if not healthy:
                 self._raw.invalidate()  # in an unknown state: the pool must not hand it out
             self._raw.close()
+
+
+class KeptConnections:
+    """One DirectConnection per thread, kept from one request to the next.
+
+    Checking a connection out of SQLAlchemy's pool and back in costs about as much as one of
+    our queries, on every request; a worker thread serves one request at a time, so it can
+    keep its own. Between requests a kept connection holds no transaction (`release`). Like
+    the pool's, connections are replaced after `recycle` seconds, and after being lost. A
+    thread's connection goes back to the pool when the thread ends (servers that start a
+    thread per request), and `close_all` (the engine's disposal, the app's end) closes them.
+    """
+
+    def __init__(self, engine: Engine, *, recycle: float = 1800) -> None:
+        self._engine = engine
+        self._recycle = recycle
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._open: set[DirectConnection] = set()
+
+    def acquire(self) -> DirectConnection:
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is not None and (
+            held.connection.closed or time.monotonic() - held.connection.opened > self._recycle
+        ):
+            self._forget(held.connection)
+            del self._local.held
+            held = None
+        if held is None:
+            connection = DirectConnection(self._engine)
+            with self._lock:
+                self._open.add(connection)
+            held = self._local.held = _Held(connection)
+            # Thread-local values are dropped when their thread ends: then this runs.
+            weakref.finalize(held, self._forget, connection)
+        return held.connection
+
+    def release(self, connection: DirectConnection) -> None:
+        if not connection.reset():
+            self._forget(connection)
+
+    def _forget(self, connection: DirectConnection) -> None:
+        with self._lock:
+            self._open.discard(connection)
+        connection.close()
+
+    def close_all(self) -> None:
+        with self._lock:
+            connections, self._open = self._open, set()
+        for connection in connections:
+            # Closed for good: a disposed pool would keep a returned connection open.
+            connection.close(discard=True)
+
+
+class _Held:
+    """A thread's kept connection; its finalizer hands the connection back."""
+
+    def __init__(self, connection: DirectConnection) -> None:
+        self.connection = connection
 
 
 def _row(row: Any, processors: tuple[tuple[int, Processor], ...], raw: Any) -> Any:

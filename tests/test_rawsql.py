@@ -6,22 +6,24 @@ in the database afterwards, so that a wrong bind, processor or transaction shows
 
 from __future__ import annotations
 
+import threading
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 import pytest
+from flask import Flask
 from fsrs import Rating
 from sqlalchemy import Engine, Table, bindparam, func, insert, literal, select, text, update
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
-from flashcards import study
+from flashcards import http, study
 from flashcards.db import UTCDateTime, transaction
 from flashcards.models import ApiToken, Deck, ReviewLog, ReviewState, SchedulerSettings
-from flashcards.rawsql import DirectConnection, Statement, executor
+from flashcards.rawsql import DirectConnection, KeptConnections, Statement, executor
 
 from . import factories as f
 from .conftest import T0
@@ -179,6 +181,103 @@ def test_a_lost_connection_is_not_reused(engine: Engine) -> None:
         assert again._driver.info.backend_pid != pid
     finally:
         again.close()
+
+
+ONE = Statement(select(literal(1).label("one")))
+
+
+def test_a_thread_keeps_its_connection_between_requests(engine: Engine) -> None:
+    kept = KeptConnections(engine)
+    first = kept.acquire()
+    kept.release(first)
+    assert kept.acquire() is first
+    kept.release(first)
+    other: list[DirectConnection] = []
+    worker = threading.Thread(target=lambda: other.append(kept.acquire()))
+    worker.start()
+    worker.join()
+    assert (
+        other[0] is not first
+        and other[0]._raw.driver_connection is not first._raw.driver_connection
+    )
+    kept.close_all()
+    assert first.closed and other[0].closed
+    # A new connection after the old ones were closed, e.g. by the engine's disposal.
+    assert kept.acquire().first(ONE, {}).one == 1
+    kept.close_all()
+
+
+def test_a_thread_per_request_server_gives_each_connection_back(engine: Engine) -> None:
+    kept = KeptConnections(engine)
+
+    def request() -> None:
+        connection = kept.acquire()
+        assert connection.first(ONE, {}).one == 1
+        kept.release(connection)
+
+    # More threads than the pool holds (5 + 10 overflow): each returns its connection.
+    for _ in range(20):
+        thread = threading.Thread(target=request)
+        thread.start()
+        thread.join()
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    kept.close_all()
+
+
+def test_a_kept_connection_ends_what_a_request_left_open(engine: Engine) -> None:
+    user, _cards = setup(engine, cards=1)
+    kept = KeptConnections(engine)
+    connection = kept.acquire()
+    connection._driver_execute("BEGIN")  # as if a request had left its transaction open
+    connection.execute(
+        Statement(update(settings).where(settings.c.user_id == bindparam("u"))),
+        {"u": user, "new_per_day": 7},
+    )
+    kept.release(connection)
+    again = kept.acquire()
+    assert again is connection and not again._in_transaction()
+    with engine.connect() as conn:
+        new = conn.execute(select(settings.c.new_per_day).where(settings.c.user_id == user))
+        assert new.scalar_one() != 7
+    # The write lock was let go: another writer gets in.
+    with transaction(engine) as s:
+        s.execute(update(settings).where(settings.c.user_id == user).values(new_per_day=8))
+    kept.close_all()
+
+
+def test_a_kept_connection_is_replaced_when_lost_or_old(engine: Engine) -> None:
+    kept = KeptConnections(engine, recycle=3600)
+    connection = kept.acquire()
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as admin:
+            admin.execute(
+                text("SELECT pg_terminate_backend(:pid)"),
+                {"pid": connection._driver.info.backend_pid},
+            )
+            admin.commit()
+        with pytest.raises(DBAPIError):
+            connection.first(ONE, {})
+        kept.release(connection)
+        assert connection.closed
+        fresh = kept.acquire()
+        assert fresh is not connection and fresh.first(ONE, {}).one == 1
+        kept.release(fresh)
+    kept.close_all()
+    old = KeptConnections(engine, recycle=0)
+    first = old.acquire()
+    old.release(first)
+    second = old.acquire()
+    assert second is not first and first.closed and second.first(ONE, {}).one == 1
+    old.close_all()
+
+
+def test_disposing_the_engine_closes_the_apps_kept_connections(app: Flask) -> None:
+    with app.test_request_context("/api/v1/study/next"):
+        connection = http.direct()
+        assert connection.first(ONE, {}).one == 1
+    assert not connection.closed  # kept for the next request
+    app.extensions["flashcards.engine"].dispose()
+    assert connection.closed
 
 
 def test_a_session_is_an_executor_too(session: Session) -> None:

@@ -21,7 +21,8 @@ from sqlalchemy import (
     func,
     select,
 )
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
+from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import BindParameter
 
 from .days import Clock, day_bounds
@@ -147,34 +148,60 @@ _PLANS_SELECT = (
 _PLANS = Statement(_PLANS_SELECT)
 _PLANS_OF_DECK = Statement(_PLANS_SELECT.where(bindparam("deck_id") == _DECK))
 _CLOCK = Statement(select(User.timezone, User.day_start_hour).where(User.id == _USER))
-_FIRST_LEARNING = Statement(
-    select(*_STATE_COLUMNS)
-    .where(
-        rs.c.user_id == _USER,
-        rs.c.deck_id.in_(bindparam("deck_ids", expanding=True)),
-        rs.c.state.in_(LEARNING_STATES),
-        rs.c.due <= bindparam("learn_ahead_until"),
-        _LIVE_CARD,
+_OWN_TEXT = aliased(CardText, name="own_text")
+_DECK_TEXT = aliased(CardText, name="deck_text")
+_TEXT_FIELDS = ("locale", "question", "answer", "explanation")
+
+
+def _shown(query: Select[Any]) -> Statement:
+    """The query's card (one row, `card_id` and `deck_id`) with what showing it needs: its
+    key and its text in the person's locale, or else in the deck's, read along with it.
+
+    Joined outside the query, so that the query's scan stops at its first row."""
+    first = query.subquery("first")
+    return Statement(
+        select(
+            first,
+            _CARDS.c.key,
+            *(getattr(_OWN_TEXT, f).label(f"own_{f}") for f in _TEXT_FIELDS),
+            *(getattr(_DECK_TEXT, f).label(f"deck_{f}") for f in _TEXT_FIELDS),
+        )
+        .join(_CARDS, _CARDS.c.id == first.c.card_id)
+        .join(_SUB, (_SUB.c.user_id == _USER) & (_SUB.c.deck_id == first.c.deck_id))
+        .join(Deck, Deck.id == first.c.deck_id)
+        .outerjoin(
+            _OWN_TEXT,
+            (_OWN_TEXT.card_id == first.c.card_id) & (_OWN_TEXT.locale == _SUB.c.locale),
+        )
+        .outerjoin(
+            _DECK_TEXT,
+            (_DECK_TEXT.card_id == first.c.card_id) & (_DECK_TEXT.locale == Deck.default_locale),
+        )
     )
-    .order_by(rs.c.due)
-    .limit(1)
-)
-_FIRST_REVIEW = Statement(
-    select(*_STATE_COLUMNS)
-    .where(
-        rs.c.user_id == _USER,
-        rs.c.deck_id.in_(bindparam("deck_ids", expanding=True)),
-        rs.c.state == REVIEW_STATE,
-        rs.c.due < bindparam("day_end"),
-        _LIVE_CARD,
+
+
+def _first_due(*where: Any) -> Statement:
+    return _shown(
+        select(*_STATE_COLUMNS)
+        .select_from(rs.join(_CARDS, (_CARDS.c.id == rs.c.card_id) & _CARDS.c.retired_at.is_(None)))
+        .where(
+            rs.c.user_id == _USER,
+            rs.c.deck_id.in_(bindparam("deck_ids", expanding=True)),
+            *where,
+        )
+        .order_by(rs.c.due)
+        .limit(1)
     )
-    .order_by(rs.c.due)
-    .limit(1)
+
+
+_FIRST_LEARNING = _first_due(
+    rs.c.state.in_(LEARNING_STATES), rs.c.due <= bindparam("learn_ahead_until")
 )
+_FIRST_REVIEW = _first_due(rs.c.state == REVIEW_STATE, rs.c.due < bindparam("day_end"))
 # An outer join rather than NOT EXISTS: SQLite runs it as a plain index probe per card,
 # half the cost of a correlated subquery. Run only for a deck known to have new cards left.
-_FIRST_NEW = Statement(
-    select(_CARDS.c.id)
+_FIRST_NEW = _shown(
+    select(_CARDS.c.id.label("card_id"), _CARDS.c.deck_id)
     .select_from(_CARDS.outerjoin(rs, (rs.c.user_id == _USER) & (rs.c.card_id == _CARDS.c.id)))
     .where(
         _CARDS.c.deck_id == bindparam("deck_id"),
@@ -183,14 +210,6 @@ _FIRST_NEW = Statement(
     )
     .order_by(_CARDS.c.position)
     .limit(1)
-)
-_TEXTS = Statement(
-    select(Card.key, CardText.locale, CardText.question, CardText.answer, CardText.explanation)
-    .join(Card, Card.id == CardText.card_id)
-    .where(
-        CardText.card_id == bindparam("card_id"),
-        CardText.locale.in_([bindparam("locale"), bindparam("default_locale")]),
-    )
 )
 
 
@@ -225,7 +244,7 @@ def next_card(
             {"user_id": user_id, "deck_ids": deck_ids, "learn_ahead_until": now + LEARN_AHEAD},
         )
     if first_learning is not None and first_learning.due <= now:
-        return _with_text(conn, first_learning, "learning", plans), counts
+        return _next(first_learning, "learning", state_from_row(first_learning), plans), counts
 
     review_decks = [d for d, p in plans.items() if p.review]
     if review_decks:
@@ -234,24 +253,17 @@ def next_card(
             {"user_id": user_id, "deck_ids": review_decks, "day_end": day_end},
         )
         if first_review is not None:
-            return _with_text(conn, first_review, "review", plans), counts
+            return _next(first_review, "review", state_from_row(first_review), plans), counts
 
     for d, plan in plans.items():
         if plan.new:
             new = conn.first(_FIRST_NEW, {"user_id": user_id, "deck_id": d})
             if new is not None:  # None: answered since the counts were read
-                return _with_text(conn, _NewRow(new.id, d), "new", plans), counts
+                return _next(new, "new", None, plans), counts
 
     if first_learning is not None:
-        return _with_text(conn, first_learning, "learning", plans), counts
+        return _next(first_learning, "learning", state_from_row(first_learning), plans), counts
     return None, counts
-
-
-@dataclass(frozen=True)
-class _NewRow:
-    card_id: int
-    deck_id: int
-    state: None = None
 
 
 class _UserSettings:
@@ -297,30 +309,19 @@ def _plans(
     return plans, day_end
 
 
-def _with_text(conn: Executor, row: Any, kind: str, plans: dict[int, _DeckPlan]) -> NextCard:
+def _next(row: Any, kind: str, state: CardState | None, plans: dict[int, _DeckPlan]) -> NextCard:
     plan = plans[row.deck_id]
-    texts = {
-        t.locale: t
-        for t in conn.all(
-            _TEXTS,
-            {
-                "card_id": row.card_id,
-                "locale": plan.locale,
-                "default_locale": plan.default_locale,
-            },
-        )
-    }
-    text = texts.get(plan.locale) or texts[plan.default_locale]
+    text = "own_" if row.own_locale is not None else "deck_"
     return NextCard(
         card_id=row.card_id,
         deck_id=row.deck_id,
         deck_slug=plan.slug,
-        key=text.key,
-        locale=text.locale,
-        question=text.question,
-        answer=text.answer,
-        explanation=text.explanation,
+        key=row.key,
+        locale=getattr(row, text + "locale"),
+        question=getattr(row, text + "question"),
+        answer=getattr(row, text + "answer"),
+        explanation=getattr(row, text + "explanation"),
         kind=kind,
-        state=state_from_row(row),
+        state=state,
         config=plan.config,
     )

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 from fsrs import Rating, State
-from sqlalchemy import Engine, update
+from sqlalchemy import Engine, delete, update
 
 from flashcards import queue, subscriptions
 from flashcards.db import transaction
-from flashcards.models import Card
+from flashcards.models import Card, CardText
 
 from . import factories as f
 from .conftest import T0
@@ -62,6 +62,31 @@ def test_new_cards_come_in_deck_order_with_text_in_the_subscribed_locale(engine:
     assert (card.locale, card.deck_slug, card.key) == ("es", "ordered", "c04")
     assert card.question == "ordered q4 es"
     assert next_ids(engine, user) == [ids[3], ids[1], ids[2], ids[0]]
+
+
+def test_a_card_missing_the_subscribed_locale_is_shown_in_the_decks(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        deck = f.make_deck(s, "partial", 2, locales=("en", "es"))
+        f.subscribe(s, user, deck, "es")
+        review, new = f.card_ids(s, deck.id)
+        s.execute(
+            delete(CardText).where(CardText.card_id.in_([review, new]), CardText.locale == "es")
+        )
+        f.set_state(s, user, review, state=State.Review, due=NOW - timedelta(days=1))
+    with transaction(engine) as s:
+        card, _ = queue.next_card(s, user, now=NOW)
+        assert card is not None and (card.card_id, card.kind, card.locale) == (
+            review,
+            "review",
+            "en",
+        )
+        assert (card.question, card.answer, card.key) == ("partial q1 en", "partial a1 en", "c01")
+        f.answer(s, user, review, Rating.Easy, now=NOW)
+    with transaction(engine) as s:
+        card, _ = queue.next_card(s, user, now=NOW)
+    assert card is not None and (card.card_id, card.kind, card.locale) == (new, "new", "en")
+    assert card.question == "partial q2 en"
 
 
 def test_daily_new_limit_defaults_to_20_and_resets_next_study_day(engine: Engine) -> None:

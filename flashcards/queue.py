@@ -5,7 +5,8 @@ due before the end of the person's study day, up to the daily review limit; then
 in deck order, up to the daily new limit minus those already introduced today. When nothing
 else is left, learning cards due within the next 20 minutes are shown early (learn-ahead).
 Limits are per deck: a subscription may override the person's defaults.
-Every lookup is a range scan on an index that starts with the user id.
+Every lookup is a range scan on an index that starts with the user id (or, for a deck's
+cards, the deck id): the cost follows what is due, not how much a person has studied.
 """
 
 from __future__ import annotations

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from flask import g, request
 
 from .. import accounts
 from ..errors import Unauthorized
 from ..http import direct
 
-_INVALID = "the API token is not valid or has been revoked"
+T = TypeVar("T")
 
 
 def bearer_token() -> str:
@@ -22,24 +24,22 @@ def bearer_token() -> str:
 
 def current_caller() -> accounts.Caller:
     """The caller, with their clock and whether team pacing applies (see `accounts.Caller`)."""
-    cached: accounts.Caller | None = g.get("_api_caller")
-    if cached is not None:
-        return cached
-    caller = accounts.caller_for_token(direct(), bearer_token())
+    caller: accounts.Caller | None = g.get("_api_caller")
     if caller is None:
-        raise Unauthorized(_INVALID)
-    g._api_caller = caller
-    g._api_user_id = caller.user_id
+        caller = g._api_caller = _valid(accounts.caller_for_token(direct(), bearer_token()))
+        g._api_user_id = caller.user_id
     return caller
 
 
 def current_user_id() -> int:
     """The id of the user whose token came with the request; Unauthorized otherwise."""
-    cached: int | None = g.get("_api_user_id")
-    if cached is not None:
-        return cached
-    user_id = accounts.user_id_for_token(direct(), bearer_token())
+    user_id: int | None = g.get("_api_user_id")
     if user_id is None:
-        raise Unauthorized(_INVALID)
-    g._api_user_id = user_id
+        user_id = g._api_user_id = _valid(accounts.user_id_for_token(direct(), bearer_token()))
     return user_id
+
+
+def _valid(found: T | None) -> T:
+    if found is None:
+        raise Unauthorized("the API token is not valid or has been revoked")
+    return found

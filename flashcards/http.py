@@ -10,6 +10,7 @@ from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session
 
 from .db import make_engine, transaction, writer
+from .ratelimit import Limiter, make_limiter
 from .rawsql import DirectConnection, KeptConnections
 from .teams import assignments
 
@@ -69,6 +70,17 @@ def _close_session(_exc: BaseException | None) -> None:
     connection: DirectConnection | None = g.pop("_db_direct", None)
     if connection is not None:
         current_app.extensions["flashcards.direct"].release(connection)
+
+
+def app_limiter(name: str, *, limit: int, window: int) -> Limiter:
+    """The app's limiter called `name`, made on first use (shared through Redis if set)."""
+    key = f"flashcards.{name}_limiter"
+    limiter: Limiter | None = current_app.extensions.get(key)
+    if limiter is None:
+        limiter = current_app.extensions[key] = make_limiter(
+            current_app.config.get("REDIS_URL"), limit=limit, window=window
+        )
+    return limiter
 
 
 def refresh_pacing(user_id: int, now: datetime) -> None:

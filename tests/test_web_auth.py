@@ -45,6 +45,33 @@ def test_sign_up_can_be_closed(app: Flask, client: FlaskClient) -> None:
     assert client.get("/signup").status_code == 403
 
 
+def test_sign_ups_from_one_address_are_limited(
+    app: Flask, client: FlaskClient, engine: Engine
+) -> None:
+    app.config["SIGNUPS_PER_HOUR"] = 2
+    # A rejected attempt does not count; two accounts do.
+    token = csrf(client, "/signup")
+    r = client.post("/signup", data={"csrf_token": token, "email": "nope", "password": PASSWORD})
+    assert r.status_code == 422
+    for n in range(2):
+        sign_up(client, f"user{n}@example.com")
+        client.post("/signout", data={"csrf_token": csrf(client, "/")})
+    token = csrf(client, "/signup")
+    data = {"csrf_token": token, "email": "third@example.com", "password": PASSWORD}
+    r = client.post("/signup", data=data)
+    assert r.status_code == 429
+    assert "Too many accounts were created from your network" in r.get_data(as_text=True)
+    # Another address may still sign up; the limited one made nothing.
+    other = app.test_client()
+    token = csrf(other, "/signup")
+    other_data = {**data, "csrf_token": token}
+    r = other.post("/signup", data=other_data, environ_base={"REMOTE_ADDR": "203.0.113.9"})
+    assert r.status_code == 302
+    with Session(engine) as s:
+        emails = set(s.scalars(select(User.email)))
+    assert emails == {"user0@example.com", "user1@example.com", "third@example.com"}
+
+
 def test_sign_in_regenerates_the_session_and_honours_only_local_next(
     client: FlaskClient,
 ) -> None:

@@ -9,8 +9,8 @@ from flask import Response, current_app, jsonify, request
 from .. import accounts
 from ..db import utcnow
 from ..errors import Unauthorized
-from ..http import db
-from ..ratelimit import Limiter, make_limiter
+from ..http import app_limiter, db
+from ..ratelimit import Limiter
 from . import bp
 from .auth import bearer_token, current_user_id
 from .errors import json_body, reject_unknown, string_field
@@ -22,15 +22,11 @@ SIGNIN_WINDOW_SECONDS = 15 * 60
 def signin_limiter() -> Limiter:
     """The app's limiter of failed sign-ins (per email and client address); the web sign-in
     page uses the same one, so both count against the same budget."""
-    limiter: Limiter | None = current_app.extensions.get("flashcards.signin_limiter")
-    if limiter is None:
-        limiter = make_limiter(
-            current_app.config.get("REDIS_URL"),
-            limit=int(current_app.config.get("SIGNIN_ATTEMPTS_PER_15_MIN", 10)),
-            window=SIGNIN_WINDOW_SECONDS,
-        )
-        current_app.extensions["flashcards.signin_limiter"] = limiter
-    return limiter
+    return app_limiter(
+        "signin",
+        limit=int(current_app.config.get("SIGNIN_ATTEMPTS_PER_15_MIN", 10)),
+        window=SIGNIN_WINDOW_SECONDS,
+    )
 
 
 def signin_key(email: str) -> str:

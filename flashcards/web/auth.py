@@ -27,14 +27,15 @@ from .. import accounts
 from ..api.tokens import signin_key, signin_limiter
 from ..db import utcnow
 from ..errors import Conflict, InvalidInput
-from ..http import db
+from ..http import app_limiter, db
 from ..models import User
-from ..ratelimit import RateLimited
+from ..ratelimit import Limiter, RateLimited
 from . import bp, csrf
 
 P = ParamSpec("P")
 R = TypeVar("R")
 USER_KEY = "uid"
+SIGNUP_WINDOW = 3600  # seconds: FLASHCARDS_SIGNUPS_PER_HOUR per client address
 STAMP_KEY = "pw"
 
 
@@ -113,6 +114,21 @@ def signup() -> str | Response | tuple[str, int]:
     errors: dict[str, str] = {}
     email = request.form.get("email", "")
     if request.method == "POST":
+        # Accounts made from one address are counted, so that a script cannot mass-produce
+        # them; a rejected attempt (taken email, short password) does not count.
+        limiter = app_limiter(
+            "signup", limit=int(current_app.config["SIGNUPS_PER_HOUR"]), window=SIGNUP_WINDOW
+        )
+        key = Limiter.key("signup", request.remote_addr or "")
+        try:
+            limiter.check(key)
+        except RateLimited as exc:
+            minutes = max(1, round(exc.retry_after / 60))
+            errors["email"] = _(
+                "Too many accounts were created from your network. Try again in %(minutes)d min.",
+                minutes=minutes,
+            )
+            return render_template("signup.html", errors=errors, email=email), 429
         password = request.form.get("password", "")
         timezone = request.form.get("timezone") or "UTC"
         session_db = db()
@@ -149,6 +165,7 @@ def signup() -> str | Response | tuple[str, int]:
                 errors["email"] = _("Enter an email address like name@example.com.")
         if not errors:
             session_db.commit()
+            limiter.failed(key)  # counts the account made
             _start_session(user)
             flash(_("Welcome! Pick a deck to start studying."))
             return redirect(url_for("web.library"))

@@ -72,8 +72,35 @@ def _close_session(_exc: BaseException | None) -> None:
         current_app.extensions["flashcards.direct"].release(connection)
 
 
-def app_limiter(name: str, *, limit: int, window: int) -> Limiter:
-    """The app's limiter called `name`, made on first use (shared through Redis if set)."""
+SIGNIN_WINDOW_SECONDS = 15 * 60
+SIGNUP_WINDOW_SECONDS = 60 * 60
+
+
+def signin_limiter() -> Limiter:
+    """Failed sign-ins, per email and client address; the API and the web page share it."""
+    return _app_limiter(
+        "signin", int(current_app.config["SIGNIN_ATTEMPTS_PER_15_MIN"]), SIGNIN_WINDOW_SECONDS
+    )
+
+
+def signin_key(email: str) -> str:
+    return Limiter.key("signin", email.strip().lower(), request.remote_addr or "")
+
+
+def signup_limiter() -> Limiter:
+    """Accounts made, per client address, so that a script cannot mass-produce them; the API
+    and the web page share it. Only an account made counts, not a rejected attempt."""
+    return _app_limiter(
+        "signup", int(current_app.config["SIGNUPS_PER_HOUR"]), SIGNUP_WINDOW_SECONDS
+    )
+
+
+def signup_key() -> str:
+    return Limiter.key("signup", request.remote_addr or "")
+
+
+def _app_limiter(name: str, limit: int, window: int) -> Limiter:
+    # Made on first use; shared through Redis when configured, else counted in this process.
     key = f"flashcards.{name}_limiter"
     limiter: Limiter | None = current_app.extensions.get(key)
     if limiter is None:

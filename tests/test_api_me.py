@@ -12,6 +12,7 @@ from flashcards.db import transaction
 from flashcards.models import User
 
 from .conftest import T0
+from .web_helpers import PASSWORD, csrf
 
 PROBLEM = "application/problem+json"
 
@@ -181,3 +182,30 @@ def test_sign_up_can_be_closed(app: Flask, client: FlaskClient, engine: Engine) 
     assert response.mimetype == PROBLEM
     with transaction(engine) as s:
         assert s.scalar(select(func.count()).select_from(User)) == 0
+
+
+def test_sign_ups_share_one_limit_per_address_with_the_web_page(
+    app: Flask, client: FlaskClient, engine: Engine
+) -> None:
+    app.config["SIGNUPS_PER_HOUR"] = 2
+    body = {"email": "ana@example.com", "password": "correct horse"}
+    assert client.post("/api/v1/users", json=body).status_code == 201
+    # A rejected attempt (the email is taken) does not count against the limit.
+    assert client.post("/api/v1/users", json=body).status_code == 409
+    assert client.post("/api/v1/users", json={**body, "email": "bo@example.com"}).status_code == 201
+    response = client.post("/api/v1/users", json={**body, "email": "cy@example.com"})
+    assert response.status_code == 429 and response.mimetype == PROBLEM
+    assert 0 < int(response.headers["Retry-After"]) <= 3600
+    # The web page counts against the same budget.
+    web = app.test_client()
+    form = {"csrf_token": csrf(web, "/signup"), "email": "dee@example.com", "password": PASSWORD}
+    assert web.post("/signup", data=form).status_code == 429
+    with transaction(engine) as s:
+        emails = set(s.scalars(select(User.email)))
+    assert emails == {"ana@example.com", "bo@example.com"}
+    other = client.post(
+        "/api/v1/users",
+        json={**body, "email": "cy@example.com"},
+        environ_base={"REMOTE_ADDR": "203.0.113.9"},
+    )
+    assert other.status_code == 201

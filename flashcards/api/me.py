@@ -9,7 +9,7 @@ from flask import Response, current_app, jsonify
 from .. import accounts
 from ..db import utcnow
 from ..errors import Forbidden
-from ..http import db
+from ..http import db, signup_key, signup_limiter
 from ..settings import (
     MAX_STEP_SECONDS,
     MAX_STEPS,
@@ -66,6 +66,8 @@ def sign_up() -> tuple[Response, int]:
     reject_unknown(body, SIGNUP_FIELDS)
     email = string_field(body, "email", max_length=accounts.MAX_EMAIL_LENGTH)
     password = string_field(body, "password", max_length=accounts.MAX_PASSWORD_LENGTH)
+    limiter = signup_limiter()
+    limiter.check(signup_key())  # 429 with Retry-After
     session = db()
     # create_user validates these as PATCH /me does, naming the field at fault.
     user = accounts.create_user(
@@ -79,6 +81,7 @@ def sign_up() -> tuple[Response, int]:
     )
     result = user_settings(session, user.id)
     session.commit()
+    limiter.failed(signup_key())  # counts the account made
     response = jsonify(result)
     response.headers["Location"] = "/api/v1/me"
     return response, 201
@@ -181,11 +184,13 @@ PATHS: dict[str, Any] = {
         "post": {
             "operationId": "signUp",
             "summary": "Create an account (when sign-up is open on this server).",
+            "description": "Accounts made from one client address are limited per hour "
+            "(FLASHCARDS_SIGNUPS_PER_HOUR); over it the answer is 429 with Retry-After.",
             "security": [],
             "requestBody": json_request(ref("SignUp")),
             "responses": {
                 "201": {"description": "The new account.", "content": json_content(ref("Me"))},
-                **problems(403, 409, *BODY_PROBLEMS),
+                **problems(403, 409, 429, *BODY_PROBLEMS),
             },
         }
     },

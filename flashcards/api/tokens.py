@@ -4,33 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, current_app, jsonify, request
+from flask import Response, jsonify
 
 from .. import accounts
 from ..db import utcnow
 from ..errors import Unauthorized
-from ..http import app_limiter, db
-from ..ratelimit import Limiter
+from ..http import db, signin_key, signin_limiter
 from . import bp
 from .auth import bearer_token, current_user_id
 from .errors import json_body, reject_unknown, string_field
 from .openapi import BODY_PROBLEMS, json_content, json_request, problems, ref
-
-SIGNIN_WINDOW_SECONDS = 15 * 60
-
-
-def signin_limiter() -> Limiter:
-    """The app's limiter of failed sign-ins (per email and client address); the web sign-in
-    page uses the same one, so both count against the same budget."""
-    return app_limiter(
-        "signin",
-        limit=int(current_app.config.get("SIGNIN_ATTEMPTS_PER_15_MIN", 10)),
-        window=SIGNIN_WINDOW_SECONDS,
-    )
-
-
-def signin_key(email: str) -> str:
-    return Limiter.key("signin", email.strip().lower(), request.remote_addr or "")
 
 
 @bp.post("/tokens")

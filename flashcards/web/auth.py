@@ -24,18 +24,16 @@ from sqlalchemy import select
 from werkzeug.wrappers import Response
 
 from .. import accounts
-from ..api.tokens import signin_key, signin_limiter
 from ..db import utcnow
 from ..errors import Conflict, InvalidInput
-from ..http import app_limiter, db
+from ..http import db, signin_key, signin_limiter, signup_key, signup_limiter
 from ..models import User
-from ..ratelimit import Limiter, RateLimited
+from ..ratelimit import RateLimited
 from . import bp, csrf
 
 P = ParamSpec("P")
 R = TypeVar("R")
 USER_KEY = "uid"
-SIGNUP_WINDOW = 3600  # seconds: FLASHCARDS_SIGNUPS_PER_HOUR per client address
 STAMP_KEY = "pw"
 
 
@@ -114,12 +112,8 @@ def signup() -> str | Response | tuple[str, int]:
     errors: dict[str, str] = {}
     email = request.form.get("email", "")
     if request.method == "POST":
-        # Accounts made from one address are counted, so that a script cannot mass-produce
-        # them; a rejected attempt (taken email, short password) does not count.
-        limiter = app_limiter(
-            "signup", limit=int(current_app.config["SIGNUPS_PER_HOUR"]), window=SIGNUP_WINDOW
-        )
-        key = Limiter.key("signup", request.remote_addr or "")
+        limiter = signup_limiter()
+        key = signup_key()
         try:
             limiter.check(key)
         except RateLimited as exc:

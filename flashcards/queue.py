@@ -66,10 +66,7 @@ class NextCard:
 
 @dataclass(frozen=True)
 class _DeckPlan:
-    deck_id: int
     slug: str
-    locale: str
-    default_locale: str
     config: SchedulerConfig
     # What the deck shows today: new cards (within the daily limit), learning cards due now
     # or within the learn-ahead window, and review cards due today (within the limit).
@@ -79,7 +76,6 @@ class _DeckPlan:
 
 
 _USER: BindParameter[int] = bindparam("user_id")
-_LIVE_CARD = exists().where(Card.id == rs.c.card_id, Card.retired_at.is_(None))
 _STATE_COLUMNS = (rs.c.card_id, rs.c.deck_id, *(rs.c[n] for n in STATE_COLUMNS))
 _SUB = cast(Table, Subscription.__table__)
 _SETTINGS = cast(Table, SchedulerSettings.__table__)
@@ -109,9 +105,15 @@ def _has_state(*where: Any) -> Any:
 # apart and taken off; retired cards are few, so this beats joining every state to its card.
 _PLANS_SELECT = (
     select(
-        *(c for c in _SUB.c if c.key not in ("user_id", "created_at")),
+        _DECK,
+        # The subscription's overrides of the person's settings (NULL: none).
+        _SUB.c.desired_retention,
+        _SUB.c.learning_steps,
+        _SUB.c.relearning_steps,
+        _SUB.c.maximum_interval,
+        _SUB.c.new_per_day,
+        _SUB.c.reviews_per_day,
         Deck.slug,
-        Deck.default_locale,
         _SETTINGS.c.desired_retention.label("user_desired_retention"),
         _SETTINGS.c.learning_steps.label("user_learning_steps"),
         _SETTINGS.c.relearning_steps.label("user_relearning_steps"),
@@ -298,10 +300,7 @@ def _plans(
         )
         new_left = row.live_cards - (row.states - row.retired_states)
         plans[row.deck_id] = _DeckPlan(
-            deck_id=row.deck_id,
             slug=row.slug,
-            locale=row.locale,
-            default_locale=row.default_locale,
             config=config_from(_UserSettings(row), row),
             new=max(0, min(new_left, new_limit - row.introduced)),
             learning=row.learning - row.retired_learning,

@@ -184,7 +184,8 @@ class Executor(Protocol):
 
 
 class DirectConnection:
-    """A pooled DBAPI connection, checked out for one request or command.
+    """A pooled DBAPI connection, checked out for a command or kept by a thread for its
+    requests (`KeptConnections`).
 
     Statements outside `write()` run in autocommit mode, each seeing the latest commit, with
     no BEGIN or COMMIT to pay for; `write()` is one transaction, which on SQLite takes the

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from sqlalchemy import ColumnElement, and_, or_, select
-from sqlalchemy.sql.elements import BindParameter
 
 from .models import Deck, TeamMember
 
 
-def visible_decks(user_id: int | BindParameter[int]) -> ColumnElement[bool]:
+def visible_decks(user_id: int | ColumnElement[int]) -> ColumnElement[bool]:
     """Shipped decks (no owner), the user's own decks, and decks of the teams they belong to.
 
     A team deck is visible only while the membership row exists: removing a member (or

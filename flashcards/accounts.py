@@ -8,6 +8,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from typing import NewType
 
 from sqlalchemy import bindparam, delete, exists, select
 from sqlalchemy.exc import IntegrityError
@@ -15,7 +16,7 @@ from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from .days import Clock
-from .errors import Conflict, Forbidden, InvalidInput, NotFound
+from .errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthorized
 from .models import ApiToken, SchedulerSettings, TeamAssignment, TeamMember, User
 from .rawsql import Executor, Statement, executor
 from .settings import scheduler_defaults, validate_settings
@@ -164,16 +165,35 @@ def issue_token(session: Session, user_id: int, *, now: datetime, name: str = ""
     return token
 
 
-# On every API request, on the direct executor: one indexed lookup of one column.
-_USER_ID_FOR_HASH = Statement(select(ApiToken.user_id).where(ApiToken.token_hash == bindparam("h")))
+# What an API token is stored (and looked up) as.
+TokenHash = NewType("TokenHash", str)
 # token_urlsafe(32) gives 43 characters; anything far longer is not one of ours.
 _MAX_TOKEN_LENGTH = 256
 
 
-def user_id_for_token(db: Session | Executor, token: str) -> int | None:
+class InvalidToken(Unauthorized):
+    def __init__(self) -> None:
+        super().__init__("the API token is not valid or has been revoked")
+
+
+def lookup_hash(token: str) -> TokenHash | None:
+    """The hash to look a presented token up by; None when it cannot be one of ours."""
     if not token or len(token) > _MAX_TOKEN_LENGTH:
         return None
-    row = executor(db).first(_USER_ID_FOR_HASH, {"h": token_hash(token)})
+    return TokenHash(token_hash(token))
+
+
+# On every API request, on the direct executor: one indexed lookup of one column.
+_USER_ID_FOR_HASH = Statement(select(ApiToken.user_id).where(ApiToken.token_hash == bindparam("h")))
+
+
+def user_id_for_token(db: Session | Executor, token: str) -> int | None:
+    found = lookup_hash(token)
+    return None if found is None else user_id_for_token_hash(db, found)
+
+
+def user_id_for_token_hash(db: Session | Executor, found: TokenHash) -> int | None:
+    row = executor(db).first(_USER_ID_FOR_HASH, {"h": found})
     return None if row is None else int(row.user_id)
 
 
@@ -203,9 +223,10 @@ _CALLER_FOR_HASH = Statement(
 
 
 def caller_for_token(db: Session | Executor, token: str) -> Caller | None:
-    if not token or len(token) > _MAX_TOKEN_LENGTH:
+    found = lookup_hash(token)
+    if found is None:
         return None
-    row = executor(db).first(_CALLER_FOR_HASH, {"h": token_hash(token)})
+    row = executor(db).first(_CALLER_FOR_HASH, {"h": found})
     if row is None:
         return None
     return Caller(int(row.user_id), Clock(row.timezone, row.day_start_hour), bool(row.paced))

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from flashcards import accounts, create_app
 from flashcards.db import transaction
 from flashcards.ratelimit import Limiter, MemoryBackend, RateLimited, RedisBackend
 
+from . import factories as f
 from .conftest import T0
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -96,10 +98,8 @@ def test_wrong_credentials_are_401(client: FlaskClient, engine: Engine) -> None:
         assert_problem(client.post("/api/v1/tokens", json=body), 401)
 
 
-def test_auth_is_one_query(app: Flask, client: FlaskClient, engine: Engine) -> None:
-    if engine.dialect.name != "sqlite":
-        pytest.skip("counted with SQLite's statement trace; the count is the same on PostgreSQL")
-    _, token = add_user(engine)
+def selects_of(app: Flask, send: Callable[[], Any]) -> list[str]:
+    """The SELECT statements `send` (a request) runs, as SQLite's statement trace saw them."""
     selects: list[str] = []
 
     def count(statement: str) -> None:
@@ -114,13 +114,45 @@ def test_auth_is_one_query(app: Flask, client: FlaskClient, engine: Engine) -> N
     app_engine.dispose()  # no connection checked out before the listener
     event.listen(app_engine, "checkout", trace)
     try:
-        assert client.get("/api/v1/me", headers=bearer(token)).status_code == 200
+        send()
     finally:
         event.remove(app_engine, "checkout", trace)
         app_engine.dispose()
+    return selects
+
+
+def test_auth_is_one_query(app: Flask, client: FlaskClient, engine: Engine) -> None:
+    if engine.dialect.name != "sqlite":
+        pytest.skip("counted with SQLite's statement trace; the count is the same on PostgreSQL")
+    _, token = add_user(engine)
+    selects = selects_of(
+        app, lambda: client.get("/api/v1/me", headers=bearer(token)).status_code == 200
+    )
     # The token lookup and the body of /me.
     assert len(selects) == 2, selects
     assert "api_tokens" in selects[0] and "users" not in selects[0]
+
+
+def test_an_answer_finds_its_token_in_its_own_read(
+    app: Flask, client: FlaskClient, engine: Engine
+) -> None:
+    if engine.dialect.name != "sqlite":
+        pytest.skip("counted with SQLite's statement trace; the count is the same on PostgreSQL")
+    _, token = add_user(engine)
+    with transaction(engine) as s:
+        card = f.card_ids(s, f.make_deck(s, "alpha", 1).id)[0]
+    statuses: list[int] = []
+
+    def send() -> None:
+        body = {"card_id": card, "rating": "good", "review_id": str(uuid.uuid4())}
+        statuses.append(
+            client.post("/api/v1/reviews", json=body, headers=bearer(token)).status_code
+        )
+
+    selects = selects_of(app, send)
+    assert statuses == [201]
+    assert len(selects) == 1, selects
+    assert "api_tokens" in selects[0] and "review_states" in selects[0]
 
 
 @pytest.mark.parametrize(

@@ -10,10 +10,11 @@ from zoneinfo import ZoneInfo
 import pytest
 from flask.testing import FlaskClient
 from fsrs import Rating, State
-from sqlalchemy import Engine
+from sqlalchemy import Engine, func, select
 
 from flashcards import study
 from flashcards.db import transaction, utcnow
+from flashcards.models import ReviewLog, ReviewState
 from flashcards.scheduling import SchedulerConfig, fuzz_seed, preview
 
 from . import factories as f
@@ -85,9 +86,23 @@ def test_no_or_wrong_token_is_401(client: FlaskClient, world: World) -> None:
             assert response.headers["WWW-Authenticate"].startswith("Bearer")
 
 
-def test_revoked_token_is_401(client: FlaskClient, world: World) -> None:
+def test_revoked_token_is_401(client: FlaskClient, world: World, engine: Engine) -> None:
+    used = review_body(world.cards[0])
+    assert client.post("/api/v1/reviews", json=used, headers=world.ana_h).status_code == 201
     assert client.delete("/api/v1/tokens/current", headers=world.ana_h).status_code == 204
     assert_problem(client.get("/api/v1/study/next", headers=world.ana_h), 401)
+    # An answer finds its token's owner in its own read; a revoked token finds nobody,
+    # whatever the card or the review id, and says nothing about either.
+    for body in (
+        review_body(world.cards[1]),
+        used,
+        review_body(world.bens_card),
+        review_body(10**6),
+    ):
+        assert_problem(client.post("/api/v1/reviews", json=body, headers=world.ana_h), 401)
+    with transaction(engine) as s:
+        assert s.scalar(select(func.count()).select_from(ReviewLog)) == 1
+        assert s.scalar(select(func.count()).select_from(ReviewState)) == 1
 
 
 def test_decks_and_subscriptions(client: FlaskClient, world: World) -> None:

@@ -89,6 +89,7 @@ def add_study(engine: Engine, key: str = KEY, locale: str = "ko") -> int:
                 introduced_at=T0,
             )
         )
+        session.flush()  # the log references the state
         session.add(
             ReviewLog(
                 review_id=str(uuid.uuid4()),

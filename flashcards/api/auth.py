@@ -39,7 +39,12 @@ def current_user_id() -> int:
     return user_id
 
 
+def bearer_token_hash() -> accounts.TokenHash:
+    """The token's hash, for a handler whose own read finds its owner (`study.prepare_answer`)."""
+    return _valid(accounts.lookup_hash(bearer_token()))
+
+
 def _valid(found: T | None) -> T:
     if found is None:
-        raise Unauthorized("the API token is not valid or has been revoked")
+        raise accounts.InvalidToken()
     return found

@@ -18,7 +18,7 @@ from ..http import db, direct, refresh_pacing
 from ..models import Card, CardText, Deck, Subscription, User
 from ..scheduling import CardState, fuzz_seed, preview
 from . import bp
-from .auth import current_caller, current_user_id
+from .auth import bearer_token_hash, current_caller, current_user_id
 from .errors import json_body, reject_unknown
 
 MAX_DURATION_MS = 24 * 3600 * 1000
@@ -167,12 +167,12 @@ def _parse_time(value: object, field: str) -> datetime:
 
 @bp.post("/reviews")
 def post_review() -> tuple[Response, int]:
-    user_id = current_user_id()
+    token_hash = bearer_token_hash()  # its owner is found by the answer's own read
     card_id, rating, review_id, reviewed_at, duration = _parse_review(json_body())
     connection = direct()
     for attempt in range(1, ANSWER_ATTEMPTS + 1):
         prepared = study.prepare_answer(
-            connection, user_id, card_id, rating, review_id,
+            connection, token_hash, card_id, rating, review_id,
             now=utcnow(), reviewed_at=reviewed_at, duration_ms=duration,
         )  # fmt: skip
         if isinstance(prepared, study.AnswerResult):

@@ -404,3 +404,31 @@ def test_absurd_numbers_in_a_package_do_not_break_the_import(
     with transaction(loaded_engine) as s:
         report = import_package(s, data, owner_user_id=user_id, with_scheduling=True, now=now)
         assert report.review_states == 4 and report.review_logs == 8
+
+
+@pytest.mark.parametrize(
+    ("table", "column"),
+    [("col", "ver"), ("col", "crt"), ("notes", "mod"), ("cards", "due"), ("revlog", "ivl")],
+)
+def test_an_infinite_number_in_a_package_is_refused_cleanly(
+    loaded_engine: Engine, tmp_path: Path, table: str, column: str
+) -> None:
+    now = wall_now()
+    user_id = study_eks(loaded_engine, now)
+    package = export(loaded_engine, now, user_id=user_id, with_scheduling=True)
+    with zipfile.ZipFile(io.BytesIO(package)) as z:
+        collection = z.read("collection.anki2")
+    path = tmp_path / "hostile.anki2"
+    path.write_bytes(collection)
+    conn = sqlite3.connect(path)
+    # SQLite stores 9e999 as a REAL infinity, which Python's int() cannot take.
+    conn.execute(f"UPDATE {table} SET {column} = 9e999")
+    conn.commit()
+    conn.close()
+    data = zip_of({"collection.anki2": path.read_bytes()})
+    with transaction(loaded_engine) as s:
+        decks_before = s.scalar(select(func.count()).select_from(Deck))
+    with pytest.raises(AnkiPackageError, match="damaged"), transaction(loaded_engine) as s:
+        import_package(s, data, owner_user_id=user_id, with_scheduling=True, now=now)
+    with transaction(loaded_engine) as s:
+        assert s.scalar(select(func.count()).select_from(Deck)) == decks_before

@@ -225,8 +225,9 @@ def open_collection(
             conn.execute("PRAGMA query_only = ON")
             conn.execute("PRAGMA trusted_schema = OFF")
             yield conn, media
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            # Hand-made collections can have JSON of the wrong shape anywhere.
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+            # Hand-made collections can have JSON of the wrong shape anywhere, and a REAL
+            # infinity where an integer belongs (int() raises OverflowError).
             raise AnkiPackageError(f"the package's collection is damaged: {exc!r}") from None
         except sqlite3.DatabaseError as exc:
             raise AnkiPackageError(

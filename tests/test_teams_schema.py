@@ -45,6 +45,7 @@ def test_team_operations_conform_and_never_500(app: Flask, engine: Engine) -> No
         @given(case=operation.as_strategy())
         @settings(
             max_examples=int(os.environ.get("TEAMS_SCHEMA_EXAMPLES", "6")),
+            derandomize=True,  # the same cases every run: CI is red only for a change
             deadline=None,
             suppress_health_check=list(HealthCheck),
         )

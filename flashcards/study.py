@@ -383,8 +383,14 @@ def _write_state(db: Executor, values: dict[str, Any], version: int | None) -> N
         raise ConcurrentAnswer(values["card_id"])
 
 
-def undo(session: Session, user_id: int, *, now: datetime) -> UndoResult:
-    """Undo the user's latest answer of the current study day, restoring the state before it."""
+def undo(
+    session: Session, user_id: int, *, now: datetime, review_id: str | None = None
+) -> UndoResult:
+    """Undo the user's latest answer of the current study day, restoring the state before it.
+
+    With `review_id`, only that answer, and only while it is the latest: a client that
+    retries (or a second tab) then cannot undo a second answer by mistake.
+    """
     user = session.execute(
         select(User.timezone, User.day_start_hour).where(User.id == user_id)
     ).one()
@@ -395,6 +401,17 @@ def undo(session: Session, user_id: int, *, now: datetime) -> UndoResult:
         .order_by(rl.c.id.desc())
         .limit(1)
     ).first()
+    if review_id is not None and (log is None or log.review_id != review_id):
+        named = select(rl.c.id).where(rl.c.review_id == review_id, rl.c.user_id == user_id)
+        if session.scalar(named) is None:
+            raise NotFound(
+                "you have no answer with this review_id (it may have been undone already)",
+                field="review_id",
+            )
+        raise Conflict(
+            "only your latest answer of today can be undone, and this is not it",
+            field="review_id",
+        )
     if log is None:
         raise Conflict("there is no answer from today to undo")
     current = session.execute(

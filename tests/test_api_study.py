@@ -244,6 +244,30 @@ def test_undo(client: FlaskClient, world: World) -> None:
     assert_problem(client.post("/api/v1/reviews/undo", headers=world.ana_h), 409)
 
 
+def test_undo_of_a_named_answer_is_safe_to_retry(
+    client: FlaskClient, world: World, engine: Engine
+) -> None:
+    first, second = review_body(world.cards[0], "good"), review_body(world.cards[1], "again")
+    for body in (first, second):
+        assert client.post("/api/v1/reviews", json=body, headers=world.ana_h).status_code == 201
+
+    def undo(body: Any, headers: dict[str, str] = world.ana_h) -> Any:
+        return client.post("/api/v1/reviews/undo", json=body, headers=headers)
+
+    assert_problem(undo({"review_id": first["review_id"]}), 409, "review_id")
+    assert_problem(undo({"review_id": first["review_id"]}, world.ben_h), 404, "review_id")
+    assert_problem(undo({"review_id": "not-a-uuid"}), 422, "review_id")
+    assert_problem(undo({"review_id": 7}), 422, "review_id")
+    assert_problem(undo({"card_id": world.cards[1]}), 422, "card_id")
+    r = undo({"review_id": second["review_id"]})
+    assert r.status_code == 200 and r.get_json()["review_id"] == second["review_id"]
+    # The retry finds it gone, and leaves the first answer alone.
+    assert_problem(undo({"review_id": second["review_id"]}), 404, "review_id")
+    with transaction(engine) as s:
+        assert s.scalars(select(ReviewLog.review_id)).all() == [first["review_id"]]
+    assert undo({"review_id": None}).get_json()["review_id"] == first["review_id"]
+
+
 def test_reviewed_at(client: FlaskClient, world: World) -> None:
     card = world.cards[0]
     then = BASE + timedelta(hours=1)

@@ -332,3 +332,30 @@ def test_two_threads_sending_the_same_review_id_apply_it_once(
         assert log_count(s, user) == 1
         state = state_rows.card_state(s, user, card)
     assert state is not None and state.reps == 1
+
+
+def test_undo_of_a_named_answer_undoes_it_once_and_only_while_it_is_the_latest(
+    engine: Engine,
+) -> None:
+    user, (first_card, second_card) = setup_card(engine, cards=2)
+    other, _ = setup_card(engine)
+    with transaction(engine) as s:
+        first = f.answer(s, user, first_card, Rating.Good, now=NOW)
+        second = f.answer(s, user, second_card, Rating.Again, now=NOW)
+        others = f.answer(s, other, first_card, Rating.Good, now=NOW)
+    # Not the latest: refused, and nothing changes.
+    with pytest.raises(Conflict, match="latest"), transaction(engine) as s:
+        study.undo(s, user, now=NOW, review_id=first.review_id)
+    # Someone else's answer is no answer of yours.
+    with pytest.raises(NotFound), transaction(engine) as s:
+        study.undo(s, user, now=NOW, review_id=others.review_id)
+    with transaction(engine) as s:
+        assert log_count(s, user) == 2 and log_count(s, other) == 1
+        undone = study.undo(s, user, now=NOW, review_id=second.review_id)
+    assert (undone.review_id, undone.card_id, undone.state) == (second.review_id, second_card, None)
+    # Sent again (a retry): it is gone, and the answer before it stays.
+    with pytest.raises(NotFound, match="undone already"), transaction(engine) as s:
+        study.undo(s, user, now=NOW, review_id=second.review_id)
+    with transaction(engine) as s:
+        assert log_count(s, user) == 1 and state_row(s, user, first_card) is not None
+        assert study.undo(s, user, now=NOW, review_id=first.review_id).card_id == first_card

@@ -123,6 +123,15 @@ def next_card() -> Response:
     )
 
 
+def _parse_review_id(raw: object) -> str:
+    if isinstance(raw, str):
+        try:
+            return str(uuid.UUID(raw))
+        except ValueError:
+            pass
+    raise InvalidInput("review_id must be a UUID chosen by the client", field="review_id")
+
+
 def _parse_review(body: dict[str, Any]) -> tuple[int, Any, str, datetime | None, int | None]:
     reject_unknown(body, {"card_id", "rating", "review_id", "duration_ms", "reviewed_at"})
     card_id = body.get("card_id")
@@ -131,13 +140,7 @@ def _parse_review(body: dict[str, Any]) -> tuple[int, Any, str, datetime | None,
     if "rating" not in body:
         raise InvalidInput("rating is required", field="rating")
     rating = study.parse_rating(body["rating"])
-    raw_id = body.get("review_id")
-    try:
-        review_id = str(uuid.UUID(raw_id)) if isinstance(raw_id, str) else None
-    except ValueError:
-        review_id = None
-    if review_id is None:
-        raise InvalidInput("review_id must be a UUID chosen by the client", field="review_id")
+    review_id = _parse_review_id(body.get("review_id"))
     duration = body.get("duration_ms")
     if duration is not None and (
         not isinstance(duration, int)
@@ -193,10 +196,13 @@ def post_review() -> tuple[Response, int]:
 @bp.post("/reviews/undo")
 def undo_review() -> Response:
     user_id = current_user_id()
+    body = json_body() if request.get_data() else {}
+    reject_unknown(body, {"review_id"})
+    review_id = None if body.get("review_id") is None else _parse_review_id(body["review_id"])
     session = db()
     result = retrying(
         session,
-        lambda: study.undo(session, user_id, now=utcnow()),
+        lambda: study.undo(session, user_id, now=utcnow(), review_id=review_id),
         retry_on=(study.ConcurrentAnswer,),
     )
     return jsonify(

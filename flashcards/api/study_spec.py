@@ -155,6 +155,19 @@ SCHEMAS: dict[str, Any] = {
             "state": ref("CardState"),
         },
     },
+    "UndoRequest": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "review_id": {
+                "type": "string",
+                "format": "uuid",
+                "description": "Undo this answer, and only while it is the latest of today: "
+                "a retried request then undoes nothing more (404 once it is undone, 409 once "
+                "a later answer came). Without it, the latest answer is undone.",
+            },
+        },
+    },
     "UndoResult": {
         "type": "object",
         "required": ["review_id", "card_id", "state"],
@@ -290,9 +303,10 @@ PATHS: dict[str, Any] = {
         "post": {
             "operationId": "undoReview",
             "summary": "Undo the caller's latest answer of today, restoring the state before it.",
+            "requestBody": {"required": False, "content": json_content(ref("UndoRequest"))},
             "responses": {
                 "200": _ok("Undone: the card's restored state.", "UndoResult"),
-                **problems(401, 409),
+                **problems(401, 404, 409, *BODY_PROBLEMS),
             },
         }
     },

@@ -1,9 +1,9 @@
-"""Bad input, swept: the team-deck CSV and quiz importers and the `.apkg` importer, fed
-arbitrary and mutated input. Each either succeeds or raises a FlashcardsError with a message,
-never another exception, and a refusal leaves every table as it was, before the caller's
-rollback (the importers validate before their first write).
+"""Bad input, swept: the team-deck CSV and quiz importers (the quiz parser), deck files
+through `decks sync`, and the `.apkg` importer, fed arbitrary and mutated input. Each either
+succeeds or raises a FlashcardsError with a message, never another exception, and a refusal
+leaves every table as it was, before the caller's rollback (the importers validate before
+their first write).
 
-Deck and quiz files have property tests of their own (test_deckfile.py, test_quizfile.py).
 The heavy sweeps take fewer examples on PostgreSQL, where each round trip costs more;
 SWEEP_EXAMPLES=1000 runs a longer, random hunt by hand (the suite's own is derandomized).
 """

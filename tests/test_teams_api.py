@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 from flask.testing import FlaskClient
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 
 from flashcards.accounts import create_user, issue_token
 from flashcards.days import study_date
 from flashcards.db import transaction, utcnow
+from flashcards.models import Card, Deck
+from tests import factories as f
 from tests.conftest import T0, load_shipped_decks
 
 QUIZ = "Team quiz\nTwo questions\n1. One plus one?\nAnswer\nTwo.\n2. Sky colour?\nAnswer\nBlue.\n"
@@ -300,3 +302,28 @@ def test_members_see_their_pace_as_of_today(world: dict[str, Any]) -> None:
     eks = next(a for a in mine if a["deck"] == "eks-model-training")
     assert eks["new_per_day"] == math.ceil(15 / 5)
     assert eks["due_date"] == due.isoformat() and eks["status"] == "on_track"
+
+
+def test_a_lead_cannot_assign_decks_they_see_but_the_team_does_not_own(
+    world: dict[str, Any], engine: Engine
+) -> None:
+    """The lead's own private deck, and a deck of another team the lead is also in: the lead
+    can study both, but assigning either would show it to people who must not see it."""
+    lead, eve, t = world["api"]["lead"], world["api"]["eve"], world["team"]
+    with transaction(engine) as s:
+        f.make_deck(s, "leads-private", 1, owner_user_id=world["ids"]["lead"])
+    token = eve("POST", f"/api/v1/teams/{world['other']}/invitations").get_json()["token"]
+    assert lead("POST", "/api/v1/teams/join", {"token": token}).status_code == 200
+    for slug in ("leads-private", world["other_deck"]):
+        assert lead("GET", f"/api/v1/cards/{_first_card(engine, slug)}").status_code == 200
+        r = lead("PUT", f"/api/v1/teams/{t}/assignments/{slug}", {})
+        assert r.status_code == 404, (slug, r.get_json())
+    assigned = lead("GET", f"/api/v1/teams/{t}/assignments").get_json()["assignments"]
+    assert [a["deck"] for a in assigned] == []
+    ana_decks = world["api"]["ana"]("GET", "/api/v1/decks").get_json()["decks"]
+    assert {d["slug"] for d in ana_decks} & {"leads-private", world["other_deck"]} == set()
+
+
+def _first_card(engine: Engine, slug: str) -> int:
+    with transaction(engine) as s:
+        return s.scalars(select(Card.id).join(Deck).where(Deck.slug == slug)).first() or 0

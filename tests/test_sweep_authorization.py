@@ -3,7 +3,9 @@
 Alice owns team Alpha (Mia is a plain member), a private deck and an API token; Bob owns team
 Bravo. Each route is called, through the API with a bearer token and through the web with a
 signed-in browser session:
-- by Bob, with Alice's and Alpha's objects: 404, and nothing of theirs in the body;
+- by Bob, with Alice's and Alpha's objects: 404, and nothing of theirs in the body (deck and
+  card routes once with Alice's private deck, once with Alpha's team deck; the same for ids
+  in API bodies and queries and in the web study forms);
 - by Mia, on routes only owners and managers may use: 403;
 - by Alice inside Alpha, with Bravo's objects (deck, member, invitation): 404;
 - by Alice with ids too large for any column: 404, never a database error.
@@ -296,6 +298,7 @@ class World:
                 "private": private.slug,
                 "card": card,
                 "token_id": self.token_id,
+                "team_card": f.card_ids(s, deck.id)[0],
                 "b_deck": b_deck.slug,
                 "b_inv": invitations.create_invitation(s, bravo, self.bob, now=T0).invitation.id,
                 "bob": self.bob,
@@ -385,6 +388,16 @@ def test_other_people_and_teams_get_404_or_403(
             # 422: a huge id in a JSON body is refused by its range check before any lookup.
             allowed = (404, 422, *probe.outsider)
             assert r.status_code in allowed, (rule, method, "huge", r.status_code)
+    # Deck and card routes again, with Alpha's team deck and its card: Bob is no member.
+    team_objects = {
+        **world.values,
+        "private": world.values["deck"],
+        "card": world.values["team_card"],
+    }
+    for rule, method, probe in probes(web):
+        if "{private}" in probe.url or "{card}" in probe.url:
+            url, body = world.fill(probe.url, team_objects), world.fill(probe.body, team_objects)
+            check(bob(method, url, body), probe.outsider, (rule, method, "bob, Alpha's deck"))
     assert dump(engine) == before
     # The probes meant something: Alice and Mia are let in where they belong.
     for rule, method, probe in probes(web):
@@ -394,20 +407,48 @@ def test_other_people_and_teams_get_404_or_403(
             assert alice(method, url, None).status_code == 200, (rule, "alice")
 
 
-def test_ids_in_bodies_and_queries(app: Flask, world: World) -> None:
+OTHERS_OBJECTS = [("card", "private"), ("team_card", "deck")]
+
+
+@pytest.mark.parametrize(("card", "deck"), OTHERS_OBJECTS, ids=["alices", "alphas"])
+def test_ids_in_bodies_and_queries(
+    app: Flask, engine: Engine, world: World, card: str, deck: str
+) -> None:
     bob = Caller(app, world, world.bob, "bob@example.com", False)
-    card, private = world.values["card"], world.values["private"]
+    card_id, slug = world.values[card], world.values[deck]
     review = {
-        "card_id": card,
+        "card_id": card_id,
         "rating": "good",
         "review_id": "0" * 8 + "-0000-4000-8000-" + "0" * 12,
     }
+    before = dump(engine)
     for method, url, body in [
         ("POST", "/api/v1/reviews", review),
-        ("GET", f"/api/v1/study/next?deck={private}", None),
-        ("POST", "/api/v1/reviews/undo", {"card_id": card}),
+        ("GET", f"/api/v1/study/next?deck={slug}", None),
+        ("POST", "/api/v1/reviews/undo", {"card_id": card_id}),
     ]:
         r = bob(method, url, body)
         # 409 from undo: Bob has no answer to undo; nothing about Alice's card is said.
         assert r.status_code in (404, 409, 422), (url, r.status_code, r.get_json())
         assert not any(secret in r.get_data(as_text=True) for secret in SECRETS)
+    assert dump(engine) == before
+
+
+@pytest.mark.parametrize(("card", "deck"), OTHERS_OBJECTS, ids=["alices", "alphas"])
+def test_ids_in_the_study_forms(
+    app: Flask, engine: Engine, world: World, card: str, deck: str
+) -> None:
+    bob = Caller(app, world, world.bob, "bob@example.com", True)
+    card_id, slug = world.values[card], world.values[deck]
+    answer = {"card_id": str(card_id), "rating": "3", "deck": slug,
+              "review_id": "0" * 8 + "-0000-4000-8000-" + "0" * 12}  # fmt: skip
+    before = dump(engine)
+    page = bob("GET", f"/study?deck={slug}", None)
+    assert page.status_code == 404, page.status_code
+    for url, body in [("/study/answer", answer), ("/study/undo", {"deck": slug})]:
+        r = bob("POST", url, body)
+        # The forms redirect back with a message; the card and deck stay unnamed.
+        assert r.status_code == 303, (url, r.status_code)
+        shown = bob("GET", "/library", None).get_data(as_text=True)
+        assert not any(secret in shown for secret in SECRETS), url
+    assert dump(engine) == before

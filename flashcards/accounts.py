@@ -183,17 +183,18 @@ def lookup_hash(token: str) -> TokenHash | None:
     return TokenHash(token_hash(token))
 
 
-# On every API request, on the direct executor: one indexed lookup of one column.
+# On most API requests (an answer finds its token in its own read), on the direct executor:
+# one indexed lookup of one column.
 _USER_ID_FOR_HASH = Statement(select(ApiToken.user_id).where(ApiToken.token_hash == bindparam("h")))
 
 
 def user_id_for_token(db: Session | Executor, token: str) -> int | None:
-    found = lookup_hash(token)
-    return None if found is None else user_id_for_token_hash(db, found)
+    hashed = lookup_hash(token)
+    return None if hashed is None else user_id_for_token_hash(db, hashed)
 
 
-def user_id_for_token_hash(db: Session | Executor, found: TokenHash) -> int | None:
-    row = executor(db).first(_USER_ID_FOR_HASH, {"h": found})
+def user_id_for_token_hash(db: Session | Executor, hashed: TokenHash) -> int | None:
+    row = executor(db).first(_USER_ID_FOR_HASH, {"h": hashed})
     return None if row is None else int(row.user_id)
 
 

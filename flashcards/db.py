@@ -175,10 +175,10 @@ def leave_writer_gate(info: dict[str, Any]) -> None:
     """Let the next writer in, once the transaction has ended; now and then, checkpoint.
 
     SQLite's automatic checkpoint runs inside COMMIT, while the gate is still held, so every
-    writer of every process waited for its fsync (5 ms here, once in 200 answers), and the
-    answer that triggered it took that much longer. Every `CHECKPOINT_EVERY` write
-    transactions of a process, a thread of its own checkpoints instead; SQLite's own is kept,
-    set far higher, as a backstop.
+    writer of every process waited for its fsync, and the answer that triggered it took that
+    much longer. Every `CHECKPOINT_EVERY` write transactions of a process, a thread of its
+    own checkpoints instead; SQLite's own is kept, set far higher, as a backstop. Wake-ups
+    that come while a checkpoint runs make one more, so a slow disk gets fewer, larger ones.
     """
     if not info.pop("gate_held", False):
         return

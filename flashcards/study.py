@@ -2,8 +2,8 @@
 
 Answering is the hot path, so it runs a few Core statements on `rawsql`'s executor rather
 than ORM objects: one joined read of card, settings, state and whether the review id is
-taken, then the state update (or insert) and the log insert, which PostgreSQL takes as one
-statement (`store_answer`).
+taken (for the API, starting from the caller's token), then the state update (or insert)
+and the log insert, which PostgreSQL takes as one statement (`store_answer`).
 
 Concurrency: every state row carries a version. The update only applies when the version is
 still the one read; otherwise `ConcurrentAnswer` is raised and the caller retries the whole
@@ -296,7 +296,7 @@ def prepare_answer(
 
 
 def write_answer(db: Connection | Executor, prepared: PreparedAnswer) -> AnswerResult:
-    """Store a prepared answer: its log row and the new state, in the caller's transaction.
+    """Store a prepared answer: the new state, then its log row, in the caller's transaction.
 
     Raises ConcurrentAnswer (or IntegrityError, for a racing first answer or review id) when
     another transaction got there first; the caller prepares again and retries.
@@ -420,7 +420,15 @@ def undo(
     session.execute(delete(rl).where(rl.c.id == log.id))
     restored = state_from_row(log, suffix="_before")
     if restored is None:
-        session.execute(delete(rs).where(rs.c.user_id == user_id, rs.c.card_id == log.card_id))
+        # Only the state read above: one that an answer changed since then would take that
+        # answer's log with it (the logs reference their state).
+        deleted = session.execute(
+            delete(rs).where(
+                rs.c.user_id == user_id, rs.c.card_id == log.card_id, rs.c.version == current
+            )
+        )
+        if getattr(deleted, "rowcount", 0) != 1:
+            raise ConcurrentAnswer(log.card_id)
     else:
         keys = {"user_id": user_id, "card_id": log.card_id, "deck_id": log.deck_id}
         values = {**keys, **_state_values(restored, log.introduced_at_before)}

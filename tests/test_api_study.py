@@ -84,6 +84,14 @@ def test_no_or_wrong_token_is_401(client: FlaskClient, world: World) -> None:
             response = getattr(client, method)(path, json=body, headers=headers)
             assert_problem(response, 401)
             assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    # Before anything about the body: a client with a stale token is told to sign in again.
+    for bad in ({"card_id": "x"}, {"rating": 9}, [1]):
+        response = client.post("/api/v1/reviews", json=bad, headers={"Authorization": "Bearer x"})
+        assert_problem(response, 401)
+    response = client.post(
+        "/api/v1/reviews", data="{oops", content_type="application/json", headers=bearer("x")
+    )
+    assert_problem(response, 401)
 
 
 def test_revoked_token_is_401(client: FlaskClient, world: World, engine: Engine) -> None:

@@ -64,6 +64,12 @@ def test_review_logs_keep_their_history_and_follow_their_state_from_0005(engine:
     assert [(r["referred_table"], r["constrained_columns"]) for r in references] == [
         ("review_states", ["user_id", "card_id"])
     ]
+    # Down and up again with the history in place: the three references come back, and go.
+    migrate.downgrade(engine, "0004")
+    old_references = inspect(engine).get_foreign_keys("review_logs")
+    assert sorted(r["referred_table"] for r in old_references) == ["cards", "decks", "users"]
+    assert logs() == [first, second]
+    migrate.upgrade(engine)
     # A log needs its card's state...
     with pytest.raises(IntegrityError), transaction(engine) as s:
         log = s.scalars(select(ReviewLog).where(ReviewLog.card_id == first)).one()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from fsrs import Rating
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, event, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -359,3 +359,31 @@ def test_undo_of_a_named_answer_undoes_it_once_and_only_while_it_is_the_latest(
     with transaction(engine) as s:
         assert log_count(s, user) == 1 and state_row(s, user, first_card) is not None
         assert study.undo(s, user, now=NOW, review_id=first.review_id).card_id == first_card
+
+
+def test_an_answer_landing_while_its_first_answer_is_undone_is_kept(engine: Engine) -> None:
+    """Undoing a first answer deletes the card's state, and the logs go with their state: a
+    second answer committed between the undo's read and its delete must not go with them."""
+    if engine.dialect.name == "sqlite":
+        pytest.skip("SQLite's writers take the lock at BEGIN: the interleaving cannot happen")
+    user, (card,) = setup_card(engine)
+    with transaction(engine) as s:
+        first = f.answer(s, user, card, Rating.Good, now=NOW)
+    meanwhile: list[study.AnswerResult] = []
+
+    def answer_meanwhile(execute: Any) -> None:
+        if not meanwhile and execute.is_delete and execute.statement.table.name == "review_states":
+            with transaction(engine) as other:
+                meanwhile.append(f.answer(other, user, card, Rating.Again, now=NOW))
+
+    with Session(writer(engine), expire_on_commit=False) as s:
+        event.listen(s, "do_orm_execute", answer_meanwhile)
+        undone = retrying(
+            s, lambda: study.undo(s, user, now=NOW), retry_on=(study.ConcurrentAnswer,)
+        )
+    # The undo lost the race, and on its retry undid the answer that is now the latest.
+    assert meanwhile and undone.review_id == meanwhile[0].review_id
+    with transaction(engine) as s:
+        assert s.scalars(select(ReviewLog.review_id)).all() == [first.review_id]
+        assert state_row(s, user, card) is not None
+        assert state_rows.card_state(s, user, card) == first.state

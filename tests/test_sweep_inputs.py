@@ -261,19 +261,23 @@ def test_mutated_deck_files_sync_or_refuse_cleanly(engine: Engine, tmp_path: Pat
         st.tuples(st.sampled_from(DECK_FILES), st.text(max_size=300).map(str.encode)),
         st.tuples(st.sampled_from(DECK_FILES), st.binary(max_size=300)),
     )
-    folders = iter(range(1_000_000))
+    outcomes: list[bool] = []
 
     def check(case: tuple[str, bytes]) -> None:
         name, data = case
-        folder = tmp_path / str(next(folders)) / "eks-model-training"
+        folder = tmp_path / str(len(outcomes)) / "eks-model-training"
         shutil.copytree(DECKS / "eks-model-training", folder)
         (folder / name).write_bytes(data)
-        refused_cleanly(
-            engine,
-            lambda s: [sync_deck(s, source, now=T0) for source in load_decks(folder)],
+        outcomes.append(
+            refused_cleanly(
+                engine,
+                lambda s: [sync_deck(s, source, now=T0) for source in load_decks(folder)],
+            )
         )
 
     sweep(engine, content, check)
+    # Both ways out were taken: the sweep reached the sync, not only the parser's errors.
+    assert set(outcomes) == {True, False}, outcomes
 
 
 # --- .apkg ----------------------------------------------------------------------------------

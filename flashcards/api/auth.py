@@ -1,4 +1,5 @@
-"""Bearer-token authentication for the API: one indexed query per request, cached on `g`."""
+"""Bearer-token authentication for the API: one indexed query per request, cached on `g`
+(none of its own for an answer, whose read starts from the token: `bearer_token_hash`)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from .. import queue, state_rows, study, subscriptions
 from ..access import visible_decks
 from ..db import MAX_ID, retrying, utcnow
-from ..errors import InvalidInput, NotFound
+from ..errors import FlashcardsError, InvalidInput, NotFound
 from ..http import db, direct, refresh_pacing
 from ..models import Card, CardText, Deck, Subscription, User
 from ..scheduling import CardState, fuzz_seed, preview
@@ -171,7 +171,11 @@ def _parse_time(value: object, field: str) -> datetime:
 @bp.post("/reviews")
 def post_review() -> tuple[Response, int]:
     token_hash = bearer_token_hash()  # its owner is found by the answer's own read
-    card_id, rating, review_id, reviewed_at, duration = _parse_review(json_body())
+    try:
+        card_id, rating, review_id, reviewed_at, duration = _parse_review(json_body())
+    except FlashcardsError:
+        current_user_id()  # a bad token is said first, as on every other endpoint
+        raise
     connection = direct()
     for attempt in range(1, ANSWER_ATTEMPTS + 1):
         prepared = study.prepare_answer(

@@ -16,39 +16,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 from fsrs import Rating
 from sqlalchemy import (
-    ColumnElement,
     Connection,
-    FromClause,
-    Select,
-    Table,
-    and_,
-    bindparam,
     delete,
-    insert,
     select,
-    update,
 )
-from sqlalchemy import cast as cast_as
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.elements import BindParameter
 
-from .access import visible_decks
+from . import answer_sql as sql
 from .accounts import InvalidToken, TokenHash, user_id_for_token_hash
+from .answer_sql import rl
 from .days import day_bounds
 from .errors import Conflict, InvalidInput, NotFound
-from .models import ApiToken, Card, Deck, ReviewLog, SchedulerSettings, Subscription, User
-from .rawsql import DirectConnection, Executor, Statement, executor
+from .models import User
+from .rawsql import DirectConnection, Executor, executor
 from .scheduling import CardState, fuzz_seed, review
-from .state_rows import STATE_COLUMNS, config_from, rs, state_from_row
+from .state_rows import config_from, rs, state_from_row
 
 # Clocks of offline clients drift; an answer a little "in the future" is still accepted.
 CLOCK_SKEW = timedelta(seconds=60)
-
-rl = cast(Table, ReviewLog.__table__)
 
 
 class ConcurrentAnswer(Exception):
@@ -88,97 +77,6 @@ def parse_rating(value: object) -> Rating:
     raise InvalidInput(
         "rating must be 1-4 or one of 'again', 'hard', 'good', 'easy'", field="rating"
     )
-
-
-_USER: BindParameter[int] = bindparam("user_id")
-_CARD: BindParameter[int] = bindparam("card_id")
-# Built and compiled once (rawsql): constructing statements costs more than running them.
-_LOG_BY_REVIEW_ID = Statement(select(rl).where(rl.c.review_id == bindparam("review_id")))
-_SUB = cast(Table, Subscription.__table__)
-_SETTINGS = cast(Table, SchedulerSettings.__table__)
-
-
-def _answer_read(user: ColumnElement[int], source: FromClause) -> Select[Any]:
-    """The card, the settings that apply, the state and whether the review id is taken."""
-    return (
-        select(
-            Card.id.label("card_id"),
-            Card.deck_id,
-            Card.retired_at,
-            _SETTINGS.c.desired_retention,
-            _SETTINGS.c.learning_steps,
-            _SETTINGS.c.relearning_steps,
-            _SETTINGS.c.maximum_interval,
-            _SETTINGS.c.parameters,
-            _SUB.c.desired_retention.label("sub_desired_retention"),
-            _SUB.c.learning_steps.label("sub_learning_steps"),
-            _SUB.c.relearning_steps.label("sub_relearning_steps"),
-            _SUB.c.maximum_interval.label("sub_maximum_interval"),
-            *(rs.c[name] for name in STATE_COLUMNS),
-            rs.c.introduced_at,
-            rs.c.version,
-            # Whether the review id was used already: then `_LOG_BY_REVIEW_ID` says how.
-            select(rl.c.id)
-            .where(rl.c.review_id == bindparam("review_id"))
-            .scalar_subquery()
-            .label("used_review_id"),
-        )
-        .select_from(source)
-        .join(Deck.__table__, Deck.id == Card.deck_id)
-        .join(_SETTINGS, _SETTINGS.c.user_id == user)
-        .outerjoin(_SUB, and_(_SUB.c.user_id == user, _SUB.c.deck_id == Card.deck_id))
-        .outerjoin(rs, and_(rs.c.user_id == user, rs.c.card_id == Card.id))
-        .where(Card.id == _CARD, visible_decks(user))
-    )
-
-
-_CARD_FOR_ANSWER = Statement(_answer_read(_USER, cast(Table, Card.__table__)))
-_TOKENS = cast(Table, ApiToken.__table__)
-# The same read for the owner of an API token: one round trip fewer on the API's busiest
-# request than looking the token up first.
-_CARD_FOR_TOKEN_ANSWER = Statement(
-    _answer_read(_TOKENS.c.user_id, _TOKENS.join(Card.__table__, Card.id == _CARD))
-    .add_columns(_TOKENS.c.user_id)
-    .where(_TOKENS.c.token_hash == bindparam("token_hash"))
-)
-_WRITTEN_COLUMNS = (*STATE_COLUMNS, "introduced_at")
-_LOG_COLUMNS = tuple(c.name for c in rl.c if c.name != "id")
-_INSERT_LOG = Statement(insert(rl))
-# Bind names must differ from column names in INSERT ... VALUES and UPDATE, hence the prefix.
-_STATE_INSERT = insert(rs).values(
-    user_id=bindparam("b_user_id"),
-    card_id=bindparam("b_card_id"),
-    deck_id=bindparam("b_deck_id"),
-    version=bindparam("b_new_version"),
-    **{c: bindparam(f"b_{c}") for c in _WRITTEN_COLUMNS},
-)
-_STATE_UPDATE = (
-    update(rs)
-    .where(
-        rs.c.user_id == bindparam("b_user_id"),
-        rs.c.card_id == bindparam("b_card_id"),
-        rs.c.version == bindparam("b_version"),
-    )
-    .values(
-        version=bindparam("b_new_version"), **{c: bindparam(f"b_{c}") for c in _WRITTEN_COLUMNS}
-    )
-)
-_INSERT_STATE = Statement(_STATE_INSERT)
-_UPDATE_STATE = Statement(_STATE_UPDATE)
-
-
-def _log_after(state_written: Any) -> Statement:
-    """One statement: `state_written` (a data-modifying CTE), then the log row if it wrote."""
-    values = (cast_as(bindparam(f"l_{n}", type_=rl.c[n].type), rl.c[n].type) for n in _LOG_COLUMNS)
-    written = state_written.returning(rs.c.card_id).cte("state_written")
-    return Statement(
-        insert(rl).from_select(_LOG_COLUMNS, select(*values).select_from(written)).add_cte(written)
-    )
-
-
-# PostgreSQL only: SQLite has no data-modifying CTEs.
-_ANSWER_INSERTING_STATE = _log_after(_STATE_INSERT)
-_ANSWER_UPDATING_STATE = _log_after(_STATE_UPDATE)
 
 
 class _Overrides:
@@ -223,16 +121,16 @@ def prepare_answer(
     db = executor(db)
     params = {"card_id": card_id, "review_id": review_id}
     if isinstance(user, str):
-        row = db.first(_CARD_FOR_TOKEN_ANSWER, {**params, "token_hash": user})
+        row = db.first(sql.CARD_FOR_TOKEN_ANSWER, {**params, "token_hash": user})
         found = row.user_id if row is not None else user_id_for_token_hash(db, user)
         if found is None:
             raise InvalidToken()
         user_id = int(found)
     else:
         user_id = user
-        row = db.first(_CARD_FOR_ANSWER, {**params, "user_id": user_id})
+        row = db.first(sql.CARD_FOR_ANSWER, {**params, "user_id": user_id})
     if row is None or row.used_review_id is not None:
-        existing = db.first(_LOG_BY_REVIEW_ID, {"review_id": review_id})
+        existing = db.first(sql.LOG_BY_REVIEW_ID, {"review_id": review_id})
         if existing is not None:
             if existing.user_id != user_id or existing.card_id != card_id:
                 raise Conflict(
@@ -303,7 +201,7 @@ def write_answer(db: Connection | Executor, prepared: PreparedAnswer) -> AnswerR
     """
     db = executor(db)
     _write_state(db, prepared.state, prepared.version)
-    db.execute(_INSERT_LOG, prepared.log)  # after: a log references its state
+    db.execute(sql.INSERT_LOG, prepared.log)  # after: a log references its state
     return prepared.result
 
 
@@ -340,8 +238,8 @@ def store_answer(connection: DirectConnection, prepared: PreparedAnswer) -> Answ
         with connection.write():
             return write_answer(connection, prepared)
     params = _state_params(prepared.state, prepared.version)
-    params.update({f"l_{name}": prepared.log[name] for name in _LOG_COLUMNS})
-    one = _ANSWER_INSERTING_STATE if prepared.version is None else _ANSWER_UPDATING_STATE
+    params.update({f"l_{name}": prepared.log[name] for name in sql.LOG_COLUMNS})
+    one = sql.ANSWER_INSERTING_STATE if prepared.version is None else sql.ANSWER_UPDATING_STATE
     if connection.execute(one, params) != 1:
         raise ConcurrentAnswer(prepared.result.card_id)
     return prepared.result
@@ -362,7 +260,7 @@ def _state_values(state: CardState, introduced_at: datetime | None) -> dict[str,
 
 
 def _state_params(values: dict[str, Any], version: int | None) -> dict[str, Any]:
-    params = {f"b_{name}": values[name] for name in _WRITTEN_COLUMNS}
+    params = {f"b_{name}": values[name] for name in sql.WRITTEN_COLUMNS}
     params.update(
         b_user_id=values["user_id"],
         b_card_id=values["card_id"],
@@ -377,9 +275,9 @@ def _write_state(db: Executor, values: dict[str, Any], version: int | None) -> N
     params = _state_params(values, version)
     if version is None:
         # A racing first answer hits the primary key; the caller's retry then sees the row.
-        db.execute(_INSERT_STATE, params)
+        db.execute(sql.INSERT_STATE, params)
         return
-    if db.execute(_UPDATE_STATE, params) != 1:
+    if db.execute(sql.UPDATE_STATE, params) != 1:
         raise ConcurrentAnswer(values["card_id"])
 
 

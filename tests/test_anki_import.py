@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import sqlite3
 import zipfile
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -381,26 +382,38 @@ def test_progress_made_in_anki_without_fsrs_becomes_review_state(
             assert (study_date(state.due, "UTC", 4) - today).days == days
 
 
-def test_absurd_numbers_in_a_package_do_not_break_the_import(
-    loaded_engine: Engine, tmp_path: Path
-) -> None:
+def hostile_package(
+    engine: Engine, tmp_path: Path, edit: Callable[[sqlite3.Connection], object]
+) -> tuple[datetime, int, bytes]:
+    """Our export of a studied deck, its collection changed by `edit`: (now, user, package)."""
     now = wall_now()
-    user_id = study_eks(loaded_engine, now)
-    package = export(loaded_engine, now, user_id=user_id, with_scheduling=True)
+    user_id = study_eks(engine, now)
+    package = export(engine, now, user_id=user_id, with_scheduling=True)
     with zipfile.ZipFile(io.BytesIO(package)) as z:
         collection = z.read("collection.anki2")
     path = tmp_path / "hostile.anki2"
     path.write_bytes(collection)
     conn = sqlite3.connect(path)
-    huge = 2**62
-    conn.execute("UPDATE col SET crt = ?", (huge,))
-    conn.execute(
-        "UPDATE cards SET due = ?, ivl = ?, reps = ?, data = '{\"lrt\": -5}'", (huge, huge, huge)
-    )
-    conn.execute("UPDATE revlog SET ivl = ?, time = ?", (-huge, huge))
+    edit(conn)
     conn.commit()
     conn.close()
-    data = zip_of({"collection.anki2": path.read_bytes()})
+    return now, user_id, zip_of({"collection.anki2": path.read_bytes()})
+
+
+def test_absurd_numbers_in_a_package_do_not_break_the_import(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    huge = 2**62
+
+    def edit(conn: sqlite3.Connection) -> None:
+        conn.execute("UPDATE col SET crt = ?", (huge,))
+        conn.execute(
+            "UPDATE cards SET due = ?, ivl = ?, reps = ?, data = '{\"lrt\": -5}'",
+            (huge, huge, huge),
+        )
+        conn.execute("UPDATE revlog SET ivl = ?, time = ?", (-huge, huge))
+
+    now, user_id, data = hostile_package(loaded_engine, tmp_path, edit)
     with transaction(loaded_engine) as s:
         report = import_package(s, data, owner_user_id=user_id, with_scheduling=True, now=now)
         assert report.review_states == 4 and report.review_logs == 8
@@ -413,19 +426,10 @@ def test_absurd_numbers_in_a_package_do_not_break_the_import(
 def test_an_infinite_number_in_a_package_is_refused_cleanly(
     loaded_engine: Engine, tmp_path: Path, table: str, column: str
 ) -> None:
-    now = wall_now()
-    user_id = study_eks(loaded_engine, now)
-    package = export(loaded_engine, now, user_id=user_id, with_scheduling=True)
-    with zipfile.ZipFile(io.BytesIO(package)) as z:
-        collection = z.read("collection.anki2")
-    path = tmp_path / "hostile.anki2"
-    path.write_bytes(collection)
-    conn = sqlite3.connect(path)
     # SQLite stores 9e999 as a REAL infinity, which Python's int() cannot take.
-    conn.execute(f"UPDATE {table} SET {column} = 9e999")
-    conn.commit()
-    conn.close()
-    data = zip_of({"collection.anki2": path.read_bytes()})
+    now, user_id, data = hostile_package(
+        loaded_engine, tmp_path, lambda conn: conn.execute(f"UPDATE {table} SET {column} = 9e999")
+    )
     with transaction(loaded_engine) as s:
         decks_before = s.scalar(select(func.count()).select_from(Deck))
     with pytest.raises(AnkiPackageError, match="damaged"), transaction(loaded_engine) as s:

@@ -408,6 +408,7 @@ def test_other_people_and_teams_get_404_or_403(
 
 
 OTHERS_OBJECTS = [("card", "private"), ("team_card", "deck")]
+REVIEW_ID = "0" * 8 + "-0000-4000-8000-" + "0" * 12
 
 
 @pytest.mark.parametrize(("card", "deck"), OTHERS_OBJECTS, ids=["alices", "alphas"])
@@ -416,11 +417,7 @@ def test_ids_in_bodies_and_queries(
 ) -> None:
     bob = Caller(app, world, world.bob, "bob@example.com", False)
     card_id, slug = world.values[card], world.values[deck]
-    review = {
-        "card_id": card_id,
-        "rating": "good",
-        "review_id": "0" * 8 + "-0000-4000-8000-" + "0" * 12,
-    }
+    review = {"card_id": card_id, "rating": "good", "review_id": REVIEW_ID}
     before = dump(engine)
     for method, url, body in [
         ("POST", "/api/v1/reviews", review),
@@ -440,8 +437,7 @@ def test_ids_in_the_study_forms(
 ) -> None:
     bob = Caller(app, world, world.bob, "bob@example.com", True)
     card_id, slug = world.values[card], world.values[deck]
-    answer = {"card_id": str(card_id), "rating": "3", "deck": slug,
-              "review_id": "0" * 8 + "-0000-4000-8000-" + "0" * 12}  # fmt: skip
+    answer = {"card_id": str(card_id), "rating": "3", "deck": slug, "review_id": REVIEW_ID}
     before = dump(engine)
     page = bob("GET", f"/study?deck={slug}", None)
     assert page.status_code == 404, page.status_code

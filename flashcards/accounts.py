@@ -224,10 +224,10 @@ _CALLER_FOR_HASH = Statement(
 
 
 def caller_for_token(db: Session | Executor, token: str) -> Caller | None:
-    found = lookup_hash(token)
-    if found is None:
+    hashed = lookup_hash(token)
+    if hashed is None:
         return None
-    row = executor(db).first(_CALLER_FOR_HASH, {"h": found})
+    row = executor(db).first(_CALLER_FOR_HASH, {"h": hashed})
     if row is None:
         return None
     return Caller(int(row.user_id), Clock(row.timezone, row.day_start_hour), bool(row.paced))

@@ -17,6 +17,7 @@ from flashcards.ratelimit import Limiter, MemoryBackend, RateLimited, RedisBacke
 
 from . import factories as f
 from .conftest import T0
+from .web_helpers import csrf
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 PROBLEM = "application/problem+json"
@@ -253,6 +254,24 @@ def test_sign_in_is_rate_limited_in_process(
     assert failed_sign_ins(client, "bo@example.com", 1) == [401]
     other_ip = client.post("/api/v1/tokens", json=right, environ_base={"REMOTE_ADDR": "10.0.0.9"})
     assert other_ip.status_code == 201
+
+
+def test_web_and_api_sign_ins_share_one_budget(
+    app: Flask, client: FlaskClient, engine: Engine
+) -> None:
+    """Guessing through both doors is no faster than through one."""
+    app.config["SIGNIN_ATTEMPTS_PER_15_MIN"] = 3
+    add_user(engine)
+    assert failed_sign_ins(client, "ana@example.com", 2) == [401, 401]
+
+    def web_sign_in(password: str) -> int:
+        form = {"csrf_token": csrf(client), "email": "ana@example.com", "password": password}
+        return client.post("/signin", data=form).status_code
+
+    assert web_sign_in("wrong horse") != 429
+    right = {"email": "ana@example.com", "password": "correct horse"}
+    assert_problem(client.post("/api/v1/tokens", json=right), 429)
+    assert web_sign_in("correct horse") == 429
 
 
 def test_success_resets_the_count(app: Flask, client: FlaskClient, engine: Engine) -> None:

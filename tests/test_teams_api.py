@@ -327,3 +327,35 @@ def test_a_lead_cannot_assign_decks_they_see_but_the_team_does_not_own(
 def _first_card(engine: Engine, slug: str) -> int:
     with transaction(engine) as s:
         return s.scalars(select(Card.id).join(Deck).where(Deck.slug == slug)).first() or 0
+
+
+def test_a_manager_cannot_do_what_only_the_owner_may(world: dict[str, Any]) -> None:
+    lead, ben, t = world["api"]["lead"], world["api"]["ben"], world["team"]
+    ana_id = world["ids"]["ana"]
+    ben_id = world["ids"]["ben"]
+    r = lead("PATCH", f"/api/v1/teams/{t}/members/{ben_id}", {"role": "manager"})
+    assert r.status_code == 200 and r.get_json()["role"] == "manager"
+    for method, url, body in [
+        ("DELETE", f"/api/v1/teams/{t}", None),
+        ("PATCH", f"/api/v1/teams/{t}/members/{ana_id}", {"role": "manager"}),
+        ("POST", f"/api/v1/teams/{t}/transfer", {"user_id": ben_id}),
+    ]:
+        r = ben(method, url, body)
+        assert r.status_code == 403, (method, url, r.status_code)
+        assert r.mimetype == "application/problem+json"
+    # What a manager may do, they can: the refusals above are about the role.
+    assert ben("GET", f"/api/v1/teams/{t}/members").status_code == 200
+    members = {
+        m["user_id"]: m["role"]
+        for m in lead("GET", f"/api/v1/teams/{t}/members").get_json()["members"]
+    }
+    assert members[ana_id] == "member" and members[world["ids"]["lead"]] == "owner"
+
+
+def test_joining_through_the_api_with_a_revoked_link_is_404(world: dict[str, Any]) -> None:
+    lead, eve, t = world["api"]["lead"], world["api"]["eve"], world["team"]
+    link = lead("POST", f"/api/v1/teams/{t}/invitations").get_json()
+    assert lead("DELETE", f"/api/v1/teams/{t}/invitations/{link['id']}").status_code == 204
+    r = eve("POST", "/api/v1/teams/join", {"token": link["token"]})
+    assert r.status_code == 404 and "revoked" in r.get_json()["detail"]
+    assert eve("GET", f"/api/v1/teams/{t}").status_code == 404

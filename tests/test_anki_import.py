@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import sqlite3
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,21 @@ def anki_export(col: Collection, path: Path, *, legacy: bool) -> bytes:
     )
     col.export_anki_package(out_path=str(path), options=options, limit=None)
     return path.read_bytes()
+
+
+def studied_in_anki(col: Collection, notes: int, eases: Sequence[int]) -> None:
+    """`notes` Basic notes (fronts q0, q1…) in the default deck, the one Anki's scheduler
+    studies, then one answer per ease, each to the card Anki shows next."""
+    basic = col.models.by_name("Basic")
+    assert basic is not None
+    for i in range(notes):
+        note = col.new_note(basic)
+        note["Front"], note["Back"] = f"q{i}", f"a{i}"
+        col.add_note(note, 1)
+    for ease in eases:
+        card = col.sched.getCard()
+        assert card is not None
+        col.sched.answerCard(card, ease)
 
 
 def texts_by_key(session: Session, deck_id: int) -> dict[tuple[str, str], tuple[str, str, str]]:
@@ -340,16 +355,8 @@ def test_progress_made_in_anki_without_fsrs_becomes_review_state(
     skip_near_anki_rollover(wall_now())
     col = Collection(str(tmp_path / "studied.anki2"))
     try:
-        basic = col.models.by_name("Basic")
-        assert basic is not None
-        for i in range(3):
-            note = col.new_note(basic)
-            note["Front"], note["Back"] = f"q{i}", f"a{i}"
-            col.add_note(note, 1)
-        for ease in (3, 3, 4, 1, 3):  # SM-2 answers: no FSRS memory state in the package
-            card = col.sched.getCard()
-            assert card is not None
-            col.sched.answerCard(card, ease)
+        # SM-2 answers: no FSRS memory state in the package.
+        studied_in_anki(col, 3, (3, 3, 4, 1, 3))
         expected = {}
         for cid in col.find_cards(""):
             card = col.get_card(cid)

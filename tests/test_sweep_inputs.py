@@ -43,7 +43,7 @@ from flashcards.teams.membership import create_team
 
 from . import factories as f
 from .conftest import DECKS, T0
-from .test_anki_import import anki_export
+from .test_anki_import import anki_export, studied_in_anki
 from .web_helpers import csrf
 
 T = TypeVar("T")
@@ -409,15 +409,7 @@ def modern_package(tmp_path: Path) -> bytes:
     types and fields in tables of their own), reviews in it."""
     col = Collection(str(tmp_path / "modern.anki2"))
     try:
-        basic = col.models.by_name("Basic")
-        assert basic is not None
-        for n in range(3):
-            note = col.new_note(basic)
-            note["Front"], note["Back"] = f"Question {n}", f"Answer {n}"
-            col.add_note(note, 1)  # the default deck, the one Anki's scheduler studies
-        card = col.sched.getCard()  # a new card: there is one at any time of day
-        assert card is not None
-        col.sched.answerCard(card, 3)
+        studied_in_anki(col, 3, (3,))  # one answer to a new card: fine at any time of day
         return anki_export(col, tmp_path / "modern.apkg", legacy=False)
     finally:
         col.close()

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,6 +20,9 @@ from flashcards import create_app, migrate
 from flashcards.db import make_engine
 
 from ..conftest import load_shipped_decks
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -45,6 +48,26 @@ if not CHROMIUM.exists():
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
 
+def _closed_before_sending(app: WSGIApplication) -> WSGIApplication:
+    """The app with each response read (and its file closed) before Werkzeug sends it.
+
+    Werkzeug's development server does not close a response whose client went away (the
+    browser drops a favicon fetch when the page moves on), and the open static file then
+    surfaces as a ResourceWarning in whichever test runs next.
+    """
+
+    def buffered(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        response = app(environ, start_response)
+        try:
+            return [b"".join(response)]
+        finally:
+            close = getattr(response, "close", None)
+            if close is not None:
+                close()
+
+    return buffered
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from werkzeug.serving import make_server
@@ -55,7 +78,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     load_shipped_decks(engine)
     engine.dispose()
     app = create_app({"DATABASE_URL": url, "SECRET_KEY": "browser-test"})
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    httpd = make_server("127.0.0.1", 0, _closed_before_sending(app), threaded=True)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_port}"

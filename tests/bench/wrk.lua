@@ -2,11 +2,14 @@
 --   BENCH_MODE "review" (POST /api/v1/reviews) or "next" (GET /api/v1/study/next)
 --   BENCH_TOKENS a file of API tokens, one per user, line i = user i
 --   BENCH_CARDS  a file of card ids
+--   BENCH_CARD_OFFSET where in the card list this run starts (default 0), so that successive
+--     runs answer cards not answered yet, as real users do, not the same rows again
 -- Requests walk users first, so consecutive requests (and the 8 connections) hit different
 -- users: a card is almost never answered twice at once. Review ids are random UUIDs.
 local mode = os.getenv("BENCH_MODE")
 --   or "ceiling" (GET /item/<id> of the bare Flask app, ids 1-10000)
 local tokens, cards = {}, {}
+local card_offset = tonumber(os.getenv("BENCH_CARD_OFFSET") or "0")
 if mode ~= "ceiling" then
   for line in io.lines(os.getenv("BENCH_TOKENS")) do tokens[#tokens + 1] = line end
   for line in io.lines(os.getenv("BENCH_CARDS")) do cards[#cards + 1] = tonumber(line) end
@@ -45,7 +48,7 @@ function request()
   if mode == "next" then
     return wrk.format("GET", "/api/v1/study/next", headers)
   end
-  local card = cards[(math.floor(i / #tokens) % #cards) + 1]
+  local card = cards[((math.floor(i / #tokens) + card_offset) % #cards) + 1]
   headers["Content-Type"] = "application/json"
   local body = string.format('{"card_id":%d,"rating":%d,"review_id":"%s"}',
     card, ratings[(counter % #ratings) + 1], uuid4())

@@ -21,7 +21,7 @@ from flashcards.anki import AnkiPackageError, import_package
 from flashcards.anki.timing import study_date
 from flashcards.cli import main
 from flashcards.db import transaction
-from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription
+from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription, User
 
 from .factories import make_user
 from .test_anki_export import (
@@ -206,7 +206,11 @@ def test_deck_made_in_anki_is_sanitized_and_reports_cloze_media_and_tags(
         report = import_package(s, data, owner_user_id=user_id, now=wall_now())
         texts = sorted(texts_by_key(s, report.deck_id).values())
         deck = s.get(Deck, report.deck_id)
-        assert deck is not None and deck.slug == "biology" and deck.owner_user_id == user_id
+        assert (
+            deck is not None
+            and deck.slug == f"user{user_id}-biology"
+            and deck.owner_user_id == user_id
+        )
     assert texts == [
         ("1 < 2?", "Yes & always", ""),
         ("Mitochondria?", "Powerhouse\nmore", ""),
@@ -330,10 +334,15 @@ def test_cli_exports_and_imports(loaded_engine: Engine, cli: CliRunner, tmp_path
          "--with-scheduling"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "Imported 15 cards (45 texts, 8 reviews) into the new deck 'mine'" in result.output
     with transaction(loaded_engine) as s:
-        mine = s.scalar(select(Deck).where(Deck.slug == "mine"))
-        assert mine is not None and mine.owner_user_id is not None
+        learner = s.scalar(select(User.id).where(User.email == "learner@example.com"))
+        # A user's deck is named in their own space, as the web and the API name it.
+        slug = f"user{learner}-mine"
+        assert f"Imported 15 cards (45 texts, 8 reviews) into the new deck '{slug}'" in (
+            result.output
+        )
+        mine = s.scalar(select(Deck).where(Deck.slug == slug))
+        assert mine is not None and mine.owner_user_id == learner
         subscription = s.get(Subscription, (mine.owner_user_id, mine.id))
         assert subscription is not None and subscription.locale == "en"
     bad = tmp_path / "bad.apkg"

@@ -132,12 +132,13 @@ def test_import_of_our_export_is_the_callers_deck(
     )
     assert response.status_code == 201, response.get_data(as_text=True)
     report = response.get_json()
-    assert report["deck"]["slug"] == "mine" and report["deck"]["default_locale"] == "en"
+    slug = f"user{world.ana}-mine"  # a user's decks are named in their own space
+    assert report["deck"]["slug"] == slug and report["deck"]["default_locale"] == "en"
     assert report["cards"] == 3 and report["texts"] == 3
     assert report["review_states"] == 2 and report["review_logs"] == 2
     assert isinstance(report["messages"], list)
     with transaction(engine) as s:
-        deck = s.scalars(select(Deck).where(Deck.slug == "mine")).one()
+        deck = s.scalars(select(Deck).where(Deck.slug == slug)).one()
         assert deck.owner_user_id == world.ana
         assert s.get(Subscription, (world.ana, deck.id)) is not None
         states = s.scalar(
@@ -145,15 +146,28 @@ def test_import_of_our_export_is_the_callers_deck(
         )
         logs = s.scalars(select(ReviewLog.user_id).where(ReviewLog.deck_id == deck.id)).all()
         assert states == 2 and logs == [world.ana, world.ana]
-    mine = decks_of(client, world.ana_h)["mine"]
+    mine = decks_of(client, world.ana_h)[slug]
     assert mine["card_count"] == 3 and mine["subscription"] == {"locale": "en"}
-    assert "mine" not in decks_of(client, world.ben_h)
-    assert_problem(export(client, world.ben_h, "", slug="mine"), 404)
+    assert slug not in decks_of(client, world.ben_h)
+    assert_problem(export(client, world.ben_h, "", slug=slug), 404)
     # The same slug again is a conflict, and nothing more is written.
     before = deck_count(engine)
     again = client.post("/api/v1/imports?slug=mine", data=package, headers={**world.ana_h, **OCTET})
     assert_problem(again, 409, "slug")
     assert deck_count(engine) == before
+    # Another user asking for the same name gets it in their own space: neither a refusal
+    # nor a renamed deck tells them that Ana has a private deck called so.
+    bens = client.post("/api/v1/imports?slug=mine", data=package, headers={**world.ben_h, **OCTET})
+    assert bens.status_code == 201, bens.get_data(as_text=True)
+    assert bens.get_json()["deck"]["slug"] == f"user{world.ben}-mine"
+    # The name must leave room for the prefix in the 100 characters a slug has.
+    longest = 100 - len(f"user{world.ben}-")
+    too_long = client.post(
+        f"/api/v1/imports?slug={'a' * (longest + 1)}", data=package,
+        headers={**world.ben_h, **OCTET},
+    )  # fmt: skip
+    assert_problem(too_long, 422, "slug")
+    assert f"at most {longest}" in too_long.get_json()["detail"]
 
 
 def test_import_as_a_multipart_form_without_progress(

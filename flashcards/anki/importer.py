@@ -209,9 +209,15 @@ def import_package(
     if with_scheduling and user is None:
         raise InvalidInput("importing learning progress needs a user", field="user")
     user_locale = user.locale if user is not None else "en"
-    if slug is not None and not SLUG_RE.match(slug):
+    # A user's decks are named in a space of their own, as a team's are ("team<id>-"): a
+    # name another user's private deck holds can then be neither refused nor renamed around,
+    # which would tell that the deck exists.
+    prefix = "" if owner_user_id is None else f"user{owner_user_id}-"
+    longest = 100 - len(prefix)
+    if slug is not None and not (SLUG_RE.match(slug) and len(slug) <= longest):
         raise InvalidInput(
-            "a deck slug is lower-case letters, digits, '-' and '_' (at most 100)", field="slug"
+            f"a deck slug is lower-case letters, digits, '-' and '_' (at most {longest})",
+            field="slug",
         )
     if locale is not None and not LOCALE_RE.match(locale):
         raise InvalidInput(f"'{locale}' is not a locale name (e.g. es, ko)", field="locale")
@@ -234,10 +240,11 @@ def import_package(
     default_locale = locale or first_locale or user_locale
     title = _deck_title(coll, planned)
     if slug is not None:
+        slug = prefix + slug
         if session.scalar(select(Deck.id).where(Deck.slug == slug)) is not None:
             raise Conflict(f"the deck name '{slug}' is already taken", field="slug")
     else:
-        slug = _free_slug(session, slugify(title))
+        slug = _free_slug(session, prefix + slugify(title))
 
     states: list[dict[str, Any]] = []
     logs: list[dict[str, Any]] = []

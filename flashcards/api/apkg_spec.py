@@ -117,7 +117,8 @@ PATHS: dict[str, Any] = {
                 _query(
                     "slug",
                     {"type": "string"},
-                    "The new deck's slug (default: from its Anki name).",
+                    "The new deck's name in URLs, after the caller's own prefix `user<id>-` "
+                    "(default: from its Anki name).",
                 ),
                 _query("locale", {"type": "string"}, "Language of the notes (default: yours)."),
                 _query("with_scheduling", _FLAG, "Keep Anki's progress as the caller's."),

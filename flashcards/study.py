@@ -281,6 +281,26 @@ def _write_state(db: Executor, values: dict[str, Any], version: int | None) -> N
         raise ConcurrentAnswer(values["card_id"])
 
 
+def _latest_today(session: Session, user_id: int, now: datetime) -> Any:
+    """The log row of the user's latest answer of their current study day, or None."""
+    user = session.execute(
+        select(User.timezone, User.day_start_hour).where(User.id == user_id)
+    ).one()
+    start, _end = day_bounds(now, user.timezone, user.day_start_hour)
+    return session.execute(
+        select(rl)
+        .where(rl.c.user_id == user_id, rl.c.reviewed_at >= start)
+        .order_by(rl.c.id.desc())
+        .limit(1)
+    ).first()
+
+
+def undoable(session: Session, user_id: int, *, now: datetime) -> str | None:
+    """The review id of the answer `undo` would undo now, or None when there is none."""
+    log = _latest_today(session, user_id, now)
+    return None if log is None else str(log.review_id)
+
+
 def undo(
     session: Session, user_id: int, *, now: datetime, review_id: str | None = None
 ) -> UndoResult:
@@ -289,16 +309,7 @@ def undo(
     With `review_id`, only that answer, and only while it is the latest: a client that
     retries (or a second tab) then cannot undo a second answer by mistake.
     """
-    user = session.execute(
-        select(User.timezone, User.day_start_hour).where(User.id == user_id)
-    ).one()
-    start, _end = day_bounds(now, user.timezone, user.day_start_hour)
-    log = session.execute(
-        select(rl)
-        .where(rl.c.user_id == user_id, rl.c.reviewed_at >= start)
-        .order_by(rl.c.id.desc())
-        .limit(1)
-    ).first()
+    log = _latest_today(session, user_id, now)
     if review_id is not None and (log is None or log.review_id != review_id):
         named = select(rl.c.id).where(rl.c.review_id == review_id, rl.c.user_id == user_id)
         if session.scalar(named) is None:

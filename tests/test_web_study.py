@@ -214,3 +214,35 @@ def test_deck_settings_override_the_users_limits(
     client.post("/decks/eks-model-training/settings", data={"csrf_token": token})
     counts = re.findall(r'class="num">(\d+)<', client.get("/study").get_data(as_text=True))
     assert counts[:3] == ["15", "0", "0"]
+
+
+UNDO_ID_RE = re.compile(r'<form id="undo-form".*?name="review_id" value="([0-9a-f-]{36})"', re.S)
+
+
+def test_undo_form_names_the_answer_it_undoes(client: FlaskClient, loaded_engine: Engine) -> None:
+    sign_up(client)
+    subscribe(client, "en")
+    assert 'id="undo-form"' not in client.get("/study").get_data(as_text=True)  # nothing yet
+    first = _answer_form(client)
+    client.post("/study/answer", data={**first, "rating": "3"})
+    shown = UNDO_ID_RE.search(client.get("/study").get_data(as_text=True))
+    assert shown is not None and shown[1] == first["review_id"]
+    undo = {"csrf_token": first["csrf_token"], "review_id": shown[1]}
+    second = _answer_form(client)
+    client.post("/study/answer", data={**second, "rating": "3"})
+    # A page shown before the second answer (another tab, the back button) names the first:
+    # it must not undo the second.
+    client.post("/study/undo", data=undo)
+    page = client.get("/study").get_data(as_text=True)
+    assert "only your latest answer can be undone" in page and _logs(loaded_engine) == 2
+    latest = UNDO_ID_RE.search(page)
+    assert latest is not None and latest[1] == second["review_id"]
+    undo["review_id"] = latest[1]
+    for _ in range(2):  # a double click sends the form twice: one answer is undone
+        assert client.post("/study/undo", data=undo).status_code == 303
+    page = client.get("/study").get_data(as_text=True)
+    assert "already been undone" in page and _logs(loaded_engine) == 1
+    assert UNDO_ID_RE.search(page)[1] == first["review_id"]  # type: ignore[index]
+    client.post("/study/undo", data={**undo, "review_id": "not-a-uuid"})
+    assert "could not be read" in client.get("/study").get_data(as_text=True)
+    assert _logs(loaded_engine) == 1

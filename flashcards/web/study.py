@@ -57,12 +57,15 @@ def session_page() -> str:
     now = utcnow()
     refresh_pacing(uid, now)
     card, counts = queue.next_card(session, uid, now=now, deck_id=_deck_id(uid, slug))
+    # The undo form names the answer it undoes: sent twice, it undoes that one only once.
+    undo_review_id = study.undoable(session, uid, now=now)
     if card is None:
         next_at: datetime | None = stats.next_due(session, uid, now=now, deck_slug=slug)
         return render_template(
             "study_done.html",
             counts=counts,
             deck_slug=slug,
+            undo_review_id=undo_review_id,
             next_at=next_at,
             next_when=when(next_at) if next_at else None,
             next_relative=relative(next_at, now) if next_at else None,
@@ -84,6 +87,7 @@ def session_page() -> str:
         counts=counts,
         buttons=buttons,
         review_id=review_id_for(uid, card),
+        undo_review_id=undo_review_id,
         deck_slug=slug,
         revealed=request.args.get("show") == "1",
     )
@@ -134,15 +138,27 @@ def answer() -> Response:
 def undo() -> Response:
     uid = user_id()
     slug = request.form.get("deck") or None
+    sent = request.form.get("review_id")
+    try:
+        review_id = str(uuid.UUID(sent)) if sent else None
+    except ValueError:
+        flash(_("That undo could not be read. Please try again."), "error")
+        return _back(slug)
     session = db()
     try:
         retrying(
             session,
-            lambda: study.undo(session, uid, now=utcnow()),
+            lambda: study.undo(session, uid, now=utcnow(), review_id=review_id),
             retry_on=(study.ConcurrentAnswer,),
         )
+    except NotFound:
+        flash(_("That answer has already been undone."), "error")
+        return _back(slug)
     except Conflict:
-        flash(_("There is nothing to undo today."), "error")
+        if review_id is None:
+            flash(_("There is nothing to undo today."), "error")
+        else:
+            flash(_("You have answered since; only your latest answer can be undone."), "error")
         return _back(slug)
     flash(_("Undone. The card is back in the queue."))
     return _back(slug)

@@ -234,7 +234,7 @@ def test_undo_form_names_the_answer_it_undoes(client: FlaskClient, loaded_engine
     # it must not undo the second.
     client.post("/study/undo", data=undo)
     page = client.get("/study").get_data(as_text=True)
-    assert "only your latest answer can be undone" in page and _logs(loaded_engine) == 2
+    assert "Only your latest answer of today can be undone." in page and _logs(loaded_engine) == 2
     latest = UNDO_ID_RE.search(page)
     assert latest is not None and latest[1] == second["review_id"]
     undo["review_id"] = latest[1]

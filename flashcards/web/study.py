@@ -158,7 +158,7 @@ def undo() -> Response:
         if review_id is None:
             flash(_("There is nothing to undo today."), "error")
         else:
-            flash(_("You have answered since; only your latest answer can be undone."), "error")
+            flash(_("Only your latest answer of today can be undone."), "error")
         return _back(slug)
     flash(_("Undone. The card is back in the queue."))
     return _back(slug)

@@ -155,6 +155,9 @@ class Subscription(Base):
     maximum_interval: Mapped[int | None] = mapped_column(Integer, default=None)
     new_per_day: Mapped[int | None] = mapped_column(Integer, default=None)
     reviews_per_day: Mapped[int | None] = mapped_column(Integer, default=None)
+    # A team's pace for an assigned deck with a due date (see teams.assignments), kept apart
+    # from the person's own override above: the day's allowance is the larger of the two.
+    paced_new_per_day: Mapped[int | None] = mapped_column(Integer, default=None)
 
 
 class ReviewState(Base):

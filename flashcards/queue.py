@@ -97,6 +97,11 @@ def _has_state(*where: Any) -> Any:
     return exists().where(rs.c.user_id == _USER, rs.c.card_id == _CARDS.c.id, *where)
 
 
+def new_allowance(own: int, pace: int | None) -> int:
+    """A day's new cards for a deck: the person's own number, or a team's pace if higher."""
+    return own if pace is None else max(own, pace)
+
+
 # Each subscribed deck with its settings and everything its counts need, in one statement:
 # each number is a count over a range of an index (the deck's states, its cards, today's
 # answers), never a visit to each card. A card is new until the person has a state for it,
@@ -112,6 +117,7 @@ _PLANS_SELECT = (
         _SUB.c.relearning_steps,
         _SUB.c.maximum_interval,
         _SUB.c.new_per_day,
+        _SUB.c.paced_new_per_day,
         _SUB.c.reviews_per_day,
         Deck.slug,
         _SETTINGS.c.desired_retention.label("user_desired_retention"),
@@ -294,7 +300,8 @@ def _plans(
     }
     plans: dict[int, _DeckPlan] = {}
     for row in conn.all(_PLANS if deck_id is None else _PLANS_OF_DECK, params):
-        new_limit = row.new_per_day if row.new_per_day is not None else row.user_new_per_day
+        own = row.new_per_day if row.new_per_day is not None else row.user_new_per_day
+        new_limit = new_allowance(own, row.paced_new_per_day)
         review_limit = (
             row.reviews_per_day if row.reviews_per_day is not None else row.user_reviews_per_day
         )

@@ -5,12 +5,21 @@ from datetime import UTC, datetime
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Engine, delete, insert, inspect, select
+from sqlalchemy import Engine, delete, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
 from flashcards import migrate
 from flashcards.db import Base, transaction
-from flashcards.models import Card, Deck, ReviewLog, User
+from flashcards.models import (
+    Card,
+    Deck,
+    ReviewLog,
+    Subscription,
+    Team,
+    TeamAssignment,
+    TeamMember,
+    User,
+)
 
 from .conftest import T0
 from .factories import answer, card_ids, make_deck, make_user
@@ -83,3 +92,58 @@ def test_review_logs_keep_their_history_and_follow_their_state_from_0005(engine:
     with transaction(engine) as s:
         s.execute(delete(Deck).where(Deck.id == deck_id))
     assert logs() == []
+
+
+def test_a_team_pace_moves_apart_from_the_persons_own_setting_in_0006(engine: Engine) -> None:
+    migrate.downgrade(engine, "0005")
+    with transaction(engine) as s:
+        paced, own = make_user(s, "paced@example.com"), make_user(s, "own@example.com")
+        assigned, other = make_deck(s, "assigned", cards=1).id, make_deck(s, "other", cards=1).id
+        team = Team(name="T", created_at=T0)
+        s.add(team)
+        s.flush()
+        s.add(TeamMember(team_id=team.id, user_id=paced, role="member", joined_at=T0))
+        s.add(TeamAssignment(team_id=team.id, deck_id=assigned, due_date=T0.date(), created_at=T0))
+        # The 0005 table has no paced column, which the model now maps: plain SQL.
+        for user_id, deck_id, new_per_day in (
+            (paced, assigned, 7),
+            (own, assigned, 5),
+            (paced, other, 3),
+        ):
+            s.execute(
+                text(
+                    "INSERT INTO subscriptions (user_id, deck_id, locale, created_at, new_per_day)"
+                    " VALUES (:u, :d, 'en', :t, :n)"
+                ),
+                {"u": user_id, "d": deck_id, "t": T0, "n": new_per_day},
+            )
+    migrate.upgrade(engine)
+
+    def values() -> set[tuple[int, int, int | None, int | None]]:
+        with transaction(engine) as s:
+            rows = s.execute(
+                select(
+                    Subscription.user_id,
+                    Subscription.deck_id,
+                    Subscription.new_per_day,
+                    Subscription.paced_new_per_day,
+                )
+            ).all()
+            return {(r[0], r[1], r[2], r[3]) for r in rows}
+
+    # Only the member's subscription to the deck her team paces held a pace; the others are
+    # people's own settings and stay.
+    assert values() == {
+        (paced, assigned, None, 7),
+        (own, assigned, 5, None),
+        (paced, other, 3, None),
+    }
+    migrate.downgrade(engine, "0005")
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT user_id, deck_id, new_per_day FROM subscriptions"))
+        assert set(map(tuple, rows)) == {
+            (paced, assigned, 7),
+            (own, assigned, 5),
+            (paced, other, 3),
+        }
+    migrate.upgrade(engine)

@@ -35,7 +35,7 @@ def test_next_card_refreshes_a_stale_paced_allowance(engine: Engine, client: Fla
         # What yesterday's pacing would have left behind.
         sub = s.get(Subscription, (ana, deck_id))
         assert sub is not None
-        sub.new_per_day = 1
+        sub.paced_new_per_day = 1
         token = make_token(s, ana)
 
     response = client.get("/api/v1/study/next", headers={"Authorization": f"Bearer {token}"})
@@ -44,7 +44,7 @@ def test_next_card_refreshes_a_stale_paced_allowance(engine: Engine, client: Fla
     with transaction(engine) as s:
         assert (
             s.scalar(
-                select(Subscription.new_per_day).where(
+                select(Subscription.paced_new_per_day).where(
                     Subscription.user_id == ana, Subscription.deck_id == deck_id
                 )
             )

@@ -4,21 +4,23 @@ team decks that keep progress across edits, and access ending with membership.""
 from __future__ import annotations
 
 import uuid
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 import pytest
 from fsrs import Rating
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from flashcards import queue, study
+from flashcards import deck_settings, queue, study
 from flashcards.access import visible_decks
 from flashcards.accounts import create_user
 from flashcards.db import transaction
 from flashcards.errors import Conflict, Forbidden, InvalidInput, NotFound
 from flashcards.models import Deck, ReviewState, SchedulerSettings, Subscription
+from flashcards.queue import new_allowance
+from flashcards.subscriptions import subscribe
 from flashcards.teams import assignments, invitations, membership, progress, team_decks
-from flashcards.teams.assignments import expected_introduced, paced_new_per_day, status
+from flashcards.teams.assignments import expected_introduced, status, team_pace
 from tests.conftest import T0
 
 QUIZ = """Team quiz
@@ -55,11 +57,13 @@ def visible(s: Session, user_id: int, slug: str) -> bool:
 
 def test_pacing_formula() -> None:
     today = date(2026, 3, 2)
-    assert paced_new_per_day(20, 100, today, today + timedelta(days=9)) == 20
-    assert paced_new_per_day(5, 100, today, today + timedelta(days=9)) == 10
-    assert paced_new_per_day(5, 101, today, today + timedelta(days=9)) == 11
-    assert paced_new_per_day(5, 100, today, today) == 100
-    assert paced_new_per_day(5, 100, today, today - timedelta(days=3)) == 100
+    assert team_pace(100, today, today + timedelta(days=9)) == 10
+    assert team_pace(101, today, today + timedelta(days=9)) == 11
+    assert team_pace(100, today, today) == 100
+    assert team_pace(100, today, today - timedelta(days=3)) == 100
+    assert (
+        new_allowance(20, 10) == 20 and new_allowance(5, 10) == 10 and new_allowance(5, None) == 5
+    )
     assert expected_introduced(10, today, today, today + timedelta(days=4)) == 0
     assert expected_introduced(10, today, today + timedelta(days=1), today + timedelta(days=4)) == 2
     assert status(2, 10, today, today + timedelta(days=1), today + timedelta(days=4)) == "on_track"
@@ -143,7 +147,9 @@ def test_assignment_subscribes_in_each_language_and_paces(loaded_engine: Engine)
             assignments.assign(s, team.id, ana, "eks-model-training", None, now=T0)
         deck_id = s.scalar(select(Deck.id).where(Deck.slug == "eks-model-training"))
         sub = s.get(Subscription, (ana, deck_id))
-        assert sub is not None and sub.locale == "es" and sub.new_per_day == 20
+        # The pace is kept apart from Ana's own new-cards setting, which stays unset.
+        assert sub is not None and sub.locale == "es" and sub.paced_new_per_day == 4
+        assert sub.new_per_day is None
         invitations.join(s, ben, inv.token, now=T0)  # joins later: subscribed too, in Korean
         sub_ben = s.get(Subscription, (ben, deck_id))
         assert sub_ben is not None and sub_ben.locale == "ko"
@@ -171,9 +177,42 @@ def test_assignment_subscribes_in_each_language_and_paces(loaded_engine: Engine)
         # Unassigning gives back the person's own limit.
         assignments.unassign(s, team.id, lead, "eks-model-training", now=later)
         s.refresh(sub)
-        assert sub.new_per_day is None
+        assert sub.paced_new_per_day is None
         with pytest.raises(NotFound):
             assignments.list_assignments(s, team.id, eve, now=T0)
+
+
+def test_a_members_own_new_cards_setting_outlives_team_pacing(loaded_engine: Engine) -> None:
+    with transaction(loaded_engine) as s:
+        lead, ana, _ben, _eve = users(s)
+        team = membership.create_team(s, lead, "T", now=T0)
+        invitations.join(
+            s, ana, invitations.create_invitation(s, team.id, lead, now=T0).token, now=T0
+        )
+        deck = s.scalars(select(Deck).where(Deck.slug == "eks-model-training")).one()
+        subscribe(s, ana, deck, "es", now=T0)
+        deck_settings.set_deck_overrides(s, ana, deck.id, {"new_per_day": 5})
+
+        def allowance(now: datetime) -> int:
+            _card, counts = queue.next_card(s, ana, now=now, deck_id=deck.id)
+            return counts.new
+
+        assignments.assign(s, team.id, lead, "eks-model-training", None, now=T0)
+        assert allowance(T0) == 5  # no due date: her own 5 a day
+        # Due in 1 day (2 study days): ceil(15 / 2) = 8 a day is above her 5.
+        assignments.assign(s, team.id, lead, "eks-model-training", T0.date() + timedelta(1), now=T0)
+        assert allowance(T0) == 8
+        deck_settings.set_deck_overrides(s, ana, deck.id, {"new_per_day": 12})
+        assert allowance(T0) == 12  # her own number, higher than the pace, wins
+        assignments.unassign(s, team.id, lead, "eks-model-training", now=T0)
+        assert allowance(T0) == 12
+        assignments.assign(s, team.id, lead, "eks-model-training", T0.date() + timedelta(1), now=T0)
+        membership.leave_team(s, team.id, ana, now=T0)
+        assert deck_settings.deck_overrides(s, ana, deck.id) == {
+            "desired_retention": None, "new_per_day": 12, "reviews_per_day": None,
+            "maximum_interval": None,
+        }  # fmt: skip
+        assert allowance(T0) == 12
 
 
 def test_team_deck_upload_edit_keeps_progress_and_removal_ends_access(engine: Engine) -> None:
@@ -413,7 +452,7 @@ def test_dashboard_numbers_hardest_and_csv(loaded_engine: Engine) -> None:
         views = assignments.list_assignments(s, other.id, ben, now=T0 + timedelta(hours=1))
         sub = s.get(Subscription, (ben, deck_id))
         # 15 cards still new this morning, 5 days to the nearer due date (25 to the other).
-        assert sub is not None and views[0].new_per_day == sub.new_per_day == 3
+        assert sub is not None and views[0].new_per_day == sub.paced_new_per_day == 3
         assert views[0].due_date == due + timedelta(20)  # the other team's own due date
 
 

@@ -88,7 +88,7 @@ def test_create_invite_join_and_assign(app: Flask, loaded_engine: Engine) -> Non
             )
         ).one()
         assert sub.locale == "es"
-        assert sub.new_per_day is not None  # paced by the due date
+        assert sub.paced_new_per_day is not None  # paced by the due date
 
     lead_page = lead.get(f"/teams/{team}").get_data(as_text=True)
     assert "mia@example.com" in lead_page and "1 of 2" in lead_page

@@ -2,17 +2,17 @@
 
 Pacing. With a due date, a member's daily new-card allowance for the deck is
 
-    max(their default new cards per day, ceil(N / D))
+    max(their own new cards per day for the deck, ceil(N / D))
 
 where N is the number of the deck's cards still new to them at the start of their study day
 (cards they introduced today count as still new, so the allowance does not shrink during
 the day) and D the study days left including today: due date - today + 1, at least 1. On
-or after the due date everything left is allowed. It is stored as the subscription's
-`new_per_day` override and recomputed when the deck is assigned, when someone joins, and
-each day on read (`refresh_pacing`, called when members look at their assignments; the
-study queue may call it too). When several teams assign the same deck, the earliest due
-date that is not past wins. Without a due date (or when the assignment ends) the override
-is cleared and the person's own default applies again.
+or after the due date everything left is allowed. The pace, ceil(N / D), is stored in the
+subscription's `paced_new_per_day`, apart from the person's own override, and recomputed
+when the deck is assigned, when someone joins, and each day on read (`refresh_pacing`,
+called when members look at their assignments; the study queue calls it too). When several
+teams assign the same deck, the earliest due date that is not past wins. Without a due date
+(or when the assignment ends) the pace is cleared and the person's own setting alone applies.
 
 On track: by the end of each study day a member should have introduced their share of the
 deck, ceil(total * elapsed / span), counted in days from the day the deck was assigned (or
@@ -43,15 +43,16 @@ from ..models import (
     TeamMember,
     User,
 )
+from ..queue import new_allowance
 from ..rawsql import Executor, Statement, executor
 from ..subscriptions import subscribe
 from .roles import LEADS, check_slug, member_ids, membership
 
 
-def paced_new_per_day(default: int, remaining_new: int, today: date, due: date) -> int:
-    """The daily new-card allowance that introduces `remaining_new` cards by `due`."""
+def team_pace(remaining_new: int, today: date, due: date) -> int:
+    """The new cards a day that introduce `remaining_new` cards by `due`."""
     days_left = max(1, (due - today).days + 1)
-    return max(default, math.ceil(remaining_new / days_left))
+    return math.ceil(remaining_new / days_left)
 
 
 def expected_introduced(total: int, start: date, today: date, due: date) -> int:
@@ -174,7 +175,7 @@ def refresh_pacing(
     deck_ids: list[int] | None = None,
     assigned_decks: list[tuple[int, date | None]] | None = None,
 ) -> bool:
-    """Set (or clear) the paced new-card override of the user's subscriptions.
+    """Set (or clear) the team pace of the user's subscriptions.
 
     `deck_ids` limits the work to those decks; by default every deck a team assigned them.
     `assigned_decks` is what `assigned` returned, when the caller has read it already.
@@ -193,22 +194,18 @@ def refresh_pacing(
     if not targets:
         return False
     day_start, _ = day_bounds(now, user.timezone, user.day_start_hour)
-    default = session.scalar(
-        select(SchedulerSettings.new_per_day).where(SchedulerSettings.user_id == user_id)
-    )
     changed = False
     for deck_id in targets:
         sub = session.get(Subscription, (user_id, deck_id))
         if sub is None:
             continue
         due = dues.get(deck_id)
-        if due is None or default is None:
-            allowance = None
-        else:
+        pace = None
+        if due is not None:
             remaining = remaining_new(session, user_id, deck_id, since=day_start)
-            allowance = paced_new_per_day(default, remaining, today, due)
-        if sub.new_per_day != allowance:
-            sub.new_per_day = allowance
+            pace = team_pace(remaining, today, due)
+        if sub.paced_new_per_day != pace:
+            sub.paced_new_per_day = pace
             changed = True
     session.flush()
     return changed
@@ -236,7 +233,7 @@ class AssignmentView:
     due_date: date | None
     total: int
     introduced: int
-    new_per_day: int | None  # the caller's allowance today; None: their default
+    new_per_day: int | None  # the caller's allowance today when paced; None: not paced
     status: str
 
 
@@ -255,6 +252,9 @@ def list_assignments(
         select(User.locale, User.timezone, User.day_start_hour).where(User.id == user_id)
     ).one()
     today = study_date(now, user.timezone, user.day_start_hour)
+    default: int = session.execute(
+        select(SchedulerSettings.new_per_day).where(SchedulerSettings.user_id == user_id)
+    ).scalar_one()
     joined = session.scalar(
         select(TeamMember.joined_at).where(
             TeamMember.team_id == team_id, TeamMember.user_id == user_id
@@ -273,6 +273,10 @@ def list_assignments(
         start_at = max(assignment.created_at, joined) if joined else assignment.created_at
         start = study_date(start_at, user.timezone, user.day_start_hour)
         sub = session.get(Subscription, (user_id, deck.id))
+        allowance = None
+        if sub is not None and sub.paced_new_per_day is not None:
+            own = sub.new_per_day if sub.new_per_day is not None else default
+            allowance = new_allowance(own, sub.paced_new_per_day)
         views.append(
             AssignmentView(
                 deck_id=deck.id,
@@ -282,7 +286,7 @@ def list_assignments(
                 due_date=assignment.due_date,
                 total=total,
                 introduced=introduced,
-                new_per_day=sub.new_per_day if sub is not None else None,
+                new_per_day=allowance,
                 status=status(introduced, total, start, today, assignment.due_date),
             )
         )

@@ -170,6 +170,9 @@ def test_settings_reject_out_of_range_values_naming_the_field(
         ("day_start_hour", "24", "New day starts at"),
         ("timezone", "Mars/Olympus", "Time zone"),
         ("learning_steps", "one", "Learning steps"),
+        ("learning_steps", "inf", "Learning steps"),
+        ("relearning_steps", "1e400", "Relearning steps"),
+        ("learning_steps", "nan", "Learning steps"),
         ("new_per_day", "lots", "New cards per day"),
     ):
         r = client.post("/settings", data={**base, field: value})

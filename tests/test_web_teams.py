@@ -12,7 +12,16 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 
 from flashcards.db import transaction, utcnow
-from flashcards.models import Card, Deck, ReviewLog, Subscription, Team, TeamMember, User
+from flashcards.models import (
+    Card,
+    Deck,
+    ReviewLog,
+    Subscription,
+    Team,
+    TeamInvitation,
+    TeamMember,
+    User,
+)
 
 from .conftest import SEEDS
 from .web_helpers import answer_shown_card, csrf, sign_up
@@ -33,6 +42,19 @@ def _new_team(client: FlaskClient, name: str = "Platform") -> int:
     match = re.search(r"/teams/(\d+)$", response.headers["Location"])
     assert match
     return int(match[1])
+
+
+def test_an_invitation_link_out_of_range_is_refused(app: Flask, loaded_engine: Engine) -> None:
+    lead, _member, _outsider = _people(app)
+    team = _new_team(lead)
+    for days in ("0", "91", "10000000000", "-10000000000", "seven"):
+        response = _post(lead, f"/teams/{team}/invitations", {"days": days}, f"/teams/{team}")
+        assert response.status_code == 303, days  # back to the team page with a message
+        page = lead.get(f"/teams/{team}").get_data(as_text=True)
+        assert "A link lasts 1 to 90 days" in page, days
+        assert not LINK_RE.search(page)
+    with transaction(loaded_engine) as s:
+        assert s.scalar(select(func.count()).select_from(TeamInvitation)) == 0
 
 
 def _invite(client: FlaskClient, team: int, **form: str) -> str:

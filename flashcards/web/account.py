@@ -55,7 +55,7 @@ def _parse_form(form: Any) -> dict[str, object]:
         raw = form.get(name, "").replace(",", " ").split()
         try:
             values[name] = [round(float(m) * 60) for m in raw]
-        except ValueError:
+        except (ValueError, OverflowError):  # "nan", and "inf" or "1e400"
             values[name] = raw
     return values
 

@@ -142,7 +142,7 @@ def create_invitation(team_id: int) -> Response:
             lifetime=timedelta(days=days),
             max_uses=max_uses,
         )
-    except (ValueError, InvalidInput):
+    except (ValueError, OverflowError, InvalidInput):  # Overflow: days beyond timedelta's
         flash(_("A link lasts 1 to 90 days and may be used 1 to 10,000 times."), "error")
         return _back(team_id)
     session.commit()

@@ -27,11 +27,12 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from . import answer_sql as sql
+from .access import visible_decks
 from .accounts import InvalidToken, TokenHash, user_id_for_token_hash
 from .answer_sql import rl
 from .days import day_bounds
 from .errors import Conflict, InvalidInput, NotFound
-from .models import User
+from .models import Deck, User
 from .rawsql import DirectConnection, Executor, executor
 from .scheduling import CardState, fuzz_seed, review
 from .state_rows import config_from, rs, state_from_row
@@ -282,15 +283,21 @@ def _write_state(db: Executor, values: dict[str, Any], version: int | None) -> N
 
 
 def _latest_today(session: Session, user_id: int, now: datetime) -> Any:
-    """The log row of the user's latest answer of their current study day, or None."""
+    """The log row of the user's latest answer of their current study day, or None.
+
+    Latest by the time answered, not by row: an imported Anki history is written after the
+    answers given here. Only on decks the user can still see: one a team took away is no
+    longer theirs to change.
+    """
     user = session.execute(
         select(User.timezone, User.day_start_hour).where(User.id == user_id)
     ).one()
     start, _end = day_bounds(now, user.timezone, user.day_start_hour)
     return session.execute(
         select(rl)
-        .where(rl.c.user_id == user_id, rl.c.reviewed_at >= start)
-        .order_by(rl.c.id.desc())
+        .join(Deck, Deck.id == rl.c.deck_id)
+        .where(rl.c.user_id == user_id, rl.c.reviewed_at >= start, visible_decks(user_id))
+        .order_by(rl.c.reviewed_at.desc(), rl.c.id.desc())
         .limit(1)
     ).first()
 

@@ -17,15 +17,17 @@ from click.testing import CliRunner
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
+from flashcards import study
 from flashcards.anki import AnkiPackageError, import_package
 from flashcards.anki.timing import study_date
 from flashcards.cli import main
 from flashcards.db import transaction
 from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription, User
 
-from .factories import make_user
+from .factories import answer, make_user
 from .test_anki_export import (
     anki_import,
+    card_id,
     export,
     our_states,
     skip_near_anki_rollover,
@@ -452,3 +454,25 @@ def test_an_infinite_number_in_a_package_is_refused_cleanly(
         import_package(s, data, owner_user_id=user_id, with_scheduling=True, now=now)
     with transaction(loaded_engine) as s:
         assert s.scalar(select(func.count()).select_from(Deck)) == decks_before
+
+
+def test_undo_after_importing_progress_undoes_the_last_answer_given_here(
+    loaded_engine: Engine,
+) -> None:
+    now = wall_now().replace(microsecond=654321)
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "both@example.com")
+        first, last = card_id(s, "bf16-vs-fp16"), card_id(s, "tensor-parallelism")
+        answer(s, user_id, first, "good", now=now - timedelta(minutes=2))
+        answer(s, user_id, last, "good", now=now - timedelta(minutes=1))
+    # The history comes back as a deck of its own: its logs are written after the answers
+    # above (higher ids), at the same times to the millisecond (Anki keeps no finer).
+    package = export(loaded_engine, now, user_id=user_id, with_scheduling=True)
+    with transaction(loaded_engine) as s:
+        report = import_package(s, package, owner_user_id=user_id, with_scheduling=True, now=now)
+        assert report.review_logs == 2
+        undone = study.undo(s, user_id, now=now)
+        assert undone.card_id == last
+        assert s.get(ReviewState, (user_id, last)) is None  # back to new
+        imported = s.scalars(select(ReviewState).where(ReviewState.deck_id == report.deck_id))
+        assert [state.reps for state in imported] == [1, 1]

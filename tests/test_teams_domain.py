@@ -474,3 +474,27 @@ def test_the_database_allows_one_owner_per_team(engine: Engine) -> None:
     with transaction(engine) as s:
         membership.transfer_ownership(s, team_id, lead, ana)
         assert membership.get_team(s, team_id, ana).role == "owner"
+
+
+def test_undo_leaves_alone_a_team_deck_the_member_has_left(engine: Engine) -> None:
+    with transaction(engine) as s:
+        lead, ana, _, _ = users(s)
+        team = membership.create_team(s, lead, "T", now=T0)
+        invitations.join(
+            s, ana, invitations.create_invitation(s, team.id, lead, now=T0).token, now=T0
+        )
+        deck, _report = team_decks.create_team_deck(
+            s, team.id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
+        )
+        assignments.assign(s, team.id, lead, deck.slug, None, now=T0)
+        card, _ = queue.next_card(s, ana, now=T0, deck_id=deck.id)
+        assert card is not None
+        study.answer(s, ana, card.card_id, Rating.Good, str(uuid.uuid4()), now=T0)
+        assert study.undoable(s, ana, now=T0) is not None
+        membership.leave_team(s, team.id, ana, now=T0)
+        # Her history stays, but the deck is no longer hers to change.
+        assert study.undoable(s, ana, now=T0) is None
+        with pytest.raises(Conflict):
+            study.undo(s, ana, now=T0)
+        state = s.get(ReviewState, (ana, card.card_id))
+        assert state is not None and state.reps == 1

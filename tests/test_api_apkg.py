@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sqlite3
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -206,6 +207,52 @@ def _zip(members: dict[str, bytes]) -> bytes:
         for name, data in members.items():
             archive.writestr(name, data)
     return buffer.getvalue()
+
+
+def without_notes(package: bytes, tmp: Path, drop: list[tuple[str, str]]) -> bytes:
+    """The package with the notes of these (key, language) pairs taken out."""
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    path = tmp / "collection.anki2"
+    path.write_bytes(members["collection.anki2"])
+    with sqlite3.connect(path) as db:
+        for key, locale in drop:
+            gone = db.execute(
+                "DELETE FROM notes WHERE flds LIKE ? AND tags LIKE ?",
+                (f"%\x1f{key}", f"% lang::{locale} %"),
+            ).rowcount
+            assert gone == 1, (key, locale)
+    db.close()
+    members["collection.anki2"] = path.read_bytes()
+    return _zip(members)
+
+
+def test_imported_deck_language_has_every_card(
+    client: FlaskClient, world: World, engine: Engine, tmp_path: Path
+) -> None:
+    package = export(client, world.ana_h, "all_locales=true").data  # en and es, 3 cards each
+    before = deck_count(engine)
+
+    def post(query: str, body: bytes) -> Any:
+        return client.post(f"/api/v1/imports?{query}", data=body, headers={**world.ben_h, **OCTET})
+
+    # A language the package does not have, or lacks a card in, cannot be the deck's.
+    assert (
+        "for 0 of its 3 cards"
+        in assert_problem(post("locale=zz", package), 422, "locale")["detail"]
+    )
+    gappy = without_notes(package, tmp_path, [("c02", "es")])
+    problem = assert_problem(post("locale=es", gappy), 422, "locale")
+    assert "for 2 of its 3 cards" in problem["detail"] and "every card: en" in problem["detail"]
+    assert deck_count(engine) == before
+    # Unasked, the deck takes a language that has every card; the other stays for the rest.
+    response = post("", gappy)
+    assert response.status_code == 201, response.get_data(as_text=True)
+    assert response.get_json()["deck"]["default_locale"] == "en"
+    # With no complete language at all there is nothing to show some cards in: refused.
+    none_complete = without_notes(package, tmp_path, [("c01", "en"), ("c02", "es")])
+    assert "no language" in assert_problem(post("", none_complete), 422)["detail"]
+    assert deck_count(engine) == before + 1
 
 
 BAD_PACKAGES = {

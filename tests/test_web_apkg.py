@@ -18,6 +18,7 @@ from flashcards.models import Card, Deck, ReviewLog, User
 
 from .test_anki_export import anki_import
 from .test_anki_import import anki_native_package
+from .test_api_apkg import without_notes
 from .web_helpers import answer_shown_card, csrf, sign_up
 from .web_helpers import subscribe as web_subscribe
 
@@ -203,3 +204,17 @@ def test_upload_of_an_anki_deck_lists_what_was_left_out(
     assert "Se omitió 1 nota Cloze" in page
     assert "Se omitió 1 archivo multimedia" in page
     assert "<script>alert" not in page
+
+
+def test_upload_where_no_language_has_every_card_is_refused(
+    client: FlaskClient, loaded_engine: Engine, tmp_path: Path
+) -> None:
+    sign_up(client, language="ko")
+    package = _download(client, languages="all")  # en, es and ko
+    with transaction(loaded_engine) as s:
+        keys = s.scalars(select(Card.key).join(Deck).where(Deck.slug == SLUG).limit(3)).all()
+    gaps = list(zip(keys, ("en", "es", "ko"), strict=True))
+    response = _upload(client, without_notes(package, tmp_path, gaps))
+    assert response.status_code == 422
+    assert "모든 카드가 들어 있는 언어가 없어서" in response.get_data(as_text=True)
+    assert _deck_count(loaded_engine) == 1

@@ -142,6 +142,32 @@ def _plan_cards(
     return list(planned.values()), formatted, first_locale
 
 
+def _complete_language(planned: list[_PlannedCard], asked: str | None, preferred: list[str]) -> str:
+    """The deck's default language: one with a text for every card, since a person whose
+    own language lacks a card is shown it in this one. `asked`, the caller's, or else the
+    first of `preferred` that is complete, or else any."""
+    have = Counter(loc for p in planned for loc in p.texts)
+    complete = sorted(loc for loc, n in have.items() if n == len(planned))
+    if asked is not None:
+        if asked in complete:
+            return asked
+        raise InvalidInput(
+            f"the package has a text in '{asked}' for {have[asked]} of its {len(planned)}"
+            " cards, and the deck's language needs one for every card (languages with every"
+            f" card: {', '.join(complete) or 'none'})",
+            field="locale",
+        )
+    for loc in (*preferred, *complete):
+        if loc in complete:
+            return loc
+    raise AnkiPackageError(
+        "no language in the package has a text for every card, so the deck would have no"
+        f" language to show them in ({', '.join(f'{loc}: {n}' for loc, n in sorted(have.items()))}"
+        f" of {len(planned)} cards)",
+        kind="no_complete_language",
+    )
+
+
 def _note_locale(note: Note, default_locale: str) -> str:
     for tag in note.tags:
         if tag.startswith(LANG_TAG) and LOCALE_RE.match(tag[len(LANG_TAG) :]):
@@ -237,7 +263,7 @@ def import_package(
     if not planned:
         detail = " ".join(messages) or "the package has no notes."
         raise AnkiPackageError(f"nothing to import: {detail}", kind="nothing_to_import")
-    default_locale = locale or first_locale or user_locale
+    default_locale = _complete_language(planned, locale, [first_locale or user_locale, user_locale])
     title = _deck_title(coll, planned)
     if slug is not None:
         slug = prefix + slug

@@ -155,6 +155,13 @@ def import_error_message(exc: FlashcardsError) -> str:
                 "front are left out)."
             )
         )
+    if exc.kind == "no_complete_language":
+        return str(
+            _(
+                "No language in this package has every card, so the deck would have no "
+                "language to show them in."
+            )
+        )
     if exc.kind == "unsupported_version":
         return str(_("This package comes from a version of Anki we cannot read."))
     if exc.kind == "not_a_package":

@@ -8,6 +8,8 @@ from datetime import datetime
 from flask import Flask, current_app, g, request
 from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session
+from werkzeug.datastructures import MultiDict
+from werkzeug.exceptions import BadRequest
 
 from .db import make_engine, transaction, writer
 from .ratelimit import Limiter, make_limiter
@@ -28,6 +30,25 @@ def init_app(app: Flask) -> None:
     event.listen(engine, "engine_disposed", lambda _engine: kept.close_all())
     weakref.finalize(app, kept.close_all)
     app.teardown_appcontext(_close_session)
+    app.before_request(_refuse_nul_in_query)
+
+
+def _refuse_nul_in_query() -> None:
+    _refuse_nul(request.args)
+
+
+def refuse_nul_in_form() -> None:
+    """The web's forms, checked once the upload limit is set (reading the form reads the body)."""
+    if request.method in WRITE_METHODS:
+        _refuse_nul(request.form)
+
+
+def _refuse_nul(values: MultiDict[str, str]) -> None:
+    """A NUL character in a query or form value is a 400: no text column takes it
+    (PostgreSQL refuses it), and a lookup with it would otherwise fail as a 500."""
+    for name, value in values.items(multi=True):
+        if "\x00" in name or "\x00" in value:
+            raise BadRequest("a query or form value has a NUL character, which is not text")
 
 
 def engine() -> Engine:

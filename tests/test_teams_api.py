@@ -272,7 +272,8 @@ def test_bad_input_is_a_precise_problem(world: dict[str, Any]) -> None:
         ("POST", "/api/v1/teams/join", {"token": "a b"}, 404, "token"),
         ("GET", f"/api/v1/teams/{t}/decks/a%00b", None, 404, None),
         ("PUT", f"/api/v1/teams/{t}/assignments/%00", {}, 404, None),
-        ("GET", f"/api/v1/teams/{t}/hardest?deck=%00", None, 404, None),
+        ("GET", f"/api/v1/teams/{t}/hardest?deck=%00", None, 400, None),  # NUL is not text
+        ("GET", f"/api/v1/teams/{t}/hardest?limit=%C2%B2", None, 422, "limit"),  # "²"
         (
             "PUT",
             f"/api/v1/teams/{t}/decks/{world['deck']}/cards/%00",

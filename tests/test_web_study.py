@@ -174,6 +174,8 @@ def test_settings_reject_out_of_range_values_naming_the_field(
         ("relearning_steps", "1e400", "Relearning steps"),
         ("learning_steps", "nan", "Learning steps"),
         ("new_per_day", "lots", "New cards per day"),
+        ("new_per_day", "²", "New cards per day"),
+        ("reviews_per_day", "9" * 5000, "Reviews per day"),
     ):
         r = client.post("/settings", data={**base, field: value})
         assert r.status_code == 422, field

@@ -105,6 +105,21 @@ def _has_lone_surrogate(body: Any) -> bool:
     return False
 
 
+def _has_nul(body: Any) -> bool:
+    pending = [body]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                return True
+        elif isinstance(value, dict):
+            pending.extend(value)
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return False
+
+
 def json_body() -> dict[str, Any]:
     """The request body as a JSON object, or a 400/413/415/422 problem saying what is wrong."""
     mimetype = request.mimetype
@@ -122,6 +137,11 @@ def json_body() -> dict[str, Any]:
         raise BadRequest("the request body has a lone UTF-16 surrogate escape, which is not text")
     if not isinstance(body, dict):
         raise InvalidInput("the request body must be a JSON object")
+    if b"\\u0000" in data:
+        # No text column takes it: PostgreSQL refuses NUL in text (a 500 if it got there).
+        for name, value in body.items():
+            if _has_nul(value) or "\x00" in name:
+                raise InvalidInput(f"{name} must not contain NUL characters", field=name)
     return body
 
 

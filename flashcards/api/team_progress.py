@@ -65,7 +65,8 @@ def dashboard_csv(team_id: int) -> Response:
 def hardest(team_id: int) -> Response:
     user_id = current_user_id()
     raw = request.args.get("limit", "20")
-    if not raw.isdigit() or not 1 <= int(raw) <= 100:
+    # ASCII digits only: str.isdigit() also takes "²", which int() refuses.
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 3) or not 1 <= int(raw) <= 100:
         raise InvalidInput("limit must be an integer from 1 to 100", field="limit")
     cards = progress.hardest(
         db(), checked_id(team_id, "team"), user_id, limit=int(raw), slug=request.args.get("deck")

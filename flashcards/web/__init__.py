@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from flask import Blueprint, Flask
 
+from ..http import refuse_nul_in_form
+
 bp = Blueprint("web", __name__)
+# The web's routes only, after the app's own hooks (the upload limit, the CSRF check).
+bp.before_request(refuse_nul_in_form)
 
 from . import (  # noqa: E402  (the modules register their routes on `bp`)
     account,

@@ -3,6 +3,7 @@ and API tokens."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from zoneinfo import available_timezones
 
@@ -21,6 +22,8 @@ from .auth import STAMP_KEY, current_user, login_required, safe_next, session_st
 from .i18n import LANG_COOKIE
 
 ONE_YEAR = 365 * 24 * 3600
+# ASCII digits, and few enough for int(): str.isdigit() also takes "²", which int() refuses.
+WHOLE_NUMBER = re.compile(r"-?[0-9]{1,12}")
 INT_FIELDS = ("day_start_hour", "maximum_interval", "new_per_day", "reviews_per_day")
 
 
@@ -46,7 +49,7 @@ def _parse_form(form: Any) -> dict[str, object]:
         values[name] = form.get(name, "").strip()
     for name in INT_FIELDS:
         raw = form.get(name, "").strip()
-        values[name] = int(raw) if raw.lstrip("-").isdigit() else raw
+        values[name] = int(raw) if WHOLE_NUMBER.fullmatch(raw) else raw
     try:
         values["desired_retention"] = float(form.get("desired_retention", "").replace(",", "."))
     except ValueError:

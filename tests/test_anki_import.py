@@ -17,12 +17,13 @@ from click.testing import CliRunner
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from flashcards import study
+from flashcards import queue, study
 from flashcards.anki import AnkiPackageError, import_package
 from flashcards.anki.timing import study_date
 from flashcards.cli import main
 from flashcards.db import transaction
 from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription, User
+from flashcards.subscriptions import subscribe
 
 from .factories import answer, make_user
 from .test_anki_export import (
@@ -244,6 +245,21 @@ def test_only_cloze_notes_is_refused(loaded_engine: Engine, tmp_path: Path) -> N
         with pytest.raises(AnkiPackageError, match="Cloze"):
             import_package(s, data, owner_user_id=None, now=wall_now())
         assert counts(s) == before
+
+
+def edited_package(package: bytes, tmp: Path, edit: Callable[[sqlite3.Connection], None]) -> bytes:
+    """The package with its legacy collection changed by `edit` (an open SQLite connection)."""
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    path = tmp / "edited.anki2"
+    path.write_bytes(members["collection.anki2"])
+    db = sqlite3.connect(path)
+    with db:
+        edit(db)
+    db.close()
+    members["collection.anki2"] = path.read_bytes()
+    path.unlink()
+    return zip_of(members)
 
 
 def zip_of(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
@@ -476,3 +492,30 @@ def test_undo_after_importing_progress_undoes_the_last_answer_given_here(
         assert s.get(ReviewState, (user_id, last)) is None  # back to new
         imported = s.scalars(select(ReviewState).where(ReviewState.deck_id == report.deck_id))
         assert [state.reps for state in imported] == [1, 1]
+
+
+@pytest.mark.parametrize("memory", ['{"s": -1, "d": 99}', '{"s": 0, "d": 5}', '{"s": 1e400}'])
+def test_a_memory_state_fsrs_cannot_use_is_taken_as_none(
+    loaded_engine: Engine, tmp_path: Path, memory: str
+) -> None:
+    now = wall_now()
+    user_id = study_eks(loaded_engine, now)
+    package = export(loaded_engine, now, user_id=user_id, with_scheduling=True)
+    package = edited_package(
+        package, tmp_path, lambda db: db.execute("UPDATE cards SET data = ?", (memory,))
+    )
+    with transaction(loaded_engine) as s:
+        report = import_package(s, package, owner_user_id=user_id, with_scheduling=True, now=now)
+        states = s.scalars(select(ReviewState).where(ReviewState.deck_id == report.deck_id)).all()
+        assert states and all(st.stability is None or st.stability >= 0.001 for st in states), [
+            (st.stability, st.difficulty) for st in states
+        ]
+        assert all(st.difficulty is None or 1 <= st.difficulty <= 10 for st in states)
+        # Every imported card can be studied: the queue shows them, and each takes an answer.
+        deck = s.get(Deck, report.deck_id)
+        assert deck is not None
+        subscribe(s, user_id, deck, None, now=now)
+        _card, counts = queue.next_card(s, user_id, now=now + timedelta(days=400))
+        assert counts.review + counts.learning >= len(states)
+        for state in states:
+            answer(s, user_id, state.card_id, "good", now=now + timedelta(minutes=1))

@@ -23,6 +23,7 @@ from flashcards.models import Deck, ReviewLog, ReviewState, Subscription
 from . import factories as f
 from .conftest import T0
 from .test_anki_export import anki_import
+from .test_anki_import import edited_package
 from .test_api_study import assert_problem, bearer
 from .test_schemathesis import CHECKS
 
@@ -211,20 +212,16 @@ def _zip(members: dict[str, bytes]) -> bytes:
 
 def without_notes(package: bytes, tmp: Path, drop: list[tuple[str, str]]) -> bytes:
     """The package with the notes of these (key, language) pairs taken out."""
-    with zipfile.ZipFile(io.BytesIO(package)) as archive:
-        members = {name: archive.read(name) for name in archive.namelist()}
-    path = tmp / "collection.anki2"
-    path.write_bytes(members["collection.anki2"])
-    with sqlite3.connect(path) as db:
+
+    def delete(db: sqlite3.Connection) -> None:
         for key, locale in drop:
             gone = db.execute(
                 "DELETE FROM notes WHERE flds LIKE ? AND tags LIKE ?",
                 (f"%\x1f{key}", f"% lang::{locale} %"),
             ).rowcount
             assert gone == 1, (key, locale)
-    db.close()
-    members["collection.anki2"] = path.read_bytes()
-    return _zip(members)
+
+    return edited_package(package, tmp, delete)
 
 
 def test_imported_deck_language_has_every_card(

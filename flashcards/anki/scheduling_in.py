@@ -8,6 +8,7 @@ card's own columns (and FSRS memory state, when present) decide the current stat
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -24,6 +25,7 @@ QUEUE_LEARN = 1
 REAL_ANSWER_TYPES = {0, 1, 2, 3}  # learn, review, relearn, filtered; 4-5 are manual changes
 EPOCH_SECONDS_FLOOR = 1_000_000_000  # learning `due` above this is a timestamp, else a day
 DEFAULT_DIFFICULTY = 5.0
+MIN_STABILITY = 0.001  # py-fsrs's STABILITY_MIN
 # Hand-made packages can hold any integer: keep dates and counters in ranges that Python's
 # datetime and 32-bit SQL integers accept instead of failing with a server error.
 MAX_DAYS = 100 * 366
@@ -150,6 +152,19 @@ def convert_revlog(
     return out
 
 
+def _memory_state(stability: object, difficulty: object) -> tuple[float, float] | None:
+    """Anki's FSRS memory state, when FSRS can work from it: finite numbers, stability at
+    least FSRS's own minimum (below it FSRS computes complex numbers and fails), difficulty
+    within its 1-10. Anything else counts as no state: the review history decides."""
+    if not isinstance(stability, int | float) or not isinstance(difficulty, int | float):
+        return None
+    if not (math.isfinite(stability) and math.isfinite(difficulty)):
+        return None
+    if stability < MIN_STABILITY:
+        return None
+    return float(stability), min(max(float(difficulty), 1.0), 10.0)
+
+
 def convert_card(
     card: AnkiCard,
     logs: list[dict[str, Any]],
@@ -160,11 +175,12 @@ def convert_card(
     if card.type not in (LEARNING, REVIEW, RELEARNING):
         return None
     last = logs[-1] if logs else None
-    stability = card.data.get("s")
-    difficulty = card.data.get("d")
-    if not isinstance(stability, int | float) or not isinstance(difficulty, int | float):
+    memory = _memory_state(card.data.get("s"), card.data.get("d"))
+    if memory is None:
         stability = last["stability"] if last else None
         difficulty = last["difficulty"] if last else None
+    else:
+        stability, difficulty = memory
     lrt = card.data.get("lrt")
     last_review: datetime | None = (
         safe_epoch(lrt) if isinstance(lrt, int) else (last["reviewed_at"] if last else None)

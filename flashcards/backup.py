@@ -46,6 +46,7 @@ from sqlalchemy import (
     text,
     type_coerce,
 )
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import TypeDecorator
 
@@ -244,8 +245,25 @@ def _check_header(header: Any, path: Path) -> dict[str, Any]:
         raise BackupError(f"{path}: not a flashcards backup")
     if header.get("version") != VERSION:
         raise BackupError(
-            f"{path}: backup format version {header.get('version')}; this version reads {VERSION}"
+            f"{path}: backup format version {header.get('version')!r}; this version reads"
+            f" {VERSION!r}"
         )
+    # The checksum proves the file is as written, not that a writer wrote it right.
+    tables = header.get("tables")
+    if not (
+        isinstance(header.get("alembic_revision"), str)
+        and isinstance(tables, list)
+        and all(
+            isinstance(t, dict)
+            and isinstance(t.get("name"), str)
+            and isinstance(t.get("columns"), list)
+            and all(isinstance(c, str) for c in t["columns"])
+            and type(t.get("rows")) is int
+            and t["rows"] >= 0
+            for t in tables
+        )
+    ):
+        raise BackupError(f"{path}: the backup's header is damaged (its tables or revision)")
     return header
 
 
@@ -264,6 +282,7 @@ def restore(engine: Engine, path: Path) -> dict[str, int]:
         lines = _read_lines(path)
         first = next(lines)
         digest.update(first)
+        number = 1
         for line in lines:
             item = json.loads(line)
             if isinstance(item, dict):
@@ -271,17 +290,23 @@ def restore(engine: Engine, path: Path) -> dict[str, int]:
                     raise BackupError(f"{path}: the file changed while it was being restored")
                 break
             digest.update(line)
+            number += 1
             name, values = item
             if name != batch_table or len(batch) >= BATCH:
-                _flush(conn, statements, batch_table, batch)
+                _flush(conn, statements, batch_table, batch, path)
                 batch, batch_table = [], name
-            batch.append(
-                {
+            try:
+                row = {
                     col: (dec(v) if dec is not None and v is not None else v)
                     for col, dec, v in zip(columns[name], decoders[name], values, strict=True)
                 }
-            )
-        _flush(conn, statements, batch_table, batch)
+            except (KeyError, TypeError, ValueError, OverflowError) as exc:
+                raise BackupError(
+                    f"{path}:{number}: a row of {name} does not fit the database ({exc});"
+                    " nothing restored"
+                ) from None
+            batch.append(row)
+        _flush(conn, statements, batch_table, batch, path)
         if conn.dialect.name == "postgresql":
             _reset_sequences(conn, list(tables.values()))
     return {t["name"]: t["rows"] for t in header["tables"]}
@@ -323,10 +348,22 @@ def _insert(conn: Connection, table: Table) -> Any:
 
 
 def _flush(
-    conn: Connection, statements: dict[str, Any], name: str | None, batch: list[dict[str, Any]]
+    conn: Connection,
+    statements: dict[str, Any],
+    name: str | None,
+    batch: list[dict[str, Any]],
+    path: Path,
 ) -> None:
-    if name is not None and batch:
+    if name is None or not batch:
+        return
+    try:
         conn.execute(statements[name], batch)
+    except (DBAPIError, KeyError) as exc:
+        # Raised out of the transaction, which rolls back: all or nothing.
+        detail = str(exc.orig if isinstance(exc, DBAPIError) else exc).splitlines()[0]
+        raise BackupError(
+            f"{path}: rows of {name} do not fit the database ({detail}); nothing restored"
+        ) from None
 
 
 def _reset_sequences(conn: Connection, tables: list[Table]) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import gzip
+import hashlib
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -236,6 +239,46 @@ def test_damaged_truncated_or_foreign_files_are_refused(
 
     assert all(rows == [] for rows in table_contents(target).values())
     restore(target, file)
+    assert table_contents(target) == table_contents(loaded_engine)
+
+
+def _resigned(tmp: Path, name: str, header: Any, rows: list[Any]) -> Path:
+    """A backup as a faulty writer might make one: whatever it holds, correctly checksummed."""
+    lines = [json.dumps(item).encode() + b"\n" for item in (header, *rows)]
+    trailer = json.dumps({"sha256": hashlib.sha256(b"".join(lines)).hexdigest()}).encode()
+    path = tmp / name
+    path.write_bytes(gzip.compress(b"".join(lines) + trailer + b"\n"))
+    return path
+
+
+def test_checksummed_but_malformed_backups_are_refused(
+    loaded_engine: Engine, new_database: Callable[[str], Engine], tmp_path: Path
+) -> None:
+    file = tmp_path / "good.backup"
+    backup(loaded_engine, file)
+    lines = gzip.decompress(file.read_bytes()).splitlines()
+    header, rows = json.loads(lines[0]), [json.loads(line) for line in lines[1:-1]]
+    target = new_database(kind_of(loaded_engine))
+    deck = next(i for i, row in enumerate(rows) if row[0] == "decks")
+    bad_row = [*rows[:deck], ["decks", rows[deck][1][:-1]], *rows[deck + 1 :]]
+    bad_time = copy.deepcopy(rows)
+    columns = next(t["columns"] for t in header["tables"] if t["name"] == "decks")
+    bad_time[deck][1][columns.index("created_at")] = "yesterday"
+    cases = {
+        "no tables": ({k: v for k, v in header.items() if k != "tables"}, [], "header is damaged"),
+        "tables not a list": ({**header, "tables": "x"}, [], "header is damaged"),
+        "a table without rows": (
+            {**header, "tables": [{"name": "users", "columns": ["id"]}]}, [], "header is damaged"
+        ),
+        "version as text": ({**header, "version": "1"}, rows, "version '1'"),
+        "a row too short": (header, bad_row, "does not fit"),
+        "an unreadable time": (header, bad_time, "does not fit"),
+    }  # fmt: skip
+    for name, (head, body, words) in cases.items():
+        with pytest.raises(BackupError, match=words):
+            restore(target, _resigned(tmp_path, f"{len(name)}.backup", head, body))
+        assert all(r == [] for r in table_contents(target).values()), name
+    restore(target, _resigned(tmp_path, "resigned.backup", header, rows))  # the helper is fair
     assert table_contents(target) == table_contents(loaded_engine)
 
 

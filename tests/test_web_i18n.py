@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask.testing import FlaskClient
 
-from .web_helpers import csrf, sign_up
+from .web_helpers import CSRF_RE, csrf, sign_up
 
 
 def test_accept_language_then_english(client: FlaskClient) -> None:
@@ -45,3 +45,24 @@ def test_unknown_locale_and_foreign_next_are_ignored(client: FlaskClient) -> Non
     )
     assert r.status_code == 302 and r.location == "/"
     assert "lang=" not in r.headers.get("Set-Cookie", "")
+
+
+def test_error_pages_outside_any_route_are_the_sites_own_in_the_visitors_language(
+    client: FlaskClient,
+) -> None:
+    client.environ_base["HTTP_ACCEPT_LANGUAGE"] = "es"
+    # A method the page does not take: refused by the CSRF check before routing is done.
+    expired = client.put("/settings")
+    assert expired.status_code == 400
+    assert '<html lang="es">' in expired.get_data(as_text=True)
+    assert "El formulario ha caducado" in expired.get_data(as_text=True)
+    token = CSRF_RE.search(client.get("/signin").get_data(as_text=True))
+    assert token is not None
+    wrong_method = client.delete("/signin", headers={"X-CSRF-Token": token[1]})
+    assert wrong_method.status_code == 405
+    assert '<html lang="es">' in wrong_method.get_data(as_text=True)
+    assert "405" in wrong_method.get_data(as_text=True)
+    # The API keeps its problem documents.
+    api = client.put("/api/v1/tokens", json={})
+    assert api.status_code == 405 and api.mimetype == "application/problem+json"
+    assert "POST" in api.headers["Allow"]

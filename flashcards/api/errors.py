@@ -58,7 +58,7 @@ def _flashcards_error(exc: FlashcardsError) -> Response:
     return problem(exc.status, exc.title, exc.detail, field=exc.field, headers=headers)
 
 
-def _http_problem(exc: HTTPException) -> Response:
+def http_problem(exc: HTTPException) -> Response:
     status = exc.code or 500
     headers = {}
     if isinstance(exc, MethodNotAllowed) and exc.valid_methods:
@@ -72,22 +72,13 @@ def _http_problem(exc: HTTPException) -> Response:
 
 @bp.errorhandler(HTTPException)
 def _api_http_error(exc: HTTPException) -> Response:
-    return _http_problem(exc)
-
-
-@bp.app_errorhandler(HTTPException)
-def _app_http_error(exc: HTTPException) -> Response | HTTPException:
-    # Routing errors (an unknown /api/v1/... URL, a wrong method) happen before any blueprint
-    # is chosen, so only an app-wide handler sees them; other URLs keep Flask's pages.
-    if request.path.startswith(API_PREFIX):
-        return _http_problem(exc)
-    return exc
+    return http_problem(exc)
 
 
 @bp.errorhandler(Exception)
 def _unexpected(exc: Exception) -> Response:
     if isinstance(exc, HTTPException):
-        return _http_problem(exc)
+        return http_problem(exc)
     current_app.logger.exception("unhandled error on %s %s", request.method, request.path)
     return problem(500, "Internal server error", "an unexpected error occurred; it has been logged")
 

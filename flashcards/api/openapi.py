@@ -19,7 +19,10 @@ from flask import Response, current_app, jsonify
 from . import bp
 
 _PROBLEM_TITLES = {
-    400: ("BadRequest", "The request is malformed, e.g. its body is not valid JSON."),
+    400: (
+        "BadRequest",
+        "The request is malformed: its body is not valid JSON, or a value has a NUL character.",
+    ),
     401: ("Unauthorized", "No valid bearer token (or wrong credentials)."),
     403: ("Forbidden", "The caller may not do this."),
     404: ("NotFound", "No such resource, or not visible to the caller."),
@@ -118,6 +121,10 @@ def build_document() -> dict[str, Any]:
             if name in schemas and schemas[name] != schema:
                 raise RuntimeError(f"{info.name} redefines schema {name}")
             schemas[name] = copy.deepcopy(schema)
+    for item in paths.values():
+        for operation in item.values():
+            # Any query string can carry a NUL character, which every request refuses.
+            operation["responses"].setdefault("400", problems(400)["400"])
     return {
         "openapi": "3.1.0",
         "info": {

@@ -6,7 +6,7 @@ from flask import Flask, current_app, render_template, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response
 
-from ..api.errors import API_PREFIX, problem
+from ..api.errors import API_PREFIX, http_problem
 from ..errors import FlashcardsError
 from . import apkg, bp
 from .auth import current_user
@@ -27,12 +27,14 @@ def _http_error(exc: HTTPException) -> tuple[str, int]:
     return render_template("error.html", status=status, csrf=exc.description == "csrf"), status
 
 
-def _unknown_url(exc: HTTPException) -> Response | tuple[str, int]:
-    # A URL that matches no route belongs to no blueprint, so only an app-wide handler sees it.
+def _outside_blueprints(exc: HTTPException) -> Response | tuple[str, int]:
+    # A URL that matches no route or method belongs to no blueprint, nor does an error raised
+    # before routing is done (the CSRF check): only an app-wide handler sees them.
     if request.path.startswith(API_PREFIX):
-        return problem(404, exc.name, exc.description or exc.name)
-    return render_template("error.html", status=404), 404
+        return http_problem(exc)
+    status = exc.code or 500
+    return render_template("error.html", status=status, csrf=exc.description == "csrf"), status
 
 
 def init_app(app: Flask) -> None:
-    app.register_error_handler(404, _unknown_url)
+    app.register_error_handler(HTTPException, _outside_blueprints)

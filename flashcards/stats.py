@@ -13,7 +13,7 @@ from sqlalchemy import and_, exists, func, select
 from sqlalchemy.orm import Session
 
 from .access import visible_decks
-from .days import day_bounds, study_date
+from .days import day_bounds, day_start, study_date
 from .models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription, User
 
 REVIEW_STATE = 2
@@ -124,7 +124,8 @@ def reviews_per_day(
     tz, hour = _user_day(session, user_id)
     today = study_date(now, tz, hour)
     first = today - timedelta(days=days - 1)
-    start = day_bounds(now - timedelta(days=days - 1), tz, hour)[0]
+    # From the date, not `now` less 24-hour days: a DST change in between moves those by an hour.
+    start = day_start(first, tz, hour)
     times = session.scalars(
         select(ReviewLog.reviewed_at).where(
             ReviewLog.user_id == user_id, ReviewLog.reviewed_at >= start
@@ -142,7 +143,7 @@ def due_forecast(
     """Cards falling due on each of the next `days` study days; overdue ones count today."""
     tz, hour = _user_day(session, user_id)
     today = study_date(now, tz, hour)
-    horizon = day_bounds(now + timedelta(days=days - 1), tz, hour)[1]
+    horizon = day_start(today + timedelta(days=days), tz, hour)  # the end of the last day
     deck_ids = _subscribed_deck_ids(session, user_id, None)
     dues = session.scalars(
         select(ReviewState.due).where(
@@ -165,7 +166,7 @@ def retention_by_week(
     today = study_date(now, tz, hour)
     this_monday = today - timedelta(days=today.weekday())
     first = this_monday - timedelta(weeks=weeks - 1)
-    start = day_bounds(now - timedelta(days=(today - first).days), tz, hour)[0]
+    start = day_start(first, tz, hour)
     answers: Counter[date] = Counter()
     passed: Counter[date] = Counter()
     for reviewed_at, rating in session.execute(

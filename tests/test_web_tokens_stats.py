@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from flask.testing import FlaskClient
 from fsrs import Rating
@@ -12,7 +13,7 @@ from sqlalchemy import Engine
 from flashcards import stats
 from flashcards.accounts import create_user
 from flashcards.db import transaction
-from flashcards.models import User
+from flashcards.models import ReviewState, User
 from flashcards.study import answer
 from flashcards.subscriptions import find_visible_deck, subscribe
 
@@ -111,3 +112,26 @@ def test_true_retention_counts_review_state_answers_only(loaded_engine: Engine) 
     with transaction(loaded_engine) as s:
         week = stats.retention_by_week(s, uid, now=later)[-1]
         assert (week.answers, week.passed, week.rate) == (2, 1, 0.5)
+
+
+def test_stats_days_stay_whole_across_a_dst_change(loaded_engine: Engine) -> None:
+    # Madrid leaves summer time on 25 October 2026 (03:00 CEST becomes 02:00 CET): a span of
+    # 29 days of 24 hours across it ends an hour short of 29 study days.
+    uid = _user(loaded_engine, "Europe/Madrid")
+    madrid = ZoneInfo("Europe/Madrid")
+    with transaction(loaded_engine) as s:
+        answered = datetime(2026, 10, 22, 12, 0, tzinfo=madrid).astimezone(UTC)
+        answer(s, uid, 1, Rating.Good, "00000000-0000-4000-8000-0000000000d1", now=answered)
+        state = s.get(ReviewState, (uid, 1))
+        assert state is not None
+        state.due = datetime(2026, 10, 25, 12, 0, tzinfo=madrid).astimezone(UTC)  # 30th day
+    with transaction(loaded_engine) as s:
+        forecast = stats.due_forecast(
+            s, uid, now=datetime(2026, 9, 26, 4, 30, tzinfo=madrid).astimezone(UTC)
+        )
+        assert (forecast[-1].day.isoformat(), forecast[-1].count) == ("2026-10-25", 1)
+        # 03:30 on 21 November is still the study day of 20 November; 30 days back is 22 October.
+        history = stats.reviews_per_day(
+            s, uid, now=datetime(2026, 11, 21, 3, 30, tzinfo=madrid).astimezone(UTC), days=30
+        )
+        assert (history[0].day.isoformat(), history[0].count) == ("2026-10-22", 1)

@@ -498,3 +498,28 @@ def test_undo_leaves_alone_a_team_deck_the_member_has_left(engine: Engine) -> No
             study.undo(s, ana, now=T0)
         state = s.get(ReviewState, (ana, card.card_id))
         assert state is not None and state.reps == 1
+
+
+def test_a_shorter_default_language_retires_cards_in_every_language(engine: Engine) -> None:
+    with transaction(engine) as s:
+        lead, _ana, _ben, _eve = users(s)
+        team = membership.create_team(s, lead, "T", now=T0)
+        deck, _report = team_decks.create_team_deck(
+            s, team.id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
+        )
+        team_decks.upload_locale(
+            s, team.id, lead, deck.slug, fmt="quiz", content=QUIZ_ES, locale="es", title=None,
+            now=T0,
+        )  # fmt: skip
+        shorter = QUIZ[: QUIZ.index("2. What colour")]
+        report = team_decks.upload_locale(
+            s, team.id, lead, deck.slug, fmt="quiz", content=shorter, locale="en", title=None,
+            now=T0,
+        )  # fmt: skip
+        assert report.retired == ["q02"]
+        source = team_decks.current_source(s, deck)
+        assert {loc: [c.key for c in source.locales[loc].cards] for loc in ("en", "es")} == {
+            "en": ["q01"],
+            "es": ["q01"],
+        }
+        assert source.locales["es"].cards[0].question == "¿Cuánto es uno más uno?"

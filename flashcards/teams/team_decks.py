@@ -245,6 +245,13 @@ def upload_locale(
     locales = dict(source.locales)
     for loc in uploaded:
         locales[loc.locale] = loc
+    if not translation:
+        # Cards the new default no longer has are retired, in every language: the kept
+        # translations lose them too instead of naming cards the deck no longer has.
+        kept = {card.key for card in locales[locale].cards}
+        for other in source.locales.keys() - {loc.locale for loc in uploaded}:
+            cards = tuple(c for c in locales[other].cards if c.key in kept)
+            locales[other] = replace(locales[other], cards=cards)
     return sync_deck(
         session, _validated(replace(source, locales=locales)), now=now, owner_team_id=team_id
     )

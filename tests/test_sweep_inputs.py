@@ -514,8 +514,8 @@ def test_mutated_packages_through_the_api_are_201_or_4xx(
 def test_nul_through_the_web_forms_is_refused_with_nothing_written(
     client: FlaskClient, engine: Engine, team_world: TeamWorld
 ) -> None:
-    # The API screens NUL in its JSON fields; the forms reach the domain with it (a 500 on
-    # PostgreSQL before team_decks refused it).
+    # NUL is no text: every form value with it is a 400 before any view runs (it used to
+    # reach the domain, a 500 on PostgreSQL before team_decks refused it).
     form = {"csrf_token": csrf(client), "email": "", "password": f.PASSWORD}
     with Session(engine) as s:
         lead = s.get(User, team_world.lead)
@@ -527,10 +527,10 @@ def test_nul_through_the_web_forms_is_refused_with_nothing_written(
         before = dump(s)
     team = team_world.team
     for url, data, status in [
-        (f"/teams/{team}/decks", {"format": "csv", "content": "Q\x00,A\n", "title": "T"}, 422),
-        (f"/teams/{team}/decks", {"format": "quiz", "content": QUIZ_VALID + "\x00"}, 422),
+        (f"/teams/{team}/decks", {"format": "csv", "content": "Q\x00,A\n", "title": "T"}, 400),
+        (f"/teams/{team}/decks", {"format": "quiz", "content": QUIZ_VALID + "\x00"}, 400),
         (f"/teams/{team}/decks/{team_world.slug}/cards/sum",
-         {"locale": "en", "question": "Q\x00", "answer": "A"}, 303),
+         {"locale": "en", "question": "Q\x00", "answer": "A"}, 400),
     ]:  # fmt: skip
         r = client.post(url, data={"csrf_token": token, **data})
         assert r.status_code == status, (url, r.status_code)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +16,10 @@ from werkzeug.datastructures import FileStorage, MultiDict
 from werkzeug.test import TestResponse, encode_multipart
 
 from flashcards.db import transaction
-from flashcards.models import Card, Deck, ReviewLog, User
+from flashcards.models import Card, Deck, DeckText, ReviewLog, User
 
 from .test_anki_export import anki_import
-from .test_anki_import import anki_native_package
+from .test_anki_import import anki_native_package, edited_package
 from .test_api_apkg import without_notes
 from .web_helpers import answer_shown_card, csrf, sign_up
 from .web_helpers import subscribe as web_subscribe
@@ -218,3 +220,21 @@ def test_upload_where_no_language_has_every_card_is_refused(
     assert response.status_code == 422
     assert "모든 카드가 들어 있는 언어가 없어서" in response.get_data(as_text=True)
     assert _deck_count(loaded_engine) == 1
+
+
+def test_a_package_that_names_no_deck_gets_a_title_in_the_importers_language(
+    client: FlaskClient, loaded_engine: Engine, tmp_path: Path
+) -> None:
+    sign_up(client, language="es")
+    package = _download(client)
+
+    def unnamed(db: sqlite3.Connection) -> None:
+        (decks,) = db.execute("SELECT decks FROM col").fetchone()
+        renamed = {k: {**v, "name": "Default"} for k, v in json.loads(decks).items()}
+        db.execute("UPDATE col SET decks = ?", (json.dumps(renamed),))
+
+    response = _upload(client, edited_package(package, tmp_path, unnamed))
+    assert response.status_code == 302
+    with transaction(loaded_engine) as s:
+        titles = s.scalars(select(DeckText.title).join(Deck).where(Deck.owner_user_id.is_not(None)))
+        assert set(titles) == {"Importado de Anki"}

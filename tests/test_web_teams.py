@@ -478,7 +478,13 @@ def test_retire_and_add_team_cards(app: Flask, loaded_engine: Engine) -> None:
 
     empty = {**new, "answer": "  "}
     assert _post(lead, f"{deck_page}/cards", empty, deck_page).status_code == 303
-    assert "was not added" in lead.get(deck_page).get_data(as_text=True)
+    page = lead.get(deck_page).get_data(as_text=True)
+    assert "was not added." in page and "must not be empty" in page
+    # Each refusal says what was wrong, not always "empty".
+    long = {**new, "answer": "x" * 20_001}
+    assert _post(lead, f"{deck_page}/cards", long, deck_page).status_code == 303
+    page = lead.get(deck_page).get_data(as_text=True)
+    assert "at most 20,000 characters" in page and "must not be empty" not in page
     assert _post(lead, f"{deck_page}/cards", new, deck_page).status_code == 303
     cards = _cards(loaded_engine, slug)
     added = set(cards) - {"pod", "node"}

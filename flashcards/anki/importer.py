@@ -186,7 +186,7 @@ def _note_key(note: Note, ours: bool, planned: dict[str, _PlannedCard], locale: 
     return key
 
 
-def _deck_title(coll: Collection, planned: list[_PlannedCard]) -> str:
+def _deck_title(coll: Collection, planned: list[_PlannedCard], untitled: str) -> str:
     names = Counter(
         coll.decks.get(c.did, "").split("::")[0]
         for p in planned
@@ -196,7 +196,7 @@ def _deck_title(coll: Collection, planned: list[_PlannedCard]) -> str:
     for name, _ in names.most_common():
         if name and name != "Default":
             return name[:200]
-    return "Imported from Anki"
+    return untitled
 
 
 def _free_slug(session: Session, wanted: str) -> str:
@@ -221,8 +221,12 @@ def import_package(
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_unpacked_bytes: int | None = None,
     progress: Progress | None = None,
+    untitled: str = "Imported from Anki",
 ) -> ImportReport:
     """A new deck from the package's Basic-like notes (first field front, second back).
+
+    `untitled` names a deck whose package names none (Anki's "Default"): the edges pass it
+    in the importer's language.
 
     The deck belongs to `owner_user_id` (None: a shared deck, as the shipped ones are).
 
@@ -264,7 +268,7 @@ def import_package(
         detail = " ".join(messages) or "the package has no notes."
         raise AnkiPackageError(f"nothing to import: {detail}", kind="nothing_to_import")
     default_locale = _complete_language(planned, locale, [first_locale or user_locale, user_locale])
-    title = _deck_title(coll, planned)
+    title = _deck_title(coll, planned, untitled)
     if slug is not None:
         slug = prefix + slug
         if session.scalar(select(Deck.id).where(Deck.slug == slug)) is not None:

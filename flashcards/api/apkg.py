@@ -7,6 +7,7 @@ limit to MAX_UPLOAD_BYTES (FLASHCARDS_APKG_MAX_BYTES) for itself only, before it
 from __future__ import annotations
 
 from flask import Response, current_app, jsonify, request
+from flask_babel import force_locale, gettext
 from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import RequestEntityTooLarge
 
@@ -16,7 +17,7 @@ from ..config import parse_bool
 from ..db import retrying, utcnow
 from ..errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
 from ..http import db
-from ..models import Deck
+from ..models import Deck, User
 from . import bp
 from .auth import current_user_id
 
@@ -135,6 +136,10 @@ def import_apkg() -> tuple[Response, int]:
     max_notes: int = current_app.config["APKG_MAX_NOTES"]
     data = _package_body(limit)
     session = db()
+    owner = session.get(User, user_id)
+    # A package that names no deck gets a title in its owner's language, as on the web.
+    with force_locale(owner.locale if owner is not None else "en"):
+        untitled = gettext("Imported from Anki")
 
     def work() -> ImportReport:
         now = utcnow()
@@ -148,6 +153,7 @@ def import_apkg() -> tuple[Response, int]:
             now=now,
             max_bytes=limit,
             max_notes=max_notes,
+            untitled=untitled,
         )
         deck = session.get(Deck, report.deck_id)
         assert deck is not None

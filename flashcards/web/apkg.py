@@ -104,6 +104,7 @@ def import_apkg() -> Response | tuple[str, int]:
             now=now,
             max_bytes=limit,
             max_notes=current_app.config["APKG_MAX_NOTES"],
+            untitled=_("Imported from Anki"),
         )
         deck = session.get(Deck, report.deck_id)
         assert deck is not None

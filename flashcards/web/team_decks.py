@@ -10,12 +10,14 @@ from __future__ import annotations
 import re
 
 from flask import flash, redirect, render_template, request, url_for
+from flask_babel import format_number
 from flask_babel import gettext as _
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
 from ..db import retrying, utcnow
+from ..decks.deckfile import MAX_TEXT
 from ..errors import Conflict, DeckFileError, InvalidInput
 from ..http import db
 from ..models import Card
@@ -162,13 +164,27 @@ def edit_team_card(team_id: int, slug: str, key: str) -> Response:
             explanation=request.form.get("explanation", ""),
             now=utcnow(),
         )
-    except (InvalidInput, Conflict):
+    except (InvalidInput, Conflict) as exc:
         session.rollback()
-        flash(_("The card was not saved: the question and the answer must not be empty."), "error")
+        flash(_("The card was not saved.") + " " + _card_problem(exc), "error")
         return back
     session.commit()
     flash(_("Card saved. Everyone keeps their progress on it."))
     return back
+
+
+def _card_problem(exc: InvalidInput | Conflict) -> str:
+    """What was wrong with a card the domain refused, as a translated sentence."""
+    field = exc.field or ""
+    if "at most" in exc.detail:
+        return str(
+            _("A text may have at most %(count)s characters.", count=format_number(MAX_TEXT))
+        )
+    if field in ("front", "back"):
+        return str(_("The question and the answer must not be empty."))
+    if field == "locale":
+        return str(_("Add the card in the deck's default language first, then translate it."))
+    return str(_("Reload the page and try again."))
 
 
 def _to_deck(team_id: int, slug: str) -> Response:
@@ -213,9 +229,9 @@ def add_team_card(team_id: int, slug: str) -> Response:
     try:
         # Two cards added at once may pick the same new key; the retry picks another.
         retrying(session, work, retry_on=(IntegrityError,), attempts=3)
-    except InvalidInput:
+    except InvalidInput as exc:
         session.rollback()
-        flash(_("The card was not added: the question and the answer must not be empty."), "error")
+        flash(_("The card was not added.") + " " + _card_problem(exc), "error")
         return _to_deck(team_id, slug)
     flash(_("Card added. Members will see it as a new card."))
     return _to_deck(team_id, slug)

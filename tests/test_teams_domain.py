@@ -16,7 +16,7 @@ from flashcards.access import visible_decks
 from flashcards.accounts import create_user
 from flashcards.db import transaction
 from flashcards.errors import Conflict, Forbidden, InvalidInput, NotFound
-from flashcards.models import Deck, ReviewState, SchedulerSettings, Subscription
+from flashcards.models import Deck, ReviewState, SchedulerSettings, Subscription, Team
 from flashcards.queue import new_allowance
 from flashcards.subscriptions import subscribe
 from flashcards.teams import assignments, invitations, membership, progress, team_decks
@@ -49,6 +49,14 @@ def users(s: Session) -> tuple[int, int, int, int]:
     ben = create_user(s, "ben@example.com", "password1", now=T0, locale="ko").id
     eve = create_user(s, "eve@example.com", "password1", now=T0).id
     return lead, ana, ben, eve
+
+
+def team_of_two(s: Session) -> tuple[int, int, Team]:
+    """The users, and a team of the lead with Ana as its member."""
+    lead, ana, _ben, _eve = users(s)
+    team = membership.create_team(s, lead, "T", now=T0)
+    invitations.join(s, ana, invitations.create_invitation(s, team.id, lead, now=T0).token, now=T0)
+    return lead, ana, team
 
 
 def visible(s: Session, user_id: int, slug: str) -> bool:
@@ -184,11 +192,7 @@ def test_assignment_subscribes_in_each_language_and_paces(loaded_engine: Engine)
 
 def test_a_members_own_new_cards_setting_outlives_team_pacing(loaded_engine: Engine) -> None:
     with transaction(loaded_engine) as s:
-        lead, ana, _ben, _eve = users(s)
-        team = membership.create_team(s, lead, "T", now=T0)
-        invitations.join(
-            s, ana, invitations.create_invitation(s, team.id, lead, now=T0).token, now=T0
-        )
+        lead, ana, team = team_of_two(s)
         deck = s.scalars(select(Deck).where(Deck.slug == "eks-model-training")).one()
         subscribe(s, ana, deck, "es", now=T0)
         deck_settings.set_deck_overrides(s, ana, deck.id, {"new_per_day": 5})
@@ -478,11 +482,7 @@ def test_the_database_allows_one_owner_per_team(engine: Engine) -> None:
 
 def test_undo_leaves_alone_a_team_deck_the_member_has_left(engine: Engine) -> None:
     with transaction(engine) as s:
-        lead, ana, _, _ = users(s)
-        team = membership.create_team(s, lead, "T", now=T0)
-        invitations.join(
-            s, ana, invitations.create_invitation(s, team.id, lead, now=T0).token, now=T0
-        )
+        lead, ana, team = team_of_two(s)
         deck, _report = team_decks.create_team_deck(
             s, team.id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
         )

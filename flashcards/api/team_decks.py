@@ -12,8 +12,8 @@ from ..http import db
 from ..teams import team_decks
 from . import bp
 from .auth import current_user_id
-from .errors import json_body, reject_unknown
-from .teams import MAX_UPLOAD, checked_id, report_json, string_field
+from .errors import json_body, reject_unknown, string_field
+from .teams import MAX_UPLOAD, checked_id, report_json
 
 # --- team decks ---
 

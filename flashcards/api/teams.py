@@ -20,8 +20,7 @@ from ..models import TeamInvitation
 from ..teams import assignments, invitations, membership
 from . import bp
 from .auth import current_user_id
-from .errors import json_body, reject_unknown
-from .errors import string_field as _string_field
+from .errors import json_body, reject_unknown, string_field
 
 MAX_UPLOAD = 2_000_000  # characters of an uploaded quiz or CSV
 
@@ -30,19 +29,6 @@ def checked_id(value: int, what: str) -> int:
     # Larger ids exist nowhere, and PostgreSQL would reject them as out of range.
     if value > MAX_ID:
         raise NotFound(f"no {what} {value}")
-    return value
-
-
-def string_field(body: dict[str, Any], name: str, **kwargs: Any) -> str:
-    """api.errors.string_field, refusing what no database column can store: NUL characters
-    (PostgreSQL rejects them) and unpaired surrogates (not UTF-8)."""
-    value = _string_field(body, name, **kwargs)
-    if "\x00" in value:
-        raise InvalidInput(f"{name} must not contain NUL characters", field=name)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput(f"{name} is not valid Unicode text", field=name) from None
     return value
 
 

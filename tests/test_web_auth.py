@@ -29,9 +29,13 @@ def test_sign_up_errors_are_shown_on_the_form(client: FlaskClient) -> None:
     r = client.post("/signup", data={"csrf_token": token, "email": "nope", "password": PASSWORD})
     assert r.status_code == 422
     assert "name@example.com" in r.get_data(as_text=True)
-    r = client.post("/signup", data={"csrf_token": token, "email": "a@b.co", "password": "short"})
+    r = client.post(
+        "/signup",
+        data={"csrf_token": token, "email": "a@b.co", "password": "short", "display_name": "Ana"},
+    )
     assert r.status_code == 422
     assert 'id="password-error"' in r.get_data(as_text=True)
+    assert 'value="Ana"' in r.get_data(as_text=True)  # what was typed stays
     sign_up(client, "a@b.co")
     client.post("/signout", data={"csrf_token": csrf(client, "/")})
     token = csrf(client, "/signup")

@@ -181,6 +181,10 @@ def test_settings_reject_out_of_range_values_naming_the_field(
         assert r.status_code == 422, field
         assert label in r.get_data(as_text=True)
     assert client.post("/settings", data=base).status_code == 302
+    # Switching the language says so in the new one, on the page that follows.
+    r = client.post("/settings", data={**base, "locale": "ko"}, follow_redirects=True)
+    assert '<html lang="ko">' in r.get_data(as_text=True)
+    assert "설정을 저장했습니다." in r.get_data(as_text=True)
 
 
 def test_deck_page_and_unsubscribe(client: FlaskClient, loaded_engine: Engine) -> None:
@@ -216,6 +220,12 @@ def test_deck_settings_override_the_users_limits(
     )
     page = client.get("/decks/eks-model-training").get_data(as_text=True)
     assert "Desired retention" in page and "not allowed" in page
+    for odd in ("٣", "1_0", "²"):  # digits int() would take, or not: ASCII digits only
+        client.post(
+            "/decks/eks-model-training/settings", data={"csrf_token": token, "new_per_day": odd}
+        )
+        page = client.get("/decks/eks-model-training").get_data(as_text=True)
+        assert "New cards per day" in page and "not allowed" in page, odd
     client.post("/decks/eks-model-training/settings", data={"csrf_token": token})
     counts = re.findall(r'class="num">(\d+)<', client.get("/study").get_data(as_text=True))
     assert counts[:3] == ["15", "0", "0"]

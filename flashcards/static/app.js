@@ -109,7 +109,9 @@
     var answer = document.getElementById("answer");
     var front = answer && answer.hidden;
     var undoForm = document.getElementById("undo-form");
-    if ((event.key === "z" && event.ctrlKey) || (event.key === "u" && !event.ctrlKey)) {
+    // By the physical key (event.code): with a Korean input method on, U types "ㅕ", and
+    // Caps Lock or Shift turn "z" into "Z".
+    if ((event.code === "KeyZ" && event.ctrlKey) || (event.code === "KeyU" && !event.ctrlKey)) {
       event.preventDefault();
       if (undoForm) { send(undoForm, null); }
       return;

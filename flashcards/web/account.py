@@ -9,6 +9,7 @@ from zoneinfo import available_timezones
 
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask import session as flask_session
+from flask_babel import force_locale
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
@@ -19,7 +20,7 @@ from ..http import db
 from ..settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
 from . import bp
 from .auth import STAMP_KEY, current_user, login_required, safe_next, session_stamp, user_id
-from .i18n import LANG_COOKIE
+from .i18n import LANG_COOKIE, locale_code
 
 ONE_YEAR = 365 * 24 * 3600
 # ASCII digits, and few enough for int(): str.isdigit() also takes "²", which int() refuses.
@@ -93,7 +94,9 @@ def settings() -> str | Response | tuple[str, int]:
         else:
             apply_user_settings(session, uid, clean)
             session.commit()
-            flash(_("Settings saved."))
+            # Said in the language just chosen: the request's own was picked before the change.
+            with force_locale(str(clean.get("locale") or locale_code())):
+                flash(_("Settings saved."))
             return redirect(url_for("web.settings"))
     return render_template(
         "settings.html",

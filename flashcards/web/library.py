@@ -12,7 +12,7 @@ from ..errors import InvalidInput
 from ..http import db
 from ..settings import user_settings
 from . import bp
-from .account import field_labels
+from .account import WHOLE_NUMBER, field_labels
 from .auth import current_user, login_required, user_id
 from .i18n import language_name, locale_code
 
@@ -68,8 +68,11 @@ def deck_settings_form(slug: str) -> Response:
         if not raw:
             values[name] = None
             continue
+        if name != "desired_retention":
+            values[name] = int(raw) if WHOLE_NUMBER.fullmatch(raw) else raw
+            continue
         try:
-            values[name] = float(raw) if name == "desired_retention" else int(raw)
+            values[name] = float(raw)
         except ValueError:
             values[name] = raw
     try:

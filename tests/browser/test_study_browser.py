@@ -121,7 +121,8 @@ STUDY_CASES = {
         "labels": ["다시", "어려움", "좋음", "쉬움"],
         "interval": re.compile(r"^\d+(\.\d)?(분|시간|일|개월|년)$"),
         "undone": "되돌렸습니다",
-        "undo_key": "u",
+        # Shift+U: the physical U key, whatever it types (capital U here, ㅕ with Korean input).
+        "undo_key": "Shift+U",
         "show": "정답 보기",
     },
     "es": {

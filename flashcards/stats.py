@@ -14,7 +14,17 @@ from sqlalchemy.orm import Session
 
 from .access import visible_decks
 from .days import day_bounds, day_start, study_date
-from .models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription, User
+from .models import (
+    Card,
+    CardText,
+    Deck,
+    ReviewLog,
+    ReviewState,
+    SchedulerSettings,
+    Subscription,
+    User,
+)
+from .queue import new_allowance
 
 REVIEW_STATE = 2
 AGAIN = 1
@@ -64,10 +74,18 @@ def _subscribed_deck_ids(session: Session, user_id: int, deck_slug: str | None) 
     return list(session.scalars(query))
 
 
+def is_subscribed(session: Session, user_id: int, *, deck_slug: str | None = None) -> bool:
+    """Whether the user studies any deck (or this one)."""
+    return bool(_subscribed_deck_ids(session, user_id, deck_slug))
+
+
 def next_due(
     session: Session, user_id: int, *, now: datetime, deck_slug: str | None = None
 ) -> datetime | None:
-    """When something is next to study: the earliest due card, or tomorrow's new cards."""
+    """When something is next to study, for someone with nothing to study now: the earliest
+    card falling due, or the next study day when today's limits hold cards back (cards due
+    already, or new cards in a deck that allows some a day). None: nothing ever will be.
+    """
     deck_ids = _subscribed_deck_ids(session, user_id, deck_slug)
     if not deck_ids:
         return None
@@ -81,16 +99,32 @@ def next_due(
     )
     if earliest is not None:
         candidates.append(earliest)
+    held_back = session.scalar(
+        select(exists().where(
+            ReviewState.user_id == user_id,
+            ReviewState.deck_id.in_(deck_ids),
+            ReviewState.due <= now,
+        ))
+    )  # fmt: skip
     seen = exists().where(ReviewState.user_id == user_id, ReviewState.card_id == Card.id)
-    unseen = session.scalar(
-        select(func.count())
-        .select_from(Card)
+    unseen = session.execute(
+        select(Card.deck_id, func.count())
         .where(Card.deck_id.in_(deck_ids), Card.retired_at.is_(None), ~seen)
-    )
-    if unseen:
+        .group_by(Card.deck_id)
+    ).all()
+    if held_back or any(_new_cards_allowed(session, user_id, deck) for deck, _n in unseen):
         tz, hour = _user_day(session, user_id)
         candidates.append(day_bounds(now, tz, hour)[1])
     return min(candidates) if candidates else None
+
+
+def _new_cards_allowed(session: Session, user_id: int, deck_id: int) -> bool:
+    sub = session.get(Subscription, (user_id, deck_id))
+    settings = session.get(SchedulerSettings, user_id)
+    if sub is None or settings is None:
+        return False
+    own = sub.new_per_day if sub.new_per_day is not None else settings.new_per_day
+    return new_allowance(own, sub.paced_new_per_day) > 0
 
 
 def cards_by_state(session: Session, user_id: int) -> dict[str, int]:

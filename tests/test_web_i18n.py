@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from flask import Flask
 from flask.testing import FlaskClient
+
+from flashcards.web.i18n import when
 
 from .web_helpers import CSRF_RE, csrf, sign_up
 
@@ -66,3 +71,12 @@ def test_error_pages_outside_any_route_are_the_sites_own_in_the_visitors_languag
     api = client.put("/api/v1/tokens", json={})
     assert api.status_code == 405 and api.mimetype == "application/problem+json"
     assert "POST" in api.headers["Allow"]
+
+
+def test_a_moment_in_another_year_is_shown_with_its_year(app: Flask) -> None:
+    now = datetime.now(UTC)
+    with app.test_request_context(headers={"Accept-Language": "es"}):
+        soon = when(now)
+        later = when(now.replace(year=now.year + 1))
+    assert str(now.year) not in soon
+    assert str(now.year + 1) in later

@@ -8,12 +8,13 @@ from zoneinfo import ZoneInfo
 
 from flask.testing import FlaskClient
 from fsrs import Rating
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 
-from flashcards import stats
+from flashcards import deck_settings, queue, stats
 from flashcards.accounts import create_user
+from flashcards.days import day_bounds
 from flashcards.db import transaction
-from flashcards.models import ReviewState, User
+from flashcards.models import Card, ReviewState, User
 from flashcards.study import answer
 from flashcards.subscriptions import find_visible_deck, subscribe
 
@@ -135,3 +136,33 @@ def test_stats_days_stay_whole_across_a_dst_change(loaded_engine: Engine) -> Non
             s, uid, now=datetime(2026, 11, 21, 3, 30, tzinfo=madrid).astimezone(UTC), days=30
         )
         assert (history[0].day.isoformat(), history[0].count) == ("2026-10-22", 1)
+
+
+def test_next_due_counts_what_todays_limits_hold_back(loaded_engine: Engine) -> None:
+    uid = _user(loaded_engine, "UTC")
+    with transaction(loaded_engine) as s:
+        deck = find_visible_deck(s, uid, "eks-model-training")
+        cards = s.scalars(select(Card.id).where(Card.deck_id == deck.id)).all()
+        for i, card in enumerate(cards):
+            review_id = f"00000000-0000-4000-8000-{i:012d}"
+            answer(s, uid, card, Rating.Easy, review_id, now=T0)
+    later = T0 + timedelta(days=400)  # every card is due again, none is new
+    with transaction(loaded_engine) as s:
+        deck_settings.set_deck_overrides(s, uid, deck.id, {"reviews_per_day": 0})
+        card, _counts = queue.next_card(s, uid, now=later)
+        assert card is None  # held back by the limit, not finished
+        assert stats.next_due(s, uid, now=later) == day_bounds(later, "UTC", 4)[1]
+
+
+def test_no_new_cards_a_day_is_said_on_the_done_page(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    web_subscribe(client, "en")
+    token = csrf(client, "/decks/eks-model-training")
+    client.post(
+        "/decks/eks-model-training/settings", data={"csrf_token": token, "new_per_day": "0"}
+    )
+    page = client.get("/study").get_data(as_text=True)
+    assert "All done for now" in page and "allow no new cards" in page
+    assert "Subscribe to a deck" not in page and 'id="next-due"' not in page

@@ -77,7 +77,9 @@ def when(value: datetime) -> str:
     3:05 AM", "mar, 3 mar, 3:05", "3월 3일 (화) 오전 3:05")."""
     locale = Locale.parse(locale_code())
     tz = get_timezone()
-    day = format_skeleton("MMMEd", value, tzinfo=tz, locale=locale)
+    # With the year when it is not this one ("Sun, May 9, 2027").
+    this_year = value.astimezone(tz).year == datetime.now(tz).year
+    day = format_skeleton("MMMEd" if this_year else "yMMMEd", value, tzinfo=tz, locale=locale)
     clock = format_time(value, "short", tzinfo=tz, locale=locale)
     return str(locale.datetime_formats["medium"]).replace("{1}", day).replace("{0}", clock)
 

@@ -261,3 +261,17 @@ def test_undo_form_names_the_answer_it_undoes(client: FlaskClient, loaded_engine
     client.post("/study/undo", data={**undo, "review_id": "not-a-uuid"})
     assert "could not be read" in client.get("/study").get_data(as_text=True)
     assert _logs(loaded_engine) == 1
+
+
+def test_only_the_cards_own_text_is_marked_with_its_language(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client, language="ko")
+    subscribe(client, "es")  # Korean pages, a Spanish deck
+    page = client.get("/study?show=1").get_data(as_text=True)
+    article = page[page.index('<article class="card"') : page.index("</article>")]
+    # A screen reader reads the Korean labels with a Korean voice and the card in Spanish.
+    assert article.startswith('<article class="card">')
+    assert re.search(r'<h1 id="question"[^>]* lang="es"', article)
+    assert re.search(r'<p class="answer-text" lang="es"', article)
+    assert re.search(r'<p class="kind">새 카드</p>', article)

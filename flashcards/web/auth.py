@@ -19,6 +19,7 @@ from flask import (
     session,
     url_for,
 )
+from flask.typing import ResponseReturnValue
 from flask_babel import gettext as _
 from sqlalchemy import select
 from werkzeug.wrappers import Response
@@ -104,7 +105,7 @@ def _start_session(user: User) -> None:
 
 
 @bp.route("/signup", methods=["GET", "POST"])
-def signup() -> str | Response | tuple[str, int]:
+def signup() -> ResponseReturnValue:
     if not current_app.config.get("SIGNUP_OPEN", True):
         return render_template("signup_closed.html"), 403
     from .i18n import locale_code
@@ -122,7 +123,8 @@ def signup() -> str | Response | tuple[str, int]:
                 "Too many accounts were created from your network. Try again in %(minutes)d min.",
                 minutes=minutes,
             )
-            return render_template("signup.html", errors=errors, email=email), 429
+            page = render_template("signup.html", errors=errors, email=email)
+            return page, 429, {"Retry-After": str(max(1, int(exc.retry_after)))}
         password = request.form.get("password", "")
         timezone = request.form.get("timezone") or "UTC"
         session_db = db()
@@ -168,7 +170,7 @@ def signup() -> str | Response | tuple[str, int]:
 
 
 @bp.route("/signin", methods=["GET", "POST"])
-def signin() -> str | Response | tuple[str, int]:
+def signin() -> ResponseReturnValue:
     target = safe_next(request.values.get("next"))
     error = None
     email = request.form.get("email", "")
@@ -182,10 +184,8 @@ def signin() -> str | Response | tuple[str, int]:
         except RateLimited as exc:
             minutes = max(1, round(exc.retry_after / 60))
             error = _("Too many failed attempts. Try again in %(minutes)d min.", minutes=minutes)
-            response_status = 429
-            return render_template(
-                "signin.html", error=error, email=email, next=target
-            ), response_status
+            page = render_template("signin.html", error=error, email=email, next=target)
+            return page, 429, {"Retry-After": str(max(1, int(exc.retry_after)))}
         user = accounts.authenticate(db(), email, password)
         if user is None:
             limiter.failed(key)

@@ -107,12 +107,12 @@ def next_due(
         ))
     )  # fmt: skip
     seen = exists().where(ReviewState.user_id == user_id, ReviewState.card_id == Card.id)
-    unseen = session.execute(
-        select(Card.deck_id, func.count())
+    decks_with_new = session.scalars(
+        select(Card.deck_id)
+        .distinct()
         .where(Card.deck_id.in_(deck_ids), Card.retired_at.is_(None), ~seen)
-        .group_by(Card.deck_id)
     ).all()
-    if held_back or any(_new_cards_allowed(session, user_id, deck) for deck, _n in unseen):
+    if held_back or any(_new_cards_allowed(session, user_id, d) for d in decks_with_new):
         tz, hour = _user_day(session, user_id)
         candidates.append(day_bounds(now, tz, hour)[1])
     return min(candidates) if candidates else None

@@ -66,7 +66,7 @@ def session_page() -> str:
             counts=counts,
             deck_slug=slug,
             undo_review_id=undo_review_id,
-            subscribed=stats.is_subscribed(session, uid, deck_slug=slug),
+            subscribed=next_at is not None or stats.is_subscribed(session, uid, deck_slug=slug),
             next_at=next_at,
             next_when=when(next_at) if next_at else None,
             next_relative=relative(next_at, now) if next_at else None,

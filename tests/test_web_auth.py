@@ -170,6 +170,37 @@ def test_security_headers(client: FlaskClient) -> None:
     assert "<script>" not in page and " on" + "click=" not in page
 
 
+SECURITY_HEADERS = (
+    "Content-Security-Policy",
+    "X-Content-Type-Options",
+    "X-Frame-Options",
+    "Referrer-Policy",
+    "Cross-Origin-Opener-Policy",
+    "Permissions-Policy",
+)
+
+
+def test_every_response_has_each_security_header_once(client: FlaskClient) -> None:
+    responses = {
+        "page": client.get("/signin"),
+        "API": client.get("/api/v1/openapi.json"),
+        "API error": client.get("/api/v1/study/next"),
+        "page error": client.get("/no-such-page"),
+        "stylesheet": client.get("/static/app.css"),
+        "redirect": client.get("/"),
+    }
+    for kind, r in responses.items():
+        for name in SECURITY_HEADERS:
+            assert len(r.headers.getlist(name)) == 1, (kind, name, r.headers)
+    # Pages may show personal data: never stored. Other responses keep their own caching.
+    for kind in ("page", "page error"):
+        assert responses[kind].headers.getlist("Cache-Control") == ["no-store"], kind
+    assert "no-store" not in responses["API"].headers.get("Cache-Control", "")
+    assert responses["stylesheet"].headers.getlist("Cache-Control") == ["no-cache"]
+    for r in responses.values():
+        r.close()
+
+
 def test_user_text_is_escaped(client: FlaskClient) -> None:
     sign_up(client, "fa@example.com")
     r = client.post(

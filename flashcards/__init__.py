@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,26 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from .config import load_secret_key, settings_from_env
 
 
+class FlashcardsApp(Flask):
+    """Flask, remembering which hooks and views are coroutine functions.
+
+    Flask asks `inspect` before every call of every hook and view, six times on an API
+    request; the answer never changes once a function is registered.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._sync_functions: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        found = self._sync_functions.get(func)
+        if found is None:
+            found = self._sync_functions[func] = super().ensure_sync(func)
+        return found
+
+
 def create_app(config: dict[str, Any] | None = None) -> Flask:
-    app = Flask(__name__, instance_relative_config=True)
+    app = FlashcardsApp(__name__, instance_relative_config=True)
     instance = Path(app.instance_path)
     instance.mkdir(parents=True, exist_ok=True)
     app.config.update(settings_from_env(instance))

@@ -34,7 +34,8 @@ def init_app(app: Flask) -> None:
 
 
 def _refuse_nul_in_query() -> None:
-    _refuse_nul(request.args)
+    if request.query_string:  # most requests have none: then no arguments to parse
+        _refuse_nul(request.args)
 
 
 def refuse_nul_in_form() -> None:

@@ -32,12 +32,12 @@ def _logs(engine: Engine) -> int:
 @pytest.mark.parametrize(
     ("language", "question", "labels", "intervals"),
     [
-        ("ko", "텐서 병렬화", ["다시", "어려움", "좋음", "쉬움"], ["1분", "6분", "10분", "10일"]),
+        ("ko", "텐서 병렬화", ["다시", "어려움", "좋음", "쉬움"], ["1분", "6분", "10분", "7일"]),
         (
             "es",
             "paralelismo de tensores",
             ["Otra vez", "Difícil", "Bien", "Fácil"],
-            ["1 minuto", "6 minutos", "10 minutos", "10 días"],
+            ["1 minuto", "6 minutos", "10 minutos", "7 días"],
         ),
     ],
 )

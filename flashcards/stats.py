@@ -52,6 +52,7 @@ class HardCard:
     card_id: int
     deck_slug: str
     question: str
+    locale: str  # the question's language
     lapses: int
     difficulty: float
 
@@ -252,14 +253,18 @@ def hardest_cards(session: Session, user_id: int, *, limit: int = 10) -> list[Ha
             )
         )
     }
-    return [
-        HardCard(
-            card_id=r.card_id,
-            deck_slug=r.slug,
-            question=texts.get((r.card_id, r.locale or r.default_locale))
-            or texts.get((r.card_id, r.default_locale), ""),
-            lapses=r.lapses,
-            difficulty=float(r.difficulty or 0),
+    cards = []
+    for r in rows:
+        # The language studied, or the deck's own when the card lacks it.
+        locale = r.locale if (r.card_id, r.locale) in texts else r.default_locale
+        cards.append(
+            HardCard(
+                card_id=r.card_id,
+                deck_slug=r.slug,
+                question=texts.get((r.card_id, locale), ""),
+                locale=locale,
+                lapses=r.lapses,
+                difficulty=float(r.difficulty or 0),
+            )
         )
-        for r in rows
-    ]
+    return cards

@@ -23,6 +23,7 @@ class DeckSummary:
     default_locale: str
     card_count: int
     subscribed_locale: str | None
+    text_locale: str | None  # the language of title and description; None: no text, the slug
 
 
 def find_visible_deck(session: Session, user_id: int, slug: str) -> Deck:
@@ -106,6 +107,7 @@ def deck_summaries(session: Session, user_id: int, ui_locale: str) -> list[DeckS
                 default_locale=deck.default_locale,
                 card_count=counts.get(deck.id, 0),
                 subscribed_locale=subs.get(deck.id),
+                text_locale=shown.locale if shown else None,
             )
         )
     return summaries

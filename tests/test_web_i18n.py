@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import Engine
 
 from flashcards.web.i18n import when
 
-from .web_helpers import CSRF_RE, csrf, sign_up
+from .web_helpers import CSRF_RE, answer_shown_card, csrf, sign_up, subscribe
 
 
 def test_accept_language_then_english(client: FlaskClient) -> None:
@@ -80,3 +82,22 @@ def test_a_moment_in_another_year_is_shown_with_its_year(app: Flask) -> None:
         later = when(now.replace(year=now.year + 1))
     assert str(now.year) not in soon
     assert str(now.year + 1) in later
+
+
+def test_deck_and_card_texts_are_marked_with_their_own_language(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    # The interface in English, the deck studied in Korean: screen readers and fonts must
+    # treat the Korean texts as Korean, wherever they appear.
+    sign_up(client, "ko@example.com", language="en")
+    subscribe(client, "ko")
+    library = client.get("/").get_data(as_text=True)
+    assert '<html lang="en">' in library
+    title = re.search(r'<a href="/decks/eks-model-training" lang="ko">([^<]+)</a>', library)
+    assert title and re.search(r"[가-힣]", title[1]), library
+    deck = client.get("/decks/eks-model-training").get_data(as_text=True)
+    assert re.search(r'<h1 lang="ko">[^<]*[가-힣]', deck)
+    answer_shown_card(client, "1")
+    stats = client.get("/stats").get_data(as_text=True)
+    question = re.search(r'<td lang="ko">([^<]+)</td>', stats)
+    assert question and re.search(r"[가-힣]", question[1]), stats

@@ -234,6 +234,11 @@ def test_dashboard_shows_progress_chart_and_csv(app: Flask, loaded_engine: Engin
     assert "mia@example.com" in text and "lead@example.com" in text
     assert text.count("<svg") == 2 and 'style="' not in text
     assert "Hardest questions" in text and "100%" in text  # the Again answer
+    # The lead reads English; the questions are shown in the deck's default language and
+    # marked as such, and the member's assignment title in the Spanish she studies.
+    assert re.search(r'<td lang="en">[^<]+</td>', text)
+    team_page = member.get(f"/teams/{team}").get_data(as_text=True)
+    assert re.search(rf'<a href="/decks/{SLUG}" lang="es">[^<]+</a>', team_page)
     csv = lead.get(f"/teams/{team}/dashboard.csv")
     assert csv.status_code == 200 and csv.mimetype == "text/csv"
     lines = csv.get_data(as_text=True).splitlines()
@@ -261,6 +266,9 @@ def test_team_deck_upload_edit_and_privacy(app: Flask, loaded_engine: Engine) ->
     slug = deck_page.rsplit("/", 1)[-1]
     assert "What is a pod?" in member.get(deck_page).get_data(as_text=True)
     assert "<textarea" not in member.get(deck_page).get_data(as_text=True)
+    # The member reads Spanish; the deck's title is English and marked so.
+    assert '<h1 lang="en">Ops basics</h1>' in member.get(deck_page).get_data(as_text=True)
+    assert 'lang="en">Ops basics</a>' in member.get(decks).get_data(as_text=True)
     assert outsider.get(deck_page).status_code == 404
     assert outsider.get(f"/decks/{slug}").status_code == 404
 

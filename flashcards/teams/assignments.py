@@ -229,6 +229,7 @@ class AssignmentView:
     deck_id: int
     slug: str
     title: str
+    title_locale: str | None  # None: the deck has no title, `title` is its slug
     team_deck: bool
     due_date: date | None
     total: int
@@ -277,11 +278,13 @@ def list_assignments(
         if sub is not None and sub.paced_new_per_day is not None:
             own = sub.new_per_day if sub.new_per_day is not None else default
             allowance = new_allowance(own, sub.paced_new_per_day)
+        title, title_locale = deck_title(session, deck, user.locale)
         views.append(
             AssignmentView(
                 deck_id=deck.id,
                 slug=deck.slug,
-                title=deck_title(session, deck, user.locale),
+                title=title,
+                title_locale=title_locale,
                 team_deck=deck.owner_team_id is not None,
                 due_date=assignment.due_date,
                 total=total,
@@ -312,10 +315,14 @@ def introduced_count(
     return int(session.scalar(query) or 0)
 
 
-def deck_title(session: Session, deck: Deck, locale: str) -> str:
+def deck_title(session: Session, deck: Deck, locale: str) -> tuple[str, str | None]:
+    """The deck's title in `locale`, else in its default language, and that language."""
     texts = dict(
         session.execute(
             select(DeckText.locale, DeckText.title).where(DeckText.deck_id == deck.id)
         ).all()
     )
-    return texts.get(locale) or texts.get(deck.default_locale) or deck.slug
+    for shown in (locale, deck.default_locale):
+        if texts.get(shown):
+            return texts[shown], shown
+    return deck.slug, None

@@ -184,6 +184,7 @@ class HardCard:
     deck: str
     key: str
     question: str
+    locale: str  # the question's language: the deck's default
     answers: int
     again_share: float
     mean_difficulty: float | None
@@ -244,6 +245,7 @@ def hardest(
                 deck=deck_slug,
                 key=card.key,
                 question=texts.get((r.card_id, default_locale), ""),
+                locale=default_locale,
                 answers=int(r.answers),
                 again_share=int(r.again or 0) / int(r.answers),
                 mean_difficulty=float(mean) if mean is not None else None,

@@ -1,4 +1,5 @@
-"""Accounts: users, password hashes and API tokens. Plain Python over a session; no Flask."""
+"""Accounts: users, password hashes, API tokens and browser sessions. Plain Python over a
+session; no Flask."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import NewType
 
@@ -17,7 +18,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from .days import Clock
 from .errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthorized
-from .models import ApiToken, SchedulerSettings, TeamAssignment, TeamMember, User
+from .models import ApiToken, SchedulerSettings, TeamAssignment, TeamMember, User, WebSession
 from .rawsql import Executor, Statement, executor
 from .settings import scheduler_defaults, validate_settings
 
@@ -139,6 +140,7 @@ def change_password(
     ):
         raise WrongPassword("the current password is not correct", field="current_password")
     user.password_hash = hash_password(check_password_strength(new_password, field="new_password"))
+    _end_web_sessions(session, user_id)
     session.flush()
 
 
@@ -148,6 +150,7 @@ def set_password(session: Session, user_id: int, new_password: str) -> None:
     if user is None:
         raise NotFound("no such user")
     user.password_hash = hash_password(check_password_strength(new_password))
+    _end_web_sessions(session, user_id)
     session.flush()
 
 
@@ -237,6 +240,55 @@ def revoke_token(session: Session, token: str) -> bool:
     """Delete the token; True if it existed."""
     result = session.execute(delete(ApiToken).where(ApiToken.token_hash == token_hash(token)))
     return bool(getattr(result, "rowcount", 0))
+
+
+def start_web_session(
+    session: Session,
+    user_id: int,
+    *,
+    now: datetime,
+    lifetime: timedelta,
+    replacing: str | None = None,
+) -> str:
+    """Open a browser session for the user: the random id for the cookie.
+
+    `replacing`: the id this browser held until now, which ends (another person signing in
+    on a shared computer must not leave the first one's session usable). Sessions older than
+    `lifetime` (the cookie's own limit), anyone's, are dropped here, so the table keeps only
+    sessions that can still be used.
+    """
+    session.execute(delete(WebSession).where(WebSession.created_at < now - lifetime))
+    if replacing is not None:
+        end_web_session(session, replacing)
+    session_id = secrets.token_urlsafe(32)
+    session.add(WebSession(id_hash=token_hash(session_id), user_id=user_id, created_at=now))
+    session.flush()
+    return session_id
+
+
+def web_session_user(
+    session: Session, user_id: int, session_id: str, *, now: datetime, lifetime: timedelta
+) -> User | None:
+    """The user of a browser session still open, or None (signed out, expired, deleted)."""
+    return session.scalar(
+        select(User)
+        .join(WebSession, WebSession.user_id == User.id)
+        .where(
+            User.id == user_id,
+            WebSession.id_hash == token_hash(session_id),
+            WebSession.created_at >= now - lifetime,
+        )
+    )
+
+
+def end_web_session(session: Session, session_id: str) -> None:
+    session.execute(delete(WebSession).where(WebSession.id_hash == token_hash(session_id)))
+
+
+def _end_web_sessions(session: Session, user_id: int) -> None:
+    # A new password ends every browser session, a stolen cookie's included; the web view
+    # that changed it opens a new one for its own browser.
+    session.execute(delete(WebSession).where(WebSession.user_id == user_id))
 
 
 def user_by_email(session: Session, email: str) -> User:

@@ -57,7 +57,8 @@ from .errors import FlashcardsError
 FORMAT = "flashcards-backup"
 VERSION = 1
 BATCH = 1000
-SKIPPED_TABLES = frozenset({"alembic_version"})
+# Sessions are not data: a restored one could be one signed out since the backup.
+SKIPPED_TABLES = frozenset({"alembic_version", "web_sessions"})
 
 
 class BackupError(FlashcardsError):

@@ -52,6 +52,17 @@ class ApiToken(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class WebSession(Base):
+    """A signed-in browser session. The cookie carries a random id and only its SHA-256 is
+    stored: deleting the row (signing out) ends the session, a copy of the cookie included."""
+
+    __tablename__ = "web_sessions"
+
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)  # expiry sweep
+
+
 class SchedulerSettings(Base):
     """A user's FSRS settings; a subscription may override some of them for one deck."""
 

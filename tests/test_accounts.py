@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from sqlalchemy import Engine, func, select
 
 from flashcards import accounts
 from flashcards.db import transaction
 from flashcards.errors import Conflict, Forbidden, InvalidInput
-from flashcards.models import ApiToken, SchedulerSettings, User
+from flashcards.models import ApiToken, SchedulerSettings, User, WebSession
 from flashcards.settings import ME_FIELDS, apply_user_settings, user_settings, validate_settings
 
 from .conftest import T0
@@ -105,6 +107,38 @@ def test_change_password(engine: Engine) -> None:
     with transaction(engine) as s:
         assert accounts.authenticate(s, "ana@example.com", "correct horse") is None
         assert accounts.authenticate(s, "ana@example.com", "new password!") is not None
+
+
+def test_web_sessions_are_stored_hashed_end_and_expire(engine: Engine) -> None:
+    user_id = add_user(engine)
+    day = timedelta(days=1)
+    with transaction(engine) as s:
+        old = accounts.start_web_session(s, user_id, now=T0, lifetime=31 * day)
+        phone = accounts.start_web_session(s, user_id, now=T0 + 20 * day, lifetime=31 * day)
+    with transaction(engine) as s:
+        assert old not in s.scalars(select(WebSession.id_hash)).all()
+        found = accounts.web_session_user(s, user_id, phone, now=T0 + 21 * day, lifetime=31 * day)
+        assert found is not None and found.id == user_id
+        # Another user's id with this session, or a made-up session: nobody.
+        assert accounts.web_session_user(s, user_id + 1, phone, now=T0, lifetime=31 * day) is None
+        assert accounts.web_session_user(s, user_id, "x" * 43, now=T0, lifetime=31 * day) is None
+        # Past its lifetime a session is over, and the next sign-in drops its row.
+        late = T0 + 32 * day
+        assert accounts.web_session_user(s, user_id, old, now=late, lifetime=31 * day) is None
+        laptop = accounts.start_web_session(s, user_id, now=late, lifetime=31 * day)
+        assert s.scalar(select(func.count()).select_from(WebSession)) == 2  # phone, laptop
+        accounts.end_web_session(s, laptop)
+        assert accounts.web_session_user(s, user_id, laptop, now=late, lifetime=31 * day) is None
+        assert accounts.web_session_user(s, user_id, phone, now=late, lifetime=31 * day)
+        # Signing in again in the same browser ends the session it held.
+        again = accounts.start_web_session(s, user_id, now=late, lifetime=31 * day, replacing=phone)
+        assert accounts.web_session_user(s, user_id, phone, now=late, lifetime=31 * day) is None
+        # A new password ends every session, by the person or by an administrator.
+        accounts.change_password(s, user_id, "correct horse", "a new passphrase")
+        assert accounts.web_session_user(s, user_id, again, now=late, lifetime=31 * day) is None
+        again = accounts.start_web_session(s, user_id, now=late, lifetime=31 * day)
+        accounts.set_password(s, user_id, "an admin's reset")
+        assert s.scalar(select(func.count()).select_from(WebSession)) == 0
 
 
 def test_tokens_are_stored_hashed_resolve_and_revoke(engine: Engine) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from flashcards.models import User
+from flashcards.models import User, WebSession
 
 from .web_helpers import PASSWORD, csrf, sign_up
 
@@ -159,6 +161,61 @@ def test_csrf_is_required_on_every_web_write_but_not_on_the_api(client: FlaskCli
     assert r.status_code == 201
 
 
+def test_signing_out_ends_a_copied_session_cookie_but_not_other_sign_ins(
+    app: Flask, engine: Engine
+) -> None:
+    laptop, phone = app.test_client(), app.test_client()
+    sign_up(laptop, "sam@example.com")
+    phone.post(
+        "/signin",
+        data={"csrf_token": csrf(phone), "email": "sam@example.com", "password": PASSWORD},
+    )
+    name = app.config["SESSION_COOKIE_NAME"]
+    cookie = laptop.get_cookie(name)
+    assert cookie is not None
+    copy = app.test_client()  # someone who kept the cookie: a shared computer, a stolen one
+    copy.set_cookie(name, cookie.value)
+    assert copy.get("/settings").status_code == 200
+    laptop.post("/signout", data={"csrf_token": csrf(laptop, "/")})
+    r = copy.get("/settings")
+    assert r.status_code == 302 and r.location.startswith("/signin")
+    assert phone.get("/settings").status_code == 200  # signed in on its own
+    with Session(engine) as s:
+        assert s.scalar(select(func.count()).select_from(WebSession)) == 1
+
+
+def test_a_session_ends_31_days_after_sign_in(client: FlaskClient, engine: Engine) -> None:
+    sign_up(client, "old@example.com")
+    assert client.get("/settings").status_code == 200
+    with Session(engine) as s:  # signed in 32 days ago; the cookie's own signature is fresh
+        row = s.scalars(select(WebSession)).one()
+        row.created_at -= timedelta(days=32)
+        s.commit()
+    r = client.get("/settings")
+    assert r.status_code == 302 and r.location.startswith("/signin")
+
+
+def test_signing_in_over_someone_elses_session_ends_theirs(app: Flask, engine: Engine) -> None:
+    shared = app.test_client()
+    sign_up(shared, "ann@example.com")
+    sign_up(app.test_client(), "bob@example.com")
+    name = app.config["SESSION_COOKIE_NAME"]
+    cookie = shared.get_cookie(name)
+    assert cookie is not None
+    anns = app.test_client()
+    anns.set_cookie(name, cookie.value)
+    shared.post(
+        "/signin",
+        data={"csrf_token": csrf(shared, "/"), "email": "bob@example.com", "password": PASSWORD},
+    )
+    assert shared.get("/settings").status_code == 200
+    r = anns.get("/settings")
+    assert r.status_code == 302 and r.location.startswith("/signin")
+    with Session(engine) as s:
+        owners = s.scalars(select(User.email).join(WebSession)).all()
+    assert sorted(owners) == ["bob@example.com", "bob@example.com"]  # two browsers, no Ann
+
+
 def test_security_headers(client: FlaskClient) -> None:
     r = client.get("/signin")
     csp = r.headers["Content-Security-Policy"]
@@ -236,6 +293,7 @@ def test_a_new_password_ends_every_other_session(app: Flask) -> None:
         },
     )
     assert r.status_code == 302
-    assert laptop.get("/settings").status_code == 200  # the session that changed it stays
+    page = laptop.get("/settings")  # the session that changed it stays, in a new session
+    assert page.status_code == 200 and "Password changed." in page.get_data(as_text=True)
     r = phone.get("/settings")
     assert r.status_code == 302 and r.location.startswith("/signin")

@@ -8,7 +8,6 @@ from typing import Any
 from zoneinfo import available_timezones
 
 from flask import current_app, flash, redirect, render_template, request, url_for
-from flask import session as flask_session
 from flask_babel import force_locale
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
@@ -19,7 +18,7 @@ from ..errors import InvalidInput, NotFound
 from ..http import db
 from ..settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
 from . import bp
-from .auth import STAMP_KEY, current_user, login_required, safe_next, session_stamp, user_id
+from .auth import current_user, login_required, safe_next, start_session, user_id
 from .i18n import LANG_COOKIE, locale_code
 
 ONE_YEAR = 365 * 24 * 3600
@@ -131,11 +130,10 @@ def change_password() -> Response:
                 "error",
             )
         return redirect(url_for("web.settings"))
-    session.commit()
     user = current_user()
     assert user is not None
-    # This session stays signed in; every other one ends with the old password.
-    flask_session[STAMP_KEY] = session_stamp(user)
+    # The new password ended every session; this browser gets a new one, in the same commit.
+    start_session(user)
     flash(_("Password changed."))
     return redirect(url_for("web.settings"))
 

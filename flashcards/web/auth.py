@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections.abc import Callable
 from functools import wraps
 from typing import ParamSpec, TypeVar
@@ -21,7 +19,6 @@ from flask import (
 )
 from flask.typing import ResponseReturnValue
 from flask_babel import gettext as _
-from sqlalchemy import select
 from werkzeug.wrappers import Response
 
 from .. import accounts
@@ -35,32 +32,26 @@ from . import bp, csrf
 P = ParamSpec("P")
 R = TypeVar("R")
 USER_KEY = "uid"
-STAMP_KEY = "pw"
-
-
-def session_stamp(user: User) -> str:
-    """A keyed digest of the password hash, kept in the session cookie.
-
-    A new password changes it, so every session signed in with the old one (a stolen cookie
-    included) ends; keyed, because the cookie is signed but readable.
-    """
-    key = current_app.config["SECRET_KEY"].encode()
-    return hmac.new(key, user.password_hash.encode(), hashlib.sha256).hexdigest()[:32]
+SESSION_KEY = "sid"
 
 
 def current_user() -> User | None:
     if "_web_user" not in g:
         user_id = session.get(USER_KEY)
+        session_id = session.get(SESSION_KEY)
         user = None
         if isinstance(user_id, int):
-            user = db().scalar(select(User).where(User.id == user_id))
-            stamp = session.get(STAMP_KEY)
-            if user is None or not isinstance(stamp, str):
-                user = None
-                session.clear()  # the account is gone
-            elif not hmac.compare_digest(stamp, session_stamp(user)):
-                user = None
-                session.clear()  # signed in before the password changed
+            if isinstance(session_id, str):
+                user = accounts.web_session_user(
+                    db(),
+                    user_id,
+                    session_id,
+                    now=utcnow(),
+                    lifetime=current_app.permanent_session_lifetime,
+                )
+            if user is None:
+                # Signed out (here or by a new password), expired, or the account is gone.
+                session.clear()
         g._web_user = user
     found: User | None = g._web_user
     return found
@@ -95,11 +86,21 @@ def safe_next(target: str | None) -> str:
     return target
 
 
-def _start_session(user: User) -> None:
+def start_session(user: User) -> None:
     # A fresh session at sign-in: nothing a visitor's cookie carried survives (no fixation).
+    previous = session.get(SESSION_KEY)
     session.clear()
+    database = db()
+    session_id = accounts.start_web_session(
+        database,
+        user.id,
+        now=utcnow(),
+        lifetime=current_app.permanent_session_lifetime,
+        replacing=previous if isinstance(previous, str) else None,
+    )
+    database.commit()  # with whatever the caller wrote before (a new password)
     session[USER_KEY] = user.id
-    session[STAMP_KEY] = session_stamp(user)
+    session[SESSION_KEY] = session_id
     csrf.new_token()
     g._web_user = user
 
@@ -162,7 +163,7 @@ def signup() -> ResponseReturnValue:
         if not errors:
             session_db.commit()
             limiter.failed(key)  # counts the account made
-            _start_session(user)
+            start_session(user)
             flash(_("Welcome! Pick a deck to start studying."))
             return redirect(url_for("web.library"))
     status = 422 if errors else 200
@@ -193,13 +194,19 @@ def signin() -> ResponseReturnValue:
             status = 401
         else:
             limiter.succeeded(key)
-            _start_session(user)
+            start_session(user)
             return redirect(target)
     return render_template("signin.html", error=error, email=email, next=target), status
 
 
 @bp.post("/signout")
 def signout() -> Response:
+    session_id = session.get(SESSION_KEY)
+    if isinstance(session_id, str):
+        # Server-side too: a copy of the cookie (a shared computer, a stolen one) ends as well.
+        database = db()
+        accounts.end_web_session(database, session_id)
+        database.commit()
     session.clear()
     flash(_("You are signed out."))
     return redirect(url_for("web.signin"))

@@ -9,7 +9,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import Engine
 
-from flashcards.web.i18n import when
+from flashcards.web.i18n import lang_tag, when
 
 from .web_helpers import CSRF_RE, answer_shown_card, csrf, sign_up, subscribe
 
@@ -101,3 +101,11 @@ def test_deck_and_card_texts_are_marked_with_their_own_language(
     stats = client.get("/stats").get_data(as_text=True)
     question = re.search(r'<td lang="ko">([^<]+)</td>', stats)
     assert question and re.search(r"[가-힣]", question[1]), stats
+
+
+def test_deck_languages_with_a_region_are_html_language_tags() -> None:
+    assert [lang_tag(code) for code in ("ko", "pt_BR", "zh_Hant_TW")] == [
+        "ko",
+        "pt-BR",
+        "zh-Hant-TW",
+    ]

@@ -103,6 +103,11 @@ def language_name(code: str) -> str:
     return name[:1].upper() + name[1:] if code != "ko" else name
 
 
+def lang_tag(code: str) -> str:
+    """A deck language ("pt_BR", as Babel names locales) as HTML's lang wants it ("pt-BR")."""
+    return code.replace("_", "-")
+
+
 def init_app(app: Flask) -> None:
     app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(TRANSLATIONS))
     Babel(app, locale_selector=select_locale, timezone_selector=select_timezone)
@@ -117,4 +122,5 @@ def init_app(app: Flask) -> None:
         decimal=one_decimal,
         date_label=date_label,
         percent=percent,
+        lang_tag=lang_tag,
     )

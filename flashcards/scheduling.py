@@ -97,7 +97,7 @@ def _fuzz_draw(seed: str) -> float:
     uses the same one again.
     """
     digest = hashlib.blake2b(seed.encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64
+    return (int.from_bytes(digest, "big") >> 11) / 2**53  # 53 bits: a float below 1.0
 
 
 def review(

@@ -26,7 +26,10 @@ class FlashcardsApp(Flask):
     def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
         found = self._sync_functions.get(func)
         if found is None:
-            found = self._sync_functions[func] = super().ensure_sync(func)
+            found = super().ensure_sync(func)
+            # Registered functions are few; a function made anew per request is not kept.
+            if len(self._sync_functions) < 1000:
+                self._sync_functions[func] = found
         return found
 
 

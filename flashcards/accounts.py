@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import NewType
 
-from sqlalchemy import bindparam, delete, exists, select
+from sqlalchemy import bindparam, delete, exists, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -283,6 +283,33 @@ def web_session_user(
 
 def end_web_session(session: Session, session_id: str) -> None:
     session.execute(delete(WebSession).where(WebSession.id_hash == token_hash(session_id)))
+
+
+def other_web_sessions(
+    session: Session, user_id: int, session_id: str, *, now: datetime, lifetime: timedelta
+) -> int:
+    """How many other browsers the user is signed in on."""
+    return int(
+        session.scalar(
+            select(func.count())
+            .select_from(WebSession)
+            .where(
+                WebSession.user_id == user_id,
+                WebSession.id_hash != token_hash(session_id),
+                WebSession.created_at >= now - lifetime,
+            )
+        )
+        or 0
+    )
+
+
+def end_other_web_sessions(session: Session, user_id: int, session_id: str) -> None:
+    """Sign the user out of every browser but this one (a phone lost, a shared computer)."""
+    session.execute(
+        delete(WebSession).where(
+            WebSession.user_id == user_id, WebSession.id_hash != token_hash(session_id)
+        )
+    )
 
 
 def _end_web_sessions(session: Session, user_id: int) -> None:

@@ -216,6 +216,31 @@ def test_signing_in_over_someone_elses_session_ends_theirs(app: Flask, engine: E
     assert sorted(owners) == ["bob@example.com", "bob@example.com"]  # two browsers, no Ann
 
 
+def test_signing_out_every_other_browser_from_settings(app: Flask) -> None:
+    laptop, phone, tablet = app.test_client(), app.test_client(), app.test_client()
+    sign_up(laptop, "dee@example.com")
+    assert "You are not signed in on any other browser." in laptop.get("/settings").get_data(
+        as_text=True
+    )
+    for other in (phone, tablet):
+        other.post(
+            "/signin",
+            data={"csrf_token": csrf(other), "email": "dee@example.com", "password": PASSWORD},
+        )
+    page = laptop.get("/settings").get_data(as_text=True)
+    assert "You are also signed in on 2 other browsers." in page
+    r = laptop.post("/settings/sessions", data={"csrf_token": csrf(laptop, "/settings")})
+    assert r.status_code == 302
+    page = laptop.get("/settings").get_data(as_text=True)
+    assert "You are signed out on every other browser." in page
+    assert "You are not signed in on any other browser." in page
+    for other in (phone, tablet):
+        r = other.get("/settings")
+        assert r.status_code == 302 and r.location.startswith("/signin")
+    # Without the form's token, nothing happens.
+    assert laptop.post("/settings/sessions").status_code == 400
+
+
 def test_security_headers(client: FlaskClient) -> None:
     r = client.get("/signin")
     csp = r.headers["Content-Security-Policy"]

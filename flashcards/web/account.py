@@ -18,7 +18,14 @@ from ..errors import InvalidInput, NotFound
 from ..http import db
 from ..settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
 from . import bp
-from .auth import current_user, login_required, safe_next, start_session, user_id
+from .auth import (
+    browser_session_id,
+    current_user,
+    login_required,
+    safe_next,
+    start_session,
+    user_id,
+)
 from .i18n import LANG_COOKIE, locale_code
 
 ONE_YEAR = 365 * 24 * 3600
@@ -103,6 +110,13 @@ def settings() -> str | Response | tuple[str, int]:
         errors=errors,
         labels=field_labels(),
         timezones=sorted(available_timezones()),
+        other_sessions=accounts.other_web_sessions(
+            session,
+            uid,
+            browser_session_id(),
+            now=utcnow(),
+            lifetime=current_app.permanent_session_lifetime,
+        ),
     ), (422 if errors else 200)
 
 
@@ -135,6 +149,16 @@ def change_password() -> Response:
     # The new password ended every session; this browser gets a new one, in the same commit.
     start_session(user)
     flash(_("Password changed."))
+    return redirect(url_for("web.settings"))
+
+
+@bp.post("/settings/sessions")
+@login_required
+def sign_out_elsewhere() -> Response:
+    session = db()
+    accounts.end_other_web_sessions(session, user_id(), browser_session_id())
+    session.commit()
+    flash(_("You are signed out on every other browser."))
     return redirect(url_for("web.settings"))
 
 

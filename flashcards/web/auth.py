@@ -57,6 +57,13 @@ def current_user() -> User | None:
     return found
 
 
+def browser_session_id() -> str:
+    """The id of the signed-in browser's session (in a `login_required` view)."""
+    found = session.get(SESSION_KEY)
+    assert isinstance(found, str), "use @login_required"
+    return found
+
+
 def login_required(view: Callable[P, R]) -> Callable[P, R | Response]:
     @wraps(view)
     def wrapped(*args: P.args, **kwargs: P.kwargs) -> R | Response:

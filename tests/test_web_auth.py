@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from flashcards.models import User, WebSession
 
-from .web_helpers import PASSWORD, csrf, sign_up
+from .web_helpers import PASSWORD, csrf, sign_in, sign_up
 
 
 def test_sign_up_signs_in_and_stores_the_chosen_language(
@@ -166,10 +166,7 @@ def test_signing_out_ends_a_copied_session_cookie_but_not_other_sign_ins(
 ) -> None:
     laptop, phone = app.test_client(), app.test_client()
     sign_up(laptop, "sam@example.com")
-    phone.post(
-        "/signin",
-        data={"csrf_token": csrf(phone), "email": "sam@example.com", "password": PASSWORD},
-    )
+    sign_in(phone, "sam@example.com")
     name = app.config["SESSION_COOKIE_NAME"]
     cookie = laptop.get_cookie(name)
     assert cookie is not None
@@ -204,10 +201,7 @@ def test_signing_in_over_someone_elses_session_ends_theirs(app: Flask, engine: E
     assert cookie is not None
     anns = app.test_client()
     anns.set_cookie(name, cookie.value)
-    shared.post(
-        "/signin",
-        data={"csrf_token": csrf(shared, "/"), "email": "bob@example.com", "password": PASSWORD},
-    )
+    sign_in(shared, "bob@example.com", "/")
     assert shared.get("/settings").status_code == 200
     r = anns.get("/settings")
     assert r.status_code == 302 and r.location.startswith("/signin")
@@ -223,10 +217,7 @@ def test_signing_out_every_other_browser_from_settings(app: Flask) -> None:
         as_text=True
     )
     for other in (phone, tablet):
-        other.post(
-            "/signin",
-            data={"csrf_token": csrf(other), "email": "dee@example.com", "password": PASSWORD},
-        )
+        sign_in(other, "dee@example.com")
     page = laptop.get("/settings").get_data(as_text=True)
     assert "You are also signed in on 2 other browsers." in page
     r = laptop.post("/settings/sessions", data={"csrf_token": csrf(laptop, "/settings")})
@@ -304,10 +295,7 @@ def test_unknown_pages_are_localized_and_api_keeps_problem_json(client: FlaskCli
 def test_a_new_password_ends_every_other_session(app: Flask) -> None:
     laptop, phone = app.test_client(), app.test_client()
     sign_up(laptop, "cy@example.com")
-    phone.post(
-        "/signin",
-        data={"csrf_token": csrf(phone), "email": "cy@example.com", "password": PASSWORD},
-    )
+    sign_in(phone, "cy@example.com")
     assert phone.get("/settings").status_code == 200
     r = laptop.post(
         "/settings/password",

@@ -34,6 +34,15 @@ def sign_up(
     assert response.status_code == 302, response.get_data(as_text=True)
 
 
+def sign_in(client: FlaskClient, email: str, path: str = "/signin") -> None:
+    """Sign in with the helpers' password, from a page whose form token is taken."""
+    response = client.post(
+        "/signin",
+        data={"csrf_token": csrf(client, path), "email": email, "password": PASSWORD},
+    )
+    assert response.status_code == 302, response.get_data(as_text=True)
+
+
 def subscribe(client: FlaskClient, locale: str, slug: str = "eks-model-training") -> None:
     response = client.post(
         f"/decks/{slug}/subscription", data={"csrf_token": csrf(client, "/"), "locale": locale}

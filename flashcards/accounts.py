@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import NewType
 
-from sqlalchemy import bindparam, delete, exists, func, select
+from sqlalchemy import bindparam, delete, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -242,6 +242,16 @@ def revoke_token(session: Session, token: str) -> bool:
     return bool(getattr(result, "rowcount", 0))
 
 
+# A session in use is renewed (its last use stored) at most this often: one write a day.
+RENEW_SESSION_AFTER = timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    user: User
+    renew: bool  # last renewed more than RENEW_SESSION_AFTER ago: `renew_web_session` it
+
+
 def start_web_session(
     session: Session,
     user_id: int,
@@ -253,31 +263,43 @@ def start_web_session(
     """Open a browser session for the user: the random id for the cookie.
 
     `replacing`: the id this browser held until now, which ends (another person signing in
-    on a shared computer must not leave the first one's session usable). Sessions older than
+    on a shared computer must not leave the first one's session usable). Sessions unused for
     `lifetime` (the cookie's own limit), anyone's, are dropped here, so the table keeps only
     sessions that can still be used.
     """
-    session.execute(delete(WebSession).where(WebSession.created_at < now - lifetime))
+    session.execute(delete(WebSession).where(WebSession.seen_at < now - lifetime))
     if replacing is not None:
         end_web_session(session, replacing)
     session_id = secrets.token_urlsafe(32)
-    session.add(WebSession(id_hash=token_hash(session_id), user_id=user_id, created_at=now))
+    session.add(
+        WebSession(id_hash=token_hash(session_id), user_id=user_id, created_at=now, seen_at=now)
+    )
     session.flush()
     return session_id
 
 
 def web_session_user(
     session: Session, user_id: int, session_id: str, *, now: datetime, lifetime: timedelta
-) -> User | None:
-    """The user of a browser session still open, or None (signed out, expired, deleted)."""
-    return session.scalar(
-        select(User)
+) -> SignedIn | None:
+    """The user of a browser session still open, or None (signed out, unused for `lifetime`,
+    or the account deleted)."""
+    row = session.execute(
+        select(User, WebSession.seen_at)
         .join(WebSession, WebSession.user_id == User.id)
         .where(
             User.id == user_id,
             WebSession.id_hash == token_hash(session_id),
-            WebSession.created_at >= now - lifetime,
+            WebSession.seen_at >= now - lifetime,
         )
+    ).first()
+    if row is None:
+        return None
+    return SignedIn(row.User, row.seen_at < now - RENEW_SESSION_AFTER)
+
+
+def renew_web_session(session: Session, session_id: str, *, now: datetime) -> None:
+    session.execute(
+        update(WebSession).where(WebSession.id_hash == token_hash(session_id)).values(seen_at=now)
     )
 
 
@@ -296,7 +318,7 @@ def other_web_sessions(
             .where(
                 WebSession.user_id == user_id,
                 WebSession.id_hash != token_hash(session_id),
-                WebSession.created_at >= now - lifetime,
+                WebSession.seen_at >= now - lifetime,
             )
         )
         or 0

@@ -60,7 +60,9 @@ class WebSession(Base):
 
     id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
-    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)  # expiry sweep
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Renewed at most daily while the session is used; a session unused for its lifetime ends.
+    seen_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
 
 
 class SchedulerSettings(Base):

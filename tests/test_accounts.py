@@ -118,7 +118,7 @@ def test_web_sessions_are_stored_hashed_end_and_expire(engine: Engine) -> None:
     with transaction(engine) as s:
         assert old not in s.scalars(select(WebSession.id_hash)).all()
         found = accounts.web_session_user(s, user_id, phone, now=T0 + 21 * day, lifetime=31 * day)
-        assert found is not None and found.id == user_id
+        assert found is not None and found.user.id == user_id
         # Another user's id with this session, or a made-up session: nobody.
         assert accounts.web_session_user(s, user_id + 1, phone, now=T0, lifetime=31 * day) is None
         assert accounts.web_session_user(s, user_id, "x" * 43, now=T0, lifetime=31 * day) is None
@@ -139,6 +139,21 @@ def test_web_sessions_are_stored_hashed_end_and_expire(engine: Engine) -> None:
         again = accounts.start_web_session(s, user_id, now=late, lifetime=31 * day)
         accounts.set_password(s, user_id, "an admin's reset")
         assert s.scalar(select(func.count()).select_from(WebSession)) == 0
+
+
+def test_a_web_session_in_use_is_renewed_and_one_unused_ends(engine: Engine) -> None:
+    user_id = add_user(engine)
+    day, life = timedelta(days=1), timedelta(days=31)
+    with transaction(engine) as s:
+        sid = accounts.start_web_session(s, user_id, now=T0, lifetime=life)
+        fresh = accounts.web_session_user(s, user_id, sid, now=T0 + day / 2, lifetime=life)
+        assert fresh is not None and not fresh.renew  # renewed at most once a day
+        used = accounts.web_session_user(s, user_id, sid, now=T0 + 20 * day, lifetime=life)
+        assert used is not None and used.renew
+        accounts.renew_web_session(s, sid, now=T0 + 20 * day)
+        # 45 days after sign-in, 25 after its last use: still open; 32 after it: over.
+        assert accounts.web_session_user(s, user_id, sid, now=T0 + 45 * day, lifetime=life)
+        assert accounts.web_session_user(s, user_id, sid, now=T0 + 52 * day, lifetime=life) is None
 
 
 def test_tokens_are_stored_hashed_resolve_and_revoke(engine: Engine) -> None:

@@ -9,6 +9,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
+from flashcards.db import utcnow
 from flashcards.models import User, WebSession
 
 from .web_helpers import PASSWORD, csrf, sign_in, sign_up
@@ -181,15 +182,26 @@ def test_signing_out_ends_a_copied_session_cookie_but_not_other_sign_ins(
         assert s.scalar(select(func.count()).select_from(WebSession)) == 1
 
 
-def test_a_session_ends_31_days_after_sign_in(client: FlaskClient, engine: Engine) -> None:
-    sign_up(client, "old@example.com")
-    assert client.get("/settings").status_code == 200
-    with Session(engine) as s:  # signed in 32 days ago; the cookie's own signature is fresh
-        row = s.scalars(select(WebSession)).one()
-        row.created_at -= timedelta(days=32)
+def test_a_session_in_use_stays_and_one_unused_for_31_days_ends(app: Flask, engine: Engine) -> None:
+    active, idle = app.test_client(), app.test_client()
+    sign_up(active, "act@example.com")
+    sign_up(idle, "idle@example.com")
+    with Session(engine) as s:  # both signed in 40 days ago; one used 2 days ago, one 32
+        rows = {r.user_id: r for r in s.scalars(select(WebSession))}
+        for row in rows.values():
+            row.created_at -= timedelta(days=40)
+        users = dict(s.execute(select(User.email, User.id)).all())
+        rows[users["act@example.com"]].seen_at -= timedelta(days=2)
+        rows[users["idle@example.com"]].seen_at -= timedelta(days=32)
         s.commit()
-    r = client.get("/settings")
+    assert active.get("/settings").status_code == 200
+    r = idle.get("/settings")
     assert r.status_code == 302 and r.location.startswith("/signin")
+    with Session(engine) as s:
+        seen = s.scalar(
+            select(WebSession.seen_at).where(WebSession.user_id == users["act@example.com"])
+        )
+    assert seen is not None and utcnow() - seen < timedelta(minutes=1)  # renewed just now
 
 
 def test_signing_in_over_someone_elses_session_ends_theirs(app: Flask, engine: Engine) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from functools import wraps
 from typing import ParamSpec, TypeVar
 from urllib.parse import urlsplit
@@ -22,9 +23,9 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from .. import accounts
-from ..db import utcnow
+from ..db import transaction, utcnow
 from ..errors import Conflict, InvalidInput
-from ..http import db, signin_key, signin_limiter, signup_key, signup_limiter
+from ..http import db, signin_key, signin_limiter, signup_key, signup_limiter, writing_engine
 from ..models import User
 from ..ratelimit import RateLimited
 from . import bp, csrf
@@ -42,19 +43,32 @@ def current_user() -> User | None:
         user = None
         if isinstance(user_id, int):
             if isinstance(session_id, str):
-                user = accounts.web_session_user(
+                now = utcnow()
+                signed_in = accounts.web_session_user(
                     db(),
                     user_id,
                     session_id,
-                    now=utcnow(),
+                    now=now,
                     lifetime=current_app.permanent_session_lifetime,
                 )
+                if signed_in is not None:
+                    user = signed_in.user
+                    if signed_in.renew:
+                        _renew(session_id, now)
             if user is None:
                 # Signed out (here or by a new password), expired, or the account is gone.
                 session.clear()
         g._web_user = user
     found: User | None = g._web_user
     return found
+
+
+def _renew(session_id: str, now: datetime) -> None:
+    # In a transaction of its own: the first look at the signed-in person comes before the
+    # view writes anything. The cookie is signed anew too: its signature has its own limit.
+    with transaction(writing_engine()) as database:
+        accounts.renew_web_session(database, session_id, now=now)
+    session.modified = True
 
 
 def browser_session_id() -> str:

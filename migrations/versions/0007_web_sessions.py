@@ -24,6 +24,7 @@ def upgrade() -> None:
         sa.Column("id_hash", sa.String(length=64), nullable=False),
         sa.Column("user_id", sa.Integer(), nullable=False),
         sa.Column("created_at", flashcards.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("seen_at", flashcards.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["user_id"],
             ["users.id"],
@@ -34,7 +35,7 @@ def upgrade() -> None:
     )
     with op.batch_alter_table("web_sessions", schema=None) as batch_op:
         batch_op.create_index(
-            batch_op.f("ix_web_sessions_created_at"), ["created_at"], unique=False
+            batch_op.f("ix_web_sessions_seen_at"), ["seen_at"], unique=False
         )
         batch_op.create_index(batch_op.f("ix_web_sessions_user_id"), ["user_id"], unique=False)
 
@@ -42,5 +43,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     with op.batch_alter_table("web_sessions", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_web_sessions_user_id"))
-        batch_op.drop_index(batch_op.f("ix_web_sessions_created_at"))
+        batch_op.drop_index(batch_op.f("ix_web_sessions_seen_at"))
     op.drop_table("web_sessions")

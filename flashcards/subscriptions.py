@@ -75,6 +75,10 @@ def unsubscribe(session: Session, user_id: int, deck: Deck) -> bool:
     return bool(getattr(result, "rowcount", 0))
 
 
+def _text(text: DeckText) -> tuple[str, str]:
+    return text.title, text.description
+
+
 def deck_summaries(session: Session, user_id: int, ui_locale: str) -> list[DeckSummary]:
     decks = session.scalars(select(Deck).where(visible_decks(user_id)).order_by(Deck.slug)).all()
     ids = [d.id for d in decks]
@@ -96,7 +100,13 @@ def deck_summaries(session: Session, user_id: int, ui_locale: str) -> list[DeckS
     summaries = []
     for deck in decks:
         by_locale = texts.get(deck.id, {})
-        shown = by_locale.get(subs.get(deck.id) or ui_locale) or by_locale.get(deck.default_locale)
+        default = by_locale.get(deck.default_locale)
+        shown = by_locale.get(subs.get(deck.id) or ui_locale) or default
+        text_locale = shown.locale if shown else None
+        if shown and default and _text(shown) == _text(default):
+            # A copy of the default language's text (a team deck's one title is filed under
+            # each of its languages) is written in that language.
+            text_locale = default.locale
         summaries.append(
             DeckSummary(
                 id=deck.id,
@@ -107,7 +117,7 @@ def deck_summaries(session: Session, user_id: int, ui_locale: str) -> list[DeckS
                 default_locale=deck.default_locale,
                 card_count=counts.get(deck.id, 0),
                 subscribed_locale=subs.get(deck.id),
-                text_locale=shown.locale if shown else None,
+                text_locale=text_locale,
             )
         )
     return summaries

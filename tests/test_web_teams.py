@@ -328,6 +328,27 @@ def test_removed_member_loses_the_team_decks_but_keeps_her_history(
         assert s.scalar(select(ReviewLog.id).where(ReviewLog.user_id == member_id)) is not None
 
 
+def test_a_team_decks_one_title_is_marked_in_the_language_it_is_written_in(
+    app: Flask, loaded_engine: Engine
+) -> None:
+    lead, member, _outsider = _people(app)
+    team = _new_team(lead)
+    token = _invite(lead, team)
+    _post(member, f"/join/{token}", page=f"/join/{token}")
+    decks = f"/teams/{team}/decks"
+    content = "front,back,key,locale\n질문 하나,답 하나,q1,ko\nPregunta uno,Respuesta uno,q1,es\n"
+    form = {"format": "csv", "title": "한국어 덱", "locale": "ko", "content": content}
+    response = _post(lead, decks, form, decks)
+    assert response.status_code == 303
+    slug = response.headers["Location"].rsplit("/", 1)[-1]
+    _post(lead, f"/teams/{team}/assignments", {"deck": slug}, f"/teams/{team}")
+    # The member reads Spanish, and the deck has Spanish cards; its one title is Korean.
+    page = member.get(f"/decks/{slug}").get_data(as_text=True)
+    assert '<h1 lang="ko">한국어 덱</h1>' in page
+    assert 'lang="ko">한국어 덱</a>' in member.get("/").get_data(as_text=True)
+    assert 'lang="ko">한국어 덱</a>' in member.get(f"/teams/{team}").get_data(as_text=True)
+
+
 def test_team_deck_from_a_quiz_file(app: Flask, loaded_engine: Engine) -> None:
     lead = app.test_client()
     sign_up(lead, "lead@example.com", language="ko")

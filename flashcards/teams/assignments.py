@@ -324,5 +324,7 @@ def deck_title(session: Session, deck: Deck, locale: str) -> tuple[str, str | No
     )
     for shown in (locale, deck.default_locale):
         if texts.get(shown):
-            return texts[shown], shown
+            # A copy of the default language's title is written in that language.
+            same = texts[shown] == texts.get(deck.default_locale)
+            return texts[shown], deck.default_locale if same else shown
     return deck.slug, None

@@ -331,10 +331,7 @@ def test_removed_member_loses_the_team_decks_but_keeps_her_history(
 def test_a_team_decks_one_title_is_marked_in_the_language_it_is_written_in(
     app: Flask, loaded_engine: Engine
 ) -> None:
-    lead, member, _outsider = _people(app)
-    team = _new_team(lead)
-    token = _invite(lead, team)
-    _post(member, f"/join/{token}", page=f"/join/{token}")
+    lead, member, _outsider, team = _team_with_member(app, loaded_engine)
     decks = f"/teams/{team}/decks"
     content = "front,back,key,locale\n질문 하나,답 하나,q1,ko\nPregunta uno,Respuesta uno,q1,es\n"
     form = {"format": "csv", "title": "한국어 덱", "locale": "ko", "content": content}

@@ -159,9 +159,6 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/tokens/<int:token_id>/revoke", "POST"): Probe(
         "/tokens/{token_id}/revoke", {}, member=None, outsider=(404,)
     ),
-    ("/join/<token>", "GET"): Probe("/join/{revoked}", member=404),
-    # Mia is in Alpha already: a link of Alpha, even a revoked one, leaves her as she is.
-    ("/join/<token>", "POST"): Probe("/join/{revoked}", {}, member=None),
     # Web: team Alpha
     ("/teams/<int:team_id>", "GET"): Probe("/teams/{team}", member=200),
     ("/teams/<int:team_id>/assignments", "POST"): Probe(
@@ -447,4 +444,19 @@ def test_ids_in_the_study_forms(
         assert r.status_code == 303, (url, r.status_code)
         shown = bob("GET", "/library", None).get_data(as_text=True)
         assert not any(secret in shown for secret in SECRETS), url
+    assert dump(engine) == before
+
+
+def test_a_revoked_link_in_the_join_forms(app: Flask, engine: Engine, world: World) -> None:
+    bob = Caller(app, world, world.bob, "bob@example.com", True)
+    revoked = world.values["revoked"]
+    before = dump(engine)
+    for url, body in [
+        ("/join", {"invitation": f"/join#{revoked}"}),
+        ("/join/confirm", {"token": revoked}),
+    ]:
+        r = bob("POST", url, body)
+        assert r.status_code == 404, (url, r.status_code)
+        assert not any(secret in r.get_data(as_text=True) for secret in SECRETS), url
+    assert "Alpha" not in bob("GET", "/join", None).get_data(as_text=True)
     assert dump(engine) == before

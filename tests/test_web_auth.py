@@ -240,6 +240,10 @@ def test_signing_out_every_other_browser_from_settings(app: Flask) -> None:
     for other in (phone, tablet):
         r = other.get("/settings")
         assert r.status_code == 302 and r.location.startswith("/signin")
+        # Told why, once.
+        page = other.get(r.location).get_data(as_text=True)
+        assert "You were signed out. Sign in again to continue." in page
+        assert "You were signed out" not in other.get(r.location).get_data(as_text=True)
     # Without the form's token, nothing happens.
     assert laptop.post("/settings/sessions").status_code == 400
 
@@ -277,10 +281,9 @@ def test_every_response_has_each_security_header_once(client: FlaskClient) -> No
     for kind, r in responses.items():
         for name in SECURITY_HEADERS:
             assert len(r.headers.getlist(name)) == 1, (kind, name, r.headers)
-    # Pages may show personal data: never stored. Other responses keep their own caching.
-    for kind in ("page", "page error"):
+    # Pages and API answers may show personal data: never stored. Static files are cached.
+    for kind in ("page", "page error", "API", "API error", "redirect"):
         assert responses[kind].headers.getlist("Cache-Control") == ["no-store"], kind
-    assert "no-store" not in responses["API"].headers.get("Cache-Control", "")
     assert responses["stylesheet"].headers.getlist("Cache-Control") == ["no-cache"]
     for r in responses.values():
         r.close()

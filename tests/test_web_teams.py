@@ -24,16 +24,30 @@ from flashcards.models import (
 )
 
 from .conftest import SEEDS
-from .web_helpers import answer_shown_card, csrf, sign_up
+from .web_helpers import PASSWORD, answer_shown_card, csrf, sign_up
 
 SLUG = "eks-model-training"
 KOREAN_SEED = SEEDS / "004_3c77d9b94ee3fd70.txt"
 OPS_CSV = "front,back,key\nWhat is a pod?,The smallest unit,pod\nWhat is a node?,A machine,node\n"
-LINK_RE = re.compile(r'<code id="new-link">[^<]*/join/([A-Za-z0-9_-]+)</code>')
+LINK_RE = re.compile(r'<code id="new-link">[^<]*/join#([A-Za-z0-9_-]+)</code>')
 
 
 def _post(client: FlaskClient, path: str, data: dict[str, str] | None = None, page: str = "/teams"):  # type: ignore[no-untyped-def]
     return client.post(path, data={"csrf_token": csrf(client, page), **(data or {})})
+
+
+def _open(client: FlaskClient, token: str):  # type: ignore[no-untyped-def]
+    """Opens an invitation link as the join page's script does: posts the token, then follows."""
+    response = _post(client, "/join", {"invitation": f"http://localhost/join#{token}"}, "/join")
+    if response.status_code != 303:
+        return response
+    assert response.headers["Location"] == "/join"
+    return client.get("/join")
+
+
+def _join(client: FlaskClient, token: str):  # type: ignore[no-untyped-def]
+    assert _open(client, token).status_code == 200
+    return _post(client, "/join/confirm", {"token": token}, "/join")
 
 
 def _new_team(client: FlaskClient, name: str = "Platform") -> int:
@@ -86,9 +100,9 @@ def test_create_invite_join_and_assign(app: Flask, loaded_engine: Engine) -> Non
     assert "Platform" in lead.get("/teams").get_data(as_text=True)
     token = _invite(lead, team, max_uses="2")
 
-    page = member.get(f"/join/{token}")
+    page = _open(member, token)
     assert page.status_code == 200 and "Platform" in page.get_data(as_text=True)
-    response = _post(member, f"/join/{token}", page=f"/join/{token}")
+    response = _post(member, "/join/confirm", {"token": token}, "/join")
     assert response.status_code == 303 and response.headers["Location"].endswith(f"/teams/{team}")
     team_page = member.get(f"/teams/{team}").get_data(as_text=True)
     assert "Platform" in team_page
@@ -119,13 +133,55 @@ def test_create_invite_join_and_assign(app: Flask, loaded_engine: Engine) -> Non
     assert "Platform" not in outsider.get("/teams").get_data(as_text=True)
 
 
+def test_a_link_opened_signed_out_comes_back_after_sign_in(
+    app: Flask, loaded_engine: Engine
+) -> None:
+    lead, member, _outsider = _people(app)
+    team = _new_team(lead)
+    token = _invite(lead, team)
+    member.post("/signout", data={"csrf_token": csrf(member, "/")})
+    response = _post(member, "/join", {"invitation": f"https://x.example/join#{token}"}, "/join")
+    assert response.status_code == 303 and response.location == "/signin?next=/join"
+    page = member.get(response.location).get_data(as_text=True)
+    assert "Inicia sesión o crea una cuenta para unirte a «Platform»." in page
+    form = {"csrf_token": csrf(member, "/signin?next=/join"), "next": "/join",
+            "email": "mia@example.com", "password": PASSWORD}  # fmt: skip
+    response = member.post("/signin", data=form)
+    assert response.status_code == 302 and response.location == "/join"
+    page = member.get("/join").get_data(as_text=True)
+    assert "Platform" in page and f'value="{token}"' in page  # the confirmation
+    with transaction(loaded_engine) as s:
+        assert s.scalar(select(func.count()).select_from(TeamMember)) == 1  # asked first
+    response = _post(member, "/join/confirm", {"token": token}, "/join")
+    assert response.status_code == 303 and response.location == f"/teams/{team}"
+    with transaction(loaded_engine) as s:
+        assert s.scalar(select(func.count()).select_from(TeamMember)) == 2
+    # Done with: the join page no longer offers it.
+    assert "Platform" not in member.get("/join").get_data(as_text=True)
+
+
+def test_a_dead_link_opened_signed_out_is_not_kept(app: Flask, loaded_engine: Engine) -> None:
+    lead, _member, _outsider = _people(app)
+    team = _new_team(lead)
+    token = _invite(lead, team, max_uses="1")
+    visitor = app.test_client()
+    for pasted in ("not a link", f"/join#{token}x", "#"):
+        response = _post(visitor, "/join", {"invitation": pasted}, "/join")
+        assert response.status_code == 404, pasted
+        assert "This link does not work" in response.get_data(as_text=True)
+    sign_up(visitor, "vic@example.com")
+    assert "Platform" not in visitor.get("/join").get_data(as_text=True)
+    with transaction(loaded_engine) as s:
+        assert s.scalar(select(func.count()).select_from(TeamMember)) == 1
+
+
 def test_revoked_expired_and_used_up_links_do_not_work(app: Flask, loaded_engine: Engine) -> None:
     lead, member, outsider = _people(app)
     team = _new_team(lead)
     once = _invite(lead, team, max_uses="1")
-    assert _post(member, f"/join/{once}", page=f"/join/{once}").status_code == 303
-    assert outsider.get(f"/join/{once}").status_code == 404
-    assert _post(outsider, f"/join/{once}", page="/teams").status_code == 404
+    assert _join(member, once).status_code == 303
+    assert _open(outsider, once).status_code == 404
+    assert _post(outsider, "/join/confirm", {"token": once}).status_code == 404
 
     revoked = _invite(lead, team)
     page = lead.get(f"/teams/{team}").get_data(as_text=True)
@@ -135,9 +191,9 @@ def test_revoked_expired_and_used_up_links_do_not_work(app: Flask, loaded_engine
         _post(lead, f"/teams/{team}/invitations/{ids[0]}/revoke", page=f"/teams/{team}").status_code
         == 303
     )
-    assert outsider.get(f"/join/{revoked}").status_code == 404
-    assert _post(outsider, f"/join/{revoked}", page="/teams").status_code == 404
-    assert outsider.get("/join/not-a-token!").status_code == 404
+    assert _open(outsider, revoked).status_code == 404
+    assert _post(outsider, "/join/confirm", {"token": revoked}).status_code == 404
+    assert _open(outsider, "not-a-token!").status_code == 404
     with transaction(loaded_engine) as s:
         assert (
             s.scalar(
@@ -155,7 +211,7 @@ def test_member_and_outsider_cannot_manage_or_see_the_dashboard(
     lead, member, outsider = _people(app)
     team = _new_team(lead)
     token = _invite(lead, team)
-    _post(member, f"/join/{token}", page=f"/join/{token}")
+    _join(member, token)
     lead_id = _user_id(loaded_engine, "lead@example.com")
     member_id = _user_id(loaded_engine, "mia@example.com")
     other_team = _new_team(outsider, "Elsewhere")
@@ -192,7 +248,7 @@ def test_roles_transfer_and_leave(app: Flask, loaded_engine: Engine) -> None:
     lead, member, _outsider = _people(app)
     team = _new_team(lead)
     token = _invite(lead, team)
-    _post(member, f"/join/{token}", page=f"/join/{token}")
+    _join(member, token)
     member_id = _user_id(loaded_engine, "mia@example.com")
     page = f"/teams/{team}"
 
@@ -224,7 +280,7 @@ def test_dashboard_shows_progress_chart_and_csv(app: Flask, loaded_engine: Engin
     lead, member, _outsider = _people(app)
     team = _new_team(lead)
     token = _invite(lead, team)
-    _post(member, f"/join/{token}", page=f"/join/{token}")
+    _join(member, token)
     _post(lead, f"/teams/{team}/assignments", {"deck": SLUG}, f"/teams/{team}")
     answer_shown_card(member, "1")
     answer_shown_card(member, "3")
@@ -249,7 +305,7 @@ def test_team_deck_upload_edit_and_privacy(app: Flask, loaded_engine: Engine) ->
     lead, member, outsider = _people(app)
     team = _new_team(lead)
     token = _invite(lead, team)
-    _post(member, f"/join/{token}", page=f"/join/{token}")
+    _join(member, token)
     decks = f"/teams/{team}/decks"
     bad = _post(
         lead, decks, {"format": "csv", "title": "Ops", "locale": "en", "content": "a,\n"}, decks
@@ -308,7 +364,7 @@ def test_removed_member_loses_the_team_decks_but_keeps_her_history(
     lead, member, _outsider = _people(app)
     team = _new_team(lead)
     token = _invite(lead, team)
-    _post(member, f"/join/{token}", page=f"/join/{token}")
+    _join(member, token)
     decks = f"/teams/{team}/decks"
     form = {"format": "csv", "title": "Ops basics", "locale": "es", "content": OPS_CSV}
     deck_page = _post(lead, decks, form, decks).headers["Location"]
@@ -371,7 +427,7 @@ def _team_with_member(
     lead, member, outsider = _people(app)
     team = _new_team(lead)
     token = _invite(lead, team)
-    _post(member, f"/join/{token}", page=f"/join/{token}")
+    _join(member, token)
     return lead, member, outsider, team
 
 

@@ -19,6 +19,15 @@
         });
       });
     });
+    // An invitation link carries its token after "#", which never reaches the server (nor
+    // its logs): posted from here, and taken out of the address bar and history.
+    root.querySelectorAll("form[data-invitation]").forEach(function (form) {
+      var token = window.location.hash.slice(1);
+      if (!token) { return; }
+      history.replaceState(null, "", window.location.pathname + window.location.search);
+      form.elements.invitation.value = token;
+      form.requestSubmit();
+    });
     root.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
       var button = select.form.querySelector("button[type=submit]");
       if (button) { button.hidden = true; }

@@ -34,6 +34,8 @@ P = ParamSpec("P")
 R = TypeVar("R")
 USER_KEY = "uid"
 SESSION_KEY = "sid"
+# An invitation link opened before signing in (`join`): kept through sign-in and sign-up.
+PENDING_JOIN_KEY = "join_token"
 
 
 def current_user() -> User | None:
@@ -56,8 +58,9 @@ def current_user() -> User | None:
                     if signed_in.renew:
                         _renew(session_id, now)
             if user is None:
-                # Signed out (here or by a new password), expired, or the account is gone.
+                # Signed out elsewhere (or by a new password), expired, or the account is gone.
                 session.clear()
+                flash(_("You were signed out. Sign in again to continue."))
         g._web_user = user
     found: User | None = g._web_user
     return found
@@ -108,8 +111,10 @@ def safe_next(target: str | None) -> str:
 
 
 def start_session(user: User) -> None:
-    # A fresh session at sign-in: nothing a visitor's cookie carried survives (no fixation).
+    # A fresh session at sign-in: nothing a visitor's cookie carried survives (no fixation),
+    # but an invitation being accepted: it names a team, not a person, and joining asks first.
     previous = session.get(SESSION_KEY)
+    pending_join = session.get(PENDING_JOIN_KEY)
     session.clear()
     database = db()
     session_id = accounts.start_web_session(
@@ -122,6 +127,8 @@ def start_session(user: User) -> None:
     database.commit()  # with whatever the caller wrote before (a new password)
     session[USER_KEY] = user.id
     session[SESSION_KEY] = session_id
+    if isinstance(pending_join, str):
+        session[PENDING_JOIN_KEY] = pending_join
     csrf.new_token()
     g._web_user = user
 
@@ -185,6 +192,8 @@ def signup() -> ResponseReturnValue:
             session_db.commit()
             limiter.failed(key)  # counts the account made
             start_session(user)
+            if PENDING_JOIN_KEY in session:
+                return redirect(url_for("web.join_page"))
             flash(_("Welcome! Pick a deck to start studying."))
             return redirect(url_for("web.library"))
     status = 422 if errors else 200

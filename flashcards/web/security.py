@@ -53,12 +53,9 @@ class SecurityHeaders:
         def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             present = {name.lower(): value for name, value in headers}
             added = [header for key, header in _HEADERS_BY_KEY if key not in present]
-            content_type = present.get("content-type", "")
-            if content_type.partition(";")[0].strip() == "text/html" and (
-                "cache-control" not in present
-            ):
-                # Pages show personal data: a shared cache or the back button must not
-                # replay them stale.
+            if "cache-control" not in present:
+                # Pages, API answers and downloads show personal data: a shared cache or the
+                # back button must not replay them. Static files set their own caching.
                 added.append(("Cache-Control", "no-store"))
             return start_response(status, headers + added, exc_info)
 

@@ -1,5 +1,5 @@
 """Team pages: my teams, a team's page (members, roles, invitation links, renaming and
-deleting), joining by link.
+deleting). Joining by link is `join`.
 
 Thin over flashcards.teams, which decides who may do what: someone outside a team gets the
 404 page, a member without the role the 403 page. The pages only hide what a role cannot do.
@@ -12,19 +12,19 @@ from datetime import timedelta
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from sqlalchemy import or_, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
-from ..db import MAX_ID, retrying, transaction, utcnow
+from ..db import MAX_ID, transaction, utcnow
 from ..errors import Conflict, InvalidInput, NotFound
 from ..http import db, engine
-from ..models import Deck, DeckText, Team, TeamInvitation
+from ..models import Deck, DeckText
 from ..teams import assignments, invitations, membership, team_decks
 from ..teams.roles import LEADS, MANAGER, MEMBER, OWNER
 from ..teams.roles import membership as role_check
 from . import bp
 from .auth import login_required, user_id
+from .join import invitation_link
 
 LIFETIMES = (1, 7, 30, 90)  # days an invitation link may last, as offered in the form
 
@@ -146,7 +146,7 @@ def create_invitation(team_id: int) -> Response:
         flash(_("A link lasts 1 to 90 days and may be used 1 to 10,000 times."), "error")
         return _back(team_id)
     session.commit()
-    link = url_for("web.join_page", token=new.token, _external=True)
+    link = invitation_link(new.token)
     # The token is shown this once (only its hash is kept), so the page is rendered, not
     # redirected to.
     return render_team(team_id, new_link=link, status=201)
@@ -163,49 +163,6 @@ def revoke_invitation(team_id: int, invitation_id: int) -> Response:
     )
     session.commit()
     flash(_("The link is revoked: nobody can join with it any more."))
-    return _back(team_id)
-
-
-def _invitation(token: str) -> tuple[TeamInvitation, Team] | None:
-    """The invitation behind a link, for the confirmation page (joining checks it again)."""
-    if not invitations.TOKEN_RE.match(token):
-        return None
-    row = (
-        db()
-        .execute(
-            select(TeamInvitation, Team)
-            .join(Team, Team.id == TeamInvitation.team_id)
-            .where(TeamInvitation.token_hash == invitations.token_hash(token))
-        )
-        .first()
-    )
-    return (row[0], row[1]) if row is not None else None
-
-
-@bp.get("/join/<token>")
-@login_required
-def join_page(token: str) -> Response:
-    found = _invitation(token)
-    state = invitations.invitation_state(found[0], utcnow()) if found else "unknown"
-    status = 200 if state == "active" else 404
-    page = render_template(
-        "join.html", team=found[1] if found and state == "active" else None, token=token
-    )
-    return Response(page, status=status, mimetype="text/html")
-
-
-@bp.post("/join/<token>")
-@login_required
-def join(token: str) -> Response:
-    uid = user_id()
-    session = db()
-
-    def work() -> int:
-        return invitations.join(session, uid, token, now=utcnow()).team_id
-
-    # Two requests joining at once collide on the membership's key; the retry finds it.
-    team_id = retrying(session, work, retry_on=(IntegrityError,), attempts=2)
-    flash(_("Welcome to the team. Its assigned decks are in your library."))
     return _back(team_id)
 
 

@@ -35,7 +35,10 @@ def test_team_invite_copy_join_and_narrow_layout(server: str, browser: Browser) 
     other, joiner, joiner_problems = _page(browser, "ko", width=320)
     _sign_up(joiner, server, "member-browser@example.com")
     joiner.goto(link)
-    joiner.locator("form[action*='/join/'] button[type=submit]").click()
+    # The page's script posted the token from the link's fragment and took it off the URL.
+    expect(joiner.locator("h1")).to_contain_text("Plataforma")
+    assert joiner.url == f"{server}/join"
+    joiner.locator("form[action$='/join/confirm'] button[type=submit]").click()
     joiner.wait_for_url(team_url)
     expect(joiner.locator("table.assignments")).to_contain_text("EKS")
     assert "lead-browser@example.com" not in joiner.content()

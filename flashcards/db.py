@@ -14,6 +14,7 @@ from typing import Any, ClassVar, TypeVar
 
 from sqlalchemy import DateTime, Dialect, Engine, MetaData, create_engine, event
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Session
 from sqlalchemy.types import TypeDecorator
 
@@ -96,10 +97,36 @@ def is_sqlite(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
 
+# SQLite's result codes that say "not now" (another writer past the timeout, the file out of
+# reach or the disk full), unlike SQLITE_ERROR (a missing table, bad SQL): a bug, not a wait.
+_SQLITE_UNAVAILABLE = (
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+    "SQLITE_CANTOPEN",
+    "SQLITE_IOERR",
+    "SQLITE_FULL",
+)
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Whether `exc` says the database is out of reach or too busy right now (refused or
+    dropped connection, a restart, SQLite's lock held past the timeout): worth a retry."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    if not isinstance(exc, OperationalError):
+        return False
+    # psycopg's OperationalErrors are all of this kind; a missing table is a ProgrammingError.
+    name = getattr(exc.orig, "sqlite_errorname", None)
+    return name is None or name.startswith(_SQLITE_UNAVAILABLE)
+
+
 def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) -> Engine:
     if not is_sqlite(url):
         # Recycling instead of a ping before every checkout: the ping is a round trip on
-        # every request, and a connection the server dropped fails one request at most.
+        # every request. After a database restart the first request of a process finds its
+        # connection gone: it gets a 503 with Retry-After, and the whole pool is renewed.
         kwargs.setdefault("pool_recycle", 1800)
         return create_engine(url, **kwargs)
 

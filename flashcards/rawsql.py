@@ -194,8 +194,14 @@ class DirectConnection:
 
     def __init__(self, engine: Engine) -> None:
         self.dialect = engine.dialect
+        self._pool = engine.pool
         self._sqlite = self.dialect.name == "sqlite"
-        self._raw = engine.raw_connection()
+        dbapi = self.dialect.loaded_dbapi
+        try:
+            self._raw = engine.raw_connection()
+        except dbapi.Error as error:
+            # The pool raises the driver's own error; wrapped as a failed statement's is.
+            raise DBAPIError.instance(None, None, error, dbapi.Error) from error
         self._gate: str | None = self._raw.info.get("writer_gate")
         self._driver: Any = cast(Any, self._raw.driver_connection)  # sqlite3 or psycopg
         if not self._sqlite:
@@ -218,7 +224,15 @@ class DirectConnection:
         except dbapi.Error as error:
             # Raised as SQLAlchemy raises it, so callers and error handlers see one kind.
             self._disconnected = self.dialect.is_disconnect(error, self._raw, self._cursor)
-            raise DBAPIError.instance(sql, None, error, dbapi.Error) from error
+            if self._disconnected:
+                # What SQLAlchemy does on a disconnect: the server restarted or failed over,
+                # so every idle connection of the pool is as dead as this one; they are
+                # replaced at their next checkout instead of failing a request each. (This
+                # one is invalidated when it is given back.)
+                self._pool._invalidate(self._raw, error, _checkin=False)
+            raise DBAPIError.instance(
+                sql, None, error, dbapi.Error, connection_invalidated=self._disconnected
+            ) from error
 
     def first(self, statement: Statement, params: Params) -> Any:
         compiled, cursor = self._run(statement, params)

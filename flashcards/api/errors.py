@@ -14,6 +14,7 @@ from typing import Any
 from flask import Response, current_app, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
+from ..db import database_unavailable
 from ..errors import (
     BadRequest,
     FlashcardsError,
@@ -25,6 +26,9 @@ from . import bp
 
 PROBLEM_MIMETYPE = "application/problem+json"
 API_PREFIX = "/api/"
+# What a client waits before retrying when the database is out of reach (a restart, a
+# failover): long enough not to pile on, short enough for a person at the keyboard.
+UNAVAILABLE_RETRY_AFTER = 5
 
 
 def problem(
@@ -79,6 +83,16 @@ def _api_http_error(exc: HTTPException) -> Response:
 def _unexpected(exc: Exception) -> Response:
     if isinstance(exc, HTTPException):
         return http_problem(exc)
+    if database_unavailable(exc):
+        current_app.logger.error(
+            "database unavailable on %s %s", request.method, request.path, exc_info=exc
+        )
+        return problem(
+            503,
+            "Service unavailable",
+            "the database cannot be reached right now; retry after Retry-After seconds",
+            headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER)},
+        )
     current_app.logger.exception("unhandled error on %s %s", request.method, request.path)
     return problem(500, "Internal server error", "an unexpected error occurred; it has been logged")
 

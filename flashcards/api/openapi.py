@@ -31,6 +31,11 @@ _PROBLEM_TITLES = {
     415: ("UnsupportedMediaType", "The request body is not sent as application/json."),
     422: ("InvalidInput", "A field is missing or invalid; `field` names it."),
     429: ("TooManyRequests", "Too many attempts; wait for Retry-After seconds."),
+    503: (
+        "ServiceUnavailable",
+        "The database cannot be reached right now (a restart, a failover); retry after "
+        "Retry-After seconds. Answers are safe to resend with the same review_id.",
+    ),
 }
 
 # Statuses any operation with a JSON request body can answer.
@@ -65,7 +70,7 @@ def _problem_responses() -> dict[str, Any]:
         }
         if status == 401:
             response["headers"] = {"WWW-Authenticate": {"schema": {"type": "string"}}}
-        if status == 429:
+        if status in (429, 503):
             response["headers"] = {"Retry-After": {"schema": {"type": "integer", "minimum": 1}}}
         responses[name] = response
     return responses
@@ -125,6 +130,8 @@ def build_document() -> dict[str, Any]:
         for operation in item.values():
             # Any query string can carry a NUL character, which every request refuses.
             operation["responses"].setdefault("400", problems(400)["400"])
+            if operation["operationId"] != "getOpenApi":  # the one that reads no database
+                operation["responses"].setdefault("503", problems(503)["503"])
     return {
         "openapi": "3.1.0",
         "info": {

@@ -66,6 +66,12 @@ def current_user() -> User | None:
     return found
 
 
+def as_signed_out() -> None:
+    """The rest of this request treats the visitor as signed out, without asking the
+    database who they are: for the page that says the database is out of reach."""
+    g._web_user = None
+
+
 def _renew(session_id: str, now: datetime) -> None:
     # In a transaction of its own: the first look at the signed-in person comes before the
     # view writes anything. The cookie is signed anew too: its signature has its own limit.

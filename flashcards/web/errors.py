@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from flask import Flask, current_app, render_template, request
+from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response
 
-from ..api.errors import API_PREFIX, http_problem
+from ..api.errors import API_PREFIX, UNAVAILABLE_RETRY_AFTER, http_problem
+from ..db import database_unavailable
 from ..errors import FlashcardsError
 from . import apkg, bp
-from .auth import current_user
+from .auth import as_signed_out, current_user
 from .library import library_page
 
 
@@ -25,6 +27,18 @@ def _http_error(exc: HTTPException) -> tuple[str, int]:
         limit = current_app.config["MAX_UPLOAD_BYTES"]
         return library_page(import_error=apkg.too_large_message(limit)), 413
     return render_template("error.html", status=status, csrf=exc.description == "csrf"), status
+
+
+@bp.errorhandler(DBAPIError)
+def _database_error(exc: DBAPIError) -> tuple[str, int, dict[str, str]]:
+    if not database_unavailable(exc):
+        raise exc  # a bug: Flask's 500 page
+    current_app.logger.error(
+        "database unavailable on %s %s", request.method, request.path, exc_info=exc
+    )
+    as_signed_out()  # the page's header would ask the database again
+    headers = {"Retry-After": str(UNAVAILABLE_RETRY_AFTER)}
+    return render_template("error.html", status=503), 503, headers
 
 
 def _outside_blueprints(exc: HTTPException) -> Response | tuple[str, int]:

@@ -175,6 +175,80 @@ def test_a_dead_link_opened_signed_out_is_not_kept(app: Flask, loaded_engine: En
         assert s.scalar(select(func.count()).select_from(TeamMember)) == 1
 
 
+def test_the_link_opened_last_is_the_one_confirmed(app: Flask, loaded_engine: Engine) -> None:
+    lead, member, _outsider = _people(app)
+    alpha, beta = _new_team(lead, "Alpha"), _new_team(lead, "Beta")
+    alpha_token, beta_token = _invite(lead, alpha), _invite(lead, beta)
+    page = _open(member, alpha_token).get_data(as_text=True)
+    assert "Alpha" in page and "mia@example.com" in page  # who is about to join
+    # The confirmation keeps the form the page's script posts a newly opened link with.
+    assert "data-invitation" in page
+    page = _open(member, beta_token).get_data(as_text=True)
+    assert "Beta" in page and "Alpha" not in page
+    response = _post(member, "/join/confirm", {"token": beta_token}, "/join")
+    assert response.location == f"/teams/{beta}"
+    with transaction(loaded_engine) as s:
+        teams = s.scalars(
+            select(TeamMember.team_id).where(
+                TeamMember.user_id == _user_id(loaded_engine, "mia@example.com")
+            )
+        ).all()
+        assert teams == [beta]
+
+
+def test_a_members_own_link_asks_nothing(app: Flask, loaded_engine: Engine) -> None:
+    lead, member, _outsider = _people(app)
+    team = _new_team(lead)
+    token = _invite(lead, team, max_uses="1")
+    page = _open(lead, token)  # the owner opens their own team's link
+    text = page.get_data(as_text=True)
+    assert page.status_code == 200 and "You are already in this team." in text
+    assert 'action="/join/confirm"' not in text and f'href="/teams/{team}"' in text
+    assert _join(member, token).status_code == 303  # the one use
+    # Used up now, but not for someone in the team already: still no "does not work".
+    page = _open(member, token)
+    assert page.status_code == 200 and "Ya estás en este equipo." in page.get_data(as_text=True)
+    response = _post(member, "/join/confirm", {"token": token}, "/join")
+    assert response.status_code == 303
+    assert "Ya estás en este equipo." in member.get(response.location).get_data(as_text=True)
+    with transaction(loaded_engine) as s:
+        assert s.scalar(select(TeamInvitation.uses)) == 1
+
+
+def test_older_links_and_links_that_stop_working_on_the_way(
+    app: Flask, loaded_engine: Engine
+) -> None:
+    lead, member, _outsider = _people(app)
+    team = _new_team(lead)
+    token = _invite(lead, team)
+    # The form links had before the token moved to the fragment: sent on, no lookup.
+    response = member.get(f"/join/{token}")
+    assert response.status_code == 303 and response.location == f"/join#{token}"
+    assert _open(member, token).status_code == 200
+    # Revoked while the confirmation is open: the join page says so, not a bare 404 page.
+    page = lead.get(f"/teams/{team}").get_data(as_text=True)
+    invitation = re.findall(rf'action="/teams/{team}/invitations/(\d+)/revoke"', page)[0]
+    _post(lead, f"/teams/{team}/invitations/{invitation}/revoke", page=f"/teams/{team}")
+    response = _post(member, "/join/confirm", {"token": token}, "/join")
+    assert response.status_code == 404
+    assert "Este enlace no funciona" in response.get_data(as_text=True)
+    assert "Platform" not in member.get("/join").get_data(as_text=True)  # nothing pending
+
+
+def test_signing_in_from_the_menu_still_comes_back_to_the_invitation(
+    app: Flask, loaded_engine: Engine
+) -> None:
+    lead, member, _outsider = _people(app)
+    team = _new_team(lead)
+    token = _invite(lead, team)
+    member.post("/signout", data={"csrf_token": csrf(member, "/")})
+    _post(member, "/join", {"invitation": token}, "/join")
+    form = {"csrf_token": csrf(member, "/signin"), "email": "mia@example.com",
+            "password": PASSWORD}  # fmt: skip
+    response = member.post("/signin", data=form)  # no next: the plain sign-in page
+    assert response.status_code == 302 and response.location == "/join"
+
+
 def test_revoked_expired_and_used_up_links_do_not_work(app: Flask, loaded_engine: Engine) -> None:
     lead, member, outsider = _people(app)
     team = _new_team(lead)

@@ -20,13 +20,18 @@
       });
     });
     // An invitation link carries its token after "#", which never reaches the server (nor
-    // its logs): posted from here, and taken out of the address bar and history.
+    // its logs): posted from here, and taken out of the address bar and history. A link
+    // opened while a join page is showing changes only the fragment, hence hashchange.
     root.querySelectorAll("form[data-invitation]").forEach(function (form) {
-      var token = window.location.hash.slice(1);
-      if (!token) { return; }
-      history.replaceState(null, "", window.location.pathname + window.location.search);
-      form.elements.invitation.value = token;
-      form.requestSubmit();
+      function openLink() {
+        var token = window.location.hash.slice(1);
+        if (!token) { return; }
+        history.replaceState(null, "", window.location.pathname + window.location.search);
+        form.elements.invitation.value = token;
+        form.requestSubmit();
+      }
+      window.addEventListener("hashchange", openLink);
+      openLink();
     });
     root.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
       var button = select.form.querySelector("button[type=submit]");

@@ -231,6 +231,8 @@ def signin() -> ResponseReturnValue:
         else:
             limiter.succeeded(key)
             start_session(user)
+            if PENDING_JOIN_KEY in session and target == url_for("web.library"):
+                target = url_for("web.join_page")  # an invitation opened before signing in
             return redirect(target)
     return render_template("signin.html", error=error, email=email, next=target), status
 

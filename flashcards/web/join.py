@@ -16,8 +16,9 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
 from ..db import retrying, utcnow
+from ..errors import NotFound
 from ..http import db
-from ..models import Team, TeamInvitation
+from ..models import Team, TeamInvitation, TeamMember
 from ..teams import invitations
 from . import bp
 from .auth import PENDING_JOIN_KEY, current_user, login_required, user_id
@@ -33,8 +34,8 @@ def token_from(pasted: str) -> str:
     return text.rpartition("#")[2] if "#" in text else text.rpartition("/")[2]
 
 
-def _active_team(token: str) -> Team | None:
-    """The team a link invites to while it works (joining checks it again)."""
+def _invited_team(token: str) -> tuple[Team, bool] | None:
+    """The team a link invites to, and whether the link still works; None for no link."""
     if not invitations.TOKEN_RE.match(token):
         return None
     found = (
@@ -46,14 +47,26 @@ def _active_team(token: str) -> Team | None:
         )
         .first()
     )
-    if found is None or invitations.invitation_state(found[0], utcnow()) != "active":
+    if found is None:
         return None
-    return found[1]
+    return found[1], invitations.invitation_state(found[0], utcnow()) == "active"
 
 
-def _page(token: str | None = None, team: Team | None = None, status: int = 200) -> Response:
-    page = render_template("join.html", token=token, team=team, dead=status == 404)
+def _is_member(team: Team) -> bool:
+    user = current_user()
+    return user is not None and db().get(TeamMember, (team.id, user.id)) is not None
+
+
+def _page(
+    *, token: str | None = None, team: Team | None = None, member: bool = False, status: int = 200
+) -> Response:
+    page = render_template("join.html", token=token, team=team, member=member, dead=status == 404)
     return Response(page, status=status, mimetype="text/html")
+
+
+def _dead_link() -> Response:
+    session.pop(PENDING_JOIN_KEY, None)
+    return _page(status=404)
 
 
 @bp.get("/join")
@@ -61,23 +74,35 @@ def join_page() -> Response:
     pending = session.get(PENDING_JOIN_KEY)
     if not isinstance(pending, str) or current_user() is None:
         return _page()
-    team = _active_team(pending)
-    if team is None:
+    invited = _invited_team(pending)
+    if invited is None:
+        return _dead_link()
+    team, works = invited
+    if _is_member(team):
+        # Their own team's link, even one used up since: nothing to confirm.
         session.pop(PENDING_JOIN_KEY, None)
-        return _page(status=404)
-    return _page(pending, team)
+        return _page(team=team, member=True)
+    if not works:
+        return _dead_link()
+    return _page(token=pending, team=team)
+
+
+@bp.get("/join/<token>")
+def join_by_path(token: str) -> Response:
+    # Links handed out before they carried the token in the fragment keep working.
+    return redirect(url_for("web.join_page", _anchor=token), 303)
 
 
 @bp.post("/join")
 def open_invitation() -> Response:
+    """The link a person opened or pasted: it replaces any invitation they had pending."""
     token = token_from(request.form.get("invitation", ""))
-    team = _active_team(token)
-    if team is None:
-        session.pop(PENDING_JOIN_KEY, None)
-        return _page(status=404)
+    invited = _invited_team(token)
+    if invited is None or not (invited[1] or _is_member(invited[0])):
+        return _dead_link()
     session[PENDING_JOIN_KEY] = token
     if current_user() is None:
-        flash(_("Sign in or create an account to join “%(team)s”.", team=team.name))
+        flash(_("Sign in or create an account to join “%(team)s”.", team=invited[0].name))
         return redirect(url_for("web.signin", next=url_for("web.join_page")), 303)
     return redirect(url_for("web.join_page"), 303)
 
@@ -88,12 +113,20 @@ def join() -> Response:
     uid = user_id()
     token = request.form.get("token", "")
     session_db = db()
+    invited = _invited_team(token)
+    already = invited is not None and _is_member(invited[0])
 
     def work() -> int:
         return invitations.join(session_db, uid, token, now=utcnow()).team_id
 
-    # Two requests joining at once collide on the membership's key; the retry finds it.
-    team_id = retrying(session_db, work, retry_on=(IntegrityError,), attempts=2)
+    try:
+        # Two requests joining at once collide on the membership's key; the retry finds it.
+        team_id = retrying(session_db, work, retry_on=(IntegrityError,), attempts=2)
+    except NotFound:
+        return _dead_link()  # revoked, expired or used up since the confirmation was shown
     session.pop(PENDING_JOIN_KEY, None)
-    flash(_("Welcome to the team. Its assigned decks are in your library."))
+    if already:
+        flash(_("You are already in this team."))
+    else:
+        flash(_("Welcome to the team. Its assigned decks are in your library."))
     return redirect(url_for("web.team_page", team_id=team_id), 303)

@@ -34,6 +34,14 @@ def test_team_invite_copy_join_and_narrow_layout(server: str, browser: Browser) 
 
     other, joiner, joiner_problems = _page(browser, "ko", width=320)
     _sign_up(joiner, server, "member-browser@example.com")
+    # A link that does not work, then the right one opened over it: only the fragment
+    # changes, so the page's script has to notice (hashchange) and post the new token.
+    joiner.goto(f"{server}/join#not-a-real-token")
+    expect(joiner.locator("h1")).to_have_text("이 링크는 사용할 수 없습니다")
+    assert joiner_problems == [  # the page's 404 status, as meant; nothing else
+        "Failed to load resource: the server responded with a status of 404 (NOT FOUND)"
+    ]
+    joiner_problems.clear()
     joiner.goto(link)
     # The page's script posted the token from the link's fragment and took it off the URL.
     expect(joiner.locator("h1")).to_contain_text("Plataforma")

@@ -33,11 +33,6 @@
       window.addEventListener("hashchange", openLink);
       openLink();
     });
-    root.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
-      var button = select.form.querySelector("button[type=submit]");
-      if (button) { button.hidden = true; }
-      select.addEventListener("change", function () { select.form.requestSubmit(); });
-    });
   }
 
   var busy = false;

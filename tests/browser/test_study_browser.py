@@ -230,3 +230,20 @@ def test_study_works_without_javascript(server: str, browser: Browser) -> None:
     assert other.locator(".counts .num").all_inner_texts() == ["14", "1", "0"]
     page.screenshot(path=str(ARTIFACTS / "study-es-no-javascript.png"), full_page=True)
     context.close()
+
+
+def test_the_language_menu_waits_for_its_button(server: str, browser: Browser) -> None:
+    """Arrow keys move through the languages without leaving the page (WCAG 3.2.2): a
+    change of language is asked for with the button, not made by the first key press."""
+    context, page, problems = _page(browser, "en")
+    page.goto(f"{server}/signin")
+    page.focus("#lang-select")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    assert page.locator("html").get_attribute("lang") == "en"
+    assert page.locator("#lang-select").input_value() == "ko"
+    page.locator("form.lang button[type=submit]").click()
+    expect(page.locator("html")).to_have_attribute("lang", "ko")
+    expect(page.locator("h1")).to_have_text("로그인")
+    assert not problems, problems
+    context.close()

@@ -137,6 +137,12 @@ def prepare_answer(
                 raise Conflict(
                     "this review_id was already used for another answer", field="review_id"
                 )
+            if existing.rating != int(rating):
+                # A resend carries the same answer; another rating is another answer (a second
+                # tab, a client bug), and applying neither silently would lose it.
+                raise Conflict(
+                    "this review_id was already used with another rating", field="review_id"
+                )
             return _result_from_log(existing)
     if row is None:
         raise NotFound(f"no card {card_id}")

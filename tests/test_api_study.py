@@ -235,6 +235,13 @@ def test_same_review_id_is_201_then_200_with_the_same_body(
     assert shown["state"]["reps"] == 1
     other_card = dict(body, card_id=world.cards[1])
     assert_problem(client.post("/api/v1/reviews", json=other_card, headers=world.ana_h), 409)
+    other_rating = dict(body, rating=1)
+    problem = assert_problem(
+        client.post("/api/v1/reviews", json=other_rating, headers=world.ana_h), 409
+    )
+    assert problem["field"] == "review_id"
+    shown = client.get(f"/api/v1/cards/{world.cards[0]}", headers=world.ana_h).get_json()
+    assert shown["state"] == first.get_json()["state"]
     other_user = dict(body, card_id=world.bens_card)
     assert_problem(client.post("/api/v1/reviews", json=other_user, headers=world.ben_h), 409)
 

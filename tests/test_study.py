@@ -53,11 +53,17 @@ def test_same_review_id_is_applied_once_and_returns_the_same_result(engine: Engi
     with transaction(engine) as s:
         first = f.answer(s, user, card, Rating.Good, now=NOW, review_id=rid)
     with transaction(engine) as s:
-        again = f.answer(s, user, card, Rating.Easy, now=NOW + timedelta(minutes=5), review_id=rid)
+        again = f.answer(s, user, card, Rating.Good, now=NOW + timedelta(minutes=5), review_id=rid)
         assert log_count(s, user) == 1
         assert state_rows.card_state(s, user, card) == first.state
     assert first.created and not again.created
     assert (again.review_id, again.card_id, again.state) == (rid, card, first.state)
+    # The same id with another rating is another answer: refused, not dropped unseen.
+    with pytest.raises(Conflict) as info, transaction(engine) as s:
+        f.answer(s, user, card, Rating.Easy, now=NOW + timedelta(minutes=6), review_id=rid)
+    assert info.value.field == "review_id"
+    with transaction(engine) as s:
+        assert log_count(s, user) == 1 and state_rows.card_state(s, user, card) == first.state
 
 
 def test_review_id_of_another_card_or_user_is_a_conflict(engine: Engine) -> None:

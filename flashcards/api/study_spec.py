@@ -135,7 +135,8 @@ SCHEMAS: dict[str, Any] = {
             "review_id": {
                 "type": "string",
                 "format": "uuid",
-                "description": "Chosen by the client; sending it again applies nothing twice.",
+                "description": "Chosen by the client; sending the same answer again applies "
+                "nothing twice (200). The same id for another card or rating is a 409.",
             },
             "duration_ms": {"type": "integer", "minimum": 0, "maximum": 86_400_000},
             "reviewed_at": {

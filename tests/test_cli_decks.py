@@ -242,3 +242,17 @@ def test_a_file_that_cannot_be_written_is_one_line_not_a_traceback(
     assert result.exit_code != 0
     assert "Traceback" not in result.output
     assert "no-such-folder" in result.output
+
+
+def test_a_one_card_deck_is_listed_as_one_card(
+    tmp_path: Path, database_url: str, cli: CliRunner
+) -> None:
+    folder = tmp_path / "decks" / "tiny"
+    folder.mkdir(parents=True)
+    (folder / "deck.toml").write_text('default_locale = "en"\n')
+    (folder / "en.deck").write_text("title: Tiny\n\n== only\nQ?\n--\nA.\n")
+    assert run(cli, "db", "upgrade").exit_code == 0
+    synced = run(cli, "decks", "sync", str(tmp_path / "decks"))
+    assert synced.exit_code == 0, synced.output
+    (line,) = run(cli, "decks", "list").output.splitlines()
+    assert line.startswith("tiny\t1 card\tlocales: en (default en)\t")

@@ -176,6 +176,7 @@ def test_settings_reject_out_of_range_values_naming_the_field(
         ("new_per_day", "lots", "New cards per day"),
         ("new_per_day", "²", "New cards per day"),
         ("reviews_per_day", "9" * 5000, "Reviews per day"),
+        ("locale", "fr", "Language"),  # a select: its message is shown by it too
     ):
         r = client.post("/settings", data={**base, field: value})
         assert r.status_code == 422, field
@@ -185,6 +186,46 @@ def test_settings_reject_out_of_range_values_naming_the_field(
     r = client.post("/settings", data={**base, "locale": "ko"}, follow_redirects=True)
     assert '<html lang="ko">' in r.get_data(as_text=True)
     assert "설정을 저장했습니다." in r.get_data(as_text=True)
+
+
+def test_steps_are_read_and_shown_with_the_languages_decimal_mark(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client, language="es")
+    form = {
+        "csrf_token": csrf(client, "/settings"),
+        "display_name": "",
+        "locale": "es",
+        "timezone": "UTC",
+        "day_start_hour": "4",
+        "desired_retention": "0,9",
+        "new_per_day": "20",
+        "reviews_per_day": "200",
+        "learning_steps": "1,5 10",  # one step of a minute and a half, then ten minutes
+        "relearning_steps": "1440",
+        "maximum_interval": "36500",
+    }
+    assert client.post("/settings", data=form).status_code == 302
+    me = client.get("/settings").get_data(as_text=True)
+    assert 'value="1,5 10"' in me and 'value="1440"' in me  # no "1.440" to misread
+    # In English a comma separates steps, as a space does.
+    assert client.post("/settings", data={**form, "locale": "en"}).status_code == 302
+    assert client.post("/settings", data={**form, "locale": "en"}).status_code == 302
+    assert 'value="1 5 10"' in client.get("/settings").get_data(as_text=True)
+
+
+def test_counts_agree_with_their_number(client: FlaskClient, loaded_engine: Engine) -> None:
+    sign_up(client, language="es")
+    subscribe(client, "es")
+    page = client.get("/study").get_data(as_text=True)
+    assert '<span class="num">15</span> nuevas' in page
+    r = client.post(
+        "/decks/eks-model-training/settings",
+        data={"csrf_token": csrf(client, "/decks/eks-model-training"), "new_per_day": "1"},
+    )
+    assert r.status_code in (302, 303)
+    page = client.get("/study").get_data(as_text=True)
+    assert '<span class="num">1</span> nueva</li>' in page
 
 
 def test_deck_page_and_unsubscribe(client: FlaskClient, loaded_engine: Engine) -> None:

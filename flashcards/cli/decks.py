@@ -25,6 +25,10 @@ from ..models import Card, Deck, DeckText
 from . import context
 
 
+def _cards(count: int) -> str:
+    return f"{count} card" if count == 1 else f"{count} cards"
+
+
 @click.group("decks")
 def decks_group() -> None:
     """Deck files: import quizzes, sync `decks/` into the database, list decks."""
@@ -80,7 +84,7 @@ def list_decks() -> None:
     for slug, locales in decks.items():
         count, default, title = info.get(slug, (0, "", ""))
         click.echo(
-            f"{slug}\t{count} cards\tlocales: {', '.join(locales)} (default {default})\t{title}"
+            f"{slug}\t{_cards(count)}\tlocales: {', '.join(locales)} (default {default})\t{title}"
         )
 
 
@@ -117,7 +121,7 @@ def import_quiz(file: Path, locale: str, slug: str | None, decks_dir: Path, forc
     if not (folder / "deck.toml").exists():
         (folder / "deck.toml").write_text(f'default_locale = "{locale}"\n', encoding="utf-8")
     target.write_text(rendered, encoding="utf-8")
-    click.echo(f"Wrote {target} ({len(source.cards)} cards).")
+    click.echo(f"Wrote {target} ({_cards(len(source.cards))}).")
 
 
 def _existing_keys(folder: Path, locale: str) -> list[str] | None:

@@ -7,6 +7,7 @@ import re
 from typing import Any
 from zoneinfo import available_timezones
 
+from babel.numbers import format_decimal, get_decimal_symbol
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_babel import force_locale
 from flask_babel import gettext as _
@@ -62,7 +63,7 @@ def _parse_form(form: Any) -> dict[str, object]:
     except ValueError:
         values["desired_retention"] = form.get("desired_retention", "")
     for name in ("learning_steps", "relearning_steps"):
-        raw = form.get(name, "").replace(",", " ").split()
+        raw = _decimal_points(form.get(name, "")).split()
         try:
             values[name] = [round(float(m) * 60) for m in raw]
         except (ValueError, OverflowError):  # "nan", and "inf" or "1e400"
@@ -70,8 +71,19 @@ def _parse_form(form: Any) -> dict[str, object]:
     return values
 
 
+def _decimal_points(steps: str) -> str:
+    """Steps as typed, with "." as the decimal mark: where a comma is the decimal mark
+    (Spanish "1,5 10"), it is one; elsewhere it separates steps, like a space ("1, 10")."""
+    if get_decimal_symbol(locale_code()) == ",":
+        return steps.replace(",", ".")
+    return steps.replace(",", " ")
+
+
 def _minutes(steps: list[int]) -> str:
-    return " ".join(f"{s / 60:g}" for s in steps)
+    # No group separators: "1.440" would read back as a decimal in Spanish.
+    return " ".join(
+        format_decimal(s / 60, locale=locale_code(), group_separator=False) for s in steps
+    )
 
 
 @bp.route("/settings", methods=["GET", "POST"])

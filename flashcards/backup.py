@@ -57,8 +57,9 @@ from .errors import FlashcardsError
 FORMAT = "flashcards-backup"
 VERSION = 1
 BATCH = 1000
-# Sessions are not data: a restored one could be one signed out since the backup.
-SKIPPED_TABLES = frozenset({"alembic_version", "web_sessions"})
+# Sessions and rate-limit counts are not data: a restored session could be one signed out
+# since the backup.
+SKIPPED_TABLES = frozenset({"alembic_version", "rate_limits", "web_sessions"})
 
 
 class BackupError(FlashcardsError):

@@ -11,8 +11,10 @@ from sqlalchemy.orm import Session
 from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import BadRequest
 
+from . import accounts
 from .db import make_engine, transaction, writer
-from .ratelimit import Limiter, make_limiter
+from .models import User
+from .ratelimit import Backend, DatabaseBackend, Limiter, RedisBackend
 from .rawsql import DirectConnection, KeptConnections
 from .teams import assignments
 
@@ -98,6 +100,14 @@ SIGNIN_WINDOW_SECONDS = 15 * 60
 SIGNUP_WINDOW_SECONDS = 60 * 60
 
 
+def authenticate(email: str, password: str) -> User | None:
+    """`accounts.authenticate` in a read-only session of its own. A POST's session would take
+    SQLite's write lock for the whole deliberately slow password check, holding up every
+    answer; and the rate limit counts the failure in the database, which needs that lock."""
+    with Session(engine(), expire_on_commit=False) as reader:
+        return accounts.authenticate(reader, email, password)
+
+
 def signin_limiter() -> Limiter:
     """Failed sign-ins, per email and client address; the API and the web page share it."""
     return _app_limiter(
@@ -122,13 +132,18 @@ def signup_key() -> str:
 
 
 def _app_limiter(name: str, limit: int, window: int) -> Limiter:
-    # Made on first use; shared through Redis when configured, else counted in this process.
+    # Made on first use; counted in Redis when configured, else in the database: either way
+    # shared by every worker and instance.
     key = f"flashcards.{name}_limiter"
     limiter: Limiter | None = current_app.extensions.get(key)
     if limiter is None:
-        limiter = current_app.extensions[key] = make_limiter(
-            current_app.config.get("REDIS_URL"), limit=limit, window=window
+        redis_url = current_app.config.get("REDIS_URL")
+        backend: Backend = (
+            RedisBackend.from_url(redis_url)
+            if redis_url
+            else DatabaseBackend(engine(), writing_engine())
         )
+        limiter = current_app.extensions[key] = Limiter(backend, limit=limit, window=window)
     return limiter
 
 

@@ -65,6 +65,18 @@ class WebSession(Base):
     seen_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
 
 
+class RateLimitCount(Base):
+    """Failures of one rate-limit key (a hash: sign-ins per email and address, sign-ups per
+    address) in its window. In the database, so that every worker and instance counts
+    together without Redis; expired rows are pruned as new failures come."""
+
+    __tablename__ = "rate_limits"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer)
+    window_ends: Mapped[datetime] = mapped_column(index=True)
+
+
 class SchedulerSettings(Base):
     """A user's FSRS settings; a subscription may override some of them for one deck."""
 

@@ -1,8 +1,9 @@
-"""Failure-counting rate limits (sign-in attempts), in process or shared through Redis.
+"""Failure-counting rate limits (sign-in attempts), counted in the database or in Redis.
 
 A key (e.g. email and client address) may fail `limit` times in a fixed window that starts at
-its first failure; after that `check` reports how long to wait. Success resets the key. With
-several app instances, Redis makes them share the counts.
+its first failure; after that `check` reports how long to wait. Success resets the key. Both
+backends are shared by every worker process and app instance: counts kept in one process
+would let each of them grant the full allowance.
 """
 
 from __future__ import annotations
@@ -10,14 +11,22 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import threading
-import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from datetime import datetime, timedelta
+from typing import Any, Protocol, cast
 
+from sqlalchemy import Engine, Table, case, delete, select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from .db import utcnow
 from .errors import TooManyRequests
+from .models import RateLimitCount
 
 log = logging.getLogger(__name__)
+
+
+_COUNTS = cast(Table, RateLimitCount.__table__)
 
 
 class RateLimited(TooManyRequests):
@@ -35,46 +44,51 @@ class Backend(Protocol):
     def reset(self, key: str) -> None: ...
 
 
-class MemoryBackend:
-    """One process's counts; enough for a single instance, lost on restart."""
+class DatabaseBackend:
+    """Counts in the service's own database (`rate_limits`), one short transaction each."""
 
-    # Bounds memory when someone sprays attempts at many different keys.
-    MAX_KEYS = 100_000
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, reader: Engine, writer: Engine, clock: Callable[[], datetime] = utcnow
+    ) -> None:
+        self._reader = reader
+        self._writer = writer  # on SQLite, the engine whose transactions take the write lock
         self._clock = clock
-        self._lock = threading.Lock()
-        self._counts: dict[str, tuple[int, float]] = {}  # key -> (failures, window end)
 
     def failures(self, key: str) -> tuple[int, float]:
         now = self._clock()
-        with self._lock:
-            count, end = self._counts.get(key, (0, 0.0))
-            if end <= now:
-                self._counts.pop(key, None)
-                return 0, 0.0
-            return count, end - now
+        with self._reader.connect() as conn:
+            row = conn.execute(
+                select(_COUNTS.c.failures, _COUNTS.c.window_ends).where(_COUNTS.c.key == key)
+            ).first()
+        if row is None or row.window_ends <= now:
+            return 0, 0.0
+        return int(row.failures), (row.window_ends - now).total_seconds()
 
     def add_failure(self, key: str, window: int) -> None:
         now = self._clock()
-        with self._lock:
-            count, end = self._counts.get(key, (0, 0.0))
-            if end <= now:
-                count, end = 0, now + window
-            self._counts[key] = (count + 1, end)
-            if len(self._counts) > self.MAX_KEYS:
-                self._prune(now)
+        ends = now + timedelta(seconds=window)
+        insert = sqlite_insert if self._writer.dialect.name == "sqlite" else postgresql_insert
+        expired = _COUNTS.c.window_ends <= now
+        upsert = (
+            insert(_COUNTS)
+            .values(key=key, failures=1, window_ends=ends)
+            .on_conflict_do_update(
+                index_elements=[_COUNTS.c.key],
+                # An expired window starts again at this failure; a live one counts it.
+                set_={
+                    "failures": case((expired, 1), else_=_COUNTS.c.failures + 1),
+                    "window_ends": case((expired, ends), else_=_COUNTS.c.window_ends),
+                },
+            )
+        )
+        with self._writer.begin() as conn:
+            # Someone spraying attempts at many keys leaves rows that no one resets.
+            conn.execute(delete(_COUNTS).where(_COUNTS.c.window_ends <= now, _COUNTS.c.key != key))
+            conn.execute(upsert)
 
     def reset(self, key: str) -> None:
-        with self._lock:
-            self._counts.pop(key, None)
-
-    def _prune(self, now: float) -> None:
-        for k in [k for k, (_, end) in self._counts.items() if end <= now]:
-            del self._counts[k]
-        # Still full of live keys: drop the oldest windows rather than grow without bound.
-        while len(self._counts) > self.MAX_KEYS:
-            del self._counts[next(iter(self._counts))]
+        with self._writer.begin() as conn:
+            conn.execute(delete(_COUNTS).where(_COUNTS.c.key == key))
 
 
 class RedisBackend:
@@ -151,8 +165,3 @@ class Limiter:
             self.backend.reset(key)
         except Exception:
             log.exception("rate limit backend unavailable; key not reset")
-
-
-def make_limiter(redis_url: str | None, *, limit: int, window: int) -> Limiter:
-    backend: Backend = RedisBackend.from_url(redis_url) if redis_url else MemoryBackend()
-    return Limiter(backend, limit=limit, window=window)

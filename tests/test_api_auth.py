@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -9,11 +10,12 @@ import pytest
 import redis
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, event, select
 
 from flashcards import accounts, create_app
 from flashcards.db import transaction
-from flashcards.ratelimit import Limiter, MemoryBackend, RateLimited, RedisBackend
+from flashcards.models import RateLimitCount
+from flashcards.ratelimit import DatabaseBackend, Limiter, RateLimited, RedisBackend
 
 from . import factories as f
 from .conftest import T0
@@ -240,9 +242,7 @@ def failed_sign_ins(client: FlaskClient, email: str, times: int) -> list[int]:
     return [client.post("/api/v1/tokens", json=body).status_code for _ in range(times)]
 
 
-def test_sign_in_is_rate_limited_in_process(
-    app: Flask, client: FlaskClient, engine: Engine
-) -> None:
+def test_sign_in_is_rate_limited(app: Flask, client: FlaskClient, engine: Engine) -> None:
     app.config["SIGNIN_ATTEMPTS_PER_15_MIN"] = 3
     add_user(engine)
     assert failed_sign_ins(client, "ana@example.com", 3) == [401, 401, 401]
@@ -284,6 +284,25 @@ def test_success_resets_the_count(app: Flask, client: FlaskClient, engine: Engin
     assert client.post("/api/v1/tokens", json=right).status_code == 429
 
 
+def test_sign_in_limit_is_shared_by_instances_without_redis(
+    app: Flask, client: FlaskClient, engine: Engine, database_url: str
+) -> None:
+    # Two app instances, as two gunicorn workers or two machines: one allowance, not two.
+    config = {"SIGNIN_ATTEMPTS_PER_15_MIN": 4}
+    app.config.update(config)
+    other = create_app({"TESTING": True, "DATABASE_URL": database_url, **config})
+    try:
+        add_user(engine)
+        assert failed_sign_ins(client, "ana@example.com", 2) == [401, 401]
+        assert failed_sign_ins(other.test_client(), "ana@example.com", 3) == [401, 401, 429]
+        response = client.post(
+            "/api/v1/tokens", json={"email": "ana@example.com", "password": "correct horse"}
+        )
+        assert_problem(response, 429)
+    finally:
+        other.extensions["flashcards.engine"].dispose()
+
+
 @pytest.mark.skipif(not redis_available(), reason="Redis is not running on 127.0.0.1:6379")
 def test_sign_in_limit_is_shared_through_redis(
     app: Flask, client: FlaskClient, engine: Engine, database_url: str
@@ -310,25 +329,36 @@ def test_sign_in_limit_is_shared_through_redis(
 
 class FakeClock:
     def __init__(self) -> None:
-        self.now = 1000.0
+        self.now = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
-    def __call__(self) -> float:
+    def __call__(self) -> datetime:
         return self.now
 
 
-def test_memory_backend_window_expires() -> None:
+def test_database_backend_window_expires_and_old_rows_go(engine: Engine) -> None:
     clock = FakeClock()
-    limiter = Limiter(MemoryBackend(clock), limit=2, window=60)
+    backend = DatabaseBackend(engine, engine, clock)
+    limiter = Limiter(backend, limit=2, window=60)
     key = Limiter.key("signin", "ana@example.com", "127.0.0.1")
     limiter.check(key)
     limiter.failed(key)
-    clock.now += 30
+    clock.now += timedelta(seconds=30)
     limiter.failed(key)
     with pytest.raises(RateLimited) as info:
         limiter.check(key)
     assert info.value.retry_after == 30  # the window started at the first failure
-    clock.now += 30
+    clock.now += timedelta(seconds=30)
     limiter.check(key)  # window over
+    limiter.failed(key)  # a new window, counted from 1
+    assert backend.failures(key) == (1, 60.0)
+    other = Limiter.key("signin", "bo@example.com", "127.0.0.1")
+    clock.now += timedelta(seconds=61)
+    limiter.failed(other)  # prunes the expired window of `key`
+    with engine.connect() as conn:
+        keys = conn.execute(select(RateLimitCount.key)).scalars().all()
+    assert keys == [other]
+    limiter.succeeded(other)
+    assert backend.failures(other) == (0, 0.0)
 
 
 @pytest.mark.skipif(not redis_available(), reason="Redis is not running on 127.0.0.1:6379")

@@ -9,7 +9,7 @@ from flask import Response, jsonify
 from .. import accounts
 from ..db import utcnow
 from ..errors import Unauthorized
-from ..http import db, signin_key, signin_limiter
+from ..http import authenticate, db, signin_key, signin_limiter
 from . import bp
 from .auth import bearer_token, current_user_id
 from .errors import json_body, reject_unknown, string_field
@@ -26,11 +26,11 @@ def create_token() -> tuple[Response, int]:
     limiter = signin_limiter()
     key = signin_key(email)
     limiter.check(key)
-    session = db()
-    user = accounts.authenticate(session, email, password)
+    user = authenticate(email, password)
     if user is None:
         limiter.failed(key)
         raise Unauthorized("wrong email or password")
+    session = db()
     token = accounts.issue_token(session, user.id, now=utcnow(), name=name)
     session.commit()
     limiter.succeeded(key)

@@ -25,7 +25,15 @@ from werkzeug.wrappers import Response
 from .. import accounts
 from ..db import transaction, utcnow
 from ..errors import Conflict, InvalidInput
-from ..http import db, signin_key, signin_limiter, signup_key, signup_limiter, writing_engine
+from ..http import (
+    authenticate,
+    db,
+    signin_key,
+    signin_limiter,
+    signup_key,
+    signup_limiter,
+    writing_engine,
+)
 from ..models import User
 from ..ratelimit import RateLimited
 from . import bp, csrf
@@ -223,14 +231,14 @@ def signin() -> ResponseReturnValue:
             error = _("Too many failed attempts. Try again in %(minutes)d min.", minutes=minutes)
             page = render_template("signin.html", error=error, email=email, next=target)
             return page, 429, {"Retry-After": str(max(1, int(exc.retry_after)))}
-        user = accounts.authenticate(db(), email, password)
+        user = authenticate(email, password)
         if user is None:
             limiter.failed(key)
             error = _("Wrong email or password.")
             status = 401
         else:
-            limiter.succeeded(key)
             start_session(user)
+            limiter.succeeded(key)
             if PENDING_JOIN_KEY in session and target == url_for("web.library"):
                 target = url_for("web.join_page")  # an invitation opened before signing in
             return redirect(target)

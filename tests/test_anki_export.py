@@ -18,7 +18,7 @@ from anki.collection import (
     ImportAnkiPackageRequest,
 )
 from fsrs import Rating
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, delete, select, update
 from sqlalchemy.orm import Session
 
 from flashcards.anki import export_deck
@@ -26,7 +26,7 @@ from flashcards.anki.schema import NOTETYPE_ID, NOTETYPE_NAME
 from flashcards.db import transaction, utcnow
 from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState
 
-from .factories import answer, make_user
+from .factories import answer, card_ids, make_deck, make_user, subscribe
 
 SLUG = "eks-model-training"
 
@@ -329,6 +329,34 @@ def test_package_has_scheduler_v2_config_and_user_rollover(
         assert options["new"]["delays"] == [1.0, 10.0] and len(options["fsrsParams6"]) == 21
     finally:
         conn.close()
+
+
+def test_every_language_export_puts_progress_on_the_copy_a_card_is_studied_in(
+    engine: Engine, tmp_path: Path
+) -> None:
+    now = wall_now()
+    with transaction(engine) as s:
+        deck = make_deck(s, "gappy", 2, locales=("en", "es"))
+        user_id = make_user(s, locale="es")
+        subscribe(s, user_id, deck, "es")
+        first, second = card_ids(s, deck.id)
+        s.execute(delete(CardText).where(CardText.card_id == second, CardText.locale == "es"))
+        answer(s, user_id, first, Rating.Good, now=now - timedelta(days=3))
+        answer(s, user_id, second, Rating.Good, now=now - timedelta(days=2))  # in English
+        package = export_deck(
+            s, deck.id, locales=None, user_id=user_id, with_scheduling=True, now=now
+        )
+    assert package.notes == 3 and package.reviews == 2
+    col, log = anki_import(tmp_path / "c.anki2", package.data)
+    try:
+        assert len(log.new) == 3  # the English subdeck has the card once, no copy in Spanish
+        studied = {
+            col.get_note(col.get_card(cid).nid)["Front"] for cid in col.find_cards("-is:new")
+        }
+        assert studied == {"gappy q1 es", "gappy q2 en"}
+        assert col.db.scalar("select count() from revlog") == 2
+    finally:
+        col.close()
 
 
 def test_export_refuses_unknown_locale_and_scheduling_without_user(loaded_engine: Engine) -> None:

@@ -15,10 +15,10 @@ from flask.testing import FlaskClient
 from fsrs import Rating
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, delete, func, select
 
 from flashcards.db import transaction
-from flashcards.models import Deck, ReviewLog, ReviewState, Subscription
+from flashcards.models import CardText, Deck, ReviewLog, ReviewState, Subscription
 
 from . import factories as f
 from .conftest import T0
@@ -103,6 +103,33 @@ def test_export_without_progress_or_in_every_language(
         assert len(log.new) == 6
         names = {d.name for d in col.decks.all_names_and_ids()}
         assert {"alpha (en)::English", "alpha (en)::Español"} <= names
+    finally:
+        col.close()
+
+
+def test_export_in_a_language_missing_a_card_keeps_it_in_the_decks_language(
+    client: FlaskClient, world: World, engine: Engine, tmp_path: Path
+) -> None:
+    with transaction(engine) as s:
+        alpha = s.scalars(select(Deck).where(Deck.slug == "alpha")).one()
+        studied_again = f.card_ids(s, alpha.id)[1]  # Ana's Again: a learning card
+        s.execute(
+            delete(CardText).where(CardText.card_id == studied_again, CardText.locale == "es")
+        )
+    response = export(client, world.ana_h, "locale=es&with_scheduling=true")
+    assert response.status_code == 200
+    assert response.headers["X-Notes"] == "3" and response.headers["X-Reviews"] == "2"
+    col, log = anki_import(tmp_path / "c.anki2", response.data)
+    try:
+        assert len(log.new) == 3
+        # Shown in English, as the study page shows it, and tagged so.
+        (nid,) = col.find_notes("tag:lang::en")
+        note = col.get_note(nid)
+        assert note["Key"] == "c02" and note["Front"] == "alpha q2 en"
+        assert len(col.find_notes("tag:lang::es")) == 2
+        (cid,) = col.find_cards(f"nid:{nid}")
+        assert col.get_card(cid).type == 1  # with Ana's progress
+        assert sorted(col.db.list("select ease from revlog")) == [1, 4]
     finally:
         col.close()
 

@@ -11,12 +11,12 @@ from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, delete, func, select
 from werkzeug.datastructures import FileStorage, MultiDict
 from werkzeug.test import TestResponse, encode_multipart
 
 from flashcards.db import transaction
-from flashcards.models import Card, Deck, DeckText, ReviewLog, User
+from flashcards.models import Card, CardText, Deck, DeckText, ReviewLog, User
 
 from .test_anki_export import anki_import
 from .test_anki_import import anki_native_package, edited_package
@@ -102,6 +102,29 @@ def test_download_with_my_progress(
     col, _log = anki_import(tmp_path / "n.anki2", _download(client), with_scheduling=True)
     try:
         assert col.find_cards("-is:new") == []
+    finally:
+        col.close()
+
+
+def test_download_in_my_language_keeps_a_card_it_lacks_with_my_progress(
+    client: FlaskClient, loaded_engine: Engine, tmp_path: Path
+) -> None:
+    sign_up(client, language="es")
+    web_subscribe(client, "es")
+    with transaction(loaded_engine) as s:
+        first = s.scalars(
+            select(Card).join(Deck).where(Deck.slug == SLUG).order_by(Card.position).limit(1)
+        ).one()
+        key = first.key
+        s.execute(delete(CardText).where(CardText.card_id == first.id, CardText.locale == "es"))
+    answer_shown_card(client, "3")  # that card, shown in English
+    col, _log = anki_import(tmp_path / "p.anki2", _download(client, progress="1"))
+    try:
+        assert col.note_count() == 15
+        (nid,) = col.find_notes("tag:lang::en")
+        assert col.get_note(nid)["Key"] == key
+        assert col.find_cards("-is:new") == list(col.find_cards(f"nid:{nid}"))
+        assert col.db.scalar("select count() from revlog") == 1
     finally:
         col.close()
 

@@ -97,6 +97,9 @@ def export_deck(
 ) -> ExportedPackage:
     """The deck as `.apkg` bytes; `locales=None` exports every language as subdecks.
 
+    Every live card goes out: one that lacks a text in an exported language that is not the
+    deck's goes out in the deck's language instead, as the study page shows it.
+
     With scheduling, `user_id`'s own review state and log go along; each card is studied in
     one language, so the state rides on that language's copy (their subscription's, else the
     first exported) and the other copies are new.
@@ -160,13 +163,28 @@ def export_deck(
             name = f"{parent}::{language_name(loc)}"
             decks.append(schema.deck(deck_ids[loc], name, mod_ms // 1000, desc))
 
+    def shown(card_id: int, loc: str) -> CardText | None:
+        """The card's text in `loc`'s (sub)deck: its own, or else, as the study page shows
+        it, the deck's language's, unless that language has a (sub)deck of its own already."""
+        text = texts.get((card_id, loc))
+        if text is None and deck.default_locale not in chosen:
+            text = texts.get((card_id, deck.default_locale))
+        return text
+
+    def studied_in(card_id: int) -> str | None:
+        """The (sub)deck whose note carries the card's progress: the one of the language it
+        is studied in, else the deck's language's, where the study page shows it then."""
+        if sched is None:
+            return None
+        return sched.locale if shown(card_id, sched.locale) else deck.default_locale
+
     notes: list[tuple[Any, ...]] = []
     card_rows: list[tuple[Any, ...]] = []
     revlog: list[tuple[Any, ...]] = []
     total = len(cards) * len(chosen)
     for locale_index, loc in enumerate(chosen):
         for card in cards:
-            text = texts.get((card.id, loc))
+            text = shown(card.id, loc)
             if text is None:
                 continue
             # Locale index in the low bits: the default language's note of a card sorts first,
@@ -175,17 +193,20 @@ def export_deck(
             front = text_to_html(text.question)
             fields = [front, back_field(text.answer, text.explanation), text_to_html(card.key)]
             # Anki tags are space-separated: a kept tag never holds a space (Anki's own rule).
-            tags = " ".join(["", *dict.fromkeys([deck.slug, f"lang::{loc}", *card.tags]), ""])
+            # Tag and guid name the language the text is in, which may not be its (sub)deck's.
+            lang = text.locale
+            tags = " ".join(["", *dict.fromkeys([deck.slug, f"lang::{lang}", *card.tags]), ""])
             mod = int(text.updated_at.timestamp())
             sfld = _sort_field(text.question)
             notes.append(
-                (nid, note_guid(deck.slug, card.key, loc), schema.NOTETYPE_ID, mod, -1, tags,
+                (nid, note_guid(deck.slug, card.key, lang), schema.NOTETYPE_ID, mod, -1, tags,
                  "\x1f".join(fields), sfld, _checksum(sfld), 0, "")
             )  # fmt: skip
-            columns = card_columns(sched, card, loc, card.position)
+            studied = sched if studied_in(card.id) == loc else None
+            columns = card_columns(studied, card, card.position)
             card_rows.append((nid, nid, deck_ids[loc], 0, mod, -1, *columns))
-            if sched is not None and sched.locale == loc:
-                revlog.extend(revlog_rows(sched, card.id, nid))
+            if studied is not None:
+                revlog.extend(revlog_rows(studied, card.id, nid))
             if progress is not None:
                 progress(len(notes), total)
 

@@ -67,12 +67,13 @@ def fsrs_factor(difficulty: float) -> int:
     return round((difficulty - 1) / 9 * 1000 + 100)
 
 
-def card_columns(
-    sched: SchedulingContext | None, card: Card, locale: str, position: int
-) -> tuple[Any, ...]:
-    """type, queue, due, ivl, factor, reps, lapses, left, odue, odid, flags, data."""
+def card_columns(sched: SchedulingContext | None, card: Card, position: int) -> tuple[Any, ...]:
+    """type, queue, due, ivl, factor, reps, lapses, left, odue, odid, flags, data.
+
+    `sched` is None for a note that does not carry the card's progress: it goes out as new.
+    """
     new = (NEW, 0, position, 0, 0, 0, 0, 0, 0, 0, 0, "")
-    if sched is None or sched.locale != locale:
+    if sched is None:
         return new
     state = sched.states.get(card.id)
     if state is None:

@@ -229,6 +229,45 @@ def test_deck_made_in_anki_is_sanitized_and_reports_cloze_media_and_tags(
     assert "1 media file(s)" in joined and "formatting" in joined
 
 
+def in_a_filtered_deck(col: Collection, home: str, notes: int) -> list[int]:
+    """`notes` Basic notes in the deck `home`, their cards pulled into a filtered deck "Cram",
+    as Anki's custom study does; returns the card ids."""
+    did = col.decks.id(home)
+    basic = col.models.by_name("Basic")
+    assert basic is not None
+    for i in range(notes):
+        note = col.new_note(basic)
+        note["Front"], note["Back"] = f"q{i}", f"a{i}"
+        col.add_note(note, did)
+    cram = col.decks.new_filtered("Cram")
+    filtered = col.decks.get(cram)
+    assert filtered is not None
+    filtered["terms"] = [[f'deck:"{home}"', 100, 0]]
+    col.decks.save(filtered)
+    col.sched.rebuild_filtered_deck(cram)
+    cards = list(col.find_cards(""))
+    assert {col.get_card(c).did for c in cards} == {cram}
+    return cards
+
+
+def test_cards_in_a_filtered_deck_name_the_deck_after_their_home_deck(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    col = Collection(str(tmp_path / "filtered.anki2"))
+    try:
+        in_a_filtered_deck(col, "Biology::Cells", 3)
+        data = anki_export(col, tmp_path / "filtered.apkg", legacy=True)
+    finally:
+        col.close()
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "filtered@example.com")
+        report = import_package(
+            s, data, owner_user_id=user_id, with_scheduling=True, now=wall_now()
+        )
+    assert report.title == "Biology" and report.slug == f"user{user_id}-biology"
+    assert report.cards == 3
+
+
 def test_only_cloze_notes_is_refused(loaded_engine: Engine, tmp_path: Path) -> None:
     col = Collection(str(tmp_path / "cloze.anki2"))
     try:

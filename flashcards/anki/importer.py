@@ -186,12 +186,17 @@ def _note_key(note: Note, ours: bool, planned: dict[str, _PlannedCard], locale: 
     return key
 
 
+def _home_deck(card: AnkiCard) -> int:
+    # A card in a filtered deck (custom study, "Cram") is only visiting: `odid` is its own.
+    return card.odid or card.did
+
+
 def _deck_title(coll: Collection, planned: list[_PlannedCard], untitled: str) -> str:
     names = Counter(
-        coll.decks.get(c.did, "").split("::")[0]
+        coll.decks.get(_home_deck(c), "").split("::")[0]
         for p in planned
         for c in p.anki_cards[:1]
-        if coll.decks.get(c.did)
+        if coll.decks.get(_home_deck(c))
     )
     for name, _ in names.most_common():
         if name and name != "Default":

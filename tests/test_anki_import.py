@@ -268,6 +268,55 @@ def test_cards_in_a_filtered_deck_name_the_deck_after_their_home_deck(
     assert report.cards == 3
 
 
+def suspended_package(tmp_path: Path) -> bytes:
+    """Four Basic notes made and studied in Anki, two of them suspended (one in review, one
+    new), and a "Basic (and reversed card)" note with only its reverse card suspended."""
+    col = Collection(str(tmp_path / "suspended.anki2"))
+    try:
+        studied_in_anki(col, 4, (4, 3))
+        by_front = {col.get_card(c).note()["Front"]: c for c in col.find_cards("")}
+        assert col.get_card(by_front["q0"]).type == 2 and col.get_card(by_front["q3"]).type == 0
+        reversed_type = col.models.by_name("Basic (and reversed card)")
+        assert reversed_type is not None
+        both_ways = col.new_note(reversed_type)
+        both_ways["Front"], both_ways["Back"] = "front", "back"
+        col.add_note(both_ways, 1)
+        reverse = [c for c in both_ways.card_ids() if col.get_card(c).ord == 1]
+        col.sched.suspend_cards([by_front["q0"], by_front["q3"], *reverse])
+        return anki_export(col, tmp_path / "suspended.apkg", legacy=False)
+    finally:
+        col.close()
+
+
+SUSPENDED_MESSAGE = (
+    "2 card(s) suspended in Anki were imported as active: cards here cannot be suspended."
+)
+
+
+@pytest.mark.parametrize("with_scheduling", [True, False])
+def test_suspended_cards_are_imported_as_active_and_reported(
+    loaded_engine: Engine, tmp_path: Path, with_scheduling: bool
+) -> None:
+    skip_near_anki_rollover(wall_now())
+    data = suspended_package(tmp_path)
+    now = wall_now()
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "suspender@example.com")
+        report = import_package(
+            s, data, owner_user_id=user_id, with_scheduling=with_scheduling, now=now
+        )
+        deck = s.get(Deck, report.deck_id)
+        assert deck is not None
+        subscribe(s, user_id, deck, None, now=now)
+        _card, due = queue.next_card(s, user_id, now=now + timedelta(days=400))
+    # A card with one of its Anki cards still active was being studied: not counted.
+    assert report.cards == 5 and report.suspended_made_active == 2
+    assert SUSPENDED_MESSAGE in report.messages
+    # All five can be studied here, the suspended review card among them.
+    assert due.review + due.learning + due.new == 5
+    assert due.review == (1 if with_scheduling else 0)
+
+
 def test_only_cloze_notes_is_refused(loaded_engine: Engine, tmp_path: Path) -> None:
     col = Collection(str(tmp_path / "cloze.anki2"))
     try:

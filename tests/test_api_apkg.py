@@ -23,7 +23,7 @@ from flashcards.models import CardText, Deck, ReviewLog, ReviewState, Subscripti
 from . import factories as f
 from .conftest import T0
 from .test_anki_export import anki_import
-from .test_anki_import import edited_package
+from .test_anki_import import SUSPENDED_MESSAGE, edited_package, suspended_package
 from .test_api_study import assert_problem, bearer
 from .test_schemathesis import CHECKS
 
@@ -227,6 +227,20 @@ def test_import_as_a_multipart_form_without_progress(
         content_type="multipart/form-data",
     )
     assert_problem(missing, 422, "file")
+
+
+def test_import_reports_suspended_cards_made_active(
+    client: FlaskClient, world: World, tmp_path: Path
+) -> None:
+    response = client.post(
+        "/api/v1/imports?with_scheduling=true",
+        data=suspended_package(tmp_path),
+        headers={**world.ana_h, **OCTET},
+    )
+    assert response.status_code == 201, response.get_data(as_text=True)
+    report = response.get_json()
+    assert report["cards"] == 5 and report["suspended_made_active"] == 2
+    assert SUSPENDED_MESSAGE in report["messages"]
 
 
 def _zip(members: dict[str, bytes]) -> bytes:

@@ -19,7 +19,7 @@ from flashcards.db import transaction
 from flashcards.models import Card, CardText, Deck, DeckText, ReviewLog, User
 
 from .test_anki_export import anki_import
-from .test_anki_import import anki_native_package, edited_package
+from .test_anki_import import anki_native_package, edited_package, suspended_package
 from .test_api_apkg import without_notes
 from .web_helpers import answer_shown_card, csrf, sign_up
 from .web_helpers import subscribe as web_subscribe
@@ -229,6 +229,19 @@ def test_upload_of_an_anki_deck_lists_what_was_left_out(
     assert "Se omitió 1 nota Cloze" in page
     assert "Se omitió 1 archivo multimedia" in page
     assert "<script>alert" not in page
+
+
+def test_upload_of_an_anki_deck_with_suspended_cards_says_they_are_active(
+    client: FlaskClient, loaded_engine: Engine, tmp_path: Path
+) -> None:
+    sign_up(client)
+    response = _upload(client, suspended_package(tmp_path), progress=True)
+    assert response.status_code == 302
+    page = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "Imported 5 cards" in page
+    assert (
+        "2 cards suspended in Anki were imported as active: cards here cannot be suspended." in page
+    )
 
 
 def test_upload_where_no_language_has_every_card_is_refused(

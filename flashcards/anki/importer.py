@@ -38,6 +38,7 @@ EXPLANATION_RE = re.compile(
     rf'<div class="{schema.EXPLANATION_CLASS}">(.*)</div>\s*$', re.DOTALL | re.IGNORECASE
 )
 Progress = Callable[[int, int], None]
+QUEUE_SUSPENDED = -1
 
 
 @dataclass
@@ -52,6 +53,9 @@ class ImportReport:
     review_logs: int = 0
     media_left_out: int = 0
     formatting_simplified: int = 0
+    # Cards whose every Anki card was suspended: there is no suspending here, so they are
+    # studied like any other.
+    suspended_made_active: int = 0
     # Anki tags per card key, as stored on the cards.
     tags: dict[str, list[str]] = field(default_factory=dict)
     # Notes left out, by reason (a key of SKIP_REASONS).
@@ -363,11 +367,21 @@ def import_package(
             f"{formatted} note(s) had formatting (bold, lists, links) that was reduced to "
             "plain text."
         )
+    # One side of a reversed note still active means the card was being studied: only a card
+    # kept out of study altogether comes back as a surprise.
+    suspended = sum(
+        1 for p in planned if p.anki_cards and all(c.queue == QUEUE_SUSPENDED for c in p.anki_cards)
+    )
+    if suspended:
+        messages.append(
+            f"{suspended} card(s) suspended in Anki were imported as active: cards here "
+            "cannot be suspended."
+        )
     report = ImportReport(
         deck_id=deck.id, slug=slug, title=title, default_locale=default_locale,
         cards=len(planned), texts=len(text_rows), review_states=len(states),
         review_logs=len(logs), media_left_out=coll.media_files,
-        formatting_simplified=formatted, messages=messages,
+        formatting_simplified=formatted, suspended_made_active=suspended, messages=messages,
         tags={p.key: p.tags for p in planned if p.tags}, skipped=dict(skipped),
     )  # fmt: skip
     if progress is not None:

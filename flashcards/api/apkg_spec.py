@@ -23,6 +23,7 @@ SCHEMAS: dict[str, Any] = {
             "review_logs",
             "media_left_out",
             "formatting_simplified",
+            "suspended_made_active",
             "skipped",
             "tags",
             "messages",
@@ -45,6 +46,11 @@ SCHEMAS: dict[str, Any] = {
             "formatting_simplified": {
                 **_COUNT,
                 "description": "Notes whose HTML formatting was reduced to plain text.",
+            },
+            "suspended_made_active": {
+                **_COUNT,
+                "description": "Cards suspended in Anki, imported as active (cards here "
+                "cannot be suspended).",
             },
             "skipped": {
                 "type": "object",

@@ -215,4 +215,14 @@ def report_messages(report: ImportReport) -> list[str]:
                 report.formatting_simplified,
             )
         )
+    if report.suspended_made_active:
+        out.append(
+            ngettext(
+                "%(num)d card suspended in Anki was imported as active: cards here cannot be "
+                "suspended.",
+                "%(num)d cards suspended in Anki were imported as active: cards here cannot be "
+                "suspended.",
+                report.suspended_made_active,
+            )
+        )
     return out

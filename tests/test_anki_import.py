@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from flashcards import queue, study
 from flashcards.anki import AnkiPackageError, import_package
+from flashcards.anki.reader import read_package
 from flashcards.anki.timing import study_date
 from flashcards.cli import main
 from flashcards.db import transaction
@@ -421,6 +422,22 @@ def test_bad_packages_are_refused_with_nothing_written(
             with pytest.raises(AnkiPackageError, match=message):
                 import_package(s, data, owner_user_id=None, now=wall_now(), **limits)
             assert counts(s) == before, name
+
+
+def test_a_zip_bomb_is_told_apart_from_a_large_package(tmp_path: Path) -> None:
+    """The edges word "unpacks to more than the limit" apart from "the file is too large"."""
+    packages = bad_packages(tmp_path)
+    for name, kind, limit in [
+        ("bomb", "unpacks_too_large", 2 << 20),  # the zip's header tells the size
+        ("zstd bomb", "unpacks_too_large", 2 << 20),  # only unpacking tells it
+        ("too big", "too_large", 0),
+    ]:
+        with pytest.raises(AnkiPackageError) as refused:
+            read_package(
+                packages[name][0], max_bytes=200_000, max_unpacked_bytes=2 << 20,
+                max_notes=10, with_revlog=False,
+            )  # fmt: skip
+        assert (refused.value.kind, refused.value.limit) == (kind, limit), name
 
 
 def test_cli_exports_and_imports(loaded_engine: Engine, cli: CliRunner, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from flashcards.db import transaction
 from flashcards.models import Card, CardText, Deck, DeckText, ReviewLog, User
 
 from .test_anki_export import anki_import
-from .test_anki_import import anki_native_package, edited_package, suspended_package
+from .test_anki_import import anki_native_package, edited_package, suspended_package, zip_of
 from .test_api_apkg import without_notes
 from .web_helpers import answer_shown_card, csrf, sign_up
 from .web_helpers import subscribe as web_subscribe
@@ -199,6 +199,20 @@ def test_upload_over_the_package_limit_is_413(
     response = _upload(client, b"\0" * (len(data) + 200_000))
     assert response.status_code == 413
     assert "too large" in response.get_data(as_text=True)
+    assert _deck_count(loaded_engine) == 1
+
+
+def test_upload_of_a_zip_bomb_says_it_unpacks_too_large(
+    app: Flask, client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    app.config["MAX_UPLOAD_BYTES"] = 200_000  # unpacked limit: ten times that
+    bomb = zip_of({"collection.anki2": b"\0" * (8 << 20)})  # a few KiB, 8 MiB unpacked
+    assert len(bomb) < 200_000
+    response = _upload(client, bomb)
+    assert response.status_code == 422
+    page = response.get_data(as_text=True)
+    assert "This package unpacks to more than 1.9 MiB" in page and "too large" not in page
     assert _deck_count(loaded_engine) == 1
 
 

@@ -21,7 +21,7 @@ from typing import IO, Any
 
 import zstandard
 
-from .errors import AnkiPackageError
+from .errors import AnkiPackageError, Kind
 
 CHUNK = 1 << 16
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -140,19 +140,23 @@ def _copy_limited(source: IO[bytes], target: IO[bytes], limit: int, what: str) -
             raise AnkiPackageError(
                 f"{what} unpacks to more than {human_size(limit)}; refusing it "
                 "(the limit protects the server from zip bombs)",
-                kind="too_large",
+                kind="unpacks_too_large",
+                limit=limit,
             )
         target.write(chunk)
     return total
 
 
-def _member(archive: zipfile.ZipFile, name: str, limit: int) -> zipfile.ZipInfo:
+def _member(
+    archive: zipfile.ZipFile, name: str, limit: int, kind: Kind = "unpacks_too_large"
+) -> zipfile.ZipInfo:
     info = archive.getinfo(name)
     if info.file_size > limit:
         raise AnkiPackageError(
             f"the package's {name} would unpack to {human_size(info.file_size)}, over the "
             f"limit of {human_size(limit)}",
-            kind="too_large",
+            kind=kind,
+            limit=limit,
         )
     return info
 
@@ -160,7 +164,8 @@ def _member(archive: zipfile.ZipFile, name: str, limit: int) -> zipfile.ZipInfo:
 def _choose_collection(archive: zipfile.ZipFile) -> tuple[str, bool]:
     names = set(archive.namelist())
     if "meta" in names:
-        with archive.open(_member(archive, "meta", 1024)) as f:
+        # A real meta is a few bytes: a large one is damage, not a package too large to take.
+        with archive.open(_member(archive, "meta", 1024, kind="damaged")) as f:
             version = proto_varint(f.read(1025), 1) or 0
         chosen = {1: ("collection.anki2", False), 2: ("collection.anki21", False),
                   3: ("collection.anki21b", True)}.get(version)  # fmt: skip

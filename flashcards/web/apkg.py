@@ -149,6 +149,14 @@ def import_error_message(exc: FlashcardsError) -> str:
         )
     if exc.kind == "too_large":
         return too_large_message(current_app.config["MAX_UPLOAD_BYTES"])
+    if exc.kind == "unpacks_too_large":
+        # A small file that unpacks to a huge one (a zip bomb): its size is not the problem.
+        return str(
+            _(
+                "This package unpacks to more than %(size)s MiB, more than can be imported.",
+                size=round(exc.limit / (1024 * 1024), 1),
+            )
+        )
     if exc.kind == "nothing_to_import":
         return str(
             _(

@@ -216,6 +216,23 @@ def test_upload_of_a_zip_bomb_says_it_unpacks_too_large(
     assert _deck_count(loaded_engine) == 1
 
 
+def test_size_limits_are_written_as_numbers_of_the_pages_language(
+    app: Flask, client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client, language="es")
+    app.config["MAX_UPLOAD_BYTES"] = int(2.5 * 2**20)
+    response = _upload(client, b"\0" * (int(2.5 * 2**20) + 1))
+    assert response.status_code == 413
+    page = response.get_data(as_text=True)
+    assert "demasiado grande" in page and "2,5 MiB" in page and "2.5" not in page
+    app.config["MAX_UPLOAD_BYTES"] = 200_000  # unpacked limit: 1.9 MiB
+    response = _upload(client, zip_of({"collection.anki2": b"\0" * (8 << 20)}))
+    assert response.status_code == 422
+    page = response.get_data(as_text=True)
+    assert "1,9 MiB" in page and "1.9" not in page
+    assert _deck_count(loaded_engine) == 1
+
+
 def test_upload_needs_the_csrf_token(client: FlaskClient, loaded_engine: Engine) -> None:
     sign_up(client)
     data = _download(client)

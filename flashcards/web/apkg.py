@@ -23,7 +23,7 @@ from ..http import db
 from ..models import Deck, Subscription
 from . import bp
 from .auth import login_required, user_id
-from .i18n import locale_code
+from .i18n import locale_code, one_decimal
 from .library import library_page
 
 UPLOAD_ENDPOINT = "web.import_apkg"
@@ -126,11 +126,16 @@ def import_apkg() -> Response | tuple[str, int]:
     return redirect(url_for("web.deck", slug=report.slug))
 
 
+def mebibytes(size: int) -> str:
+    """A size in MiB, to a tenth, written as the page's language writes numbers ("2,5")."""
+    return one_decimal(size / (1024 * 1024))
+
+
 def too_large_message(limit: int) -> str:
     return str(
         _(
             "This file is too large: packages up to %(size)s MiB can be imported.",
-            size=round(limit / (1024 * 1024), 1),
+            size=mebibytes(limit),
         )
     )
 
@@ -154,7 +159,7 @@ def import_error_message(exc: FlashcardsError) -> str:
         return str(
             _(
                 "This package unpacks to more than %(size)s MiB, more than can be imported.",
-                size=round(exc.limit / (1024 * 1024), 1),
+                size=mebibytes(exc.limit),
             )
         )
     if exc.kind == "nothing_to_import":

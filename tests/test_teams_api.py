@@ -102,7 +102,8 @@ def test_lead_flow_two_languages_progress_and_hardest(world: dict[str, Any]) -> 
     assert rows["ana@example.com"]["answers_7d"] == 3
     assert rows["ana@example.com"]["predicted_recall"] is not None
     assert rows["ben@example.com"]["introduced"] == 0
-    assert rows["ana@example.com"]["total"] == 17  # 15 assigned + 2 of the team's own deck
+    # The team's own deck is not assigned: its 2 cards are no one's progress to make.
+    assert rows["ana@example.com"]["total"] == 15
     hard = api["lead"]("GET", f"/api/v1/teams/{t}/hardest").get_json()["cards"]
     assert len(hard) == 3 and all(c["again_share"] == 1.0 for c in hard)
     csv_text = api["lead"]("GET", f"/api/v1/teams/{t}/dashboard.csv").get_data(as_text=True)

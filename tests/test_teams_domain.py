@@ -523,3 +523,41 @@ def test_a_shorter_default_language_retires_cards_in_every_language(engine: Engi
             "es": ["q01"],
         }
         assert source.locales["es"].cards[0].question == "¿Cuánto es uno más uno?"
+
+
+def test_progress_counts_the_assigned_decks_only(loaded_engine: Engine) -> None:
+    """A team deck nobody is assigned has no progress to show: totals are the assigned decks'
+    cards, so they add up to the per-deck rows and a member can reach 100 %."""
+    three = "front,back\nQ1,A1\nQ2,A2\nQ3,A3\n"
+    with transaction(loaded_engine) as s:
+        lead, ana, team = team_of_two(s)
+        assigned_deck, _ = team_decks.create_team_deck(
+            s, team.id, lead, fmt="csv", content=three, locale="en", title="Three", now=T0
+        )
+        spare, _ = team_decks.create_team_deck(
+            s,
+            team.id,
+            lead,
+            fmt="csv",
+            content="front,back\nQ,A\n",
+            locale="en",
+            title="One",
+            now=T0,
+        )
+        assignments.assign(s, team.id, lead, "eks-model-training", None, now=T0)
+        assignments.assign(s, team.id, lead, assigned_deck.slug, None, now=T0)
+        # Ana studies the spare deck of her own accord, and gets its one card wrong.
+        subscribe(s, ana, spare, None, now=T0)
+        card, _ = queue.next_card(s, ana, now=T0, deck_id=spare.id)
+        assert card is not None
+        study.answer(s, ana, card.card_id, Rating.Again, str(uuid.uuid4()), now=T0)
+        rows = {r.email: r for r in progress.dashboard(s, team.id, lead, now=T0)}
+        for row in rows.values():
+            assert row.total == sum(a.total for a in row.assignments) == 18
+        a = rows["ana@example.com"]
+        assert (a.introduced, a.in_review, a.answers_7d, a.last_activity) == (0, 0, 0, None)
+        assert a.recall is None
+        # Its editors still learn which of the team's own questions are hard.
+        assert [h.card_id for h in progress.hardest(s, team.id, lead)] == [card.card_id]
+        csv_rows = progress.members_csv(list(rows.values())).splitlines()[1:]
+        assert {line.split(",")[4] for line in csv_rows} == {"18"}

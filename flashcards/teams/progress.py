@@ -1,6 +1,12 @@
-"""The lead's dashboard: each member's progress on the team's decks, the hardest questions,
-and the member table as CSV. Owners and managers only, and only about their own team: every
-number is restricted to the team's members and the team's decks (assigned or owned)."""
+"""The lead's dashboard: each member's progress on the team's assigned decks, the hardest
+questions, and the member table as CSV. Owners and managers only, and only about their own
+team: every number is restricted to the team's members and the team's decks.
+
+Which decks count: a member's progress (introduced of total, reviews, recall, overdue cards,
+answers) counts the assigned decks only, since that is what the team asked of them and what
+the per-deck statuses add up to. The hardest questions also take the team's own decks that
+are not assigned: their editors want to know which questions trip members up, whoever chose
+to study them."""
 
 from __future__ import annotations
 
@@ -34,7 +40,18 @@ REVIEW_STATE = 2
 AGAIN = 1
 
 
+def assigned_deck_ids(session: Session, team_id: int) -> list[int]:
+    return list(
+        session.scalars(
+            select(TeamAssignment.deck_id)
+            .where(TeamAssignment.team_id == team_id)
+            .order_by(TeamAssignment.deck_id)
+        )
+    )
+
+
 def team_deck_ids(session: Session, team_id: int) -> list[int]:
+    """The assigned decks and the team's own, assigned or not."""
     assigned = select(TeamAssignment.deck_id).where(TeamAssignment.team_id == team_id)
     return list(
         session.scalars(
@@ -74,7 +91,7 @@ def dashboard(
     session: Session, team_id: int, actor_id: int, *, now: datetime
 ) -> list[MemberProgress]:
     membership(session, team_id, actor_id, *LEADS)
-    deck_ids = team_deck_ids(session, team_id)
+    deck_ids = assigned_deck_ids(session, team_id)
     totals = {d: card_count(session, d) for d in deck_ids}
     assigned: list[tuple[TeamAssignment, str]] = [
         (a, slug)
@@ -193,8 +210,8 @@ class HardCard:
 def hardest(
     session: Session, team_id: int, actor_id: int, *, limit: int = 20, slug: str | None = None
 ) -> list[HardCard]:
-    """Cards of the team's decks by share of Again answers (all languages together), then by
-    mean FSRS difficulty, counting only the team's current members."""
+    """Cards of the team's decks (assigned, and its own) by share of Again answers (all
+    languages together), then by mean FSRS difficulty, counting only current members."""
     membership(session, team_id, actor_id, *LEADS)
     deck_ids = team_deck_ids(session, team_id)
     if slug is not None:

@@ -7,6 +7,7 @@ import io
 import re
 from datetime import timedelta
 
+from babel.dates import format_date
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
@@ -694,3 +695,34 @@ def test_upload_another_language_to_a_team_deck(app: Flask, loaded_engine: Engin
     assert response.status_code == 303
     assert _cards(loaded_engine, slug) == {"pod": True, "node": True, "svc": True}
     assert "A stable address" in member.get(deck_page).get_data(as_text=True)
+
+
+EKS_ES = "Cuestionario sobre entrenamiento de modelos en EKS"
+
+
+def test_team_pages_name_decks_by_their_title_in_the_leads_language(
+    app: Flask, loaded_engine: Engine
+) -> None:
+    lead, member = app.test_client(), app.test_client()
+    sign_up(lead, "lider@example.com", language="es")
+    sign_up(member, "min@example.com", language="ko")
+    team = _new_team(lead)
+    _join(member, _invite(lead, team))
+    ops = _team_deck(lead, team).rsplit("/", 1)[-1]
+    page = f"/teams/{team}"
+    # The deck to assign, in her language where the deck has it, else in the deck's own.
+    choices = lead.get(page).get_data(as_text=True)
+    assert f'<option value="{SLUG}" lang="es">{EKS_ES}</option>' in choices
+    assert f'<option value="{ops}" lang="en">Ops basics</option>' in choices
+    due = utcnow().date() + timedelta(days=10)
+    form = {"deck": SLUG, "due_date": due.isoformat()}
+    assert _post(lead, f"/teams/{team}/assignments", form, page).status_code == 303
+    answer_shown_card(member, "1")
+    assert _post(lead, f"/teams/{team}/assignments", {"deck": ops}, page).status_code == 303
+
+    text = lead.get(f"/teams/{team}/dashboard").get_data(as_text=True)
+    assert SLUG not in text and ops not in text
+    due_text = format_date(due, "medium", locale="es")
+    assert f'<span lang="es">{EKS_ES}</span>:' in text and due_text in text
+    assert '<span lang="en">Ops basics</span>:' in text
+    assert f'<td lang="es">{EKS_ES}</td>' in text  # the hardest question's deck

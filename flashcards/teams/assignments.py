@@ -23,10 +23,11 @@ they joined) to the due date. Before the due date they are "on_track" or "behind
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from sqlalchemy import bindparam, delete, func, select
+from sqlalchemy import bindparam, delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from ..access import visible_decks
@@ -317,14 +318,54 @@ def introduced_count(
 
 def deck_title(session: Session, deck: Deck, locale: str) -> tuple[str, str | None]:
     """The deck's title in `locale`, else in its default language, and that language."""
-    texts = dict(
-        session.execute(
-            select(DeckText.locale, DeckText.title).where(DeckText.deck_id == deck.id)
-        ).all()
-    )
-    for shown in (locale, deck.default_locale):
-        if texts.get(shown):
+    return deck_titles(session, [(deck.id, deck.slug, deck.default_locale)], locale)[deck.id]
+
+
+def deck_titles(
+    session: Session, decks: Sequence[tuple[int, str, str]], locale: str | None
+) -> dict[int, tuple[str, str | None]]:
+    """`deck_title` of each (id, slug, default language), in one read; with no `locale`,
+    the default language's titles."""
+    texts: dict[int, dict[str, str]] = {}
+    for deck_id, text_locale, title in session.execute(
+        select(DeckText.deck_id, DeckText.locale, DeckText.title).where(
+            DeckText.deck_id.in_([d[0] for d in decks])
+        )
+    ):
+        texts.setdefault(deck_id, {})[text_locale] = title
+    return {
+        deck_id: _title(texts.get(deck_id, {}), slug, default_locale, locale)
+        for deck_id, slug, default_locale in decks
+    }
+
+
+def _title(
+    texts: dict[str, str], slug: str, default_locale: str, locale: str | None
+) -> tuple[str, str | None]:
+    for shown in (locale, default_locale):
+        if shown is not None and texts.get(shown):
             # A copy of the default language's title is written in that language.
-            same = texts[shown] == texts.get(deck.default_locale)
-            return texts[shown], deck.default_locale if same else shown
-    return deck.slug, None
+            same = texts[shown] == texts.get(default_locale)
+            return texts[shown], default_locale if same else shown
+    return slug, None
+
+
+@dataclass(frozen=True)
+class DeckChoice:
+    slug: str
+    title: str
+    title_locale: str | None  # None: the deck has no title, `title` is its slug
+
+
+def assignable_decks(session: Session, team_id: int, locale: str) -> list[DeckChoice]:
+    """The shipped decks and the team's own, which the team may assign, titled in `locale`
+    when the deck has it, sorted by that title."""
+    decks = session.execute(
+        select(Deck.id, Deck.slug, Deck.default_locale).where(
+            Deck.owner_user_id.is_(None),
+            or_(Deck.owner_team_id.is_(None), Deck.owner_team_id == team_id),
+        )
+    ).all()
+    titles = deck_titles(session, [(d.id, d.slug, d.default_locale) for d in decks], locale)
+    choices = [DeckChoice(d.slug, *titles[d.id]) for d in decks]
+    return sorted(choices, key=lambda c: (c.title.casefold(), c.slug))

@@ -33,7 +33,7 @@ from ..models import (
 )
 from ..scheduling import retrievability
 from ..state_rows import config_from, state_from_row
-from .assignments import card_count, status
+from .assignments import card_count, deck_titles, status
 from .roles import LEADS, check_slug, membership
 
 REVIEW_STATE = 2
@@ -65,6 +65,8 @@ def team_deck_ids(session: Session, team_id: int) -> list[int]:
 @dataclass(frozen=True)
 class AssignmentStatus:
     slug: str
+    title: str
+    title_locale: str | None  # None: the deck has no title, `title` is its slug
     due_date: date | None
     introduced: int
     total: int
@@ -88,20 +90,21 @@ class MemberProgress:
 
 
 def dashboard(
-    session: Session, team_id: int, actor_id: int, *, now: datetime
+    session: Session, team_id: int, actor_id: int, *, now: datetime, locale: str | None = None
 ) -> list[MemberProgress]:
+    """Every member's progress; deck titles in `locale` (the viewer's language) when the deck
+    has it, else in its default language."""
     membership(session, team_id, actor_id, *LEADS)
     deck_ids = assigned_deck_ids(session, team_id)
     totals = {d: card_count(session, d) for d in deck_ids}
-    assigned: list[tuple[TeamAssignment, str]] = [
-        (a, slug)
-        for a, slug in session.execute(
-            select(TeamAssignment, Deck.slug)
-            .join(Deck, Deck.id == TeamAssignment.deck_id)
-            .where(TeamAssignment.team_id == team_id)
-            .order_by(Deck.slug)
-        )
-    ]
+    rows = session.execute(
+        select(TeamAssignment, Deck.slug, Deck.default_locale)
+        .join(Deck, Deck.id == TeamAssignment.deck_id)
+        .where(TeamAssignment.team_id == team_id)
+        .order_by(Deck.slug)
+    ).all()
+    titles = deck_titles(session, [(a.deck_id, slug, default) for a, slug, default in rows], locale)
+    assigned = [(a, slug, titles[a.deck_id]) for a, slug, _default in rows]
     members = session.execute(
         select(TeamMember, User)
         .join(User, User.id == TeamMember.user_id)
@@ -120,7 +123,7 @@ def _member_progress(
     user: User,
     deck_ids: list[int],
     totals: dict[int, int],
-    assigned: list[tuple[TeamAssignment, str]],
+    assigned: list[tuple[TeamAssignment, str, tuple[str, str | None]]],
     now: datetime,
 ) -> MemberProgress:
     settings = session.get(SchedulerSettings, user.id)
@@ -162,7 +165,7 @@ def _member_progress(
     ).one()
     today = study_date(now, user.timezone, user.day_start_hour)
     statuses = []
-    for assignment, slug in assigned:
+    for assignment, slug, (title, title_locale) in assigned:
         start_at = max(assignment.created_at, member.joined_at)
         start = study_date(start_at, user.timezone, user.day_start_hour)
         done = introduced.get(assignment.deck_id, 0)
@@ -170,6 +173,8 @@ def _member_progress(
         statuses.append(
             AssignmentStatus(
                 slug,
+                title,
+                title_locale,
                 assignment.due_date,
                 done,
                 total,
@@ -198,7 +203,9 @@ def _member_progress(
 @dataclass(frozen=True)
 class HardCard:
     card_id: int
-    deck: str
+    deck: str  # the slug
+    deck_title: str
+    deck_title_locale: str | None  # None: the deck has no title, `deck_title` is its slug
     key: str
     question: str
     locale: str  # the question's language: the deck's default
@@ -208,10 +215,19 @@ class HardCard:
 
 
 def hardest(
-    session: Session, team_id: int, actor_id: int, *, limit: int = 20, slug: str | None = None
+    session: Session,
+    team_id: int,
+    actor_id: int,
+    *,
+    limit: int = 20,
+    slug: str | None = None,
+    locale: str | None = None,
 ) -> list[HardCard]:
     """Cards of the team's decks (assigned, and its own) by share of Again answers (all
-    languages together), then by mean FSRS difficulty, counting only current members."""
+    languages together), then by mean FSRS difficulty, counting only current members.
+
+    Deck titles are in `locale` (the viewer's language) where the deck has it, else in its
+    default language."""
     membership(session, team_id, actor_id, *LEADS)
     deck_ids = team_deck_ids(session, team_id)
     if slug is not None:
@@ -246,6 +262,11 @@ def hardest(
             .where(Card.id.in_([r.card_id for r in ranked]))
         )
     }
+    titles = deck_titles(
+        session,
+        list({(c.deck_id, slug_, default) for c, slug_, default in cards.values()}),
+        locale,
+    )
     texts = {
         (t.card_id, t.locale): t.question
         for t in session.scalars(
@@ -256,10 +277,13 @@ def hardest(
     for r in ranked:
         card, deck_slug, default_locale = cards[r.card_id]
         mean = difficulty.get(r.card_id)
+        title, title_locale = titles[card.deck_id]
         result.append(
             HardCard(
                 card_id=r.card_id,
                 deck=deck_slug,
+                deck_title=title,
+                deck_title_locale=title_locale,
                 key=card.key,
                 question=texts.get((r.card_id, default_locale), ""),
                 locale=default_locale,

@@ -19,6 +19,7 @@ from ..teams import assignments, membership, progress
 from . import bp
 from .auth import login_required, user_id
 from .charts import bar_chart
+from .i18n import locale_code
 from .teams import role_names, status_names, team_id_checked
 
 HARDEST_LIMIT = 20
@@ -66,8 +67,9 @@ def team_dashboard(team_id: int) -> str:
     uid = user_id()
     session = db()
     team = membership.get_team(session, team_id_checked(team_id), uid)
-    rows = progress.dashboard(session, team.id, uid, now=utcnow())
-    hardest = progress.hardest(session, team.id, uid, limit=HARDEST_LIMIT)
+    locale = locale_code()
+    rows = progress.dashboard(session, team.id, uid, now=utcnow(), locale=locale)
+    hardest = progress.hardest(session, team.id, uid, limit=HARDEST_LIMIT, locale=locale)
     names = [r.display_name or r.email for r in rows]
     shares = [r.introduced / r.total if r.total else 0.0 for r in rows]
     progress_chart = bar_chart(

@@ -11,19 +11,17 @@ from datetime import timedelta
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
-from sqlalchemy import or_, select
-from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from ..db import MAX_ID, transaction, utcnow
 from ..errors import Conflict, InvalidInput, NotFound
 from ..http import db, engine
-from ..models import Deck, DeckText
 from ..teams import assignments, invitations, membership, team_decks
 from ..teams.roles import LEADS, MANAGER, MEMBER, OWNER
 from ..teams.roles import membership as role_check
 from . import bp
 from .auth import login_required, user_id
+from .i18n import locale_code
 from .join import invitation_link
 
 LIFETIMES = (1, 7, 30, 90)  # days an invitation link may last, as offered in the form
@@ -47,20 +45,6 @@ def status_names() -> dict[str, str]:
         "done": _("Done"),
         "no_due_date": _("No due date"),
     }
-
-
-def assignable_decks(session: Session, team_id: int) -> list[tuple[str, str]]:
-    """(slug, title) of the shipped decks and the team's own, which a team may assign."""
-    rows = session.execute(
-        select(Deck.slug, DeckText.title)
-        .join(DeckText, (DeckText.deck_id == Deck.id) & (DeckText.locale == Deck.default_locale))
-        .where(
-            Deck.owner_user_id.is_(None),
-            or_(Deck.owner_team_id.is_(None), Deck.owner_team_id == team_id),
-        )
-        .order_by(DeckText.title, Deck.slug)
-    ).all()
-    return [(slug, title) for slug, title in rows]
 
 
 def _back(team_id: int) -> Response:
@@ -106,7 +90,7 @@ def render_team(team_id: int, *, new_link: str | None = None, status: int = 200)
         members=members,
         links=[(i, invitations.invitation_state(i, now)) for i in links],
         assignments=assignments.list_assignments(session, team.id, uid, now=now, refresh=False),
-        assignable=assignable_decks(session, team.id) if lead else [],
+        assignable=assignments.assignable_decks(session, team.id, locale_code()) if lead else [],
         new_link=new_link,
         roles=role_names(),
         statuses=status_names(),

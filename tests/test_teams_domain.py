@@ -561,3 +561,53 @@ def test_progress_counts_the_assigned_decks_only(loaded_engine: Engine) -> None:
         assert [h.card_id for h in progress.hardest(s, team.id, lead)] == [card.card_id]
         csv_rows = progress.members_csv(list(rows.values())).splitlines()[1:]
         assert {line.split(",")[4] for line in csv_rows} == {"18"}
+
+
+def test_hardest_questions_in_the_viewers_language_where_the_card_has_it(
+    engine: Engine,
+) -> None:
+    with transaction(engine) as s:
+        lead, ana, team = team_of_two(s)
+        both, _ = team_decks.create_team_deck(
+            s, team.id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
+        )
+        team_decks.upload_locale(
+            s,
+            team.id,
+            lead,
+            both.slug,
+            fmt="quiz",
+            content=QUIZ_ES,
+            locale="es",
+            title=None,
+            now=T0,
+        )
+        english, _ = team_decks.create_team_deck(
+            s,
+            team.id,
+            lead,
+            fmt="csv",
+            content="front,back\nOnly English?,Yes\n",
+            locale="en",
+            title="English only",
+            now=T0,
+        )
+        for deck in (both, english):
+            assignments.assign(s, team.id, lead, deck.slug, None, now=T0)
+            card, _ = queue.next_card(s, ana, now=T0, deck_id=deck.id)
+            assert card is not None
+            study.answer(s, ana, card.card_id, Rating.Again, str(uuid.uuid4()), now=T0)
+
+        def shown(locale: str | None) -> set[tuple[str, str]]:
+            hard = progress.hardest(s, team.id, lead, locale=locale)
+            return {(h.question, h.locale) for h in hard}
+
+        assert shown("es") == {("¿Cuánto es uno más uno?", "es"), ("Only English?", "en")}
+        assert (
+            shown("ko")
+            == shown(None)
+            == {
+                ("What is one plus one?", "en"),
+                ("Only English?", "en"),
+            }
+        )

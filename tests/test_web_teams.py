@@ -3,6 +3,7 @@ and what a plain member or an outsider gets (403/404 pages, never the data)."""
 
 from __future__ import annotations
 
+import html
 import io
 import re
 from datetime import timedelta
@@ -15,6 +16,7 @@ from sqlalchemy import Engine, func, select
 from flashcards.db import transaction, utcnow
 from flashcards.models import (
     Card,
+    CardText,
     Deck,
     ReviewLog,
     Subscription,
@@ -365,8 +367,8 @@ def test_dashboard_shows_progress_chart_and_csv(app: Flask, loaded_engine: Engin
     assert "mia@example.com" in text and "lead@example.com" in text
     assert text.count("<svg") == 2 and 'style="' not in text
     assert "Hardest questions" in text and "100%" in text  # the Again answer
-    # The lead reads English; the questions are shown in the deck's default language and
-    # marked as such, and the member's assignment title in the Spanish she studies.
+    # The lead reads English; the questions are shown in her language and marked as such,
+    # and the member's assignment title in the Spanish she studies.
     assert re.search(r'<td lang="en">[^<]+</td>', text)
     team_page = member.get(f"/teams/{team}").get_data(as_text=True)
     assert re.search(rf'<a href="/decks/{SLUG}" lang="es">[^<]+</a>', team_page)
@@ -726,3 +728,28 @@ def test_team_pages_name_decks_by_their_title_in_the_leads_language(
     assert f'<span lang="es">{EKS_ES}</span>:' in text and due_text in text
     assert '<span lang="en">Ops basics</span>:' in text
     assert f'<td lang="es">{EKS_ES}</td>' in text  # the hardest question's deck
+
+
+def test_hardest_questions_are_shown_in_the_leads_language(
+    app: Flask, loaded_engine: Engine
+) -> None:
+    lead, member = app.test_client(), app.test_client()
+    sign_up(lead, "lead@example.com", language="ko")
+    sign_up(member, "mia@example.com", language="es")
+    team = _new_team(lead)
+    _join(member, _invite(lead, team))
+    _post(lead, f"/teams/{team}/assignments", {"deck": SLUG}, f"/teams/{team}")
+    answer_shown_card(member, "1")  # a Spanish question, the deck has it in Korean too
+    text = lead.get(f"/teams/{team}/dashboard").get_data(as_text=True)
+    row = re.search(
+        r'<tr><td lang="([^"]+)">([^<]+)</td><td lang="ko">EKS 모델 훈련 퀴즈</td>', text
+    )
+    assert row and row[1] == "ko"
+    with transaction(loaded_engine) as s:
+        korean = s.scalars(
+            select(CardText.question)
+            .join(Card)
+            .join(Deck)
+            .where(Deck.slug == SLUG, CardText.locale == "ko")
+        ).all()
+    assert html.unescape(row[2]) in korean

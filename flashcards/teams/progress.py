@@ -208,7 +208,7 @@ class HardCard:
     deck_title_locale: str | None  # None: the deck has no title, `deck_title` is its slug
     key: str
     question: str
-    locale: str  # the question's language: the deck's default
+    locale: str  # the question's language
     answers: int
     again_share: float
     mean_difficulty: float | None
@@ -226,8 +226,8 @@ def hardest(
     """Cards of the team's decks (assigned, and its own) by share of Again answers (all
     languages together), then by mean FSRS difficulty, counting only current members.
 
-    Deck titles are in `locale` (the viewer's language) where the deck has it, else in its
-    default language."""
+    Questions and deck titles are in `locale` (the viewer's language) where the card or deck
+    has it, else in the deck's default language."""
     membership(session, team_id, actor_id, *LEADS)
     deck_ids = team_deck_ids(session, team_id)
     if slug is not None:
@@ -277,6 +277,7 @@ def hardest(
     for r in ranked:
         card, deck_slug, default_locale = cards[r.card_id]
         mean = difficulty.get(r.card_id)
+        shown = locale if locale is not None and texts.get((r.card_id, locale)) else default_locale
         title, title_locale = titles[card.deck_id]
         result.append(
             HardCard(
@@ -285,8 +286,8 @@ def hardest(
                 deck_title=title,
                 deck_title_locale=title_locale,
                 key=card.key,
-                question=texts.get((r.card_id, default_locale), ""),
-                locale=default_locale,
+                question=texts.get((r.card_id, shown), ""),
+                locale=shown,
                 answers=int(r.answers),
                 again_share=int(r.again or 0) / int(r.answers),
                 mean_difficulty=float(mean) if mean is not None else None,

@@ -753,3 +753,18 @@ def test_hardest_questions_are_shown_in_the_leads_language(
             .where(Deck.slug == SLUG, CardText.locale == "ko")
         ).all()
     assert html.unescape(row[2]) in korean
+
+
+def test_team_deck_hints_name_the_language_in_the_readers_language(
+    app: Flask, loaded_engine: Engine
+) -> None:
+    lider, lead = app.test_client(), app.test_client()
+    sign_up(lider, "lider@example.com", language="es")
+    sign_up(lead, "lead@example.com")
+    english = _team_deck(lider, _new_team(lider))
+    page = lider.get(english).get_data(as_text=True)
+    assert "La tarjeta se añade en inglés;" in page and "en English" not in page
+    spanish = _team_deck(lead, _new_team(lead), locale="es")
+    page = lead.get(spanish).get_data(as_text=True)
+    assert "The card is added in Spanish;" in page
+    assert "for a language other than Spanish," in page

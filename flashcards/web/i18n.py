@@ -103,6 +103,12 @@ def language_name(code: str) -> str:
     return name[:1].upper() + name[1:] if code != "ko" else name
 
 
+def language_in_sentence(code: str) -> str:
+    """A language named in the page's language ("inglés" on a Spanish page), for a sentence;
+    its own name would read "se añade en English"."""
+    return str(Locale.parse(code).get_display_name(locale_code()) or code)
+
+
 def lang_tag(code: str) -> str:
     """A deck language ("pt_BR", as Babel names locales) as HTML's lang wants it ("pt-BR")."""
     return code.replace("_", "-")
@@ -114,6 +120,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.globals.update(
         locale_code=locale_code,
         language_name=language_name,
+        language_in_sentence=language_in_sentence,
         supported_locales=SUPPORTED_LOCALES,
     )
     app.jinja_env.filters.update(

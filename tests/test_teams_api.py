@@ -76,7 +76,9 @@ def world(client: FlaskClient, engine: Engine) -> dict[str, Any]:
 def test_lead_flow_two_languages_progress_and_hardest(world: dict[str, Any]) -> None:
     api, t = world["api"], world["team"]
     r = api["lead"](
-        "PUT", f"/api/v1/teams/{t}/assignments/eks-model-training", {"due_date": "2026-03-10"}
+        "PUT",
+        f"/api/v1/teams/{t}/assignments/eks-model-training",
+        {"due_date": (study_date(utcnow(), "UTC", 4) + timedelta(days=8)).isoformat()},
     )
     assert r.status_code == 201
     decks = {d["slug"]: d for d in api["ana"]("GET", "/api/v1/decks").get_json()["decks"]}
@@ -361,3 +363,17 @@ def test_joining_through_the_api_with_a_revoked_link_is_404(world: dict[str, Any
     r = eve("POST", "/api/v1/teams/join", {"token": link["token"]})
     assert r.status_code == 404 and "revoked" in r.get_json()["detail"]
     assert eve("GET", f"/api/v1/teams/{t}").status_code == 404
+
+
+def test_a_due_date_in_the_past_is_refused(world: dict[str, Any]) -> None:
+    lead, t = world["api"]["lead"], world["team"]
+    url = f"/api/v1/teams/{t}/assignments/eks-model-training"
+    r = lead("PUT", url, {"due_date": "2020-01-01"})
+    assert r.status_code == 422 and r.mimetype == "application/problem+json"
+    assert r.get_json()["field"] == "due_date"
+    assert lead("GET", f"/api/v1/teams/{t}/assignments").get_json()["assignments"] == []
+    today = study_date(utcnow(), "UTC", 4).isoformat()  # the lead's study day
+    assert lead("PUT", url, {"due_date": today}).status_code == 201
+    assert lead("PUT", url, {"due_date": "2020-01-01"}).status_code == 422
+    assigned = lead("GET", f"/api/v1/teams/{t}/assignments").get_json()["assignments"]
+    assert [a["due_date"] for a in assigned] == [today]

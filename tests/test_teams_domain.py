@@ -16,7 +16,15 @@ from flashcards.access import visible_decks
 from flashcards.accounts import create_user
 from flashcards.db import transaction
 from flashcards.errors import Conflict, Forbidden, InvalidInput, NotFound
-from flashcards.models import Deck, ReviewState, SchedulerSettings, Subscription, Team
+from flashcards.models import (
+    Deck,
+    ReviewState,
+    SchedulerSettings,
+    Subscription,
+    Team,
+    TeamAssignment,
+    User,
+)
 from flashcards.queue import new_allowance
 from flashcards.subscriptions import subscribe
 from flashcards.teams import assignments, invitations, membership, progress, team_decks
@@ -611,3 +619,26 @@ def test_hardest_questions_in_the_viewers_language_where_the_card_has_it(
                 ("Only English?", "en"),
             }
         )
+
+
+def test_a_due_date_before_the_leads_today_is_refused(loaded_engine: Engine) -> None:
+    # 06:00 UTC is 22:00 the evening before in Los Angeles, where the lead is.
+    now = datetime(2026, 3, 2, 6, 0, tzinfo=T0.tzinfo)
+    with transaction(loaded_engine) as s:
+        lead, _ana, team = team_of_two(s)
+        leader = s.get(User, lead)
+        assert leader is not None
+        leader.timezone = "America/Los_Angeles"
+        yesterday = date(2026, 2, 28)
+        with pytest.raises(InvalidInput) as refused:
+            assignments.assign(s, team.id, lead, "eks-model-training", yesterday, now=now)
+        assert refused.value.field == "due_date"
+        assert s.scalar(select(func.count()).select_from(TeamAssignment)) == 0
+        assert s.scalar(select(func.count()).select_from(Subscription)) == 0
+        # Today where the lead is, though already yesterday in UTC.
+        assignment, _ = assignments.assign(
+            s, team.id, lead, "eks-model-training", date(2026, 3, 1), now=now
+        )
+        with pytest.raises(InvalidInput):
+            assignments.assign(s, team.id, lead, "eks-model-training", yesterday, now=now)
+        assert assignment.due_date == date(2026, 3, 1)

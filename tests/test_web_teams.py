@@ -21,6 +21,7 @@ from flashcards.models import (
     ReviewLog,
     Subscription,
     Team,
+    TeamAssignment,
     TeamInvitation,
     TeamMember,
     User,
@@ -768,3 +769,19 @@ def test_team_deck_hints_name_the_language_in_the_readers_language(
     page = lead.get(spanish).get_data(as_text=True)
     assert "The card is added in Spanish;" in page
     assert "for a language other than Spanish," in page
+
+
+def test_a_due_date_in_the_past_is_refused(app: Flask, loaded_engine: Engine) -> None:
+    lead, _member, _outsider, team = _team_with_member(app, loaded_engine)
+    page = f"/teams/{team}"
+    form = {"deck": SLUG, "due_date": "2020-01-01"}
+    response = _post(lead, f"/teams/{team}/assignments", form, page)
+    assert response.status_code == 303
+    assert "A due date cannot be in the past" in lead.get(page).get_data(as_text=True)
+    with transaction(loaded_engine) as s:
+        assert s.scalar(select(func.count()).select_from(TeamAssignment)) == 0
+        assert s.scalar(select(func.count()).select_from(Subscription)) == 0
+    today = utcnow().date().isoformat()  # the lead's timezone is UTC
+    form = {"deck": SLUG, "due_date": today}
+    assert _post(lead, f"/teams/{team}/assignments", form, page).status_code == 303
+    assert "Deck assigned" in lead.get(page).get_data(as_text=True)

@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 
 from ..access import visible_decks
 from ..days import day_bounds, study_date
-from ..errors import NotFound
+from ..errors import InvalidInput, NotFound
 from ..models import (
     Card,
     Deck,
@@ -84,9 +84,14 @@ def find_assignable_deck(session: Session, team_id: int, user_id: int, slug: str
 def assign(
     session: Session, team_id: int, actor_id: int, slug: str, due: date | None, *, now: datetime
 ) -> tuple[TeamAssignment, bool]:
-    """Assign (or change the due date of) a deck; every member is subscribed. True if new."""
+    """Assign (or change the due date of) a deck; every member is subscribed. True if new.
+
+    A due date before the lead's today is refused: every member would be behind at once.
+    """
     membership(session, team_id, actor_id, *LEADS)
     deck = find_assignable_deck(session, team_id, actor_id, slug)
+    if due is not None:
+        check_due_date(session, actor_id, due, now=now)
     assignment = session.get(TeamAssignment, (team_id, deck.id))
     created = assignment is None
     if assignment is None:
@@ -99,6 +104,18 @@ def assign(
         subscribe_member(session, user_id, deck, now=now)
         refresh_pacing(session, user_id, now=now, deck_ids=[deck.id])
     return assignment, created
+
+
+def check_due_date(session: Session, actor_id: int, due: date, *, now: datetime) -> None:
+    # The lead's study day, as pacing counts days: at 1:00 yesterday's date is still today.
+    clock = session.execute(
+        select(User.timezone, User.day_start_hour).where(User.id == actor_id)
+    ).one()
+    today = study_date(now, clock.timezone, clock.day_start_hour)
+    if due < today:
+        raise InvalidInput(
+            f"due_date must be today ({today.isoformat()} for you) or later", field="due_date"
+        )
 
 
 def unassign(session: Session, team_id: int, actor_id: int, slug: str, *, now: datetime) -> None:

@@ -14,6 +14,7 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from ..db import utcnow
+from ..errors import InvalidInput
 from ..http import db
 from ..teams import assignments, membership, progress
 from . import bp
@@ -35,14 +36,21 @@ def assign_deck(team_id: int) -> Response:
     except ValueError:
         flash(_("Enter the due date as a date, for example 2026-05-31."), "error")
         return redirect(url_for("web.team_page", team_id=team_id), 303)
-    _assignment, created = assignments.assign(
-        session,
-        team_id_checked(team_id),
-        user_id(),
-        request.form.get("deck", ""),
-        due,
-        now=utcnow(),
-    )
+    try:
+        _assignment, created = assignments.assign(
+            session,
+            team_id_checked(team_id),
+            user_id(),
+            request.form.get("deck", ""),
+            due,
+            now=utcnow(),
+        )
+    except InvalidInput as exc:
+        if exc.field != "due_date":
+            raise
+        session.rollback()
+        flash(_("A due date cannot be in the past: choose today or a later day."), "error")
+        return redirect(url_for("web.team_page", team_id=team_id), 303)
     session.commit()
     if created:
         flash(_("Deck assigned. Every member now studies it."))

@@ -642,3 +642,48 @@ def test_a_due_date_before_the_leads_today_is_refused(loaded_engine: Engine) -> 
         with pytest.raises(InvalidInput):
             assignments.assign(s, team.id, lead, "eks-model-training", yesterday, now=now)
         assert assignment.due_date == date(2026, 3, 1)
+
+
+QUIZ_KO = """퀴즈
+두 문제
+1. 1 더하기 1은 얼마인가요?
+정답
+2입니다. 기본 산수.
+2. 하늘은 무슨 색인가요?
+정답
+파란색입니다.
+"""
+
+
+def test_members_given_the_decks_language_move_to_theirs_when_it_is_added(
+    engine: Engine,
+) -> None:
+    with transaction(engine) as s:
+        lead, ana, ben, eve = users(s)  # English, Spanish, Korean, English
+        team = membership.create_team(s, lead, "T", now=T0)
+        for member in (ana, ben, eve):
+            token = invitations.create_invitation(s, team.id, lead, now=T0).token
+            invitations.join(s, member, token, now=T0)
+        deck, _ = team_decks.create_team_deck(
+            s, team.id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
+        )
+        team_decks.upload_locale(
+            s, team.id, lead, deck.slug, fmt="quiz", content=QUIZ_ES, locale="es",
+            title=None, now=T0,
+        )  # fmt: skip
+        assignments.assign(s, team.id, lead, deck.slug, None, now=T0)
+
+        def studied_in() -> dict[int, str]:
+            rows = s.execute(
+                select(Subscription.user_id, Subscription.locale).where(
+                    Subscription.deck_id == deck.id
+                )
+            )
+            return {user: locale for user, locale in rows}
+
+        assert studied_in() == {lead: "en", ana: "es", ben: "en", eve: "en"}  # no Korean yet
+        team_decks.upload_locale(
+            s, team.id, lead, deck.slug, fmt="quiz", content=QUIZ_KO, locale="ko",
+            title=None, now=T0,
+        )  # fmt: skip
+        assert studied_in() == {lead: "en", ana: "es", ben: "ko", eve: "en"}

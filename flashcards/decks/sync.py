@@ -12,7 +12,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ..errors import Conflict
-from ..models import Card, CardText, Deck, DeckText, Subscription
+from ..models import Card, CardText, Deck, DeckText, Subscription, User
 from .deckfile import CardSource, DeckSource
 
 
@@ -134,6 +134,17 @@ def _sync_deck_texts(session: Session, deck: Deck, source: DeckSource) -> bool:
                 )
             )
             changed = True
+            if len(loc.cards) == len(source.keys):
+                # People given the deck's language for want of their own get theirs now.
+                session.execute(
+                    update(Subscription)
+                    .where(
+                        Subscription.deck_id == deck.id,
+                        Subscription.locale == source.default_locale,
+                        Subscription.user_id.in_(select(User.id).where(User.locale == locale)),
+                    )
+                    .values(locale=locale)
+                )
         elif (text.title, text.description) != (loc.title, loc.description):
             text.title, text.description = loc.title, loc.description
             changed = True

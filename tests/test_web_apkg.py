@@ -15,8 +15,10 @@ from sqlalchemy import Engine, delete, func, select
 from werkzeug.datastructures import FileStorage, MultiDict
 from werkzeug.test import TestResponse, encode_multipart
 
+from flashcards.anki import AnkiPackageError
 from flashcards.db import transaction
 from flashcards.models import Card, CardText, Deck, DeckText, ReviewLog, User
+from flashcards.web.apkg import import_error_message
 
 from .test_anki_export import anki_import
 from .test_anki_import import anki_native_package, edited_package, suspended_package, zip_of
@@ -305,3 +307,10 @@ def test_a_package_that_names_no_deck_gets_a_title_in_the_importers_language(
     with transaction(loaded_engine) as s:
         titles = s.scalars(select(DeckText.title).join(Deck).where(Deck.owner_user_id.is_not(None)))
         assert set(titles) == {"Importado de Anki"}
+
+
+def test_note_counts_are_written_as_numbers_of_the_pages_language(app: Flask) -> None:
+    error = AnkiPackageError("too many", kind="too_many_notes", count=12_500, limit=10_000)
+    with app.test_request_context(headers={"Accept-Language": "es"}):
+        message = import_error_message(error)
+    assert "12.500" in message and "10.000" in message, message

@@ -23,7 +23,7 @@ from ..http import db
 from ..models import Deck, Subscription
 from . import bp
 from .auth import login_required, user_id
-from .i18n import locale_code, one_decimal
+from .i18n import locale_code, one_decimal, whole_number
 from .library import library_page
 
 UPLOAD_ENDPOINT = "web.import_apkg"
@@ -148,8 +148,8 @@ def import_error_message(exc: FlashcardsError) -> str:
         return str(
             _(
                 "This package has %(count)s notes; at most %(limit)s can be imported.",
-                count=exc.count,
-                limit=exc.limit,
+                count=whole_number(exc.count),
+                limit=whole_number(exc.limit),
             )
         )
     if exc.kind == "too_large":

@@ -84,6 +84,11 @@ def when(value: datetime) -> str:
     return str(locale.datetime_formats["medium"]).replace("{1}", day).replace("{0}", clock)
 
 
+def whole_number(value: int) -> str:
+    """A count as the page's language writes it ("12.000" in Spanish)."""
+    return str(format_decimal(value, locale=locale_code()))
+
+
 def one_decimal(value: float) -> str:
     return str(format_decimal(value, "0.0", locale=locale_code()))
 

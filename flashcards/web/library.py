@@ -14,7 +14,7 @@ from ..settings import user_settings
 from . import bp
 from .account import WHOLE_NUMBER, field_labels
 from .auth import current_user, login_required, user_id
-from .i18n import language_name, locale_code
+from .i18n import language_in_sentence, locale_code
 
 
 @bp.get("/")
@@ -105,7 +105,7 @@ def subscribe(slug: str) -> Response:
         flash(_("This deck is not available in that language."), "error")
         return redirect(url_for("web.deck", slug=slug))
     session.commit()
-    flash(_("You study this deck in %(language)s.", language=language_name(sub.locale)))
+    flash(_("You study this deck in %(language)s.", language=language_in_sentence(sub.locale)))
     return redirect(url_for("web.deck", slug=slug))
 
 

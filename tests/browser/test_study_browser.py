@@ -126,7 +126,7 @@ STUDY_CASES = {
         "show": "정답 보기",
     },
     "es": {
-        "subscribed": "Estudias este mazo en Español.",
+        "subscribed": "Estudias este mazo en español.",
         "labels": ["Otra vez", "Difícil", "Bien", "Fácil"],
         "interval": re.compile(r"^\d+(,\d)? (minutos?|horas?|días?|mes(es)?|años?)$"),
         "undone": "Deshecho",

@@ -232,7 +232,8 @@ def hardest_cards(session: Session, user_id: int, *, limit: int = 10) -> list[Ha
         )
         .join(Card, Card.id == ReviewState.card_id)
         .join(Deck, Deck.id == Card.deck_id)
-        .outerjoin(
+        # Decks studied now, as the counts by state: one left is no longer a worry here.
+        .join(
             Subscription,
             and_(Subscription.user_id == user_id, Subscription.deck_id == Deck.id),
         )

@@ -16,7 +16,7 @@ from flashcards.days import day_bounds
 from flashcards.db import transaction
 from flashcards.models import Card, ReviewState, User
 from flashcards.study import answer
-from flashcards.subscriptions import find_visible_deck, subscribe
+from flashcards.subscriptions import find_visible_deck, subscribe, unsubscribe
 
 from .web_helpers import csrf, sign_up
 from .web_helpers import subscribe as web_subscribe
@@ -97,6 +97,13 @@ def test_stats_count_in_the_users_days(loaded_engine: Engine) -> None:
         hardest = stats.hardest_cards(s, uid)
         assert len(hardest) == 2 and all(h.question for h in hardest)
         assert stats.retention_by_week(s, uid, now=now)[-1].answers == 0
+    with transaction(loaded_engine) as s:
+        unsubscribe(s, uid, find_visible_deck(s, uid, "eks-model-training"))
+    with transaction(loaded_engine) as s:
+        # A deck left is gone from the counts and from the hardest cards alike.
+        assert stats.cards_by_state(s, uid) == {"new": 0, "learning": 0, "review": 0,
+                                                 "relearning": 0}  # fmt: skip
+        assert stats.hardest_cards(s, uid) == []
 
 
 def test_true_retention_counts_review_state_answers_only(loaded_engine: Engine) -> None:

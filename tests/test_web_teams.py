@@ -296,6 +296,8 @@ def test_member_and_outsider_cannot_manage_or_see_the_dashboard(
 
     for path in (f"/teams/{team}/dashboard", f"/teams/{team}/dashboard.csv"):
         assert member.get(path).status_code == 403
+        # Said as what it is, in her language: not "something went wrong".
+        assert "No permitido" in member.get(path).get_data(as_text=True)
         assert outsider.get(path).status_code == 404
         assert b"mia@example.com" not in member.get(path).get_data()
     writes = [
@@ -785,3 +787,22 @@ def test_a_due_date_in_the_past_is_refused(app: Flask, loaded_engine: Engine) ->
     form = {"deck": SLUG, "due_date": today}
     assert _post(lead, f"/teams/{team}/assignments", form, page).status_code == 303
     assert "Deck assigned" in lead.get(page).get_data(as_text=True)
+
+
+def test_a_csv_translation_without_the_decks_keys_says_so(
+    app: Flask, loaded_engine: Engine
+) -> None:
+    lead, _member, _outsider = _people(app)
+    team = _new_team(lead)
+    decks = f"/teams/{team}/decks"
+    form = {"format": "csv", "title": "Ops basics", "locale": "en", "content": OPS_CSV}
+    deck_page = _post(lead, decks, form, decks).headers["Location"]
+    # Spanish rows without the key column get keys of their own, which the deck lacks.
+    spanish = "front,back\n¿Qué es un pod?,La unidad mínima\n¿Qué es un nodo?,Una máquina\n"
+    form = {"format": "csv", "locale": "es", "title": "Operaciones", "content": spanish}
+    response = _post(lead, f"{deck_page}/source", form, deck_page)
+    assert response.status_code == 422
+    page = response.get_data(as_text=True)
+    assert "The deck has no card “q01”." in page and "“key” column" in page
+    with transaction(loaded_engine) as s:
+        assert s.scalar(select(func.count()).select_from(CardText)) == 2 + 15 * 3  # unchanged

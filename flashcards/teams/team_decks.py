@@ -165,6 +165,18 @@ def _unique_slug(session: Session, team_id: int, title: str) -> str:
     return slug
 
 
+class UnknownCardKey(InvalidInput):
+    """A translation names a card the deck's own language does not have (in a CSV without
+    the deck's keys, its rows get new ones)."""
+
+    def __init__(self, key: str, locale: str, default_locale: str) -> None:
+        super().__init__(
+            f"card '{key}' ({locale}) is not in the default locale '{default_locale}'",
+            field="content",
+        )
+        self.key = key
+
+
 def _validated(source: DeckSource) -> DeckSource:
     default = source.locales.get(source.default_locale)
     if default is None:
@@ -175,11 +187,7 @@ def _validated(source: DeckSource) -> DeckSource:
     for loc in source.locales.values():
         for card in loc.cards:
             if card.key not in keys:
-                raise InvalidInput(
-                    f"card '{card.key}' ({loc.locale}) is not in the default locale "
-                    f"'{source.default_locale}'",
-                    field="content",
-                )
+                raise UnknownCardKey(card.key, loc.locale, source.default_locale)
     return source
 
 

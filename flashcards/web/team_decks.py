@@ -81,6 +81,14 @@ def upload_error(exc: InvalidInput) -> str:
         if exc.line is not None:
             return str(_("Line %(line)d of the text cannot be read.", line=exc.line))
         return str(_("The text cannot be read as a quiz or a CSV file."))
+    if isinstance(exc, team_decks.UnknownCardKey):
+        return str(
+            _(
+                "The deck has no card “%(key)s”. A translation names the deck's cards: in a "
+                "CSV file, by their keys in a “key” column.",
+                key=exc.key,
+            )
+        )
     field = exc.field or ""
     line = LINE_RE.match(exc.detail)
     if line is not None:

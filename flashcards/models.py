@@ -159,6 +159,9 @@ class CardText(Base):
     answer: Mapped[str] = mapped_column(Text)
     explanation: Mapped[str] = mapped_column(Text, default="")
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The guid of the Anki note this text was imported from: exported again under it, so that
+    # Anki recognises its own note instead of adding a second copy.
+    anki_guid: Mapped[str | None] = mapped_column(String(64))
 
 
 class Subscription(Base):

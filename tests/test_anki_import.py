@@ -18,7 +18,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from flashcards import queue, study
-from flashcards.anki import AnkiPackageError, import_package
+from flashcards.anki import AnkiPackageError, export_deck, import_package
 from flashcards.anki.reader import read_package
 from flashcards.anki.timing import study_date
 from flashcards.cli import main
@@ -624,3 +624,40 @@ def test_a_memory_state_fsrs_cannot_use_is_taken_as_none(
         assert counts.review + counts.learning >= len(states)
         for state in states:
             answer(s, user_id, state.card_id, "good", now=now + timedelta(minutes=1))
+
+
+def test_a_deck_from_anki_goes_back_to_anki_as_the_same_notes(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    """Anki, here, then Anki again: its notes are recognised by their guid, not added twice."""
+    path = tmp_path / "home.anki2"
+    col = Collection(str(path))
+    try:
+        studied_in_anki(col, 3, (3, 3))
+        guids = sorted(col.get_note(n).guid for n in col.find_notes(""))
+        data = anki_export(col, tmp_path / "home.apkg", legacy=False)
+    finally:
+        col.close()
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "roundtrip@example.com")
+        report = import_package(
+            s, data, owner_user_id=user_id, with_scheduling=True, now=wall_now()
+        )
+        assert (
+            sorted(
+                s.scalars(
+                    select(CardText.anki_guid).join(Card).where(Card.deck_id == report.deck_id)
+                )
+            )
+            == guids
+        )
+    with transaction(loaded_engine) as s:
+        back = export_deck(
+            s, report.deck_id, locales=None, user_id=user_id, with_scheduling=True, now=wall_now()
+        ).data
+    col, log = anki_import(path, back)
+    try:
+        assert len(log.new) == 0, log
+        assert sorted(col.get_note(n).guid for n in col.find_notes("")) == guids  # no copies
+    finally:
+        col.close()

@@ -198,8 +198,10 @@ def export_deck(
             tags = " ".join(["", *dict.fromkeys([deck.slug, f"lang::{lang}", *card.tags]), ""])
             mod = int(text.updated_at.timestamp())
             sfld = _sort_field(text.question)
+            # A text imported from Anki goes back under its note's guid: Anki knows it then.
+            guid = text.anki_guid or note_guid(deck.slug, card.key, lang)
             notes.append(
-                (nid, note_guid(deck.slug, card.key, lang), schema.NOTETYPE_ID, mod, -1, tags,
+                (nid, guid, schema.NOTETYPE_ID, mod, -1, tags,
                  "\x1f".join(fields), sfld, _checksum(sfld), 0, "")
             )  # fmt: skip
             studied = sched if studied_in(card.id) == loc else None

@@ -32,6 +32,7 @@ from .tables import table
 
 DEFAULT_MAX_BYTES = 100 << 20
 DEFAULT_MAX_NOTES = 50_000
+MAX_GUID = 64  # Anki's own are 10 characters; a longer one is not kept (nor trusted)
 REVIEW_ID_NAMESPACE = uuid.UUID("4b9e5f0e-6a36-4f8e-9a55-2d8f3e0c1a7b")
 LANG_TAG = "lang::"
 EXPLANATION_RE = re.compile(
@@ -77,6 +78,7 @@ class _PlannedCard:
     texts: dict[str, tuple[str, str, str]]  # locale -> question, answer, explanation
     anki_cards: list[AnkiCard]
     tags: list[str]
+    guids: dict[str, str] = field(default_factory=dict)  # locale -> its Anki note's guid
 
 
 def review_uuid(user_id: int, deck_id: int, revlog_id: int) -> str:
@@ -142,6 +144,8 @@ def _plan_cards(
             skipped["duplicate"] += 1
             continue
         entry.texts[locale] = (front, back, explanation)
+        if 0 < len(note.guid) <= MAX_GUID:
+            entry.guids[locale] = note.guid
         entry.anki_cards.extend(sorted(cards_by_note.get(note.id, []), key=lambda c: c.ord))
     return list(planned.values()), formatted, first_locale
 
@@ -336,6 +340,7 @@ def import_package(
             "answer": a,
             "explanation": e,
             "updated_at": now,
+            "anki_guid": p.guids.get(loc),
         }
         for card_id, p in zip(card_ids, planned, strict=True)
         for loc, (q, a, e) in p.texts.items()

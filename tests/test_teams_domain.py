@@ -67,6 +67,18 @@ def team_of_two(s: Session) -> tuple[int, int, Team]:
     return lead, ana, team
 
 
+def english_and_spanish_deck(s: Session, team_id: int, lead: int) -> Deck:
+    """A team deck of QUIZ, with QUIZ_ES as its Spanish."""
+    deck, _report = team_decks.create_team_deck(
+        s, team_id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
+    )
+    team_decks.upload_locale(
+        s, team_id, lead, deck.slug, fmt="quiz", content=QUIZ_ES, locale="es", title=None,
+        now=T0,
+    )  # fmt: skip
+    return deck
+
+
 def visible(s: Session, user_id: int, slug: str) -> bool:
     return s.scalar(select(Deck.id).where(Deck.slug == slug, visible_decks(user_id))) is not None
 
@@ -512,13 +524,7 @@ def test_a_shorter_default_language_retires_cards_in_every_language(engine: Engi
     with transaction(engine) as s:
         lead, _ana, _ben, _eve = users(s)
         team = membership.create_team(s, lead, "T", now=T0)
-        deck, _report = team_decks.create_team_deck(
-            s, team.id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
-        )
-        team_decks.upload_locale(
-            s, team.id, lead, deck.slug, fmt="quiz", content=QUIZ_ES, locale="es", title=None,
-            now=T0,
-        )  # fmt: skip
+        deck = english_and_spanish_deck(s, team.id, lead)
         shorter = QUIZ[: QUIZ.index("2. What colour")]
         report = team_decks.upload_locale(
             s, team.id, lead, deck.slug, fmt="quiz", content=shorter, locale="en", title=None,
@@ -576,20 +582,7 @@ def test_hardest_questions_in_the_viewers_language_where_the_card_has_it(
 ) -> None:
     with transaction(engine) as s:
         lead, ana, team = team_of_two(s)
-        both, _ = team_decks.create_team_deck(
-            s, team.id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
-        )
-        team_decks.upload_locale(
-            s,
-            team.id,
-            lead,
-            both.slug,
-            fmt="quiz",
-            content=QUIZ_ES,
-            locale="es",
-            title=None,
-            now=T0,
-        )
+        both = english_and_spanish_deck(s, team.id, lead)
         english, _ = team_decks.create_team_deck(
             s,
             team.id,
@@ -664,13 +657,7 @@ def test_members_given_the_decks_language_move_to_theirs_when_it_is_added(
         for member in (ana, ben, eve):
             token = invitations.create_invitation(s, team.id, lead, now=T0).token
             invitations.join(s, member, token, now=T0)
-        deck, _ = team_decks.create_team_deck(
-            s, team.id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
-        )
-        team_decks.upload_locale(
-            s, team.id, lead, deck.slug, fmt="quiz", content=QUIZ_ES, locale="es",
-            title=None, now=T0,
-        )  # fmt: skip
+        deck = english_and_spanish_deck(s, team.id, lead)
         assignments.assign(s, team.id, lead, deck.slug, None, now=T0)
 
         def studied_in() -> dict[int, str]:

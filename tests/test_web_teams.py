@@ -511,6 +511,18 @@ def _team_with_member(
     return lead, member, outsider, team
 
 
+def _lead_and_member(
+    app: Flask, lead_language: str, member_language: str
+) -> tuple[FlaskClient, FlaskClient, int]:
+    """A new team's lead and member, each reading the pages in the language given."""
+    lead, member = app.test_client(), app.test_client()
+    sign_up(lead, "lead@example.com", language=lead_language)
+    sign_up(member, "mia@example.com", language=member_language)
+    team = _new_team(lead)
+    _join(member, _invite(lead, team))
+    return lead, member, team
+
+
 def _team_deck(lead: FlaskClient, team: int, locale: str = "en") -> str:
     decks = f"/teams/{team}/decks"
     form = {"format": "csv", "title": "Ops basics", "locale": locale, "content": OPS_CSV}
@@ -708,11 +720,7 @@ EKS_ES = "Cuestionario sobre entrenamiento de modelos en EKS"
 def test_team_pages_name_decks_by_their_title_in_the_leads_language(
     app: Flask, loaded_engine: Engine
 ) -> None:
-    lead, member = app.test_client(), app.test_client()
-    sign_up(lead, "lider@example.com", language="es")
-    sign_up(member, "min@example.com", language="ko")
-    team = _new_team(lead)
-    _join(member, _invite(lead, team))
+    lead, member, team = _lead_and_member(app, "es", "ko")
     ops = _team_deck(lead, team).rsplit("/", 1)[-1]
     page = f"/teams/{team}"
     # The deck to assign, in her language where the deck has it, else in the deck's own.
@@ -736,11 +744,7 @@ def test_team_pages_name_decks_by_their_title_in_the_leads_language(
 def test_hardest_questions_are_shown_in_the_leads_language(
     app: Flask, loaded_engine: Engine
 ) -> None:
-    lead, member = app.test_client(), app.test_client()
-    sign_up(lead, "lead@example.com", language="ko")
-    sign_up(member, "mia@example.com", language="es")
-    team = _new_team(lead)
-    _join(member, _invite(lead, team))
+    lead, member, team = _lead_and_member(app, "ko", "es")
     _post(lead, f"/teams/{team}/assignments", {"deck": SLUG}, f"/teams/{team}")
     answer_shown_card(member, "1")  # a Spanish question, the deck has it in Korean too
     text = lead.get(f"/teams/{team}/dashboard").get_data(as_text=True)

@@ -226,6 +226,9 @@ def test_counts_agree_with_their_number(client: FlaskClient, loaded_engine: Engi
     assert r.status_code in (302, 303)
     page = client.get("/study").get_data(as_text=True)
     assert '<span class="num">1</span> nueva</li>' in page
+    # The deck's defaults, shown as hints, are written as Spanish writes numbers.
+    page = client.get("/decks/eks-model-training").get_data(as_text=True)
+    assert 'placeholder="0,9"' in page and 'placeholder="36500"' in page
 
 
 def test_deck_page_and_unsubscribe(client: FlaskClient, loaded_engine: Engine) -> None:

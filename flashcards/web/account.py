@@ -7,7 +7,7 @@ import re
 from typing import Any
 from zoneinfo import available_timezones
 
-from babel.numbers import format_decimal, get_decimal_symbol
+from babel.numbers import get_decimal_symbol
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_babel import force_locale
 from flask_babel import gettext as _
@@ -27,7 +27,7 @@ from .auth import (
     start_session,
     user_id,
 )
-from .i18n import LANG_COOKIE, locale_code
+from .i18n import LANG_COOKIE, locale_code, plain_number
 
 ONE_YEAR = 365 * 24 * 3600
 # ASCII digits, and few enough for int(): str.isdigit() also takes "²", which int() refuses.
@@ -80,10 +80,7 @@ def _decimal_points(steps: str) -> str:
 
 
 def _minutes(steps: list[int]) -> str:
-    # No group separators: "1.440" would read back as a decimal in Spanish.
-    return " ".join(
-        format_decimal(s / 60, locale=locale_code(), group_separator=False) for s in steps
-    )
+    return " ".join(plain_number(s / 60) for s in steps)
 
 
 @bp.route("/settings", methods=["GET", "POST"])

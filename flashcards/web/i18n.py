@@ -89,6 +89,12 @@ def whole_number(value: int) -> str:
     return str(format_decimal(value, locale=locale_code()))
 
 
+def plain_number(value: float) -> str:
+    """A number with the page's decimal mark and no group separators, for a form to read
+    back: "1,5" and "36500" in Spanish ("36.500" would read back as a decimal)."""
+    return str(format_decimal(value, locale=locale_code(), group_separator=False))
+
+
 def one_decimal(value: float) -> str:
     return str(format_decimal(value, "0.0", locale=locale_code()))
 
@@ -132,6 +138,7 @@ def init_app(app: Flask) -> None:
         interval=interval,
         when=when,
         decimal=one_decimal,
+        plain_number=plain_number,
         date_label=date_label,
         percent=percent,
         lang_tag=lang_tag,

@@ -53,7 +53,7 @@ def scheduler_defaults() -> dict[str, Any]:
     return {k: list(v) if isinstance(v, list) else v for k, v in _SCHEDULER_DEFAULTS.items()}
 
 
-def _as_int(value: object) -> int | None:
+def json_int(value: object) -> int | None:
     """The integer a JSON value stands for, else None.
 
     bool is an int subclass, but `true` for a daily limit is a client bug, not 1. A float with
@@ -69,7 +69,7 @@ def _as_int(value: object) -> int | None:
 
 
 def _int(name: str, value: object, low: int, high: int) -> int:
-    number = _as_int(value)
+    number = json_int(value)
     if number is None:
         raise InvalidInput(f"{name} must be an integer from {low} to {high}", field=name)
     if not low <= number <= high:
@@ -110,7 +110,7 @@ def _steps(name: str, value: object) -> list[int]:
         raise InvalidInput(f"{name} may have at most {MAX_STEPS} steps", field=name)
     steps = []
     for item in value:
-        step = _as_int(item)
+        step = json_int(item)
         if step is None:
             raise InvalidInput(f"{name} must be a list of whole seconds", field=name)
         if not 1 <= step <= MAX_STEP_SECONDS:

@@ -35,6 +35,7 @@ from .errors import Conflict, InvalidInput, NotFound
 from .models import Deck, User
 from .rawsql import DirectConnection, Executor, executor
 from .scheduling import CardState, fuzz_seed, review
+from .settings import json_int
 from .state_rows import config_from, rs, state_from_row
 
 # Clocks of offline clients drift; an answer a little "in the future" is still accepted.
@@ -73,8 +74,9 @@ def _result_from_log(log: Any) -> AnswerResult:
 def parse_rating(value: object) -> Rating:
     if isinstance(value, str) and value.lower() in ("again", "hard", "good", "easy"):
         return Rating[value.capitalize()]
-    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4:
-        return Rating(value)
+    number = json_int(value)
+    if number is not None and 1 <= number <= 4:
+        return Rating(number)
     raise InvalidInput(
         "rating must be 1-4 or one of 'again', 'hard', 'good', 'easy'", field="rating"
     )

@@ -331,6 +331,8 @@ WRONG_TYPES: list[tuple[dict[str, Any], str]] = [
     ({"duration_ms": -1}, "duration_ms"),
     ({"duration_ms": "9"}, "duration_ms"),
     ({"duration_ms": 10**20}, "duration_ms"),
+    ({"duration_ms": 2.5}, "duration_ms"),
+    ({"rating": 2.5}, "rating"),
     ({"surprise": 1}, "surprise"),
 ]
 
@@ -342,6 +344,14 @@ def test_wrong_types_are_422_naming_the_field(client: FlaskClient, world: World)
         assert_problem(r, 422, field)
     r = client.get(f"/api/v1/cards/{world.cards[0]}", headers=world.ana_h)
     assert r.get_json()["state"] is None  # nothing was applied
+
+
+def test_whole_numbers_written_with_a_point_are_integers(client: FlaskClient, world: World) -> None:
+    # 3.0 is an integer in JSON Schema, as the OpenAPI document says, and in PATCH /me too.
+    body = dict(review_body(world.cards[0]), card_id=float(world.cards[0]), rating=3.0)
+    r = client.post("/api/v1/reviews", json={**body, "duration_ms": 4000.0}, headers=world.ana_h)
+    assert r.status_code == 201, r.get_json()
+    assert r.get_json()["card_id"] == world.cards[0] and r.get_json()["state"]["reps"] == 1
 
 
 def test_missing_fields(client: FlaskClient, world: World) -> None:

@@ -299,13 +299,14 @@ def test_subscription_overrides_reach_the_scheduler(engine: Engine) -> None:
         ("again", Rating.Again),
         ("Good", Rating.Good),
         ("HARD", Rating.Hard),
+        (2.0, Rating.Hard),  # an integer in JSON Schema
     ],
 )
 def test_parse_rating_accepts(value: object, expected: Rating) -> None:
     assert study.parse_rating(value) == expected
 
 
-@pytest.mark.parametrize("value", [0, 5, -1, True, False, "meh", "", "1", 2.0, None, [1]])
+@pytest.mark.parametrize("value", [0, 5, -1, True, False, "meh", "", "1", 2.5, None, [1]])
 def test_parse_rating_rejects(value: object) -> None:
     with pytest.raises(InvalidInput) as info:
         study.parse_rating(value)

@@ -17,6 +17,7 @@ from ..errors import FlashcardsError, InvalidInput, NotFound
 from ..http import db, direct, refresh_pacing
 from ..models import Card, CardText, Deck, Subscription, User
 from ..scheduling import CardState, fuzz_seed, preview
+from ..settings import json_int
 from . import bp
 from .auth import bearer_token_hash, current_caller, current_user_id
 from .errors import json_body, reject_unknown
@@ -134,19 +135,16 @@ def _parse_review_id(raw: object) -> str:
 
 def _parse_review(body: dict[str, Any]) -> tuple[int, Any, str, datetime | None, int | None]:
     reject_unknown(body, {"card_id", "rating", "review_id", "duration_ms", "reviewed_at"})
-    card_id = body.get("card_id")
-    if not isinstance(card_id, int) or isinstance(card_id, bool) or not 1 <= card_id <= MAX_ID:
+    card_id = json_int(body.get("card_id"))
+    if card_id is None or not 1 <= card_id <= MAX_ID:
         raise InvalidInput(f"card_id must be an integer from 1 to {MAX_ID}", field="card_id")
     if "rating" not in body:
         raise InvalidInput("rating is required", field="rating")
     rating = study.parse_rating(body["rating"])
     review_id = _parse_review_id(body.get("review_id"))
-    duration = body.get("duration_ms")
-    if duration is not None and (
-        not isinstance(duration, int)
-        or isinstance(duration, bool)
-        or not 0 <= duration <= MAX_DURATION_MS
-    ):
+    sent_duration = body.get("duration_ms")
+    duration = None if sent_duration is None else json_int(sent_duration)
+    if sent_duration is not None and (duration is None or not 0 <= duration <= MAX_DURATION_MS):
         raise InvalidInput(
             f"duration_ms must be an integer from 0 to {MAX_DURATION_MS}", field="duration_ms"
         )

@@ -137,13 +137,19 @@ def test_create_invite_join_and_assign(app: Flask, loaded_engine: Engine) -> Non
     assert "Platform" not in outsider.get("/teams").get_data(as_text=True)
 
 
-def test_a_link_opened_signed_out_comes_back_after_sign_in(
-    app: Flask, loaded_engine: Engine
-) -> None:
+def _link_for_a_signed_out_member(app: Flask) -> tuple[FlaskClient, int, str]:
+    """Mia, who has an account but is signed out, a team, and its invitation's token."""
     lead, member, _outsider = _people(app)
     team = _new_team(lead)
     token = _invite(lead, team)
     member.post("/signout", data={"csrf_token": csrf(member, "/")})
+    return member, team, token
+
+
+def test_a_link_opened_signed_out_comes_back_after_sign_in(
+    app: Flask, loaded_engine: Engine
+) -> None:
+    member, team, token = _link_for_a_signed_out_member(app)
     response = _post(member, "/join", {"invitation": f"https://x.example/join#{token}"}, "/join")
     assert response.status_code == 303 and response.location == "/signin?next=/join"
     page = member.get(response.location).get_data(as_text=True)
@@ -242,10 +248,7 @@ def test_older_links_and_links_that_stop_working_on_the_way(
 def test_signing_in_from_the_menu_still_comes_back_to_the_invitation(
     app: Flask, loaded_engine: Engine
 ) -> None:
-    lead, member, _outsider = _people(app)
-    team = _new_team(lead)
-    token = _invite(lead, team)
-    member.post("/signout", data={"csrf_token": csrf(member, "/")})
+    member, _team, token = _link_for_a_signed_out_member(app)
     _post(member, "/join", {"invitation": token}, "/join")
     form = {"csrf_token": csrf(member, "/signin"), "email": "mia@example.com",
             "password": PASSWORD}  # fmt: skip

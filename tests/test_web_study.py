@@ -180,7 +180,7 @@ def test_settings_reject_out_of_range_values_naming_the_field(
     ):
         r = client.post("/settings", data={**base, field: value})
         assert r.status_code == 422, field
-        assert label in r.get_data(as_text=True)
+        assert f"Check “{label}" in r.get_data(as_text=True), field  # the field's message
     assert client.post("/settings", data=base).status_code == 302
     # Switching the language says so in the new one, on the page that follows.
     r = client.post("/settings", data={**base, "locale": "ko"}, follow_redirects=True)

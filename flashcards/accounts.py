@@ -201,6 +201,14 @@ def user_id_for_token_hash(db: Session | Executor, hashed: TokenHash) -> int | N
     return None if row is None else int(row.user_id)
 
 
+def user_clock(session: Session, user_id: int) -> Clock:
+    """What the user's study day depends on: their timezone and day-start hour."""
+    row = session.execute(
+        select(User.timezone, User.day_start_hour).where(User.id == user_id)
+    ).one()
+    return Clock(row.timezone, row.day_start_hour)
+
+
 @dataclass(frozen=True)
 class Caller:
     """The owner of a token, with what showing them their queue needs first."""

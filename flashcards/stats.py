@@ -13,6 +13,7 @@ from sqlalchemy import and_, exists, func, select
 from sqlalchemy.orm import Session
 
 from .access import visible_decks
+from .accounts import user_clock
 from .days import day_bounds, day_start, study_date
 from .models import (
     Card,
@@ -22,7 +23,6 @@ from .models import (
     ReviewState,
     SchedulerSettings,
     Subscription,
-    User,
 )
 from .queue import new_allowance
 
@@ -55,13 +55,6 @@ class HardCard:
     locale: str  # the question's language
     lapses: int
     difficulty: float
-
-
-def _user_day(session: Session, user_id: int) -> tuple[str, int]:
-    row = session.execute(
-        select(User.timezone, User.day_start_hour).where(User.id == user_id)
-    ).one()
-    return row.timezone, row.day_start_hour
 
 
 def _subscribed_deck_ids(session: Session, user_id: int, deck_slug: str | None) -> list[int]:
@@ -114,7 +107,7 @@ def next_due(
         .where(Card.deck_id.in_(deck_ids), Card.retired_at.is_(None), ~seen)
     ).all()
     if held_back or any(_new_cards_allowed(session, user_id, d) for d in decks_with_new):
-        tz, hour = _user_day(session, user_id)
+        tz, hour = user_clock(session, user_id)
         candidates.append(day_bounds(now, tz, hour)[1])
     return min(candidates) if candidates else None
 
@@ -156,7 +149,7 @@ def reviews_per_day(
     session: Session, user_id: int, *, now: datetime, days: int = 90
 ) -> list[DayCount]:
     """Answers on each of the last `days` study days, today last."""
-    tz, hour = _user_day(session, user_id)
+    tz, hour = user_clock(session, user_id)
     today = study_date(now, tz, hour)
     first = today - timedelta(days=days - 1)
     # From the date, not `now` less 24-hour days: a DST change in between moves those by an hour.
@@ -176,7 +169,7 @@ def due_forecast(
     session: Session, user_id: int, *, now: datetime, days: int = 30
 ) -> list[DayCount]:
     """Cards falling due on each of the next `days` study days; overdue ones count today."""
-    tz, hour = _user_day(session, user_id)
+    tz, hour = user_clock(session, user_id)
     today = study_date(now, tz, hour)
     horizon = day_start(today + timedelta(days=days), tz, hour)  # the end of the last day
     deck_ids = _subscribed_deck_ids(session, user_id, None)
@@ -197,7 +190,7 @@ def retention_by_week(
     session: Session, user_id: int, *, now: datetime, weeks: int = 12
 ) -> list[WeekRetention]:
     """True retention: the share of answers to review-state cards that were not Again."""
-    tz, hour = _user_day(session, user_id)
+    tz, hour = user_clock(session, user_id)
     today = study_date(now, tz, hour)
     this_monday = today - timedelta(days=today.weekday())
     first = this_monday - timedelta(weeks=weeks - 1)

@@ -28,11 +28,11 @@ from sqlalchemy.orm import Session
 
 from . import answer_sql as sql
 from .access import visible_decks
-from .accounts import InvalidToken, TokenHash, user_id_for_token_hash
+from .accounts import InvalidToken, TokenHash, user_clock, user_id_for_token_hash
 from .answer_sql import rl
 from .days import day_bounds
 from .errors import Conflict, InvalidInput, NotFound
-from .models import Deck, User
+from .models import Deck
 from .rawsql import DirectConnection, Executor, executor
 from .scheduling import CardState, fuzz_seed, review
 from .settings import json_int
@@ -297,9 +297,7 @@ def _latest_today(session: Session, user_id: int, now: datetime) -> Any:
     answers given here. Only on decks the user can still see: one a team took away is no
     longer theirs to change.
     """
-    user = session.execute(
-        select(User.timezone, User.day_start_hour).where(User.id == user_id)
-    ).one()
+    user = user_clock(session, user_id)
     start, _end = day_bounds(now, user.timezone, user.day_start_hour)
     return session.execute(
         select(rl)

@@ -31,6 +31,7 @@ from sqlalchemy import bindparam, delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from ..access import visible_decks
+from ..accounts import user_clock
 from ..days import day_bounds, study_date
 from ..errors import InvalidInput, NotFound
 from ..models import (
@@ -108,9 +109,7 @@ def assign(
 
 def check_due_date(session: Session, actor_id: int, due: date, *, now: datetime) -> None:
     # The lead's study day, as pacing counts days: at 1:00 yesterday's date is still today.
-    clock = session.execute(
-        select(User.timezone, User.day_start_hour).where(User.id == actor_id)
-    ).one()
+    clock = user_clock(session, actor_id)
     today = study_date(now, clock.timezone, clock.day_start_hour)
     if due < today:
         raise InvalidInput(
@@ -203,9 +202,7 @@ def refresh_pacing(
         assigned_decks = assigned(session, user_id)
     if not assigned_decks and not deck_ids:
         return False  # the common case, people in no team: one indexed read
-    user = session.execute(
-        select(User.timezone, User.day_start_hour).where(User.id == user_id)
-    ).one()
+    user = user_clock(session, user_id)
     today = study_date(now, user.timezone, user.day_start_hour)
     dues = _due_dates(assigned_decks, today)
     targets = list(dues) if deck_ids is None else deck_ids

@@ -289,10 +289,7 @@ def test_revoked_expired_and_used_up_links_do_not_work(app: Flask, loaded_engine
 def test_member_and_outsider_cannot_manage_or_see_the_dashboard(
     app: Flask, loaded_engine: Engine
 ) -> None:
-    lead, member, outsider = _people(app)
-    team = _new_team(lead)
-    token = _invite(lead, team)
-    _join(member, token)
+    lead, member, outsider, team = _team_with_member(app, loaded_engine)
     lead_id = _user_id(loaded_engine, "lead@example.com")
     member_id = _user_id(loaded_engine, "mia@example.com")
     other_team = _new_team(outsider, "Elsewhere")

@@ -19,7 +19,7 @@ import threading
 import time
 import weakref
 from collections import namedtuple
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from operator import itemgetter
@@ -32,6 +32,7 @@ from sqlalchemy.sql import Executable, visitors
 from sqlalchemy.sql.elements import BindParameter
 
 from .db import enter_writer_gate, leave_writer_gate
+from .libpq import LibpqRunner
 
 Params = Mapping[str, Any]
 Processor = Callable[[Any], Any]
@@ -61,12 +62,13 @@ class _Compiled:
             return tuple([values[i] for i in self.repeats])
         return {name: get(params) for name, get in zip(self.names, self.getters, strict=True)}
 
-    def processors(self, dialect: Dialect, cursor: Any) -> tuple[tuple[int, Processor], ...]:
+    def processors(
+        self, dialect: Dialect, type_codes: Callable[[], list[Any]]
+    ) -> tuple[tuple[int, Processor], ...]:
         if self.process is None:
-            # Read once: psycopg builds the description anew on every access.
             found = (
-                t.dialect_impl(dialect).result_processor(dialect, d[1])
-                for t, d in zip(self.types, cursor.description, strict=True)
+                t.dialect_impl(dialect).result_processor(dialect, code)
+                for t, code in zip(self.types, type_codes(), strict=True)
             )
             self.process = tuple((i, p) for i, p in enumerate(found) if p is not None)
         return self.process
@@ -208,18 +210,41 @@ class DirectConnection:
             # SQLite connections are already in autocommit mode (see db.make_engine).
             self._driver.autocommit = True
         self._cursor = self._raw.cursor()
+        self._libpq = None if self._sqlite else _runner(self._raw.info, self._driver)
+        self._rowcount = 0
         self._disconnected = False
         self.closed = False
         self.opened = time.monotonic()
 
-    def _run(self, statement: Statement, params: Params) -> tuple[_Compiled, Any]:
+    def _run(
+        self, statement: Statement, params: Params, *, one: bool = False
+    ) -> tuple[_Compiled, Sequence[Any], Callable[[], list[Any]]]:
+        """The statement's rows (only the first if `one`), unprocessed, and a function giving
+        their columns' type codes; `_rowcount` is set."""
         compiled = statement.compiled(self.dialect, params)
-        self._driver_execute(compiled.sql, compiled.parameters(params))
-        return compiled, self._cursor
+        parameters = compiled.parameters(params)
+        libpq = self._libpq
+        if libpq is not None:
+            result = self._driver_execute(compiled.sql, parameters, libpq)
+            self._rowcount = result.command_tuples or 0
+            if compiled.row is None:
+                return compiled, [], list
+            return compiled, libpq.rows(result), lambda: libpq.type_codes(result)
+        self._driver_execute(compiled.sql, parameters)
+        cursor = self._cursor
+        self._rowcount = cursor.rowcount
+        if compiled.row is None:
+            return compiled, [], list
+        rows = cursor.fetchall() if not one else [r for r in [cursor.fetchone()] if r is not None]
+        return compiled, rows, lambda: [d[1] for d in cursor.description]
 
-    def _driver_execute(self, sql: str, parameters: Any = ()) -> None:
+    def _driver_execute(
+        self, sql: str, parameters: Any = (), libpq: LibpqRunner | None = None
+    ) -> Any:
         dbapi = self.dialect.loaded_dbapi
         try:
+            if libpq is not None:
+                return libpq.run(sql, parameters)
             self._cursor.execute(sql, parameters)
         except dbapi.Error as error:
             # Raised as SQLAlchemy raises it, so callers and error handlers see one kind.
@@ -235,23 +260,21 @@ class DirectConnection:
             ) from error
 
     def first(self, statement: Statement, params: Params) -> Any:
-        compiled, cursor = self._run(statement, params)
-        raw = cursor.fetchone()
-        if raw is None:
+        compiled, rows, type_codes = self._run(statement, params, one=True)
+        if not rows:
             return None
-        return _row(compiled.row, compiled.processors(self.dialect, cursor), raw)
+        return _row(compiled.row, compiled.processors(self.dialect, type_codes), rows[0])
 
     def all(self, statement: Statement, params: Params) -> list[Any]:
-        compiled, cursor = self._run(statement, params)
-        rows = cursor.fetchall()
+        compiled, rows, type_codes = self._run(statement, params)
         if not rows:
             return []
-        processors = compiled.processors(self.dialect, cursor)
+        processors = compiled.processors(self.dialect, type_codes)
         return [_row(compiled.row, processors, raw) for raw in rows]
 
     def execute(self, statement: Statement, params: Params) -> int:
-        _compiled, cursor = self._run(statement, params)
-        return int(cursor.rowcount)
+        self._run(statement, params)
+        return int(self._rowcount)
 
     @contextmanager
     def write(self) -> Iterator[DirectConnection]:
@@ -305,6 +328,15 @@ class DirectConnection:
             if not healthy:
                 self._raw.invalidate()  # in an unknown state: the pool must not hand it out
             self._raw.close()
+
+
+def _runner(info: dict[Any, Any], driver: Any) -> LibpqRunner:
+    """The connection's runner: it lives as long as the DBAPI connection (the pool clears
+    `info` when it makes a new one), since the statements it prepared live in that session."""
+    runner: LibpqRunner | None = info.get("flashcards.libpq")
+    if runner is None or runner.connection is not driver:
+        runner = info["flashcards.libpq"] = LibpqRunner(driver)
+    return runner
 
 
 class KeptConnections:

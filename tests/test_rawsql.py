@@ -134,6 +134,19 @@ def test_insert_and_update_set_the_given_columns(engine: Engine, direct: DirectC
     assert row.name == "renamed" and row.created_at == T0
 
 
+def test_a_value_may_be_null_one_time_and_set_the_next(
+    engine: Engine, direct: DirectConnection
+) -> None:
+    # PostgreSQL statements are prepared per set of parameter types, and NULL has none.
+    user, _cards = setup(engine, cards=1)
+    change = Statement(update(rs).where(rs.c.user_id == bindparam("u")).values(step=bindparam("s")))
+    for step in (None, 2, None, 3):
+        assert direct.execute(change, {"u": user, "s": step}) == 1
+        with engine.connect() as conn:
+            stored = conn.execute(select(rs.c.step).where(rs.c.user_id == user)).scalar_one()
+        assert stored == step
+
+
 def test_a_failed_write_leaves_nothing(engine: Engine, direct: DirectConnection) -> None:
     user, _cards = setup(engine, cards=1)
     tokens = cast(Table, ApiToken.__table__)

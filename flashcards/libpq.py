@@ -1,0 +1,64 @@
+"""PostgreSQL statements run through libpq's own calls, below psycopg's cursor.
+
+psycopg's cursor drives each statement through Python generators, a wait loop and its
+prepared-statement bookkeeping: about 45 µs of a worker's CPU per statement on the machine
+the benchmarks ran on, as much as the answer's whole FSRS step. `rawsql` runs its hot-path
+statements here instead. psycopg still does the parts that need care: its `PostgresQuery`
+turns `%(name)s` placeholders into `$n` and dumps the values with the connection's
+adapters, its `Transformer` loads the rows, and its errors are raised for failures, so
+callers see exactly what a cursor would have raised.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import psycopg
+from psycopg import errors, pq
+from psycopg._queries import PostgresQuery
+from psycopg.adapt import Transformer
+
+_OK = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
+
+
+class LibpqRunner:
+    """Runs statements on one psycopg connection in autocommit or its open transaction,
+    each prepared on the server the first time this connection runs it."""
+
+    def __init__(self, connection: psycopg.Connection[Any]) -> None:
+        self.connection = connection
+        self._pgconn = connection.pgconn
+        self._transformer = Transformer(connection)
+        # Per statement: its converted query, and its server-side name per set of parameter
+        # types (a None is sent untyped, so one statement may need two preparations).
+        self._queries: dict[str, PostgresQuery] = {}
+        self._names: dict[tuple[str, tuple[int, ...]], bytes] = {}
+
+    def run(self, sql: str, params: dict[str, Any]) -> pq.abc.PGresult:
+        query = self._queries.get(sql)
+        if query is None:
+            query = self._queries[sql] = PostgresQuery(self._transformer)
+            query.convert(sql, params)
+        query.dump(params)
+        types = query.types
+        name = self._names.get((sql, types))
+        if name is None:
+            name = f"flashcards_{len(self._names)}".encode()
+            self._check(self._pgconn.prepare(name, query.query, types))
+            self._names[(sql, types)] = name
+        # A NULL is sent as None, which the stubs leave out.
+        values = cast("list[bytes] | None", query.params)
+        return self._check(self._pgconn.exec_prepared(name, values, query.formats))
+
+    def rows(self, result: pq.abc.PGresult) -> list[tuple[Any, ...]]:
+        self._transformer.set_pgresult(result)
+        return self._transformer.load_rows(0, result.ntuples, tuple)
+
+    @staticmethod
+    def type_codes(result: pq.abc.PGresult) -> list[int]:
+        return [result.ftype(i) for i in range(result.nfields)]
+
+    def _check(self, result: pq.abc.PGresult) -> pq.abc.PGresult:
+        if result.status not in _OK:
+            raise errors.error_from_result(result, encoding=self.connection.info.encoding)
+        return result

@@ -13,9 +13,10 @@ from werkzeug.exceptions import BadRequest
 
 from . import accounts
 from .db import make_engine, transaction, writer
+from .kept_connections import KeptConnections
 from .models import User
 from .ratelimit import Backend, DatabaseBackend, Limiter, RedisBackend
-from .rawsql import DirectConnection, KeptConnections
+from .rawsql import DirectConnection
 from .teams import assignments
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

@@ -22,8 +22,9 @@ from sqlalchemy.orm import Session
 
 from flashcards import http, study
 from flashcards.db import UTCDateTime, transaction
+from flashcards.kept_connections import KeptConnections
 from flashcards.models import ApiToken, Deck, ReviewLog, ReviewState, SchedulerSettings
-from flashcards.rawsql import DirectConnection, KeptConnections, Statement, executor
+from flashcards.rawsql import DirectConnection, Statement, executor
 
 from . import factories as f
 from .conftest import T0

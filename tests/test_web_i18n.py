@@ -9,6 +9,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import Engine
 
+from flashcards.web.charts import bar_chart
 from flashcards.web.i18n import lang_tag, when
 
 from .web_helpers import CSRF_RE, answer_shown_card, csrf, sign_up, subscribe
@@ -82,6 +83,20 @@ def test_a_moment_in_another_year_is_shown_with_its_year(app: Flask) -> None:
         later = when(now.replace(year=now.year + 1))
     assert str(now.year) not in soon
     assert str(now.year + 1) in later
+
+
+def test_chart_counts_are_written_as_the_pages_language_writes_numbers(app: Flask) -> None:
+    # Ticks at 0, 12,000 and 24,000, and each bar's tooltip; Python's "{:g}" wrote "12000"
+    # everywhere and "1.2e+06" for a million.
+    expected = {"en": "12,000", "es": "12.000", "ko": "12,000"}
+    for language, twelve_thousand in expected.items():
+        with app.test_request_context(headers={"Accept-Language": language}):
+            chart = bar_chart("t", "d", ["a", "b"], [24_000, 1_200_000 // 100])
+        assert [label for _y, label in chart.ticks][1] == twelve_thousand
+        assert chart.bars[1].label == f"b: {twelve_thousand}"
+    with app.test_request_context(headers={"Accept-Language": "en"}):
+        million = bar_chart("t", "d", ["a"], [1_000_000])
+    assert [label for _y, label in million.ticks] == ["0", "500,000", "1,000,000"]
 
 
 def test_deck_and_card_texts_are_marked_with_their_own_language(

@@ -9,6 +9,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .i18n import whole_number
+
 WIDTH = 600
 HEIGHT = 180
 PAD_LEFT = 52
@@ -55,7 +57,7 @@ def bar_chart(
     plot_w = WIDTH - PAD_LEFT - PAD_RIGHT
     plot_h = HEIGHT - PAD_BOTTOM - PAD_TOP
     step = plot_w / max(1, len(values))
-    texts = value_text or [f"{v:g}" for v in values]
+    texts = value_text or [whole_number(round(v)) for v in values]
     bars = []
     for i, value in enumerate(values):
         h = plot_h * (value / top) if top else 0
@@ -74,7 +76,8 @@ def bar_chart(
         ticks_values = [0.0, float(top)]
     else:
         ticks_values = [0.0, float(math.ceil(top / 2)) if whole else top / 2, float(top)]
-    tick_labels = tick_text or [f"{v:g}" for v in ticks_values]
+    # Counts in the page's language ("12,000", "12.000"); a share's ticks come as tick_text.
+    tick_labels = tick_text or [whole_number(round(v)) for v in ticks_values]
     ticks = [
         (round(HEIGHT - PAD_BOTTOM - plot_h * (v / top), 2), t)
         for v, t in zip(ticks_values, tick_labels, strict=False)

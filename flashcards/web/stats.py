@@ -35,7 +35,6 @@ def stats_page() -> str:
         _("Answers on each of the last %(days)d days.", days=len(daily)),
         [_day(d.day) for d in daily],
         [d.count for d in daily],
-        value_text=[str(format_decimal(d.count)) for d in daily],
         every=15,
     )
     forecast_chart = bar_chart(
@@ -43,7 +42,6 @@ def stats_page() -> str:
         _("Cards due on each of the next %(days)d days.", days=len(forecast)),
         [_day(d.day) for d in forecast],
         [d.count for d in forecast],
-        value_text=[str(format_decimal(d.count)) for d in forecast],
         every=7,
     )
     retention_chart = bar_chart(

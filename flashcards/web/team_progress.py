@@ -94,7 +94,6 @@ def team_dashboard(team_id: int) -> str:
         _("How many answers each member gave in the last 7 days."),
         names,
         [r.answers_7d for r in rows],
-        value_text=[str(format_decimal(r.answers_7d)) for r in rows],
     )
     charts = [
         (progress_chart, [(n, format_percent(s)) for n, s in zip(names, shares, strict=True)]),

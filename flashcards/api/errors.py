@@ -101,6 +101,15 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# Built once: `json.loads` given an option builds a decoder (and its scanner) on every call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def _loads(data: bytes) -> Any:
+    """`json.loads(data, parse_constant=_reject_constant)`, decoding the bytes as it does."""
+    return _DECODER.decode(data.decode(json.detect_encoding(data), "surrogatepass"))
+
+
 def _has_lone_surrogate(body: Any) -> bool:
     # json accepts "\\ud800" alone; the database driver would then fail to encode it (a 500).
     try:
@@ -134,7 +143,7 @@ def json_body() -> dict[str, Any]:
         )
     data = request.get_data(cache=True)  # raises 413 above MAX_CONTENT_LENGTH
     try:
-        body = json.loads(data, parse_constant=_reject_constant)
+        body = _loads(data)
     except (ValueError, RecursionError) as exc:
         # ValueError covers JSONDecodeError and undecodable bytes.
         raise BadRequest(f"the request body is not valid JSON: {exc}") from None

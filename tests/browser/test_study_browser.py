@@ -202,6 +202,11 @@ def test_layout_at_320_px_has_no_horizontal_scroll(server: str, browser: Browser
         width = page.evaluate("document.documentElement.scrollWidth")
         page.screenshot(path=str(ARTIFACTS / f"320-{name}.png"), full_page=True)
         assert width <= 320, f"{path} is {width}px wide at 320px"
+    # The charts' labels keep a legible size (scaled to the width they were about 6 px).
+    heights = page.eval_on_selector_all(
+        "svg .tick, svg .xlabel", "els => els.map(e => e.getBoundingClientRect().height)"
+    )
+    assert heights and min(heights) >= 9, heights
     # Sign-up took the browser's timezone.
     page.goto(f"{server}/settings")
     expect(page.locator("#timezone")).to_have_value("Asia/Seoul")

@@ -33,7 +33,8 @@ _SETTINGS = cast(Table, SchedulerSettings.__table__)
 
 
 def _answer_read(user: ColumnElement[int], source: FromClause) -> Select[Any]:
-    """The card, the settings that apply, the state and whether the review id is taken."""
+    """The card, whether its deck is studied and the settings that apply, the state, and
+    whether the review id is taken."""
     return (
         select(
             Card.id.label("card_id"),
@@ -48,6 +49,7 @@ def _answer_read(user: ColumnElement[int], source: FromClause) -> Select[Any]:
             _SUB.c.learning_steps.label("sub_learning_steps"),
             _SUB.c.relearning_steps.label("sub_relearning_steps"),
             _SUB.c.maximum_interval.label("sub_maximum_interval"),
+            _SUB.c.deck_id.label("subscribed_deck_id"),  # None: the card's deck is not studied
             *(rs.c[name] for name in STATE_COLUMNS),
             rs.c.introduced_at,
             rs.c.version,

@@ -148,6 +148,10 @@ def prepare_answer(
             return _result_from_log(existing)
     if row is None:
         raise NotFound(f"no card {card_id}")
+    if row.subscribed_deck_id is None:
+        # As in Anki, only cards of decks one studies are answered: an answer here would
+        # start a schedule that no queue shows and no statistics count.
+        raise Conflict("subscribe to this card's deck before answering it", field="card_id")
     before = state_from_row(row)
     last_review = before.last_review if before is not None else None
     if reviewed_at is None:

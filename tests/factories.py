@@ -127,6 +127,12 @@ def answer(
     review_id: str | None = None,
     reviewed_at: datetime | None = None,
 ) -> study.AnswerResult:
+    """Answer as the person would: studying the card's deck (subscribed, as the answer needs)."""
+    studied = select(Subscription.deck_id).join(Card, Card.deck_id == Subscription.deck_id)
+    if session.scalar(studied.where(Card.id == card_id, Subscription.user_id == user_id)) is None:
+        deck = session.scalars(select(Deck).join(Card).where(Card.id == card_id)).one_or_none()
+        if deck is not None:
+            subscriptions.subscribe(session, user_id, deck, None, now=now)
     return study.answer(
         session,
         user_id,

@@ -143,9 +143,11 @@ def test_an_answer_finds_its_token_in_its_own_read(
 ) -> None:
     if engine.dialect.name != "sqlite":
         pytest.skip("counted with SQLite's statement trace; the count is the same on PostgreSQL")
-    _, token = add_user(engine)
+    user_id, token = add_user(engine)
     with transaction(engine) as s:
-        card = f.card_ids(s, f.make_deck(s, "alpha", 1).id)[0]
+        deck = f.make_deck(s, "alpha", 1)
+        f.subscribe(s, user_id, deck)
+        card = f.card_ids(s, deck.id)[0]
     statuses: list[int] = []
 
     def send() -> None:

@@ -388,6 +388,29 @@ def test_huge_body_is_413(client: FlaskClient, world: World) -> None:
         assert_problem(r, 413)
 
 
+def test_cards_of_a_deck_not_studied_are_409_and_change_nothing(
+    client: FlaskClient, world: World, engine: Engine
+) -> None:
+    # 'beta' is a shipped-style deck Ana can see but never subscribed to.
+    with transaction(engine) as s:
+        card = f.card_ids(s, world.beta)[0]
+    problem = assert_problem(
+        client.post("/api/v1/reviews", json=review_body(card), headers=world.ana_h), 409, "card_id"
+    )
+    assert "subscribe" in problem["detail"]
+    assert client.get(f"/api/v1/cards/{card}", headers=world.ana_h).get_json()["state"] is None
+    # An answer given while the deck was studied is still acknowledged when sent again.
+    body = review_body(world.cards[0])
+    assert client.post("/api/v1/reviews", json=body, headers=world.ana_h).status_code == 201
+    assert client.delete("/api/v1/decks/alpha/subscription", headers=world.ana_h).status_code == 204
+    assert client.post("/api/v1/reviews", json=body, headers=world.ana_h).status_code == 200
+    fresh = review_body(world.cards[1])
+    assert_problem(client.post("/api/v1/reviews", json=fresh, headers=world.ana_h), 409, "card_id")
+    with engine.connect() as conn:
+        logs = conn.execute(select(func.count()).select_from(ReviewLog)).scalar_one()
+    assert logs == 1
+
+
 def test_cards_of_other_users_are_404(client: FlaskClient, world: World) -> None:
     card = world.bens_card
     assert_problem(client.get(f"/api/v1/cards/{card}", headers=world.ana_h), 404)

@@ -159,7 +159,7 @@ def test_round_trip_keeps_every_value_exactly(
     loaded_engine: Engine, new_database: Callable[[str], Engine], tmp_path: Path
 ) -> None:
     engine = loaded_engine
-    user_id, cards = seed_user_without_decks(engine)
+    user_id, cards = seed_user_studying(engine)
     play(engine, user_id, cards, range(3))
     with transaction(engine) as s:
         # Floats in a JSON list must keep their exact text (other JSON columns hold nulls).
@@ -185,11 +185,13 @@ def test_round_trip_keeps_every_value_exactly(
         assert new_user.id > user_id
 
 
-def seed_user_without_decks(engine: Engine) -> tuple[int, list[int]]:
+def seed_user_studying(engine: Engine) -> tuple[int, list[int]]:
     with transaction(engine) as s:
         user = accounts.create_user(s, "ana@example.com", "correct horse", now=T0)
-        cards = list(s.scalars(select(Card.id).order_by(Card.id)))
-        return user.id, cards[:3]
+        cards = list(s.scalars(select(Card.id).order_by(Card.id)))[:3]
+        for deck in s.scalars(select(Deck).join(Card).where(Card.id.in_(cards)).distinct()):
+            subscriptions.subscribe(s, user.id, deck, None, now=T0)
+        return user.id, cards
 
 
 def test_sqlite_backup_moves_to_postgresql(

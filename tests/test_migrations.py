@@ -22,7 +22,7 @@ from flashcards.models import (
 )
 
 from .conftest import T0
-from .factories import answer, card_ids, make_deck, make_user
+from .factories import answer, card_ids, make_deck, make_user, subscribe
 
 
 def test_models_and_migrations_agree(engine: Engine) -> None:
@@ -58,9 +58,10 @@ def test_review_logs_keep_their_history_and_follow_their_state_from_0005(engine:
     with transaction(engine) as s:
         deck = make_deck(s, "d", cards=3)
         first, second, never_answered = card_ids(s, deck.id)
+        user_id = make_user(s)
+        subscribe(s, user_id, deck)
     migrate.downgrade(engine, "0004")
     with transaction(engine) as s:
-        user_id = make_user(s)
         answer(s, user_id, first, "good", now=T0)
         answer(s, user_id, second, "again", now=T0)
         deck_id = deck.id

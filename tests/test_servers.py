@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select, text
 
-from flashcards import accounts
+from flashcards import accounts, subscriptions
 from flashcards.db import transaction
-from flashcards.models import Card, ReviewLog, ReviewState
+from flashcards.models import Card, Deck, ReviewLog, ReviewState
 from tests.conftest import REPO, T0, load_shipped_decks
 
 pytestmark = pytest.mark.slow
@@ -127,6 +127,8 @@ def seed(engine: Engine) -> tuple[int, str, list[int]]:
     with transaction(engine) as s:
         user = accounts.create_user(s, "ana@example.com", "correct horse", now=T0)
         token = accounts.issue_token(s, user.id, now=T0)
+        for deck in s.scalars(select(Deck)):
+            subscriptions.subscribe(s, user.id, deck, None, now=T0)
         cards = list(s.scalars(select(Card.id).order_by(Card.id)))
         return user.id, token, cards
 

@@ -292,6 +292,8 @@ PATHS: dict[str, Any] = {
         "post": {
             "operationId": "postReview",
             "summary": "Answer a card. Idempotent by review_id.",
+            "description": "The card's deck must be one the caller studies (subscribed to); "
+            "otherwise a 409.",
             "requestBody": json_request(ref("ReviewRequest")),
             "responses": {
                 "201": _ok("Answered: the card's new state.", "ReviewResult"),

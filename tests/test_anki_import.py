@@ -201,7 +201,7 @@ def anki_native_package(tmp_path: Path) -> bytes:
         col.close()
 
 
-def test_deck_made_in_anki_is_sanitized_and_reports_cloze_media_and_tags(
+def test_deck_made_in_anki_is_sanitized_and_reports_media_and_tags(
     loaded_engine: Engine, tmp_path: Path
 ) -> None:
     data = anki_native_package(tmp_path)
@@ -219,14 +219,16 @@ def test_deck_made_in_anki_is_sanitized_and_reports_cloze_media_and_tags(
         ("1 < 2?", "Yes & always", ""),
         ("Mitochondria?", "Powerhouse\nmore", ""),
         ("What is a cell?", "The unit of life", ""),
+        ("[...] make proteins", "Ribosomes make proteins", ""),
     ]
-    assert report.cards == 3 and report.media_left_out == 1 and report.title == "Biology"
+    assert report.cards == 4 and report.media_left_out == 1 and report.title == "Biology"
     assert sorted(map(sorted, report.tags.values())) == [["bio"], ["bio", "organelles"]]
     with transaction(loaded_engine) as s:
         stored = s.scalars(select(Card.tags).where(Card.deck_id == report.deck_id)).all()
-    assert sorted(map(sorted, stored)) == [[], ["bio"], ["bio", "organelles"]]
+    assert sorted(map(sorted, stored)) == [[], [], ["bio"], ["bio", "organelles"]]
     joined = " ".join(report.messages)
-    assert "1 note(s) left out" in joined and "Cloze" in joined
+    assert "note(s) left out" not in joined and report.skipped == {} and report.cloze_notes == 1
+    assert "1 Cloze note(s) became question-and-answer cards" in joined
     assert "1 media file(s)" in joined and "formatting" in joined
 
 
@@ -318,22 +320,54 @@ def test_suspended_cards_are_imported_as_active_and_reported(
     assert due.review == (1 if with_scheduling else 0)
 
 
-def test_only_cloze_notes_is_refused(loaded_engine: Engine, tmp_path: Path) -> None:
+def test_cloze_notes_become_a_card_per_deletion_with_their_progress(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
     col = Collection(str(tmp_path / "cloze.anki2"))
     try:
         cloze = col.models.by_name("Cloze")
         assert cloze is not None
         note = col.new_note(cloze)
-        note["Text"] = "{{c1::Ribosomes}} make proteins"
+        note["Text"] = (
+            "{{c1::Ribosomes}} make {{c2::proteins::what?}}; {{c1::they}} read"
+            " {{c3::messenger {{c4::RNA}}}}."
+        )
+        note["Back Extra"] = "<i>Cell biology</i>"
         col.add_note(note, 1)
+        # Anki shows the note's cards in order: the first (c1) is answered Good.
+        card = col.sched.getCard()
+        assert card is not None and card.ord == 0
+        col.sched.answerCard(card, 3)
         data = anki_export(col, tmp_path / "cloze.apkg", legacy=True)
     finally:
         col.close()
+    now = wall_now()
     with transaction(loaded_engine) as s:
-        before = counts(s)
-        with pytest.raises(AnkiPackageError, match="Cloze"):
-            import_package(s, data, owner_user_id=None, now=wall_now())
-        assert counts(s) == before
+        user_id = make_user(s, "cloze@example.com", locale="en")
+        report = import_package(s, data, owner_user_id=user_id, with_scheduling=True, now=now)
+        texts = texts_by_key(s, report.deck_id)
+        reps = {
+            key: state_reps
+            for key, state_reps in s.execute(
+                select(Card.key, ReviewState.reps)
+                .join(ReviewState, ReviewState.card_id == Card.id)
+                .where(Card.deck_id == report.deck_id, ReviewState.user_id == user_id)
+            )
+        }
+    whole = "Ribosomes make proteins; they read messenger RNA."
+    questions = {
+        key: q for (key, _loc), (q, a, e) in texts.items() if (a, e) == (whole, "Cell biology")
+    }
+    assert sorted(questions.values()) == [
+        "Ribosomes make [what?]; they read messenger RNA.",
+        "Ribosomes make proteins; they read [...].",
+        "Ribosomes make proteins; they read messenger [...].",
+        "[...] make proteins; [...] read messenger RNA.",
+    ]
+    assert report.cards == 4 and report.cloze_notes == 1 and report.skipped == {}
+    # The progress made in Anki is on the card of the deletion it was made on.
+    first = next(key for key, q in questions.items() if q.startswith("[...] make"))
+    assert reps == {first: 1} and report.review_logs == 1
 
 
 def edited_package(package: bytes, tmp: Path, edit: Callable[[sqlite3.Connection], None]) -> bytes:

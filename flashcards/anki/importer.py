@@ -7,10 +7,8 @@ caller rolls back.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -19,26 +17,19 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from ..decks.deckfile import KEY_RE, LOCALE_RE, SLUG_RE
+from ..decks.deckfile import LOCALE_RE, SLUG_RE
 from ..decks.quizfile import slugify
 from ..errors import Conflict, InvalidInput, NotFound
 from ..models import Card, CardText, Deck, DeckText, ReviewLog, ReviewState, SchedulerSettings, User
-from . import schema
 from .errors import AnkiPackageError
-from .reader import CLOZE, AnkiCard, Collection, Note, read_package
-from .sanitize import clean_html, has_formatting, html_to_text
+from .planning import SKIP_REASONS, PlannedCard, Progress, complete_language, plan_cards
+from .reader import AnkiCard, Collection, read_package
 from .scheduling_in import ImportTiming, convert_card, convert_revlog
 from .tables import table
 
 DEFAULT_MAX_BYTES = 100 << 20
 DEFAULT_MAX_NOTES = 50_000
-MAX_GUID = 64  # Anki's own are 10 characters; a longer one is not kept (nor trusted)
 REVIEW_ID_NAMESPACE = uuid.UUID("4b9e5f0e-6a36-4f8e-9a55-2d8f3e0c1a7b")
-LANG_TAG = "lang::"
-EXPLANATION_RE = re.compile(
-    rf'<div class="{schema.EXPLANATION_CLASS}">(.*)</div>\s*$', re.DOTALL | re.IGNORECASE
-)
-Progress = Callable[[int, int], None]
 QUEUE_SUSPENDED = -1
 
 
@@ -57,6 +48,8 @@ class ImportReport:
     # Cards whose every Anki card was suspended: there is no suspending here, so they are
     # studied like any other.
     suspended_made_active: int = 0
+    # Cloze notes, each made into a card per deletion number (`cloze`).
+    cloze_notes: int = 0
     # Anki tags per card key, as stored on the cards.
     tags: dict[str, list[str]] = field(default_factory=dict)
     # Notes left out, by reason (a key of SKIP_REASONS).
@@ -64,134 +57,9 @@ class ImportReport:
     messages: list[str] = field(default_factory=list)
 
 
-SKIP_REASONS = {
-    "no_notetype": "have no notetype",
-    "cloze": "are Cloze notes, which we do not support (convert them to Basic in Anki)",
-    "empty_front": "have an empty first field",
-    "duplicate": "repeat a card and language already imported",
-}
-
-
-@dataclass
-class _PlannedCard:
-    key: str
-    texts: dict[str, tuple[str, str, str]]  # locale -> question, answer, explanation
-    anki_cards: list[AnkiCard]
-    tags: list[str]
-    guids: dict[str, str] = field(default_factory=dict)  # locale -> its Anki note's guid
-
-
 def review_uuid(user_id: int, deck_id: int, revlog_id: int) -> str:
     """Deterministic per answer; user and deck in the name keep two imports from colliding."""
     return str(uuid.uuid5(REVIEW_ID_NAMESPACE, f"{user_id}:{deck_id}:{revlog_id}"))
-
-
-def _split_back(note_back: str, ours: bool) -> tuple[str, str]:
-    if ours:
-        match = EXPLANATION_RE.search(note_back)
-        if match:
-            return note_back[: match.start()], match.group(1)
-    return note_back, ""
-
-
-def _is_ours(fields: list[str]) -> bool:
-    return tuple(fields[:3]) == schema.FIELDS
-
-
-def _plan_cards(
-    coll: Collection,
-    default_locale: str,
-    skipped: Counter[str],
-    progress: Progress | None = None,
-) -> tuple[list[_PlannedCard], int, str | None]:
-    cards_by_note: dict[int, list[AnkiCard]] = {}
-    for c in coll.cards:
-        cards_by_note.setdefault(c.nid, []).append(c)
-    planned: dict[str, _PlannedCard] = {}
-    formatted = 0
-    first_locale: str | None = None
-    for done, note in enumerate(coll.notes, 1):
-        if progress is not None and done % 100 == 0:
-            progress(done, len(coll.notes))
-        nt = coll.notetypes.get(note.mid)
-        if nt is None:
-            skipped["no_notetype"] += 1
-            continue
-        if nt.kind == CLOZE:
-            skipped["cloze"] += 1
-            continue
-        ours = _is_ours(nt.fields)
-        locale = _note_locale(note, default_locale) if ours else default_locale
-        if first_locale is None and ours:
-            first_locale = locale
-        front_html = note.fields[0] if note.fields else ""
-        back_html, explanation_html = _split_back(
-            note.fields[1] if len(note.fields) > 1 else "", ours
-        )
-        clean = [clean_html(h) for h in (front_html, back_html, explanation_html)]
-        front, back, explanation = (html_to_text(c, already_clean=True) for c in clean)
-        if not front:
-            skipped["empty_front"] += 1
-            continue
-        if any(has_formatting(c) for c in clean):
-            formatted += 1
-        key = _note_key(note, ours, planned, locale)
-        entry = planned.get(key)
-        if entry is None:
-            tags = [t for t in note.tags if not t.startswith(LANG_TAG)]
-            entry = planned[key] = _PlannedCard(key, {}, [], tags)
-        if locale in entry.texts:
-            skipped["duplicate"] += 1
-            continue
-        entry.texts[locale] = (front, back, explanation)
-        if 0 < len(note.guid) <= MAX_GUID:
-            entry.guids[locale] = note.guid
-        entry.anki_cards.extend(sorted(cards_by_note.get(note.id, []), key=lambda c: c.ord))
-    return list(planned.values()), formatted, first_locale
-
-
-def _complete_language(planned: list[_PlannedCard], asked: str | None, preferred: list[str]) -> str:
-    """The deck's default language: one with a text for every card, since a person whose
-    own language lacks a card is shown it in this one. `asked`, the caller's, or else the
-    first of `preferred` that is complete, or else any."""
-    have = Counter(loc for p in planned for loc in p.texts)
-    complete = sorted(loc for loc, n in have.items() if n == len(planned))
-    if asked is not None:
-        if asked in complete:
-            return asked
-        raise InvalidInput(
-            f"the package has a text in '{asked}' for {have[asked]} of its {len(planned)}"
-            " cards, and the deck's language needs one for every card (languages with every"
-            f" card: {', '.join(complete) or 'none'})",
-            field="locale",
-        )
-    for loc in (*preferred, *complete):
-        if loc in complete:
-            return loc
-    raise AnkiPackageError(
-        "no language in the package has a text for every card, so the deck would have no"
-        f" language to show them in ({', '.join(f'{loc}: {n}' for loc, n in sorted(have.items()))}"
-        f" of {len(planned)} cards)",
-        kind="no_complete_language",
-    )
-
-
-def _note_locale(note: Note, default_locale: str) -> str:
-    for tag in note.tags:
-        if tag.startswith(LANG_TAG) and LOCALE_RE.match(tag[len(LANG_TAG) :]):
-            return tag[len(LANG_TAG) :]
-    return default_locale
-
-
-def _note_key(note: Note, ours: bool, planned: dict[str, _PlannedCard], locale: str) -> str:
-    if ours and len(note.fields) > 2:
-        key = html_to_text(note.fields[2])
-        if KEY_RE.match(key) and (key not in planned or locale not in planned[key].texts):
-            return key
-    key = f"anki-{note.id}"
-    while key in planned:
-        key += "-x"
-    return key
 
 
 def _home_deck(card: AnkiCard) -> int:
@@ -199,7 +67,7 @@ def _home_deck(card: AnkiCard) -> int:
     return card.odid or card.did
 
 
-def _deck_title(coll: Collection, planned: list[_PlannedCard], untitled: str) -> str:
+def _deck_title(coll: Collection, planned: list[PlannedCard], untitled: str) -> str:
     names = Counter(
         coll.decks.get(_home_deck(c), "").split("::")[0]
         for p in planned
@@ -272,7 +140,8 @@ def import_package(
         with_revlog=with_scheduling,
     )
     skipped: Counter[str] = Counter()
-    planned, formatted, first_locale = _plan_cards(coll, locale or user_locale, skipped, progress)
+    planner = plan_cards(coll, locale or user_locale, skipped, progress)
+    planned = list(planner.planned.values())
     messages = [
         f"{count} note(s) left out: they {SKIP_REASONS[reason]}."
         for reason, count in skipped.items()
@@ -280,7 +149,9 @@ def import_package(
     if not planned:
         detail = " ".join(messages) or "the package has no notes."
         raise AnkiPackageError(f"nothing to import: {detail}", kind="nothing_to_import")
-    default_locale = _complete_language(planned, locale, [first_locale or user_locale, user_locale])
+    default_locale = complete_language(
+        planned, locale, [planner.first_locale or user_locale, user_locale]
+    )
     title = _deck_title(coll, planned, untitled)
     if slug is not None:
         slug = prefix + slug
@@ -362,14 +233,19 @@ def import_package(
     if logs:
         session.execute(insert(table(ReviewLog)), logs)
 
+    if planner.cloze_notes:
+        messages.append(
+            f"{planner.cloze_notes} Cloze note(s) became question-and-answer cards, one per"
+            " deletion number."
+        )
     if coll.media_files:
         messages.append(
             f"{coll.media_files} media file(s) (images, sounds) were left out: "
             "cards here are text only."
         )
-    if formatted:
+    if planner.formatted:
         messages.append(
-            f"{formatted} note(s) had formatting (bold, lists, links) that was reduced to "
+            f"{planner.formatted} note(s) had formatting (bold, lists, links) that was reduced to "
             "plain text."
         )
     # One side of a reversed note still active means the card was being studied: only a card
@@ -386,7 +262,8 @@ def import_package(
         deck_id=deck.id, slug=slug, title=title, default_locale=default_locale,
         cards=len(planned), texts=len(text_rows), review_states=len(states),
         review_logs=len(logs), media_left_out=coll.media_files,
-        formatting_simplified=formatted, suspended_made_active=suspended, messages=messages,
+        formatting_simplified=planner.formatted, suspended_made_active=suspended, messages=messages,
+        cloze_notes=planner.cloze_notes,
         tags={p.key: p.tags for p in planned if p.tags}, skipped=dict(skipped),
     )  # fmt: skip
     if progress is not None:

@@ -121,6 +121,7 @@ def report_json(report: ImportReport) -> dict[str, object]:
         "media_left_out": report.media_left_out,
         "formatting_simplified": report.formatting_simplified,
         "suspended_made_active": report.suspended_made_active,
+        "cloze_notes": report.cloze_notes,
         "skipped": report.skipped,
         "tags": sum(len(tags) > 0 for tags in report.tags.values()),
         "messages": report.messages,

@@ -24,6 +24,7 @@ SCHEMAS: dict[str, Any] = {
             "media_left_out",
             "formatting_simplified",
             "suspended_made_active",
+            "cloze_notes",
             "skipped",
             "tags",
             "messages",
@@ -52,11 +53,15 @@ SCHEMAS: dict[str, Any] = {
                 "description": "Cards suspended in Anki, imported as active (cards here "
                 "cannot be suspended).",
             },
+            "cloze_notes": {
+                **_COUNT,
+                "description": "Cloze notes, each made into a question-and-answer card per "
+                "deletion number.",
+            },
             "skipped": {
                 "type": "object",
                 "additionalProperties": _COUNT,
-                "description": "Notes left out, by reason: cloze, empty_front, duplicate, "
-                "no_notetype.",
+                "description": "Notes left out, by reason: empty_front, duplicate, no_notetype.",
             },
             "tags": {**_COUNT, "description": "Cards that kept tags from their Anki notes."},
             "messages": {

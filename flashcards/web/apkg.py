@@ -164,10 +164,7 @@ def import_error_message(exc: FlashcardsError) -> str:
         )
     if exc.kind == "nothing_to_import":
         return str(
-            _(
-                "This package has no notes we can import (Cloze notes and notes with an empty "
-                "front are left out)."
-            )
+            _("This package has no notes we can import (notes with an empty front are left out).")
         )
     if exc.kind == "no_complete_language":
         return str(
@@ -186,17 +183,16 @@ def import_error_message(exc: FlashcardsError) -> str:
 def report_messages(report: ImportReport) -> list[str]:
     """The import report's notes, in the page's language."""
     out: list[str] = []
-    for reason, count in report.skipped.items():
-        if reason == "cloze":
-            out.append(
-                ngettext(
-                    "%(num)d Cloze note was left out: convert it to Basic in Anki to import it.",
-                    "%(num)d Cloze notes were left out: convert them to Basic in Anki to "
-                    "import them.",
-                    count,
-                )
+    if report.cloze_notes:
+        out.append(
+            ngettext(
+                "%(num)d Cloze note became question-and-answer cards, one for each deletion.",
+                "%(num)d Cloze notes became question-and-answer cards, one for each deletion.",
+                report.cloze_notes,
             )
-        elif reason == "empty_front":
+        )
+    for reason, count in report.skipped.items():
+        if reason == "empty_front":
             out.append(
                 ngettext(
                     "%(num)d note with an empty front was left out.",

@@ -1,0 +1,190 @@
+"""Which cards a package's notes become: texts per language under one key, their Anki cards,
+tags and GUIDs, and the deck's default language. Nothing is written here (`importer`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..decks.deckfile import KEY_RE, LOCALE_RE
+from ..errors import InvalidInput
+from . import cloze, schema
+from .errors import AnkiPackageError
+from .reader import CLOZE, AnkiCard, Collection, Note
+from .sanitize import clean_html, has_formatting, html_to_text
+
+MAX_GUID = 64  # Anki's own are 10 characters; a longer one is not kept (nor trusted)
+LANG_TAG = "lang::"
+EXPLANATION_RE = re.compile(
+    rf'<div class="{schema.EXPLANATION_CLASS}">(.*)</div>\s*$', re.DOTALL | re.IGNORECASE
+)
+Progress = Callable[[int, int], None]  # notes done, notes in all
+
+SKIP_REASONS = {
+    "no_notetype": "have no notetype",
+    "empty_front": "have an empty first field",
+    "duplicate": "repeat a card and language already imported",
+}
+
+
+@dataclass
+class PlannedCard:
+    key: str
+    texts: dict[str, tuple[str, str, str]]  # locale -> question, answer, explanation
+    anki_cards: list[AnkiCard]
+    tags: list[str]
+    guids: dict[str, str] = field(default_factory=dict)  # locale -> its Anki note's guid
+
+
+def _split_back(note_back: str, ours: bool) -> tuple[str, str]:
+    if ours:
+        match = EXPLANATION_RE.search(note_back)
+        if match:
+            return note_back[: match.start()], match.group(1)
+    return note_back, ""
+
+
+def _is_ours(fields: list[str]) -> bool:
+    return tuple(fields[:3]) == schema.FIELDS
+
+
+class _Planner:
+    """Anki notes into the cards to make, merging a card's languages under its key."""
+
+    def __init__(self, coll: Collection, default_locale: str, skipped: Counter[str]) -> None:
+        self.default_locale = default_locale
+        self.skipped = skipped
+        self.planned: dict[str, PlannedCard] = {}
+        self.formatted = 0
+        self.cloze_notes = 0
+        self.first_locale: str | None = None
+        self.cards_by_note: dict[int, list[AnkiCard]] = {}
+        for c in coll.cards:
+            self.cards_by_note.setdefault(c.nid, []).append(c)
+
+    def note(self, note: Note, fields: list[str], kind: int) -> None:
+        if kind == CLOZE:
+            self._cloze(note)
+            return
+        ours = _is_ours(fields)
+        locale = _note_locale(note, self.default_locale) if ours else self.default_locale
+        if self.first_locale is None and ours:
+            self.first_locale = locale
+        back_html, explanation_html = _split_back(
+            note.fields[1] if len(note.fields) > 1 else "", ours
+        )
+        key = _note_key(note, ours, self.planned, locale)
+        front_html = note.fields[0] if note.fields else ""
+        cards = self.cards_by_note.get(note.id, [])
+        guid = note.guid if 0 < len(note.guid) <= MAX_GUID else None
+        self._card(note, key, locale, (front_html, back_html, explanation_html), cards, guid)
+
+    def _cloze(self, note: Note) -> None:
+        text = note.fields[0] if note.fields else ""
+        extra = note.fields[1] if len(note.fields) > 1 else ""
+        found = cloze.numbers(text)
+        if not found:
+            self.skipped["empty_front"] += 1  # Anki shows such a note no card either
+            return
+        self.cloze_notes += 1
+        cards = self.cards_by_note.get(note.id, [])
+        for number in found:
+            htmls = (cloze.question(text, number), cloze.answer(text), extra)
+            own = [c for c in cards if c.ord == number - 1]
+            # No GUID: the note's is shared by all its cards, and Anki would take the cards
+            # exported from here for one note.
+            key = f"anki-{note.id}-c{number}"
+            self._card(note, key, self.default_locale, htmls, own, None)
+
+    def _card(
+        self,
+        note: Note,
+        key: str,
+        locale: str,
+        htmls: tuple[str, str, str],
+        cards: list[AnkiCard],
+        guid: str | None,
+    ) -> None:
+        clean = [clean_html(h) for h in htmls]
+        front, back, explanation = (html_to_text(c, already_clean=True) for c in clean)
+        if not front:
+            self.skipped["empty_front"] += 1
+            return
+        if any(has_formatting(c) for c in clean):
+            self.formatted += 1
+        entry = self.planned.get(key)
+        if entry is None:
+            tags = [t for t in note.tags if not t.startswith(LANG_TAG)]
+            entry = self.planned[key] = PlannedCard(key, {}, [], tags)
+        if locale in entry.texts:
+            self.skipped["duplicate"] += 1
+            return
+        entry.texts[locale] = (front, back, explanation)
+        if guid is not None:
+            entry.guids[locale] = guid
+        entry.anki_cards.extend(sorted(cards, key=lambda c: c.ord))
+
+
+def plan_cards(
+    coll: Collection,
+    default_locale: str,
+    skipped: Counter[str],
+    progress: Progress | None = None,
+) -> _Planner:
+    planner = _Planner(coll, default_locale, skipped)
+    for done, note in enumerate(coll.notes, 1):
+        if progress is not None and done % 100 == 0:
+            progress(done, len(coll.notes))
+        nt = coll.notetypes.get(note.mid)
+        if nt is None:
+            skipped["no_notetype"] += 1
+            continue
+        planner.note(note, nt.fields, nt.kind)
+    return planner
+
+
+def complete_language(planned: list[PlannedCard], asked: str | None, preferred: list[str]) -> str:
+    """The deck's default language: one with a text for every card, since a person whose
+    own language lacks a card is shown it in this one. `asked`, the caller's, or else the
+    first of `preferred` that is complete, or else any."""
+    have = Counter(loc for p in planned for loc in p.texts)
+    complete = sorted(loc for loc, n in have.items() if n == len(planned))
+    if asked is not None:
+        if asked in complete:
+            return asked
+        raise InvalidInput(
+            f"the package has a text in '{asked}' for {have[asked]} of its {len(planned)}"
+            " cards, and the deck's language needs one for every card (languages with every"
+            f" card: {', '.join(complete) or 'none'})",
+            field="locale",
+        )
+    for loc in (*preferred, *complete):
+        if loc in complete:
+            return loc
+    raise AnkiPackageError(
+        "no language in the package has a text for every card, so the deck would have no"
+        f" language to show them in ({', '.join(f'{loc}: {n}' for loc, n in sorted(have.items()))}"
+        f" of {len(planned)} cards)",
+        kind="no_complete_language",
+    )
+
+
+def _note_locale(note: Note, default_locale: str) -> str:
+    for tag in note.tags:
+        if tag.startswith(LANG_TAG) and LOCALE_RE.match(tag[len(LANG_TAG) :]):
+            return tag[len(LANG_TAG) :]
+    return default_locale
+
+
+def _note_key(note: Note, ours: bool, planned: dict[str, PlannedCard], locale: str) -> str:
+    if ours and len(note.fields) > 2:
+        key = html_to_text(note.fields[2])
+        if KEY_RE.match(key) and (key not in planned or locale not in planned[key].texts):
+            return key
+    key = f"anki-{note.id}"
+    while key in planned:
+        key += "-x"
+    return key

@@ -2,32 +2,49 @@
 
 from __future__ import annotations
 
-from flashcards.anki import cloze
+from flashcards.anki.cloze import Cloze
 
 
 def test_a_card_per_number_hiding_its_deletions_and_showing_the_others() -> None:
-    text = "{{c1::Canberra}} is the capital of {{c2::Australia::a country}}; {{c1::it}} grew."
-    assert cloze.numbers(text) == [1, 2]
-    assert cloze.question(text, 1) == "[...] is the capital of Australia; [...] grew."
-    assert cloze.question(text, 2) == "Canberra is the capital of [a country]; it grew."
-    assert cloze.answer(text) == "Canberra is the capital of Australia; it grew."
+    note = Cloze("{{c1::Canberra}} is the capital of {{c2::Australia::a country}}; {{c1::it}} ran.")
+    assert note.numbers() == [1, 2]
+    assert note.question(1) == "[...] is the capital of Australia; [...] ran."
+    assert note.question(2) == "Canberra is the capital of [a country]; it ran."
+    assert note.answer() == "Canberra is the capital of Australia; it ran."
 
 
 def test_nested_deletions_hide_what_they_hold() -> None:
-    text = "{{c1::outer {{c2::inner}} end}} after"
-    assert cloze.numbers(text) == [1, 2]
-    assert cloze.question(text, 1) == "[...] after"
-    assert cloze.question(text, 2) == "outer [...] end after"
-    assert cloze.answer(text) == "outer inner end after"
+    note = Cloze("{{c1::outer {{c2::inner}} end}} after")
+    assert note.numbers() == [1, 2]
+    assert note.question(1) == "[...] after"
+    assert note.question(2) == "outer [...] end after"
+    assert note.answer() == "outer inner end after"
 
 
 def test_text_without_deletions_or_with_number_zero_makes_no_card() -> None:
-    assert cloze.numbers("plain text {{c1:not one}}") == []
-    assert cloze.numbers("{{c0::zero}}") == []
-    # Markup that is not a deletion is left as it is.
-    assert cloze.answer("{{c1:not one}} {c1::x}") == "{{c1:not one}} {c1::x}"
+    assert Cloze("plain text {{c1:not one}}").numbers() == []
+    assert Cloze("{{c0::zero}}").numbers() == []
+    # Markup that is not a deletion, or a deletion never closed, is left as it is.
+    for text in ["{{c1:not one}} {c1::x} std::vector }}", "{{c1::open {{c2::a::b", "a::b}}"]:
+        assert Cloze(text).answer() == text
+        assert Cloze(text).numbers() == []
 
 
 def test_html_inside_a_deletion_is_kept_for_the_sanitizer() -> None:
-    text = "<b>{{c1::Mitochondria}}</b> make <i>{{c2::ATP}}</i>"
-    assert cloze.question(text, 2) == "<b>Mitochondria</b> make <i>[...]</i>"
+    note = Cloze("<b>{{c1::Mitochondria}}</b> make <i>{{c2::ATP}}</i>")
+    assert note.question(2) == "<b>Mitochondria</b> make <i>[...]</i>"
+
+
+def test_a_hint_keeps_later_separators_and_an_unclosed_deletion_inside_is_text() -> None:
+    note = Cloze("{{c1::std::vector::a C++ type::really}} {{c2::x {{c3::y}}")
+    assert note.numbers() == [1, 3]
+    assert note.question(1) == "[vector::a C++ type::really] {{c2::x y"
+    assert note.answer() == "std {{c2::x y"
+
+
+def test_a_hostile_text_costs_one_pass_per_card() -> None:
+    # 20,000 levels of nesting, then 20,000 numbers: parsed once, nothing quadratic.
+    deep = Cloze("{{c1::" * 20_000 + "x" + "}}" * 20_000)
+    assert deep.numbers() == [1] and deep.question(1) == "[...]" + "}}" * (20_000 - 50)
+    wide = Cloze("".join(f"{{{{c{n}::w}}}} " for n in range(1, 20_001)))
+    assert len(wide.numbers()) == 20_000

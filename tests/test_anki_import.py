@@ -370,6 +370,50 @@ def test_cloze_notes_become_a_card_per_deletion_with_their_progress(
     assert reps == {first: 1} and report.review_logs == 1
 
 
+def cloze_package(tmp_path: Path, texts: list[str], basic: int = 0) -> bytes:
+    """A new collection each call: Cloze notes with `texts`, then `basic` Basic notes."""
+    name = f"clozes{len(list(tmp_path.glob('clozes*.anki2')))}"
+    col = Collection(str(tmp_path / f"{name}.anki2"))
+    try:
+        cloze = col.models.by_name("Cloze")
+        kind = col.models.by_name("Basic")
+        assert cloze is not None and kind is not None
+        for text in texts:
+            note = col.new_note(cloze)
+            note["Text"] = text
+            col.add_note(note, 1)
+        for i in range(basic):
+            note = col.new_note(kind)
+            note["Front"], note["Back"] = f"q{i}", f"a{i}"
+            col.add_note(note, 1)
+        return anki_export(col, tmp_path / f"{name}.apkg", legacy=True)
+    finally:
+        col.close()
+
+
+def test_cloze_notes_are_limited_in_cards_per_note_and_in_all(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    many = " ".join(f"{{{{c{n}::w{n}}}}}" for n in range(1, 102))  # 101 deletion numbers
+    data = cloze_package(tmp_path, [many], basic=1)
+    with transaction(loaded_engine) as s:
+        report = import_package(s, data, owner_user_id=None, now=wall_now())
+    assert report.cards == 1 and report.skipped == {"too_many_deletions": 1}
+    assert "1 note(s) left out: they are Cloze notes with more than 100" in report.messages[0]
+    # Four cards from one note and one from another: over a limit of four, nothing written.
+    data = cloze_package(tmp_path, ["{{c1::a}} {{c2::b}} {{c3::c}} {{c4::d}}"], basic=1)
+    with transaction(loaded_engine) as s:
+        before = counts(s)
+        with pytest.raises(AnkiPackageError) as refused:
+            import_package(s, data, owner_user_id=None, now=wall_now(), max_notes=4)
+        assert counts(s) == before
+    assert (refused.value.kind, refused.value.count, refused.value.limit) == (
+        "too_many_cards",
+        5,
+        4,
+    )
+
+
 def edited_package(package: bytes, tmp: Path, edit: Callable[[sqlite3.Connection], None]) -> bytes:
     """The package with its legacy collection changed by `edit` (an open SQLite connection)."""
     with zipfile.ZipFile(io.BytesIO(package)) as archive:

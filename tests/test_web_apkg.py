@@ -314,3 +314,10 @@ def test_note_counts_are_written_as_numbers_of_the_pages_language(app: Flask) ->
     with app.test_request_context(headers={"Accept-Language": "es"}):
         message = import_error_message(error)
     assert "12.500" in message and "10.000" in message, message
+
+
+def test_too_many_cards_from_cloze_notes_is_said_as_such(app: Flask) -> None:
+    error = AnkiPackageError("too many", kind="too_many_cards", count=60_000, limit=50_000)
+    with app.test_request_context(headers={"Accept-Language": "ko"}):
+        message = import_error_message(error)
+    assert "카드 60,000장" in message and "50,000장" in message, message

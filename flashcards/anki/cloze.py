@@ -3,45 +3,100 @@
 A Cloze note's text holds deletions `{{c1::answer}}` or `{{c1::answer::hint}}`; Anki makes a
 card for each number, hiding that number's deletions ("[...]", or "[hint]") and showing the
 others. Here that card's question is the text so hidden, and its answer the whole text with
-every deletion shown, as Anki's answer side shows it. Deletions may nest (Anki 2.1.56 and
-later): they are resolved from the innermost out, so hiding an outer deletion hides what it
-holds.
+every deletion shown, as Anki's answer side shows it.
+
+The text is parsed once into a tree, as Anki's own renderer does, so deletions may nest
+(Anki 2.1.56 and later) and a card costs one pass over the text: a package is untrusted, and
+re-scanning the text for every level of nesting would let one note take minutes.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
-# A deletion with no other deletion inside it: resolving these first handles nesting.
-_INNERMOST = re.compile(
-    r"\{\{c(\d+)::((?:(?!\{\{c\d+::).)*?)(?:::((?:(?!\{\{c\d+::).)*?))?\}\}", re.DOTALL
-)
-_NUMBER = re.compile(r"\{\{c(\d+)::")
-
-
-def numbers(text: str) -> list[int]:
-    """The deletion numbers a text has, each once, in order: one card for each."""
-    return sorted({int(n) for n in _NUMBER.findall(text) if int(n) > 0})
+# Deeper openings are taken as plain text: no real note nests this far, and rendering
+# recurses once per level.
+MAX_DEPTH = 50
+_TOKEN = re.compile(r"\{\{c(\d+)::|\}\}|::")
 
 
-def question(text: str, number: int) -> str:
-    """The text with deletion `number` hidden and the others shown."""
-    return _resolve(text, number)
+@dataclass
+class _Deletion:
+    number: int
+    opening: str  # as written, to give an unclosed deletion back as text
+    parts: list[str | _Deletion] = field(default_factory=list)
+    hint: list[str | _Deletion] | None = None
+
+    def as_text(self) -> list[str | _Deletion]:
+        hint = [] if self.hint is None else ["::", *self.hint]
+        return [self.opening, *self.parts, *hint]
 
 
-def answer(text: str) -> str:
-    """The text with every deletion shown."""
-    return _resolve(text, None)
+class Cloze:
+    """One Cloze note's text, parsed."""
+
+    def __init__(self, text: str) -> None:
+        self._nodes = _parse(text)
+
+    def numbers(self) -> list[int]:
+        """The deletion numbers, each once, in order: one card for each (Anki skips c0)."""
+        found: set[int] = set()
+        pending: list[str | _Deletion] = list(self._nodes)
+        while pending:
+            node = pending.pop()
+            if isinstance(node, _Deletion):
+                found.add(node.number)
+                pending.extend(node.parts)
+        return sorted(n for n in found if n > 0)
+
+    def question(self, number: int) -> str:
+        """The text with deletion `number` hidden and the others shown."""
+        return _render(self._nodes, number)
+
+    def answer(self) -> str:
+        """The text with every deletion shown."""
+        return _render(self._nodes, None)
 
 
-def _resolve(text: str, hidden: int | None) -> str:
-    def one(match: re.Match[str]) -> str:
-        if hidden is not None and int(match.group(1)) == hidden:
-            return f"[{match.group(3) or '...'}]"
-        return match.group(2)
+def _parse(text: str) -> list[str | _Deletion]:
+    root: list[str | _Deletion] = []
+    open_: list[_Deletion] = []
 
-    while True:
-        resolved = _INNERMOST.sub(one, text)
-        if resolved == text:
-            return resolved
-        text = resolved
+    def current() -> list[str | _Deletion]:
+        if not open_:
+            return root
+        top = open_[-1]
+        return top.parts if top.hint is None else top.hint
+
+    position = 0
+    for match in _TOKEN.finditer(text):
+        current().append(text[position : match.start()])
+        position = match.end()
+        token = match.group(0)
+        if match.group(1) is not None and len(open_) < MAX_DEPTH:
+            open_.append(_Deletion(int(match.group(1)), token))
+        elif token == "}}" and open_:
+            deletion = open_.pop()
+            current().append(deletion)
+        elif token == "::" and open_ and open_[-1].hint is None:
+            open_[-1].hint = []
+        else:
+            current().append(token)
+    current().append(text[position:])
+    while open_:  # unclosed: plain text after all
+        deletion = open_.pop()
+        current().extend(deletion.as_text())
+    return root
+
+
+def _render(nodes: list[str | _Deletion], hidden: int | None) -> str:
+    out: list[str] = []
+    for node in nodes:
+        if isinstance(node, str):
+            out.append(node)
+        elif node.number == hidden:
+            out.append(f"[{_render(node.hint or [], None) or '...'}]")
+        else:
+            out.append(_render(node.parts, hidden))
+    return "".join(out)

@@ -140,7 +140,7 @@ def import_package(
         with_revlog=with_scheduling,
     )
     skipped: Counter[str] = Counter()
-    planner = plan_cards(coll, locale or user_locale, skipped, progress)
+    planner = plan_cards(coll, locale or user_locale, skipped, max_notes, progress)
     planned = list(planner.planned.values())
     messages = [
         f"{count} note(s) left out: they {SKIP_REASONS[reason]}."

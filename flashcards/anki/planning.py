@@ -16,6 +16,7 @@ from .errors import AnkiPackageError
 from .reader import CLOZE, AnkiCard, Collection, Note
 from .sanitize import clean_html, has_formatting, html_to_text
 
+MAX_CLOZE_CARDS = 100  # per note; Anki's own editor offers far fewer
 MAX_GUID = 64  # Anki's own are 10 characters; a longer one is not kept (nor trusted)
 LANG_TAG = "lang::"
 EXPLANATION_RE = re.compile(
@@ -27,6 +28,7 @@ SKIP_REASONS = {
     "no_notetype": "have no notetype",
     "empty_front": "have an empty first field",
     "duplicate": "repeat a card and language already imported",
+    "too_many_deletions": f"are Cloze notes with more than {MAX_CLOZE_CARDS} deletion numbers",
 }
 
 
@@ -54,9 +56,14 @@ def _is_ours(fields: list[str]) -> bool:
 class _Planner:
     """Anki notes into the cards to make, merging a card's languages under its key."""
 
-    def __init__(self, coll: Collection, default_locale: str, skipped: Counter[str]) -> None:
+    def __init__(
+        self, coll: Collection, default_locale: str, skipped: Counter[str], max_cards: int
+    ) -> None:
         self.default_locale = default_locale
         self.skipped = skipped
+        # Notes are limited when the package is read; a Cloze note makes several cards.
+        self.max_cards = max_cards
+        self.unplanned = 0
         self.planned: dict[str, PlannedCard] = {}
         self.formatted = 0
         self.cloze_notes = 0
@@ -83,21 +90,29 @@ class _Planner:
         self._card(note, key, locale, (front_html, back_html, explanation_html), cards, guid)
 
     def _cloze(self, note: Note) -> None:
-        text = note.fields[0] if note.fields else ""
-        extra = note.fields[1] if len(note.fields) > 1 else ""
-        found = cloze.numbers(text)
-        if not found:
+        parsed = cloze.Cloze(note.fields[0] if note.fields else "")
+        numbers = parsed.numbers()
+        if not numbers:
             self.skipped["empty_front"] += 1  # Anki shows such a note no card either
             return
+        if len(numbers) > MAX_CLOZE_CARDS:
+            self.skipped["too_many_deletions"] += 1
+            return
+        if len(self.planned) + len(numbers) > self.max_cards:
+            self.unplanned += len(numbers)  # to say how many cards the package would make
+            return
         self.cloze_notes += 1
-        cards = self.cards_by_note.get(note.id, [])
-        for number in found:
-            htmls = (cloze.question(text, number), cloze.answer(text), extra)
-            own = [c for c in cards if c.ord == number - 1]
+        extra = note.fields[1] if len(note.fields) > 1 else ""
+        whole = parsed.answer()
+        by_ord: dict[int, list[AnkiCard]] = {}
+        for c in self.cards_by_note.get(note.id, []):
+            by_ord.setdefault(c.ord, []).append(c)
+        for number in numbers:
+            htmls = (parsed.question(number), whole, extra)
             # No GUID: the note's is shared by all its cards, and Anki would take the cards
             # exported from here for one note.
             key = f"anki-{note.id}-c{number}"
-            self._card(note, key, self.default_locale, htmls, own, None)
+            self._card(note, key, self.default_locale, htmls, by_ord.get(number - 1, []), None)
 
     def _card(
         self,
@@ -132,9 +147,10 @@ def plan_cards(
     coll: Collection,
     default_locale: str,
     skipped: Counter[str],
+    max_cards: int,
     progress: Progress | None = None,
 ) -> _Planner:
-    planner = _Planner(coll, default_locale, skipped)
+    planner = _Planner(coll, default_locale, skipped, max_cards)
     for done, note in enumerate(coll.notes, 1):
         if progress is not None and done % 100 == 0:
             progress(done, len(coll.notes))
@@ -143,6 +159,15 @@ def plan_cards(
             skipped["no_notetype"] += 1
             continue
         planner.note(note, nt.fields, nt.kind)
+    made = len(planner.planned) + planner.unplanned
+    if made > max_cards:
+        raise AnkiPackageError(
+            f"the package's notes make {made} cards (a Cloze note one per deletion number),"
+            f" over the limit of {max_cards}",
+            kind="too_many_cards",
+            count=made,
+            limit=max_cards,
+        )
     return planner
 
 

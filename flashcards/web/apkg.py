@@ -152,6 +152,15 @@ def import_error_message(exc: FlashcardsError) -> str:
                 limit=whole_number(exc.limit),
             )
         )
+    if exc.kind == "too_many_cards":
+        return str(
+            _(
+                "This package makes %(count)s cards (a Cloze note makes one for each "
+                "deletion); at most %(limit)s can be imported.",
+                count=whole_number(exc.count),
+                limit=whole_number(exc.limit),
+            )
+        )
     if exc.kind == "too_large":
         return too_large_message(current_app.config["MAX_UPLOAD_BYTES"])
     if exc.kind == "unpacks_too_large":

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from flashcards.anki.cloze import Cloze
 
 
@@ -48,3 +51,17 @@ def test_a_hostile_text_costs_one_pass_per_card() -> None:
     assert deep.numbers() == [1] and deep.question(1) == "[...]" + "}}" * (20_000 - 50)
     wide = Cloze("".join(f"{{{{c{n}::w}}}} " for n in range(1, 20_001)))
     assert len(wide.numbers()) == 20_000
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["{{c1::", "{{c2::", "{{c0::", "::", "}}", "{", "}", "a", "<b>"])))
+def test_any_text_gives_cards_and_keeps_all_but_markup_and_hints(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    note = Cloze(text)
+    whole = note.answer()
+    kept = [c for c in whole if c in "a<b>"]
+    assert len(kept) <= len([c for c in text if c in "a<b>"])
+    if "::" not in pieces:  # no hints: only markup is taken out, the rest stays in order
+        assert kept == [c for c in text if c in "a<b>"]
+    for number in note.numbers():
+        assert "[" in note.question(number)

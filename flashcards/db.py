@@ -128,6 +128,10 @@ def make_engine(url: str, *, sqlite_synchronous: str = "NORMAL", **kwargs: Any) 
         # every request. After a database restart the first request of a process finds its
         # connection gone: it gets a 503 with Retry-After, and the whole pool is renewed.
         kwargs.setdefault("pool_recycle", 1800)
+        # psycopg prepares statements of its own after five runs, and once it has some, a
+        # ROLLBACK makes it send DEALLOCATE ALL, which would also drop the statements `libpq`
+        # prepared for the hot paths. Those are the ones worth preparing; the rest is not hot.
+        kwargs["connect_args"] = {"prepare_threshold": None, **kwargs.get("connect_args", {})}
         return create_engine(url, **kwargs)
 
     # Pooled: closing the last connection to a WAL database checkpoints and removes the WAL,

@@ -41,18 +41,37 @@ class LibpqRunner:
             query.convert(sql, params)
         query.dump(params)
         types = query.types
+        # A NULL is sent as None, which the stubs leave out.
+        values = cast("list[bytes] | None", query.params)
+        try:
+            return self._check(
+                self._pgconn.exec_prepared(self._name(sql, types), values, query.formats)
+            )
+        except errors.InvalidSqlStatementName:
+            # Something dropped this session's prepared statements (DISCARD ALL from a
+            # connection pooler, say): prepare them again. Inside a transaction the failure
+            # has aborted it, so only a statement on its own is run again.
+            self._names.clear()
+            if self._pgconn.transaction_status != pq.TransactionStatus.IDLE:
+                raise
+            return self._check(
+                self._pgconn.exec_prepared(self._name(sql, types), values, query.formats)
+            )
+
+    def _name(self, sql: str, types: tuple[int, ...]) -> bytes:
         name = self._names.get((sql, types))
         if name is None:
             name = f"flashcards_{len(self._names)}".encode()
-            self._check(self._pgconn.prepare(name, query.query, types))
+            self._check(self._pgconn.prepare(name, self._queries[sql].query, types))
             self._names[(sql, types)] = name
-        # A NULL is sent as None, which the stubs leave out.
-        values = cast("list[bytes] | None", query.params)
-        return self._check(self._pgconn.exec_prepared(name, values, query.formats))
+        return name
 
-    def rows(self, result: pq.abc.PGresult) -> list[tuple[Any, ...]]:
+    def rows(self, result: pq.abc.PGresult, *, one: bool = False) -> list[tuple[Any, ...]]:
+        """The result's rows, or only its first if `one`."""
         self._transformer.set_pgresult(result)
-        return self._transformer.load_rows(0, result.ntuples, tuple)
+        return self._transformer.load_rows(
+            0, min(result.ntuples, 1) if one else result.ntuples, tuple
+        )
 
     @staticmethod
     def type_codes(result: pq.abc.PGresult) -> list[int]:

@@ -227,7 +227,7 @@ class DirectConnection:
             self._rowcount = result.command_tuples or 0
             if compiled.row is None:
                 return compiled, [], list
-            return compiled, libpq.rows(result), lambda: libpq.type_codes(result)
+            return compiled, libpq.rows(result, one=one), lambda: libpq.type_codes(result)
         self._driver_execute(compiled.sql, parameters)
         cursor = self._cursor
         self._rowcount = cursor.rowcount

@@ -21,7 +21,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 from flashcards import http, study
-from flashcards.db import UTCDateTime, transaction
+from flashcards.db import UTCDateTime, make_engine, transaction
 from flashcards.kept_connections import KeptConnections
 from flashcards.models import ApiToken, Deck, ReviewLog, ReviewState, SchedulerSettings
 from flashcards.rawsql import DirectConnection, Statement, executor
@@ -146,6 +146,33 @@ def test_a_value_may_be_null_one_time_and_set_the_next(
         with engine.connect() as conn:
             stored = conn.execute(select(rs.c.step).where(rs.c.user_id == user)).scalar_one()
         assert stored == step
+
+
+def test_prepared_statements_outlive_what_sessions_do_on_the_same_connection(
+    engine: Engine,
+) -> None:
+    if engine.dialect.name != "postgresql":
+        pytest.skip("statements prepared on the server: PostgreSQL")
+    one = make_engine(engine.url.render_as_string(hide_password=False), pool_size=1, max_overflow=0)
+    try:
+        first = DirectConnection(one)
+        assert first.first(ONE, {}).one == 1
+        first.close()
+        # The ORM on the same connection: a query run often, then rolled back (psycopg
+        # would prepare it, then answer the ROLLBACK with DEALLOCATE ALL).
+        with Session(one) as s:
+            for _ in range(8):
+                s.execute(select(literal(1))).scalar_one()
+            s.rollback()
+        again = DirectConnection(one)
+        assert again._driver is first._driver  # the same connection, with its statements
+        assert again.first(ONE, {}).one == 1
+        # And should something else drop them (a pooler's DISCARD ALL), they come back.
+        again._driver.execute("DEALLOCATE ALL")
+        assert again.first(ONE, {}).one == 1
+        again.close()
+    finally:
+        one.dispose()
 
 
 def test_a_failed_write_leaves_nothing(engine: Engine, direct: DirectConnection) -> None:

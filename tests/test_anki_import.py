@@ -18,7 +18,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from flashcards import queue, study
-from flashcards.anki import AnkiPackageError, export_deck, import_package
+from flashcards.anki import AnkiPackageError, export_deck, import_package, planning
 from flashcards.anki.reader import read_package
 from flashcards.anki.timing import study_date
 from flashcards.cli import main
@@ -412,6 +412,20 @@ def test_cloze_notes_are_limited_in_cards_per_note_and_in_all(
         5,
         4,
     )
+
+
+def test_cloze_notes_making_too_much_text_are_refused_with_nothing_written(
+    loaded_engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(planning, "MAX_CLOZE_TEXT", 1_000)  # 50 million characters, here 1,000
+    long_note = "x" * 100 + " ".join(f"{{{{c{n}::w}}}}" for n in range(1, 5))  # 4 cards of ~140
+    data = cloze_package(tmp_path, [long_note, long_note], basic=1)
+    with transaction(loaded_engine) as s:
+        before = counts(s)
+        with pytest.raises(AnkiPackageError) as refused:
+            import_package(s, data, owner_user_id=None, now=wall_now())
+        assert counts(s) == before
+    assert refused.value.kind == "cloze_too_large"
 
 
 def edited_package(package: bytes, tmp: Path, edit: Callable[[sqlite3.Connection], None]) -> bytes:

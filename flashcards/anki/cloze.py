@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 # Deeper openings are taken as plain text: no real note nests this far, and rendering
 # recurses once per level.
 MAX_DEPTH = 50
-_TOKEN = re.compile(r"\{\{c(\d+)::|\}\}|::")
+# Numbers past 999 are text: Anki makes no card for them either.
+_TOKEN = re.compile(r"\{\{c(\d{1,3})::|\}\}|::")
 
 
 @dataclass
@@ -27,10 +28,16 @@ class _Deletion:
     opening: str  # as written, to give an unclosed deletion back as text
     parts: list[str | _Deletion] = field(default_factory=list)
     hint: list[str | _Deletion] | None = None
+    # As in Anki, a hint is text only: a deletion opened after "::" ends it, and the rest
+    # is the answer's again.
+    hint_ended: bool = False
+    hint_at: int = 0  # how many parts came before the hint
 
     def as_text(self) -> list[str | _Deletion]:
-        hint = [] if self.hint is None else ["::", *self.hint]
-        return [self.opening, *self.parts, *hint]
+        if self.hint is None:
+            return [self.opening, *self.parts]
+        before, after = self.parts[: self.hint_at], self.parts[self.hint_at :]
+        return [self.opening, *before, "::", *self.hint, *after]
 
 
 class Cloze:
@@ -67,7 +74,7 @@ def _parse(text: str) -> list[str | _Deletion]:
         if not open_:
             return root
         top = open_[-1]
-        return top.parts if top.hint is None else top.hint
+        return top.parts if top.hint is None or top.hint_ended else top.hint
 
     position = 0
     for match in _TOKEN.finditer(text):
@@ -75,12 +82,15 @@ def _parse(text: str) -> list[str | _Deletion]:
         position = match.end()
         token = match.group(0)
         if match.group(1) is not None and len(open_) < MAX_DEPTH:
+            if open_ and open_[-1].hint is not None:
+                open_[-1].hint_ended = True
             open_.append(_Deletion(int(match.group(1)), token))
         elif token == "}}" and open_:
             deletion = open_.pop()
             current().append(deletion)
         elif token == "::" and open_ and open_[-1].hint is None:
             open_[-1].hint = []
+            open_[-1].hint_at = len(open_[-1].parts)
         else:
             current().append(token)
     current().append(text[position:])

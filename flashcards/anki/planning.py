@@ -17,6 +17,9 @@ from .reader import CLOZE, AnkiCard, Collection, Note
 from .sanitize import clean_html, has_formatting, html_to_text
 
 MAX_CLOZE_CARDS = 100  # per note; Anki's own editor offers far fewer
+# Characters of all the cards made from Cloze notes (a deck of 10,000 notes of 300 characters
+# with three deletions each makes 18 million).
+MAX_CLOZE_TEXT = 50_000_000
 MAX_GUID = 64  # Anki's own are 10 characters; a longer one is not kept (nor trusted)
 LANG_TAG = "lang::"
 EXPLANATION_RE = re.compile(
@@ -64,6 +67,7 @@ class _Planner:
         # Notes are limited when the package is read; a Cloze note makes several cards.
         self.max_cards = max_cards
         self.unplanned = 0
+        self.cloze_text = 0
         self.planned: dict[str, PlannedCard] = {}
         self.formatted = 0
         self.cloze_notes = 0
@@ -90,7 +94,8 @@ class _Planner:
         self._card(note, key, locale, (front_html, back_html, explanation_html), cards, guid)
 
     def _cloze(self, note: Note) -> None:
-        parsed = cloze.Cloze(note.fields[0] if note.fields else "")
+        text = note.fields[0] if note.fields else ""
+        parsed = cloze.Cloze(text)
         numbers = parsed.numbers()
         if not numbers:
             self.skipped["empty_front"] += 1  # Anki shows such a note no card either
@@ -101,6 +106,15 @@ class _Planner:
         if len(self.planned) + len(numbers) > self.max_cards:
             self.unplanned += len(numbers)  # to say how many cards the package would make
             return
+        # Each card holds the whole text twice: a small package of long notes with many
+        # deletions would otherwise make gigabytes of cards.
+        self.cloze_text += 2 * len(text) * len(numbers)
+        if self.cloze_text > MAX_CLOZE_TEXT:
+            raise AnkiPackageError(
+                f"the package's Cloze notes make more than {MAX_CLOZE_TEXT} characters of cards",
+                kind="cloze_too_large",
+                limit=MAX_CLOZE_TEXT,
+            )
         self.cloze_notes += 1
         extra = note.fields[1] if len(note.fields) > 1 else ""
         whole = parsed.answer()

@@ -161,6 +161,13 @@ def import_error_message(exc: FlashcardsError) -> str:
                 limit=whole_number(exc.limit),
             )
         )
+    if exc.kind == "cloze_too_large":
+        return str(
+            _(
+                "This package's Cloze notes are too long for their many deletions: the cards "
+                "they make would be too large to import."
+            )
+        )
     if exc.kind == "too_large":
         return too_large_message(current_app.config["MAX_UPLOAD_BYTES"])
     if exc.kind == "unpacks_too_large":

@@ -365,6 +365,7 @@ def test_cloze_notes_become_a_card_per_deletion_with_their_progress(
         "[...] make proteins; [...] read messenger RNA.",
     ]
     assert report.cards == 4 and report.cloze_notes == 1 and report.skipped == {}
+    assert report.formatting_simplified == 1  # the note's italics, said once for four cards
     # The progress made in Anki is on the card of the deletion it was made on.
     first = next(key for key, q in questions.items() if q.startswith("[...] make"))
     assert reps == {first: 1} and report.review_logs == 1

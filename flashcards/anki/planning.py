@@ -121,12 +121,14 @@ class _Planner:
         by_ord: dict[int, list[AnkiCard]] = {}
         for c in self.cards_by_note.get(note.id, []):
             by_ord.setdefault(c.ord, []).append(c)
+        formatted = self.formatted
         for number in numbers:
             htmls = (parsed.question(number), whole, extra)
             # No GUID: the note's is shared by all its cards, and Anki would take the cards
             # exported from here for one note.
             key = f"anki-{note.id}-c{number}"
             self._card(note, key, self.default_locale, htmls, by_ord.get(number - 1, []), None)
+        self.formatted = min(self.formatted, formatted + 1)  # counted per note, not per card
 
     def _card(
         self,

@@ -116,7 +116,7 @@ def compare(
     ]
     for target in targets:
         runs = results[target.label]
-        ratios = sorted(t.rps / c.rps for t, c in zip(runs, ceilings, strict=True))
+        ratios = [t.rps / c.rps for t, c in zip(runs, ceilings, strict=True)]
         statuses: dict[int, int] = {}
         for t in runs:
             for code, n in t.statuses.items():
@@ -125,7 +125,7 @@ def compare(
             f"{target.label}: {median(runs, 'rps'):.0f} req/s, p50 {median(runs, 'p50_ms'):.2f}"
             f" ms, p99 {median(runs, 'p99_ms'):.2f} ms",
             f"  ratio to ceiling (median of per-run ratios): {ratio_of(ceilings, runs):.1%}"
-            f"  (runs: {', '.join(f'{r:.1%}' for r in ratios)})",
+            f"  (runs in order: {', '.join(f'{r:.1%}' for r in ratios)})",
             f"  statuses: {statuses}; socket errors: "
             f"{[t.socket_errors for t in runs if t.socket_errors]}",
             f"  worker RSS after the runs (MiB): {target.server.worker_rss_mib()}",

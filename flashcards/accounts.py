@@ -130,8 +130,16 @@ def authenticate(session: Session, email: str, password: str) -> User | None:
 
 
 def change_password(
-    session: Session, user_id: int, current_password: str, new_password: str
-) -> None:
+    session: Session,
+    user_id: int,
+    current_password: str,
+    new_password: str,
+    *,
+    revoke_tokens: bool = False,
+) -> int:
+    """Change the password, ending every web session; with `revoke_tokens`, the user's API
+    tokens go too (after a leak, a token made with the old password would outlive it).
+    Returns how many tokens were revoked."""
     user = session.get(User, user_id)
     if user is None:
         raise NotFound("no such user")
@@ -139,19 +147,30 @@ def change_password(
         user.password_hash, current_password
     ):
         raise WrongPassword("the current password is not correct", field="current_password")
-    user.password_hash = hash_password(check_password_strength(new_password, field="new_password"))
-    _end_web_sessions(session, user_id)
-    session.flush()
+    check_password_strength(new_password, field="new_password")
+    return _replace_password(session, user, new_password, revoke_tokens)
 
 
-def set_password(session: Session, user_id: int, new_password: str) -> None:
-    """An administrator's reset: no current password needed."""
+def set_password(
+    session: Session, user_id: int, new_password: str, *, revoke_tokens: bool = False
+) -> int:
+    """An administrator's reset: no current password needed. As `change_password`."""
     user = session.get(User, user_id)
     if user is None:
         raise NotFound("no such user")
-    user.password_hash = hash_password(check_password_strength(new_password))
-    _end_web_sessions(session, user_id)
+    check_password_strength(new_password)
+    return _replace_password(session, user, new_password, revoke_tokens)
+
+
+def _replace_password(session: Session, user: User, new_password: str, revoke_tokens: bool) -> int:
+    user.password_hash = hash_password(new_password)
+    _end_web_sessions(session, user.id)
+    revoked = 0
+    if revoke_tokens:
+        result = session.execute(delete(ApiToken).where(ApiToken.user_id == user.id))
+        revoked = int(getattr(result, "rowcount", 0))
     session.flush()
+    return revoked
 
 
 def token_hash(token: str) -> str:

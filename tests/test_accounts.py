@@ -109,6 +109,35 @@ def test_change_password(engine: Engine) -> None:
         assert accounts.authenticate(s, "ana@example.com", "new password!") is not None
 
 
+def test_a_new_password_revokes_api_tokens_only_when_asked(engine: Engine) -> None:
+    ana, bo = add_user(engine), add_user(engine, "bo@example.com")
+    with transaction(engine) as s:
+        kept = accounts.issue_token(s, ana, now=T0)
+        laptop, phone = (accounts.issue_token(s, ana, now=T0) for _ in range(2))
+        bos = accounts.issue_token(s, bo, now=T0)
+    with transaction(engine) as s:
+        assert accounts.change_password(s, ana, "correct horse", "new password!") == 0
+    with transaction(engine) as s:
+        assert accounts.user_id_for_token(s, kept) == ana
+        revoked = accounts.change_password(
+            s, ana, "new password!", "newer password", revoke_tokens=True
+        )
+    assert revoked == 3
+    with transaction(engine) as s:
+        assert [accounts.user_id_for_token(s, t) for t in (kept, laptop, phone)] == [None] * 3
+        assert accounts.user_id_for_token(s, bos) == bo  # only the user's own
+        assert accounts.issue_token(s, bo, now=T0)
+        # An administrator's reset does the same.
+        assert accounts.set_password(s, bo, "reset password", revoke_tokens=True) == 2
+    # A refused change revokes nothing: the failure rolls it all back.
+    with transaction(engine) as s:
+        token = accounts.issue_token(s, ana, now=T0)
+    with pytest.raises(InvalidInput), transaction(engine) as s:
+        accounts.change_password(s, ana, "newer password", "short", revoke_tokens=True)
+    with transaction(engine) as s:
+        assert accounts.user_id_for_token(s, token) == ana
+
+
 def test_web_sessions_are_stored_hashed_end_and_expire(engine: Engine) -> None:
     user_id = add_user(engine)
     day = timedelta(days=1)

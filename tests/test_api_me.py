@@ -127,6 +127,34 @@ def test_change_password(client: FlaskClient, token: str) -> None:
     assert client.post("/api/v1/tokens", json=sign_in).status_code == 201
 
 
+def test_change_password_can_revoke_every_api_token(
+    client: FlaskClient, engine: Engine, token: str
+) -> None:
+    with transaction(engine) as s:
+        user_id = accounts.user_id_for_token(s, token)
+        assert user_id is not None
+        other = accounts.issue_token(s, user_id, now=T0)
+        bo = accounts.create_user(s, "bo@example.com", "correct horse", now=T0)
+        bos = accounts.issue_token(s, bo.id, now=T0)
+    change = {"current_password": "correct horse", "new_password": "new password!"}
+    for bad in ("yes", 1, None):
+        response = client.post(
+            "/api/v1/me/password", json={**change, "revoke_tokens": bad}, headers=auth(token)
+        )
+        assert response.status_code == 422
+        assert response.get_json()["field"] == "revoke_tokens"
+    # Refused: the password is the old one still.
+    with transaction(engine) as s:
+        assert accounts.authenticate(s, "ana@example.com", "correct horse") is not None
+    response = client.post(
+        "/api/v1/me/password", json={**change, "revoke_tokens": True}, headers=auth(token)
+    )
+    assert response.status_code == 204
+    for revoked in (token, other):
+        assert client.get("/api/v1/me", headers=auth(revoked)).status_code == 401
+    assert client.get("/api/v1/me", headers=auth(bos)).status_code == 200
+
+
 def test_sign_up(client: FlaskClient, engine: Engine) -> None:
     body = {
         "email": "Bo@Example.com",

@@ -78,6 +78,22 @@ def test_password_resets(cli: CliRunner, engine: Engine) -> None:
         assert accounts.authenticate(s, "ana@example.com", "new secret") is not None
 
 
+def test_password_reset_can_revoke_api_tokens(cli: CliRunner, engine: Engine) -> None:
+    assert cli.invoke(main, ["users", "add", "ana@example.com"], input="s3cret pw\n").exit_code == 0
+    token = cli.invoke(main, ["users", "token", "ana@example.com"]).output.strip()
+    result = cli.invoke(main, ["users", "password", "ana@example.com"], input="new secret\n")
+    with transaction(engine) as s:
+        assert accounts.user_id_for_token(s, token) is not None  # kept unless asked
+    result = cli.invoke(
+        main, ["users", "password", "ana@example.com", "--revoke-tokens"], input="newer secret\n"
+    )
+    assert result.exit_code == 0, result.output
+    assert "API tokens revoked: 1." in result.output
+    with transaction(engine) as s:
+        assert accounts.user_id_for_token(s, token) is None
+        assert accounts.authenticate(s, "ana@example.com", "newer secret") is not None
+
+
 def test_list(cli: CliRunner, engine: Engine) -> None:
     result = cli.invoke(main, ["users", "list"])
     assert result.exit_code == 0

@@ -9,6 +9,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
+from flashcards import accounts
 from flashcards.db import utcnow
 from flashcards.models import User, WebSession
 
@@ -325,3 +326,28 @@ def test_a_new_password_ends_every_other_session(app: Flask) -> None:
     assert page.status_code == 200 and "Password changed." in page.get_data(as_text=True)
     r = phone.get("/settings")
     assert r.status_code == 302 and r.location.startswith("/signin")
+
+
+def test_a_new_password_can_revoke_the_api_tokens(app: Flask, engine: Engine) -> None:
+    client = app.test_client()
+    sign_up(client, "di@example.com")
+    with Session(engine) as s, s.begin():
+        user_id = s.scalar(select(User.id).where(User.email == "di@example.com"))
+        assert user_id is not None
+        tokens = [accounts.issue_token(s, user_id, now=utcnow()) for _ in range(2)]
+    settings = client.get("/settings").get_data(as_text=True)
+    assert 'name="revoke_tokens"' in settings
+    r = client.post(
+        "/settings/password",
+        data={
+            "csrf_token": csrf(client, "/settings"),
+            "current_password": PASSWORD,
+            "new_password": "a brand new passphrase",
+            "revoke_tokens": "1",
+        },
+    )
+    assert r.status_code == 302
+    page = client.get("/settings").get_data(as_text=True)
+    assert "Password changed. 2 API tokens were revoked." in page
+    with Session(engine) as s:
+        assert [accounts.user_id_for_token(s, t) for t in tokens] == [None, None]

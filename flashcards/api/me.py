@@ -8,7 +8,7 @@ from flask import Response, current_app, jsonify
 
 from .. import accounts
 from ..db import utcnow
-from ..errors import Forbidden
+from ..errors import Forbidden, InvalidInput
 from ..http import db, signup_key, signup_limiter
 from ..settings import (
     MAX_STEP_SECONDS,
@@ -46,11 +46,14 @@ def patch_me() -> Response:
 def change_password() -> tuple[str, int]:
     user_id = current_user_id()
     body = json_body()
-    reject_unknown(body, {"current_password", "new_password"})
+    reject_unknown(body, {"current_password", "new_password", "revoke_tokens"})
     current = string_field(body, "current_password", max_length=accounts.MAX_PASSWORD_LENGTH)
     new = string_field(body, "new_password", max_length=accounts.MAX_PASSWORD_LENGTH)
+    revoke_tokens = body.get("revoke_tokens", False)
+    if not isinstance(revoke_tokens, bool):
+        raise InvalidInput("revoke_tokens must be true or false", field="revoke_tokens")
     session = db()
-    accounts.change_password(session, user_id, current, new)
+    accounts.change_password(session, user_id, current, new, revoke_tokens=revoke_tokens)
     session.commit()
     return "", 204
 
@@ -137,6 +140,12 @@ SCHEMAS: dict[str, Any] = {
         "properties": {
             "current_password": {"type": "string", "maxLength": 1024},
             "new_password": {"type": "string", "minLength": 8, "maxLength": 1024},
+            "revoke_tokens": {
+                "type": "boolean",
+                "default": False,
+                "description": "Also revoke every API token of the caller, the one sending "
+                "this request included (after a leaked password).",
+            },
         },
     },
     "SignUp": {

@@ -70,14 +70,19 @@ def token(email: str, name: str) -> None:
 
 @users_group.command("password")
 @click.argument("email")
-def password(email: str) -> None:
+@click.option(
+    "--revoke-tokens", is_flag=True, help="Also revoke the user's API tokens (after a leak)."
+)
+def password(email: str, revoke_tokens: bool) -> None:
     """Set a user's password; prompted for, or read from stdin when piped."""
     with context.transaction() as session:
         user_id = accounts.user_by_email(session, email).id
     new_password = _read_password()
     with context.transaction() as session:
-        accounts.set_password(session, user_id, new_password)
+        revoked = accounts.set_password(session, user_id, new_password, revoke_tokens=revoke_tokens)
     click.echo(f"Password changed for {email.strip().lower()}.")
+    if revoke_tokens:
+        click.echo(f"API tokens revoked: {revoked}.")
 
 
 @users_group.command("list")

@@ -9,7 +9,7 @@ from zoneinfo import available_timezones
 
 from babel.numbers import get_decimal_symbol
 from flask import current_app, flash, redirect, render_template, request, url_for
-from flask_babel import force_locale
+from flask_babel import force_locale, ngettext
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
@@ -134,11 +134,12 @@ def settings() -> str | Response | tuple[str, int]:
 def change_password() -> Response:
     session = db()
     try:
-        accounts.change_password(
+        revoked = accounts.change_password(
             session,
             user_id(),
             request.form.get("current_password", ""),
             request.form.get("new_password", ""),
+            revoke_tokens=request.form.get("revoke_tokens") == "1",
         )
     except InvalidInput as exc:
         if exc.field == "current_password":
@@ -157,7 +158,16 @@ def change_password() -> Response:
     assert user is not None
     # The new password ended every session; this browser gets a new one, in the same commit.
     start_session(user)
-    flash(_("Password changed."))
+    if revoked:
+        flash(
+            ngettext(
+                "Password changed. %(num)d API token was revoked.",
+                "Password changed. %(num)d API tokens were revoked.",
+                revoked,
+            )
+        )
+    else:
+        flash(_("Password changed."))
     return redirect(url_for("web.settings"))
 
 

@@ -16,6 +16,7 @@ import pytest
 from flask import Flask
 from fsrs import Rating
 from sqlalchemy import Engine, Table, bindparam, func, insert, literal, select, text, update
+from sqlalchemy.dialects import postgresql as postgresql_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
@@ -386,3 +387,14 @@ def test_sqlite_stores_sqlalchemys_datetime_text(value: datetime) -> None:
     assert result is not None and result(ours(value)) == value
     with pytest.raises(ValueError, match="naive"):
         ours(value.replace(tzinfo=None))
+
+
+def test_postgresql_binds_the_same_instant_and_refuses_naive_times() -> None:
+    dialect = postgresql_dialect.psycopg.dialect()
+    bind = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
+    assert bind is not None
+    local = datetime(2026, 3, 8, 12, 30, tzinfo=ZoneInfo("America/Los_Angeles"))
+    assert bind(local) == local and bind(local).tzinfo == UTC
+    assert bind(None) is None
+    with pytest.raises(ValueError, match="naive"):
+        bind(local.replace(tzinfo=None))

@@ -326,6 +326,8 @@ class TeamInvitation(Base):
     max_uses: Mapped[int | None] = mapped_column(Integer, default=None)
     uses: Mapped[int] = mapped_column(Integer, default=0)
     revoked_at: Mapped[datetime | None] = mapped_column(default=None)
+    # The lead's own name for the link ("March cohort"), so that links can be told apart.
+    label: Mapped[str] = mapped_column(String(100), default="", server_default="")
 
 
 class TeamAssignment(Base):

@@ -232,6 +232,19 @@ def test_other_teams_ids_inside_my_team_are_404(world: dict[str, Any]) -> None:
     assert hard == {"cards": []}
 
 
+def test_invitation_links_carry_a_label(world: dict[str, Any]) -> None:
+    lead, t = world["api"]["lead"], world["team"]
+    made = lead("POST", f"/api/v1/teams/{t}/invitations", {"label": "March cohort"})
+    assert made.status_code == 201 and made.get_json()["label"] == "March cohort"
+    before = lead("GET", f"/api/v1/teams/{t}/invitations").get_json()["invitations"]
+    for bad in ("x" * 101, ["March"]):
+        refused = lead("POST", f"/api/v1/teams/{t}/invitations", {"label": bad})
+        assert refused.status_code == 422 and refused.get_json()["field"] == "label"
+    listed = lead("GET", f"/api/v1/teams/{t}/invitations").get_json()["invitations"]
+    assert listed == before  # nothing made by a refused request
+    assert [i["label"] for i in listed] == ["March cohort", ""]  # newest first
+
+
 def test_bad_input_is_a_precise_problem(world: dict[str, Any]) -> None:
     lead, t = world["api"]["lead"], world["team"]
     cases = [

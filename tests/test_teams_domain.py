@@ -163,6 +163,22 @@ def test_invitation_expiry_and_revocation(engine: Engine) -> None:
             invitations.create_invitation(s, team.id, lead, now=T0, max_uses=0)
 
 
+def test_invitation_labels_are_one_line_and_bounded(engine: Engine) -> None:
+    with transaction(engine) as s:
+        lead, _ana, _ben, _ = users(s)
+        team = membership.create_team(s, lead, "T", now=T0)
+        inv = invitations.create_invitation(s, team.id, lead, now=T0, label="  March\n  cohort ")
+        assert inv.invitation.label == "March cohort"
+        plain = invitations.create_invitation(s, team.id, lead, now=T0)
+        assert plain.invitation.label == ""
+        for bad in ("x" * (invitations.MAX_LABEL + 1), 7):
+            with pytest.raises(InvalidInput) as info:
+                invitations.create_invitation(s, team.id, lead, now=T0, label=bad)  # type: ignore[arg-type]
+            assert info.value.field == "label"
+        listed = invitations.list_invitations(s, team.id, lead)
+        assert sorted(i.label for i in listed) == ["", "March cohort"]
+
+
 def test_assignment_subscribes_in_each_language_and_paces(loaded_engine: Engine) -> None:
     with transaction(loaded_engine) as s:
         lead, ana, ben, eve = users(s)

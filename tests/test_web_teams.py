@@ -75,6 +75,22 @@ def test_an_invitation_link_out_of_range_is_refused(app: Flask, loaded_engine: E
         assert s.scalar(select(func.count()).select_from(TeamInvitation)) == 0
 
 
+def test_an_invitation_link_can_be_labelled(app: Flask, loaded_engine: Engine) -> None:
+    lead, _member, _outsider = _people(app)
+    team = _new_team(lead)
+    response = _post(lead, f"/teams/{team}/invitations", {"days": "7", "label": "<b>March</b>"})
+    assert response.status_code == 201
+    page = response.get_data(as_text=True)
+    assert "<td>&lt;b&gt;March&lt;/b&gt;</td>" in page  # listed, escaped
+    response = _post(lead, f"/teams/{team}/invitations", {"days": "7", "label": "x" * 101})
+    assert response.status_code == 303
+    assert "A label may have at most 100 characters." in lead.get(f"/teams/{team}").get_data(
+        as_text=True
+    )
+    with transaction(loaded_engine) as s:
+        assert s.scalars(select(TeamInvitation.label)).all() == ["<b>March</b>"]
+
+
 def _invite(client: FlaskClient, team: int, **form: str) -> str:
     response = _post(client, f"/teams/{team}/invitations", {"days": "7", **form})
     assert response.status_code == 201

@@ -48,6 +48,7 @@ def _team_json(t: membership.TeamView) -> dict[str, Any]:
 def _invitation_json(inv: TeamInvitation, token: str | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": inv.id,
+        "label": inv.label,
         "created_at": inv.created_at.isoformat(),
         "expires_at": inv.expires_at.isoformat(),
         "max_uses": inv.max_uses,
@@ -202,9 +203,10 @@ def list_invitations(team_id: int) -> Response:
 def create_invitation(team_id: int) -> tuple[Response, int]:
     user_id = current_user_id()
     body = json_body() if request.get_data() else {}
-    reject_unknown(body, {"expires_in_hours", "max_uses"})
+    reject_unknown(body, {"expires_in_hours", "max_uses", "label"})
     hours = int_field(body, "expires_in_hours", 1, 90 * 24)
     max_uses = int_field(body, "max_uses", 1, invitations.MAX_USES)
+    label = string_field(body, "label", required=False, max_length=invitations.MAX_LABEL)
     session = db()
     created = invitations.create_invitation(
         session,
@@ -213,6 +215,7 @@ def create_invitation(team_id: int) -> tuple[Response, int]:
         now=utcnow(),
         lifetime=timedelta(hours=hours) if hours else invitations.DEFAULT_LIFETIME,
         max_uses=max_uses,
+        label=label,
     )
     session.commit()
     return jsonify(_invitation_json(created.invitation, created.token)), 201

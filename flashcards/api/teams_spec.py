@@ -87,6 +87,7 @@ SCHEMAS: dict[str, Any] = {
         ["id", "expires_at", "uses", "state"],
         {
             "id": {"type": "integer"},
+            "label": {"type": "string", "description": "The lead's name for the link."},
             "expires_at": {"type": "string", "format": "date-time"},
             "max_uses": {"type": ["integer", "null"]},
             "uses": {"type": "integer"},
@@ -234,6 +235,7 @@ PATHS: dict[str, Any] = {
                 {
                     "expires_in_hours": {"type": "integer", "minimum": 1, "maximum": 2160},
                     "max_uses": {"type": "integer", "minimum": 1, "maximum": 10000},
+                    "label": {"type": "string", "maxLength": 100},
                 },
             ),
         ),

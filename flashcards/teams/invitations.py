@@ -22,6 +22,7 @@ DEFAULT_LIFETIME = timedelta(days=7)
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,200}$")  # what token_urlsafe makes
 MAX_LIFETIME = timedelta(days=90)
 MAX_USES = 10_000
+MAX_LABEL = 100
 
 
 def token_hash(token: str) -> str:
@@ -42,8 +43,10 @@ def create_invitation(
     now: datetime,
     lifetime: timedelta = DEFAULT_LIFETIME,
     max_uses: int | None = None,
+    label: str = "",
 ) -> NewInvitation:
     membership(session, team_id, actor_id, *LEADS)
+    label = _check_label(label)
     if not timedelta(minutes=5) <= lifetime <= MAX_LIFETIME:
         raise InvalidInput("an invitation lasts from 5 minutes to 90 days", field="expires_in")
     if max_uses is not None and not 1 <= max_uses <= MAX_USES:
@@ -57,10 +60,20 @@ def create_invitation(
         expires_at=now + lifetime,
         max_uses=max_uses,
         uses=0,
+        label=label,
     )
     session.add(invitation)
     session.flush()
     return NewInvitation(invitation, token)
+
+
+def _check_label(label: object) -> str:
+    if not isinstance(label, str):
+        raise InvalidInput("label must be a string", field="label")
+    label = " ".join(label.split())  # one line in the list of links
+    if len(label) > MAX_LABEL:
+        raise InvalidInput(f"label may have at most {MAX_LABEL} characters", field="label")
+    return label
 
 
 def list_invitations(session: Session, team_id: int, actor_id: int) -> list[TeamInvitation]:

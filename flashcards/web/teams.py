@@ -95,6 +95,7 @@ def render_team(team_id: int, *, new_link: str | None = None, status: int = 200)
         roles=role_names(),
         statuses=status_names(),
         lifetimes=LIFETIMES,
+        max_label=invitations.MAX_LABEL,
         me=uid,
     )
     return Response(page, status=status, mimetype="text/html")
@@ -125,9 +126,14 @@ def create_invitation(team_id: int) -> Response:
             now=utcnow(),
             lifetime=timedelta(days=days),
             max_uses=max_uses,
+            label=request.form.get("label", ""),
         )
-    except (ValueError, OverflowError, InvalidInput):  # Overflow: days beyond timedelta's
-        flash(_("A link lasts 1 to 90 days and may be used 1 to 10,000 times."), "error")
+    except (ValueError, OverflowError, InvalidInput) as exc:  # Overflow: days beyond timedelta's
+        if isinstance(exc, InvalidInput) and exc.field == "label":
+            max_label = invitations.MAX_LABEL
+            flash(_("A label may have at most %(max)d characters.", max=max_label), "error")
+        else:
+            flash(_("A link lasts 1 to 90 days and may be used 1 to 10,000 times."), "error")
         return _back(team_id)
     session.commit()
     link = invitation_link(new.token)

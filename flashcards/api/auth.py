@@ -5,18 +5,17 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from flask import g, request
-
 from .. import accounts
 from ..errors import Unauthorized
-from ..http import direct
+from ..http import app_context, current_request, direct
 
 T = TypeVar("T")
 
 
 def bearer_token() -> str:
     """The token of `Authorization: Bearer <token>`; Unauthorized when there is none."""
-    scheme, _, token = request.headers.get("Authorization", "").strip().partition(" ")
+    authorization = current_request().headers.get("Authorization", "")
+    scheme, _, token = authorization.strip().partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         raise Unauthorized("send an API token as 'Authorization: Bearer <token>'")
@@ -25,6 +24,7 @@ def bearer_token() -> str:
 
 def current_caller() -> accounts.Caller:
     """The caller, with their clock and whether team pacing applies (see `accounts.Caller`)."""
+    g = app_context().g
     caller: accounts.Caller | None = g.get("_api_caller")
     if caller is None:
         caller = g._api_caller = _valid(accounts.caller_for_token(direct(), bearer_token()))
@@ -34,6 +34,7 @@ def current_caller() -> accounts.Caller:
 
 def current_user_id() -> int:
     """The id of the user whose token came with the request; Unauthorized otherwise."""
+    g = app_context().g
     user_id: int | None = g.get("_api_user_id")
     if user_id is None:
         user_id = g._api_user_id = _valid(accounts.user_id_for_token(direct(), bearer_token()))

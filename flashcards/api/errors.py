@@ -22,6 +22,7 @@ from ..errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
+from ..http import current_request
 from . import bp
 
 PROBLEM_MIMETYPE = "application/problem+json"
@@ -136,12 +137,13 @@ def _has_nul(body: Any) -> bool:
 
 def json_body() -> dict[str, Any]:
     """The request body as a JSON object, or a 400/413/415/422 problem saying what is wrong."""
-    mimetype = request.mimetype
+    req = current_request()
+    mimetype = req.mimetype
     if mimetype != "application/json" and not mimetype.endswith("+json"):
         raise UnsupportedMediaType(
             "the request body must be JSON, sent with Content-Type: application/json"
         )
-    data = request.get_data(cache=True)  # raises 413 above MAX_CONTENT_LENGTH
+    data = req.get_data(cache=True)  # raises 413 above MAX_CONTENT_LENGTH
     try:
         body = _loads(data)
     except (ValueError, RecursionError) as exc:

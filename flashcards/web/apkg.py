@@ -19,7 +19,7 @@ from .. import subscriptions
 from ..anki import AnkiPackageError, ImportReport, export_deck, import_package
 from ..db import utcnow
 from ..errors import FlashcardsError
-from ..http import db
+from ..http import current_request, db
 from ..models import Deck, Subscription
 from . import bp
 from .auth import login_required, user_id
@@ -33,8 +33,9 @@ MULTIPART_SLACK = 64 * 1024
 
 def _allow_large_upload() -> None:
     # Runs before the CSRF check, which is the first to read (and so size-check) the form.
-    if request.endpoint == UPLOAD_ENDPOINT:
-        request.max_content_length = current_app.config["MAX_UPLOAD_BYTES"] + MULTIPART_SLACK
+    req = current_request()
+    if req.endpoint == UPLOAD_ENDPOINT:
+        req.max_content_length = current_app.config["MAX_UPLOAD_BYTES"] + MULTIPART_SLACK
 
 
 def init_app(app: Flask) -> None:

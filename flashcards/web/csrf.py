@@ -10,7 +10,9 @@ from __future__ import annotations
 import hmac
 import secrets
 
-from flask import Flask, abort, request, session
+from flask import Flask, abort, session
+
+from ..http import current_request
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 FIELD = "csrf_token"
@@ -32,10 +34,11 @@ def new_token() -> str:
 
 
 def _check() -> None:
-    if request.method in SAFE_METHODS or request.path.startswith(EXEMPT_PREFIXES):
+    req = current_request()
+    if req.method in SAFE_METHODS or req.path.startswith(EXEMPT_PREFIXES):
         return
     expected = session.get(FIELD)
-    sent = request.headers.get(HEADER) or request.form.get(FIELD, "")
+    sent = req.headers.get(HEADER) or req.form.get(FIELD, "")
     if not isinstance(expected, str) or not hmac.compare_digest(
         expected.encode(), sent.encode("utf-8", "surrogatepass")
     ):

@@ -123,6 +123,8 @@ def test_change_password(client: FlaskClient, token: str) -> None:
     assert response.get_json()["field"] == "new_password"
     right = {"current_password": "correct horse", "new_password": "new password!"}
     assert client.post("/api/v1/me/password", json=right, headers=auth(token)).status_code == 204
+    # Tokens are kept unless asked: a routine change does not break scripts.
+    assert client.get("/api/v1/me", headers=auth(token)).status_code == 200
     sign_in = {"email": "ana@example.com", "password": "new password!"}
     assert client.post("/api/v1/tokens", json=sign_in).status_code == 201
 

@@ -22,6 +22,7 @@ from flashcards.backup import BackupError, backup, restore, verify
 from flashcards.cli import main
 from flashcards.db import Base, make_engine, transaction
 from flashcards.models import Card, Deck, ReviewLog, ReviewState, SchedulerSettings
+from flashcards.teams import invitations, membership
 from tests.conftest import PG_URL, T0, load_shipped_decks, postgres_schema_url
 
 # Per round: (days after T0, ratings for the three studied cards). Long gaps and Easy answers
@@ -166,6 +167,8 @@ def test_round_trip_keeps_every_value_exactly(
         s.execute(update(SchedulerSettings).values(parameters=[0.2120, 1.2931, 2.3065, 8.2956] * 5))
         # A signed-in browser: not data, and maybe signed out by the time of a restore.
         accounts.start_web_session(s, user_id, now=T0, lifetime=timedelta(days=31))
+        team = membership.create_team(s, user_id, "Platform", now=T0)
+        invitations.create_invitation(s, team.id, user_id, now=T0, label='März "β" \\ cohort')
     file = tmp_path / "all.backup"
     counts = backup(engine, file)
     assert counts["review_logs"] == 9 and "web_sessions" not in counts

@@ -82,8 +82,11 @@ def test_password_reset_can_revoke_api_tokens(cli: CliRunner, engine: Engine) ->
     assert cli.invoke(main, ["users", "add", "ana@example.com"], input="s3cret pw\n").exit_code == 0
     token = cli.invoke(main, ["users", "token", "ana@example.com"]).output.strip()
     result = cli.invoke(main, ["users", "password", "ana@example.com"], input="new secret\n")
+    assert result.exit_code == 0, result.output
+    assert "revoked" not in result.output
     with transaction(engine) as s:
         assert accounts.user_id_for_token(s, token) is not None  # kept unless asked
+        assert accounts.authenticate(s, "ana@example.com", "new secret") is not None
     result = cli.invoke(
         main, ["users", "password", "ana@example.com", "--revoke-tokens"], input="newer secret\n"
     )

@@ -17,6 +17,7 @@ from flashcards.models import (
     Subscription,
     Team,
     TeamAssignment,
+    TeamInvitation,
     TeamMember,
     User,
 )
@@ -151,3 +152,38 @@ def test_a_team_pace_moves_apart_from_the_persons_own_setting_in_0006(engine: En
             (paced, other, 3),
         }
     migrate.upgrade(engine)
+
+
+def test_invitations_made_before_0010_keep_working_with_an_empty_label(engine: Engine) -> None:
+    migrate.downgrade(engine, "0009")
+    with transaction(engine) as s:
+        lead = make_user(s, "lead@example.com")
+        team = Team(name="T", created_at=T0)
+        s.add(team)
+        s.flush()
+        # The 0009 table has no label column, which the model now maps: plain SQL.
+        s.execute(
+            text(
+                "INSERT INTO team_invitations (team_id, token_hash, created_by, created_at,"
+                " expires_at, max_uses, uses) VALUES (:team, :hash, :lead, :t, :t, 5, 2)"
+            ),
+            {"team": team.id, "hash": "a" * 64, "lead": lead, "t": T0},
+        )
+    migrate.upgrade(engine)
+    with transaction(engine) as s:
+        rows = s.execute(
+            select(TeamInvitation.token_hash, TeamInvitation.uses, TeamInvitation.label)
+        ).all()
+        assert [tuple(r) for r in rows] == [("a" * 64, 2, "")]
+        # The rebuilt table (SQLite) keeps its constraints: the hash is still unique.
+        s.add(
+            TeamInvitation(
+                team_id=team.id, token_hash="a" * 64, created_at=T0, expires_at=T0, label="x"
+            )
+        )
+        with pytest.raises(IntegrityError):
+            s.flush()
+        s.rollback()
+    migrate.downgrade(engine, "0009")
+    with engine.connect() as conn:
+        assert [tuple(r) for r in conn.execute(text("SELECT uses FROM team_invitations"))] == [(2,)]

@@ -389,8 +389,12 @@ def test_sqlite_stores_sqlalchemys_datetime_text(value: datetime) -> None:
         ours(value.replace(tzinfo=None))
 
 
-def test_postgresql_binds_the_same_instant_and_refuses_naive_times() -> None:
+def test_postgresql_binds_the_same_instant_and_refuses_naive_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     dialect = postgresql_dialect.psycopg.dialect()
+    # One call per value: TypeDecorator's chain through process_bind_param is not taken.
+    monkeypatch.setattr(UTCDateTime, "process_bind_param", None)
     bind = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
     assert bind is not None
     local = datetime(2026, 3, 8, 12, 30, tzinfo=ZoneInfo("America/Los_Angeles"))

@@ -169,14 +169,19 @@ def test_invitation_labels_are_one_line_and_bounded(engine: Engine) -> None:
         team = membership.create_team(s, lead, "T", now=T0)
         inv = invitations.create_invitation(s, team.id, lead, now=T0, label="  March\n  cohort ")
         assert inv.invitation.label == "March cohort"
+        # Emoji sequences joined by ZWJ are fine; only controls that reorder text are not.
+        family = invitations.create_invitation(
+            s, team.id, lead, now=T0, label="Team \U0001f468\u200d\U0001f469"
+        )
+        assert family.invitation.label == "Team \U0001f468\u200d\U0001f469"
         plain = invitations.create_invitation(s, team.id, lead, now=T0)
         assert plain.invitation.label == ""
-        for bad in ("x" * (invitations.MAX_LABEL + 1), 7):
+        for bad in ("x" * (invitations.MAX_LABEL + 1), 7, "x\x07y", "\u202eevil", "a\x9bb"):
             with pytest.raises(InvalidInput) as info:
                 invitations.create_invitation(s, team.id, lead, now=T0, label=bad)  # type: ignore[arg-type]
             assert info.value.field == "label"
         listed = invitations.list_invitations(s, team.id, lead)
-        assert sorted(i.label for i in listed) == ["", "March cohort"]
+        assert sorted(i.label for i in listed) == ["", "March cohort", family.invitation.label]
 
 
 def test_assignment_subscribes_in_each_language_and_paces(loaded_engine: Engine) -> None:

@@ -324,6 +324,7 @@ def test_a_new_password_ends_every_other_session(app: Flask) -> None:
     assert r.status_code == 302
     page = laptop.get("/settings")  # the session that changed it stays, in a new session
     assert page.status_code == 200 and "Password changed." in page.get_data(as_text=True)
+    assert "revoked" not in page.get_data(as_text=True)  # no token, none revoked
     r = phone.get("/settings")
     assert r.status_code == 302 and r.location.startswith("/signin")
 
@@ -342,6 +343,18 @@ def test_a_new_password_can_revoke_the_api_tokens(app: Flask, engine: Engine) ->
         data={
             "csrf_token": csrf(client, "/settings"),
             "current_password": PASSWORD,
+            "new_password": "a routine new passphrase",
+        },
+    )
+    assert r.status_code == 302
+    assert "revoked" not in client.get("/settings").get_data(as_text=True)
+    with Session(engine) as s:
+        assert [accounts.user_id_for_token(s, t) for t in tokens] == [user_id, user_id]
+    r = client.post(
+        "/settings/password",
+        data={
+            "csrf_token": csrf(client, "/settings"),
+            "current_password": "a routine new passphrase",
             "new_password": "a brand new passphrase",
             "revoke_tokens": "1",
         },

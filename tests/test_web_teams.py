@@ -84,9 +84,8 @@ def test_an_invitation_link_can_be_labelled(app: Flask, loaded_engine: Engine) -
     assert "<td>&lt;b&gt;March&lt;/b&gt;</td>" in page  # listed, escaped
     response = _post(lead, f"/teams/{team}/invitations", {"days": "7", "label": "x" * 101})
     assert response.status_code == 303
-    assert "A label may have at most 100 characters." in lead.get(f"/teams/{team}").get_data(
-        as_text=True
-    )
+    page = lead.get(f"/teams/{team}").get_data(as_text=True)
+    assert "A label may have at most 100 characters and no control characters." in page
     with transaction(loaded_engine) as s:
         assert s.scalars(select(TeamInvitation.label)).all() == ["<b>March</b>"]
 

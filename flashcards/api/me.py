@@ -184,7 +184,10 @@ PATHS: dict[str, Any] = {
             "summary": "Change the caller's password.",
             "requestBody": json_request(ref("PasswordChange")),
             "responses": {
-                "204": {"description": "Changed."},
+                "204": {
+                    "description": "Changed; every browser session is ended. With "
+                    "revoke_tokens, so are all the caller's API tokens, this request's included."
+                },
                 **problems(401, 403, *BODY_PROBLEMS),
             },
         }

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from ..errors import InvalidInput, NotFound
 from ..models import TeamInvitation, TeamMember
+from ..settings import CONTROL_CHARS
 from .assignments import subscribe_to_team_assignments
 from .roles import LEADS, MEMBER, membership
 
@@ -23,6 +24,8 @@ TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{1,200}$")  # what token_urlsafe makes
 MAX_LIFETIME = timedelta(days=90)
 MAX_USES = 10_000
 MAX_LABEL = 100
+# Embeddings, overrides and isolates: they reorder the text around them.
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def token_hash(token: str) -> str:
@@ -73,6 +76,9 @@ def _check_label(label: object) -> str:
     label = " ".join(label.split())  # one line in the list of links
     if len(label) > MAX_LABEL:
         raise InvalidInput(f"label may have at most {MAX_LABEL} characters", field="label")
+    if CONTROL_CHARS.search(label) or BIDI_CONTROLS.search(label):
+        # A right-to-left override would make the rest of the leads' list read backwards.
+        raise InvalidInput("label may not contain control characters", field="label")
     return label
 
 

@@ -131,7 +131,13 @@ def create_invitation(team_id: int) -> Response:
     except (ValueError, OverflowError, InvalidInput) as exc:  # Overflow: days beyond timedelta's
         if isinstance(exc, InvalidInput) and exc.field == "label":
             max_label = invitations.MAX_LABEL
-            flash(_("A label may have at most %(max)d characters.", max=max_label), "error")
+            flash(
+                _(
+                    "A label may have at most %(max)d characters and no control characters.",
+                    max=max_label,
+                ),
+                "error",
+            )
         else:
             flash(_("A link lasts 1 to 90 days and may be used 1 to 10,000 times."), "error")
         return _back(team_id)

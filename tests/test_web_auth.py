@@ -8,6 +8,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
+from werkzeug.test import TestResponse
 
 from flashcards import accounts
 from flashcards.db import utcnow
@@ -308,20 +309,21 @@ def test_unknown_pages_are_localized_and_api_keeps_problem_json(client: FlaskCli
     assert r.get_json()["status"] == 404
 
 
+def _change_password(client: FlaskClient, current: str, new: str, **more: str) -> TestResponse:
+    form = {
+        "csrf_token": csrf(client, "/settings"),
+        "current_password": current,
+        "new_password": new,
+    }
+    return client.post("/settings/password", data={**form, **more})
+
+
 def test_a_new_password_ends_every_other_session(app: Flask) -> None:
     laptop, phone = app.test_client(), app.test_client()
     sign_up(laptop, "cy@example.com")
     sign_in(phone, "cy@example.com")
     assert phone.get("/settings").status_code == 200
-    r = laptop.post(
-        "/settings/password",
-        data={
-            "csrf_token": csrf(laptop, "/settings"),
-            "current_password": PASSWORD,
-            "new_password": "a brand new passphrase",
-        },
-    )
-    assert r.status_code == 302
+    assert _change_password(laptop, PASSWORD, "a brand new passphrase").status_code == 302
     page = laptop.get("/settings")  # the session that changed it stays, in a new session
     assert page.status_code == 200 and "Password changed." in page.get_data(as_text=True)
     assert "revoked" not in page.get_data(as_text=True)  # no token, none revoked
@@ -338,26 +340,12 @@ def test_a_new_password_can_revoke_the_api_tokens(app: Flask, engine: Engine) ->
         tokens = [accounts.issue_token(s, user_id, now=utcnow()) for _ in range(2)]
     settings = client.get("/settings").get_data(as_text=True)
     assert 'name="revoke_tokens"' in settings
-    r = client.post(
-        "/settings/password",
-        data={
-            "csrf_token": csrf(client, "/settings"),
-            "current_password": PASSWORD,
-            "new_password": "a routine new passphrase",
-        },
-    )
-    assert r.status_code == 302
+    assert _change_password(client, PASSWORD, "a routine new passphrase").status_code == 302
     assert "revoked" not in client.get("/settings").get_data(as_text=True)
     with Session(engine) as s:
         assert [accounts.user_id_for_token(s, t) for t in tokens] == [user_id, user_id]
-    r = client.post(
-        "/settings/password",
-        data={
-            "csrf_token": csrf(client, "/settings"),
-            "current_password": "a routine new passphrase",
-            "new_password": "a brand new passphrase",
-            "revoke_tokens": "1",
-        },
+    r = _change_password(
+        client, "a routine new passphrase", "a brand new passphrase", revoke_tokens="1"
     )
     assert r.status_code == 302
     page = client.get("/settings").get_data(as_text=True)

@@ -88,17 +88,27 @@ _STATE_INSERT = insert(rs).values(
     version=bindparam("b_new_version"),
     **{c: bindparam(f"b_{c}") for c in WRITTEN_COLUMNS},
 )
-_STATE_UPDATE = (
-    update(rs)
-    .where(
-        rs.c.user_id == bindparam("b_user_id"),
-        rs.c.card_id == bindparam("b_card_id"),
-        rs.c.version == bindparam("b_version"),
+
+
+def _state_update(columns: tuple[str, ...]) -> Any:
+    return (
+        update(rs)
+        .where(
+            rs.c.user_id == bindparam("b_user_id"),
+            rs.c.card_id == bindparam("b_card_id"),
+            rs.c.version == bindparam("b_version"),
+        )
+        .values(version=bindparam("b_new_version"), **{c: bindparam(f"b_{c}") for c in columns})
     )
-    .values(version=bindparam("b_new_version"), **{c: bindparam(f"b_{c}") for c in WRITTEN_COLUMNS})
-)
+
+
+# An answer never moves when its card was introduced, so its UPDATE leaves introduced_at out:
+# SQLite rewrites the entry of every index whose column an UPDATE assigns, changed or not,
+# and that one is a page more to write per answer. Undo restores everything.
+_STATE_UPDATE = _state_update(STATE_COLUMNS)
 INSERT_STATE = Statement(_STATE_INSERT)
 UPDATE_STATE = Statement(_STATE_UPDATE)
+RESTORE_STATE = Statement(_state_update(WRITTEN_COLUMNS))
 
 
 def _log_after(state_written: Any) -> Statement:

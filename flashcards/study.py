@@ -33,7 +33,7 @@ from .answer_sql import rl
 from .days import day_bounds
 from .errors import Conflict, InvalidInput, NotFound
 from .models import Deck
-from .rawsql import DirectConnection, Executor, executor
+from .rawsql import DirectConnection, Executor, Statement, executor
 from .scheduling import CardState, fuzz_seed, review
 from .settings import json_int
 from .state_rows import config_from, rs, state_from_row
@@ -284,13 +284,18 @@ def _state_params(values: dict[str, Any], version: int | None) -> dict[str, Any]
     return params
 
 
-def _write_state(db: Executor, values: dict[str, Any], version: int | None) -> None:
+def _write_state(
+    db: Executor,
+    values: dict[str, Any],
+    version: int | None,
+    update: Statement = sql.UPDATE_STATE,
+) -> None:
     params = _state_params(values, version)
     if version is None:
         # A racing first answer hits the primary key; the caller's retry then sees the row.
         db.execute(sql.INSERT_STATE, params)
         return
-    if db.execute(sql.UPDATE_STATE, params) != 1:
+    if db.execute(update, params) != 1:
         raise ConcurrentAnswer(values["card_id"])
 
 
@@ -358,5 +363,5 @@ def undo(
     else:
         keys = {"user_id": user_id, "card_id": log.card_id, "deck_id": log.deck_id}
         values = {**keys, **_state_values(restored, log.introduced_at_before)}
-        _write_state(executor(session), values, current)
+        _write_state(executor(session), values, current, sql.RESTORE_STATE)
     return UndoResult(log.review_id, log.card_id, restored)

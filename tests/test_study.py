@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import uuid
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from sqlalchemy import Engine, event, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from flashcards import state_rows, study
+from flashcards import answer_sql, migrate, state_rows, study
 from flashcards.db import make_engine, retrying, transaction, writer
 from flashcards.errors import Conflict, InvalidInput, NotFound
 from flashcards.models import Card, ReviewLog, ReviewState
@@ -233,6 +234,36 @@ def test_undo_of_a_first_answer_makes_the_card_new_and_introducible_again(engine
         assert state_row(s, user, card) is None
         next_card, counts = queue.next_card(s, user, now=NOW)
     assert next_card is not None and next_card.card_id == card and counts.new == 1
+
+
+def test_later_answers_and_their_undo_keep_when_the_card_was_introduced(engine: Engine) -> None:
+    user, (card,) = setup_card(engine)
+    with transaction(engine) as s:
+        f.answer(s, user, card, Rating.Good, now=NOW)
+    later = NOW + timedelta(days=3)
+    with transaction(engine) as s:
+        f.answer(s, user, card, Rating.Again, now=later)
+        after = state_row(s, user, card)
+    assert after is not None and after["introduced_at"] == NOW and after["reps"] == 2
+    with transaction(engine) as s:
+        study.undo(s, user, now=later)
+        restored = state_row(s, user, card)
+    assert restored is not None and restored["introduced_at"] == NOW and restored["reps"] == 1
+
+
+def test_an_answer_rewrites_only_the_sqlite_indexes_of_what_it_changes(tmp_path: Path) -> None:
+    """SQLite rewrites the entry of every index whose column an UPDATE assigns, changed or not:
+    an answer's UPDATE must assign nothing indexed that an answer cannot change."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'plan.sqlite3'}")
+    migrate.upgrade(engine)
+    compiled = answer_sql.UPDATE_STATE.compiled(engine.dialect, {})
+    with engine.connect() as conn:
+        plan = conn.exec_driver_sql(
+            f"EXPLAIN {compiled.sql}", tuple([None] * compiled.sql.count("?"))
+        ).all()
+    engine.dispose()
+    # The two indexes holding `due`; not the one on introduced_at, fixed at the first answer.
+    assert [row[1] for row in plan].count("IdxInsert") == 2
 
 
 def test_offline_answers_need_a_time_not_in_the_future_nor_before_the_last_review(

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -224,6 +227,22 @@ def test_serve_help_lists_its_options() -> None:
     for option in ("--host", "--port", "--workers"):
         assert option in result.output
     assert CliRunner().invoke(main, ["serve", "--port", "0"]).exit_code == 2
+
+
+def test_a_served_worker_leaves_its_app_out_of_the_collectors_walks(tmp_path: Path) -> None:
+    # In a process of its own: a frozen app would stay in this one for the rest of the run.
+    code = "import gc; from flashcards.cli.serve import worker_app; worker_app(); "
+    code += "print(gc.get_freeze_count())"
+    env = {
+        **os.environ,
+        "FLASHCARDS_DATABASE_URL": f"sqlite:///{tmp_path / 'worker.sqlite3'}",
+        "FLASHCARDS_SECRET_KEY": "test-secret",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    # The app's objects, tens of thousands of them, not a handful.
+    assert int(result.stdout.split()[-1]) > 50_000
 
 
 def test_serve_reports_a_bad_setting_before_starting(monkeypatch: pytest.MonkeyPatch) -> None:

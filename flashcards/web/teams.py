@@ -130,11 +130,10 @@ def create_invitation(team_id: int) -> Response:
         )
     except (ValueError, OverflowError, InvalidInput) as exc:  # Overflow: days beyond timedelta's
         if isinstance(exc, InvalidInput) and exc.field == "label":
-            max_label = invitations.MAX_LABEL
             flash(
                 _(
                     "A label may have at most %(max)d characters and no control characters.",
-                    max=max_label,
+                    max=invitations.MAX_LABEL,
                 ),
                 "error",
             )

@@ -29,6 +29,26 @@ def test_sign_up_signs_in_and_stores_the_chosen_language(
     assert (user.email, user.locale, user.timezone) == ("ana@example.com", "ko", "Asia/Seoul")
 
 
+def test_sign_up_with_a_zone_we_do_not_know_keeps_the_name_and_uses_utc(
+    client: FlaskClient, engine: Engine
+) -> None:
+    # Chrome reports "Etc/Unknown" where it cannot tell the zone.
+    r = client.post(
+        "/signup",
+        data={
+            "csrf_token": csrf(client, "/signup"),
+            "email": "zed@example.com",
+            "password": PASSWORD,
+            "display_name": "Zed Name",
+            "timezone": "Etc/Unknown",
+        },
+    )
+    assert r.status_code == 302
+    with Session(engine) as s:
+        user = s.scalars(select(User)).one()
+    assert (user.display_name, user.timezone) == ("Zed Name", "UTC")
+
+
 def test_sign_up_errors_are_shown_on_the_form(client: FlaskClient) -> None:
     token = csrf(client, "/signup")
     r = client.post("/signup", data={"csrf_token": token, "email": "nope", "password": PASSWORD})

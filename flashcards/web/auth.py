@@ -36,6 +36,7 @@ from ..http import (
 )
 from ..models import User
 from ..ratelimit import RateLimited
+from ..settings import timezone_names
 from . import bp, csrf
 
 P = ParamSpec("P")
@@ -169,26 +170,22 @@ def signup() -> ResponseReturnValue:
             page = render_template("signup.html", errors=errors, email=email)
             return page, 429, {"Retry-After": str(max(1, int(exc.retry_after)))}
         password = request.form.get("password", "")
-        timezone = request.form.get("timezone") or "UTC"
+        timezone = request.form.get("timezone", "")
+        if timezone not in timezone_names():
+            # The browser's guess (if any) is not a zone we know, as Chrome's "Etc/Unknown"
+            # is not: UTC until they choose in settings.
+            timezone = "UTC"
         session_db = db()
         try:
-            try:
-                user = accounts.create_user(
-                    session_db,
-                    email,
-                    password,
-                    now=utcnow(),
-                    display_name=request.form.get("display_name", ""),
-                    locale=locale_code(),
-                    timezone=timezone,
-                )
-            except InvalidInput as exc:
-                if exc.field != "timezone":
-                    raise
-                # The browser's guess was not a zone we know; UTC until they choose in settings.
-                user = accounts.create_user(
-                    session_db, email, password, now=utcnow(), locale=locale_code()
-                )
+            user = accounts.create_user(
+                session_db,
+                email,
+                password,
+                now=utcnow(),
+                display_name=request.form.get("display_name", ""),
+                locale=locale_code(),
+                timezone=timezone,
+            )
         except Conflict:
             errors["email"] = _("An account with this email already exists.")
         except InvalidInput as exc:

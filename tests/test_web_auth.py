@@ -158,6 +158,14 @@ def test_signed_out_pages_redirect_to_sign_in(client: FlaskClient) -> None:
         r = client.get(path)
         assert r.status_code == 302
         assert r.location.startswith("/signin?next=")
+    # A form sent after the session ended comes back to the page the form was on.
+    r = client.post(
+        "/decks/eks-model-training/subscription",
+        data={"csrf_token": csrf(client, "/signin")},
+        headers={"Referer": "http://localhost/decks/eks-model-training"},
+    )
+    assert r.status_code == 302
+    assert r.location == "/signin?next=/decks/eks-model-training"
 
 
 def test_session_cookie_flags(app: Flask, client: FlaskClient) -> None:

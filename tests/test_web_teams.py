@@ -90,6 +90,38 @@ def test_an_invitation_link_can_be_labelled(app: Flask, loaded_engine: Engine) -
         assert s.scalars(select(TeamInvitation.label)).all() == ["<b>March</b>"]
 
 
+NEXT_RE = re.compile(r'name="next" value="([^"]*)"')
+
+
+def test_switching_language_on_the_page_a_form_answered_comes_back_to_the_form_page(
+    app: Flask, loaded_engine: Engine
+) -> None:
+    lead, _member, _outsider = _people(app)
+    team = _new_team(lead)
+    created = lead.post(
+        f"/teams/{team}/invitations",
+        data={"csrf_token": csrf(lead, f"/teams/{team}"), "days": "7"},
+        headers={"Referer": f"http://localhost/teams/{team}"},
+    )
+    assert created.status_code == 201
+    page = created.get_data(as_text=True)
+    # Not the POST-only route this page answered, whose GET is a 405.
+    assert NEXT_RE.findall(page) == [f"/teams/{team}"]
+    switched = lead.post(
+        "/language", data={"csrf_token": csrf(lead, "/"), "locale": "es", "next": f"/teams/{team}"}
+    )
+    assert switched.location == f"/teams/{team}"
+    shown = lead.get(switched.location)
+    assert shown.status_code == 200 and '<html lang="es">' in shown.get_data(as_text=True)
+    # A referrer from elsewhere (or none) is not followed: the library instead.
+    elsewhere = lead.post(
+        f"/teams/{team}/invitations",
+        data={"csrf_token": csrf(lead, f"/teams/{team}"), "days": "7"},
+        headers={"Referer": "https://evil.example/teams/1"},
+    )
+    assert NEXT_RE.findall(elsewhere.get_data(as_text=True)) == ["/"]
+
+
 def _invite(client: FlaskClient, team: int, **form: str) -> str:
     response = _post(client, f"/teams/{team}/invitations", {"days": "7", **form})
     assert response.status_code == 201

@@ -101,8 +101,7 @@ def login_required(view: Callable[P, R]) -> Callable[P, R | Response]:
     def wrapped(*args: P.args, **kwargs: P.kwargs) -> R | Response:
         if current_user() is None:
             # After sign-in only a page can be returned to, not a form's POST target.
-            target = request.full_path.rstrip("?") if request.method == "GET" else None
-            return redirect(url_for("web.signin", next=target))
+            return redirect(url_for("web.signin", next=current_page()))
         return view(*args, **kwargs)
 
     return wrapped
@@ -123,6 +122,18 @@ def safe_next(target: str | None) -> str:
     if parts.scheme or parts.netloc:
         return fallback
     return target
+
+
+def current_page() -> str:
+    """Where a link back to "this page" should go: its own path, or for a page that answers a
+    form, the page the form was on (Referrer-Policy same-origin sends it), which a GET shows
+    again. The path of a POST-only route would answer the GET with 405, or match another."""
+    if request.method in ("GET", "HEAD"):
+        return request.full_path.rstrip("?")
+    referrer = urlsplit(request.referrer or "")
+    if referrer.netloc != request.host:
+        return url_for("web.library")
+    return safe_next(referrer.path + (f"?{referrer.query}" if referrer.query else ""))
 
 
 def start_session(user: User) -> None:

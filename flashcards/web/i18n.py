@@ -17,7 +17,7 @@ from flask import Flask, request
 from flask_babel import Babel, get_locale, get_timezone
 
 from ..settings import SUPPORTED_LOCALES
-from .auth import current_user
+from .auth import current_page, current_user
 
 LANG_COOKIE = "lang"
 TRANSLATIONS = Path(__file__).resolve().parents[2] / "translations"
@@ -133,6 +133,7 @@ def init_app(app: Flask) -> None:
         language_name=language_name,
         language_in_sentence=language_in_sentence,
         supported_locales=SUPPORTED_LOCALES,
+        current_page=current_page,
     )
     app.jinja_env.filters.update(
         interval=interval,

@@ -127,6 +127,17 @@ def test_team_deck_edit_and_member_removal(world: dict[str, Any]) -> None:
     assert r.status_code == 200 and r.get_json()["updated"] == ["q01"]
     cards = api["ana"]("GET", f"/api/v1/teams/{t}/decks/{slug}").get_json()
     assert cards["locales"]["en"]["cards"][0]["front"] == "1+1?"
+    keys = [c["key"] for c in cards["locales"]["en"]["cards"]]
+    assert api["lead"]("DELETE", f"/api/v1/teams/{t}/decks/{slug}/cards/q01").status_code == 204
+    # A retired card is not edited back to life.
+    r = api["lead"](
+        "PUT",
+        f"/api/v1/teams/{t}/decks/{slug}/cards/q01",
+        {"locale": "en", "front": "1+1 again?", "back": "2"},
+    )
+    assert r.status_code == 409 and r.get_json()["field"] == "key"
+    cards = api["ana"]("GET", f"/api/v1/teams/{t}/decks/{slug}").get_json()
+    assert [c["key"] for c in cards["locales"]["en"]["cards"]] == keys[1:]
     r = api["lead"]("DELETE", f"/api/v1/teams/{t}/members/{world['ids']['ana']}")
     assert r.status_code == 204
     assert api["ana"]("GET", f"/api/v1/teams/{t}/decks/{slug}").status_code == 404

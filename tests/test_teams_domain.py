@@ -331,6 +331,14 @@ def test_team_deck_upload_edit_keeps_progress_and_removal_ends_access(engine: En
         team_decks.retire_card(s, team.id, lead, deck.slug, "q02", now=later)
         cards = team_decks.deck_cards(s, team.id, ana, deck.slug)
         assert cards.keys == ["q01", "q03"]
+        # An edit of the retired card (a page opened before it was retired) is refused,
+        # rather than bringing the old question back with everyone's progress.
+        with pytest.raises(Conflict):
+            team_decks.set_card(
+                s, team.id, lead, deck.slug, "q02",
+                locale="en", question="Two?", answer="2", explanation="", now=later,
+            )  # fmt: skip
+        assert team_decks.deck_cards(s, team.id, ana, deck.slug).keys == ["q01", "q03"]
         state = s.get(ReviewState, (ana, card.card_id))
         assert state is not None and state.reps == 1  # progress kept through the edits
 

@@ -691,6 +691,11 @@ def test_retire_and_add_team_cards(app: Flask, loaded_engine: Engine) -> None:
     assert _cards(loaded_engine, slug) == {"pod": False, "node": True}
     text = member.get(deck_page).get_data(as_text=True)
     assert "What is a pod?" not in text and "What is a node?" in text
+    # Saving the card from a page opened before it was retired does not bring it back.
+    stale = {"locale": "en", "question": "What is a pod, again?", "answer": "Containers"}
+    assert _post(lead, f"{deck_page}/cards/pod", stale, deck_page).status_code == 303
+    assert "no longer be edited" in lead.get(deck_page).get_data(as_text=True)
+    assert _cards(loaded_engine, slug) == {"pod": False, "node": True}
     # The last card stays: the deck is deleted instead.
     assert _post(lead, f"{deck_page}/cards/node/retire", page=deck_page).status_code == 303
     assert "delete the deck instead" in lead.get(deck_page).get_data(as_text=True)

@@ -332,7 +332,7 @@ PATHS: dict[str, Any] = {
     f"{_T}/decks/{{slug}}/cards/{{key}}": {
         "put": _op(
             "setTeamCard",
-            "Edit or add a card; progress is kept.",
+            "Edit or add a card; progress is kept. A retired card is not edited (409).",
             "200",
             ref("TeamDeckSync"),
             403,

@@ -295,6 +295,12 @@ def set_card(
     target = source.locales.get(locale)
     if target is None:
         raise InvalidInput(f"the deck has no language '{locale}'", field="locale")
+    if key not in source.keys and _retired(session, deck.id, key):
+        # Most likely an edit from a page opened before another lead retired the card:
+        # taking it as new would bring the old question back with everyone's progress.
+        raise Conflict(
+            "this card was retired from the deck and can no longer be edited", field="key"
+        )
     if key not in source.keys and locale != deck.default_locale:
         raise InvalidInput(
             f"add the card in the default language '{deck.default_locale}' first", field="locale"
@@ -309,6 +315,13 @@ def set_card(
     locales = dict(source.locales)
     locales[locale] = replace(target, cards=tuple(cards))
     return sync_deck(session, replace(source, locales=locales), now=now, owner_team_id=team_id)
+
+
+def _retired(session: Session, deck_id: int, key: str) -> bool:
+    found = select(Card.id).where(
+        Card.deck_id == deck_id, Card.key == key, Card.retired_at.is_not(None)
+    )
+    return session.scalar(found) is not None
 
 
 def retire_card(

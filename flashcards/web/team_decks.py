@@ -192,6 +192,8 @@ def _card_problem(exc: InvalidInput | Conflict) -> str:
         return str(_("The question and the answer must not be empty."))
     if field == "locale":
         return str(_("Add the card in the deck's default language first, then translate it."))
+    if field == "key":
+        return str(_("This card was retired from the deck, so it can no longer be edited."))
     return str(_("Reload the page and try again."))
 
 

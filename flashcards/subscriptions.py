@@ -47,7 +47,14 @@ def deck_locales(session: Session, deck_id: int) -> list[str]:
 def subscribe(
     session: Session, user_id: int, deck: Deck, locale: str | None, *, now: datetime
 ) -> Subscription:
-    """Subscribe, or change the language of an existing subscription; progress is per card."""
+    """Subscribe, or change the language of an existing subscription; progress is per card.
+
+    Without a language, a new subscription takes the person's UI language (else the deck's
+    default) and an existing one keeps the language they chose.
+    """
+    sub = session.get(Subscription, (user_id, deck.id))
+    if locale is None and sub is not None:
+        return sub
     locales = deck_locales(session, deck.id)
     if locale is None:
         ui_locale = session.scalar(select(User.locale).where(User.id == user_id))
@@ -57,7 +64,6 @@ def subscribe(
             f"deck '{deck.slug}' is available in {', '.join(locales)}, not '{locale}'",
             field="locale",
         )
-    sub = session.get(Subscription, (user_id, deck.id))
     if sub is None:
         sub = Subscription(user_id=user_id, deck_id=deck.id, locale=locale, created_at=now)
         session.add(sub)

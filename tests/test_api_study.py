@@ -135,6 +135,10 @@ def test_decks_and_subscriptions(client: FlaskClient, world: World) -> None:
         422,
         "locale",
     )
+    # Naming no language keeps the one chosen (Ana's UI language is English).
+    for body in ({}, None):
+        r = client.put("/api/v1/decks/alpha/subscription", json=body, headers=world.ana_h)
+        assert r.status_code == 200 and r.get_json() == {"deck": "alpha", "locale": "es"}
     r = client.put("/api/v1/decks/beta/subscription", headers=world.ana_h)  # no body
     assert r.status_code == 200 and r.get_json()["locale"] == "en"
     assert client.delete("/api/v1/decks/beta/subscription", headers=world.ana_h).status_code == 204

@@ -77,8 +77,9 @@ SCHEMAS: dict[str, Any] = {
         "properties": {
             "locale": {
                 "type": "string",
-                "description": "One of the deck's locales; default: the caller's UI locale "
-                "if the deck has it, else the deck's default.",
+                "description": "One of the deck's locales. Left out: an existing subscription "
+                "keeps its locale; a new one takes the caller's UI locale if the deck has it, "
+                "else the deck's default.",
             }
         },
     },

@@ -134,8 +134,7 @@ def unassign(session: Session, team_id: int, actor_id: int, slug: str, *, now: d
 
 def subscribe_member(session: Session, user_id: int, deck: Deck, *, now: datetime) -> None:
     """Subscribe in their UI language (else the deck's default); keep an existing choice."""
-    if session.get(Subscription, (user_id, deck.id)) is None:
-        subscribe(session, user_id, deck, None, now=now)
+    subscribe(session, user_id, deck, None, now=now)
 
 
 def subscribe_to_team_assignments(

@@ -57,8 +57,7 @@ def subscribe(
         return sub
     locales = deck_locales(session, deck.id)
     if locale is None:
-        ui_locale = session.scalar(select(User.locale).where(User.id == user_id))
-        locale = ui_locale if ui_locale in locales else deck.default_locale
+        locale = _first_locale(session, user_id, deck, locales)
     elif locale not in locales:
         raise InvalidInput(
             f"deck '{deck.slug}' is available in {', '.join(locales)}, not '{locale}'",
@@ -71,6 +70,23 @@ def subscribe(
         sub.locale = locale
     session.flush()
     return sub
+
+
+def reading_locale(session: Session, user_id: int, deck: Deck) -> str:
+    """The language this person studies the deck in; if they do not, the one a subscription
+    would start in."""
+    locales = deck_locales(session, deck.id)
+    sub = session.get(Subscription, (user_id, deck.id))
+    # A team may have dropped the language a subscription was made in.
+    if sub is not None and sub.locale in locales:
+        return sub.locale
+    return _first_locale(session, user_id, deck, locales)
+
+
+def _first_locale(session: Session, user_id: int, deck: Deck, locales: list[str]) -> str:
+    """Their UI language if the deck has it, else the deck's default."""
+    ui_locale = session.scalar(select(User.locale).where(User.id == user_id))
+    return ui_locale if ui_locale in locales else deck.default_locale
 
 
 def unsubscribe(session: Session, user_id: int, deck: Deck) -> bool:

@@ -107,6 +107,19 @@ def test_export_without_progress_or_in_every_language(
         col.close()
 
 
+def test_export_defaults_to_the_language_the_caller_studies(
+    client: FlaskClient, world: World
+) -> None:
+    assert export(client, world.ana_h, "").headers["Content-Disposition"].endswith("-en.apkg")
+    r = client.put("/api/v1/decks/alpha/subscription", json={"locale": "es"}, headers=world.ana_h)
+    assert r.status_code == 200
+    plain = export(client, world.ana_h, "")
+    assert plain.headers["Content-Disposition"] == "attachment; filename=alpha-es.apkg"
+    assert (
+        export(client, world.ana_h, "locale=en").headers["Content-Disposition"].endswith("-en.apkg")
+    )
+
+
 def test_export_in_a_language_missing_a_card_keeps_it_in_the_decks_language(
     client: FlaskClient, world: World, engine: Engine, tmp_path: Path
 ) -> None:

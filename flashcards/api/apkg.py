@@ -64,7 +64,9 @@ def export_apkg(slug: str) -> Response:
     package = export_deck(
         session,
         deck.id,
-        locales=None if all_locales else [locale or deck.default_locale],
+        locales=None
+        if all_locales
+        else [locale or subscriptions.reading_locale(session, user_id, deck)],
         # Only ever the caller's own progress: a token never exports someone else's reviews.
         user_id=user_id,
         with_scheduling=with_scheduling,

@@ -91,7 +91,9 @@ PATHS: dict[str, Any] = {
         "get": {
             "operationId": "exportDeckApkg",
             "summary": "A deck as an Anki package (.apkg), optionally with the caller's progress.",
-            "description": "One language (`locale`, default the deck's) as one Anki deck, or "
+            "description": "One language (`locale`; default: the one the caller studies the deck "
+            "in, else their UI language if the deck has it, else the deck's default) as "
+            "one Anki deck, or "
             "every language (`all_locales=true`) as one subdeck each. With "
             "`with_scheduling=true` the caller's own review state and log go along; import "
             "it in Anki with 'Import any learning progress'.",

@@ -12,7 +12,6 @@ import io
 from flask import Flask, current_app, flash, redirect, request, send_file, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
-from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from .. import subscriptions
@@ -20,10 +19,10 @@ from ..anki import AnkiPackageError, ImportReport, export_deck, import_package
 from ..db import utcnow
 from ..errors import FlashcardsError
 from ..http import current_request, db
-from ..models import Deck, Subscription
+from ..models import Deck
 from . import bp
 from .auth import login_required, user_id
-from .i18n import locale_code, one_decimal, whole_number
+from .i18n import one_decimal, whole_number
 from .library import library_page
 
 UPLOAD_ENDPOINT = "web.import_apkg"
@@ -49,14 +48,13 @@ def export_apkg(slug: str) -> Response:
     uid = user_id()
     session = db()
     deck = subscriptions.find_visible_deck(session, uid, slug)
-    locales = subscriptions.deck_locales(session, deck.id)
-    wanted = request.args.get("locale") or _reading_locale(session, uid, deck, locales)
+    wanted = request.args.get("locale")
     if request.args.get("languages") == "all":
         chosen: list[str] | None = None
-    elif wanted in locales:
-        chosen = [wanted]
+    elif wanted in subscriptions.deck_locales(session, deck.id):
+        chosen = [str(wanted)]
     else:
-        chosen = [deck.default_locale]
+        chosen = [subscriptions.reading_locale(session, uid, deck)]
     package = export_deck(
         session,
         deck.id,
@@ -72,14 +70,6 @@ def export_apkg(slug: str) -> Response:
         download_name=package.filename,
         max_age=0,
     )
-
-
-def _reading_locale(session: Session, uid: int, deck: Deck, locales: list[str]) -> str:
-    """The language this person studies the deck in, else the page's, else the deck's."""
-    sub = session.get(Subscription, (uid, deck.id))
-    if sub is not None:
-        return sub.locale
-    return locale_code() if locale_code() in locales else deck.default_locale
 
 
 @bp.post("/decks/import")

@@ -70,6 +70,7 @@ WEB_CARD = {"locale": "en", "question": "a", "answer": "b"}
 ROUTES: dict[tuple[str, str], Probe] = {
     # API: Alice's own objects
     ("/api/v1/cards/<int:card_id>", "GET"): Probe("/api/v1/cards/{card}", member=404),
+    ("/api/v1/decks/<slug>", "DELETE"): Probe("/api/v1/decks/{private}", member=404),
     ("/api/v1/decks/<slug>/export.apkg", "GET"): Probe(
         "/api/v1/decks/{private}/export.apkg", member=404
     ),
@@ -150,6 +151,8 @@ ROUTES: dict[tuple[str, str], Probe] = {
     # Web: Alice's own objects
     ("/decks/<slug>", "GET"): Probe("/decks/{private}", member=404),
     ("/decks/<slug>/apkg", "GET"): Probe("/decks/{private}/apkg", member=404),
+    ("/decks/<slug>/delete", "GET"): Probe("/decks/{private}/delete", member=404),
+    ("/decks/<slug>/delete", "POST"): Probe("/decks/{private}/delete", {}, member=404),
     ("/decks/<slug>/settings", "POST"): Probe(
         "/decks/{private}/settings", {"new_per_day": "3"}, member=404
     ),

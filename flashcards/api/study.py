@@ -10,7 +10,7 @@ from flask import Response, jsonify, request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from .. import queue, state_rows, study, subscriptions
+from .. import own_decks, queue, state_rows, study, subscriptions
 from ..access import visible_decks
 from ..db import MAX_ID, retrying, utcnow
 from ..errors import FlashcardsError, InvalidInput, NotFound
@@ -84,6 +84,15 @@ def unsubscribe(slug: str) -> Response:
     deck = subscriptions.find_visible_deck(session, user_id, slug)
     if not subscriptions.unsubscribe(session, user_id, deck):
         raise NotFound(f"you are not subscribed to '{slug}'")
+    session.commit()
+    return Response(status=204)
+
+
+@bp.delete("/decks/<slug>")
+def delete_deck(slug: str) -> Response:
+    user_id = current_user_id()
+    session = db()
+    own_decks.delete_own_deck(session, user_id, slug)
     session.commit()
     return Response(status=204)
 

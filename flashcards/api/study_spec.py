@@ -251,6 +251,15 @@ PATHS: dict[str, Any] = {
             },
         }
     },
+    "/api/v1/decks/{slug}": {
+        "delete": {
+            "operationId": "deleteDeck",
+            "parameters": [_SLUG],
+            "summary": "Delete a deck the caller imported, with their progress and history on "
+            "it. Shipped decks cannot be deleted, nor a team's here (403).",
+            "responses": {"204": {"description": "Deleted."}, **problems(401, 403, 404)},
+        },
+    },
     "/api/v1/decks/{slug}/subscription": {
         "put": {
             "operationId": "subscribe",

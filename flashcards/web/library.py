@@ -6,7 +6,7 @@ from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
-from .. import deck_settings, queue, subscriptions
+from .. import deck_settings, own_decks, queue, subscriptions
 from ..db import utcnow
 from ..errors import InvalidInput
 from ..http import db
@@ -53,6 +53,7 @@ def deck(slug: str) -> str:
         overrides=overrides,
         defaults=user_settings(session, uid),
         labels=field_labels(),
+        own=found.owner_user_id == uid,
     )
 
 
@@ -119,3 +120,27 @@ def unsubscribe(slug: str) -> Response:
         session.commit()
         flash(_("Unsubscribed. Your progress is kept if you come back."))
     return redirect(url_for("web.library"))
+
+
+@bp.get("/decks/<slug>/delete")
+@login_required
+def delete_deck_page(slug: str) -> str:
+    """The confirmation asked before one's own deck is deleted (a page: it works without
+    script)."""
+    uid = user_id()
+    session = db()
+    found = own_decks.find_own_deck(session, uid, slug)
+    summary = next(
+        d for d in subscriptions.deck_summaries(session, uid, locale_code()) if d.id == found.id
+    )
+    return render_template("deck_delete.html", deck=summary)
+
+
+@bp.post("/decks/<slug>/delete")
+@login_required
+def delete_deck(slug: str) -> Response:
+    session = db()
+    own_decks.delete_own_deck(session, user_id(), slug)
+    session.commit()
+    flash(_("The deck is deleted."))
+    return redirect(url_for("web.library"), 303)

@@ -54,6 +54,7 @@ def deck(slug: str) -> str:
         defaults=user_settings(session, uid),
         labels=field_labels(),
         own=found.owner_user_id == uid,
+        reading=subscriptions.reading_locale(session, uid, found),
     )
 
 

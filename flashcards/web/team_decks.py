@@ -190,6 +190,8 @@ def _card_problem(exc: InvalidInput | Conflict) -> str:
         )
     if field in ("front", "back"):
         return str(_("The question and the answer must not be empty."))
+    if field == "locale" and "has no language" in exc.detail:
+        return str(_("This deck is not available in that language."))
     if field == "locale":
         return str(_("Add the card in the deck's default language first, then translate it."))
     if field == "key":

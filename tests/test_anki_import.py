@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import sqlite3
 import zipfile
 from collections.abc import Callable, Sequence
@@ -649,6 +650,46 @@ def test_absurd_numbers_in_a_package_do_not_break_the_import(
     with transaction(loaded_engine) as s:
         report = import_package(s, data, owner_user_id=user_id, with_scheduling=True, now=now)
         assert report.review_states == 4 and report.review_logs == 8
+
+
+@pytest.mark.parametrize(
+    "conf",
+    [{"rollover": 30}, {"creationOffset": 10**10}, {"creationOffset": 1e300, "rollover": 1e300},
+     {"creationOffset": True, "rollover": -1}],
+)  # fmt: skip
+def test_day_settings_out_of_ankis_range_are_read_as_absent(
+    loaded_engine: Engine, tmp_path: Path, conf: dict[str, Any]
+) -> None:
+    now, user_id, data = hostile_package(
+        loaded_engine,
+        tmp_path,
+        lambda conn: conn.execute("UPDATE col SET conf = ?", (json.dumps(conf),)),
+    )
+    with transaction(loaded_engine) as s:
+        report = import_package(s, data, owner_user_id=user_id, with_scheduling=True, now=now)
+        assert report.review_states == 4
+
+
+def test_a_relearning_card_without_memory_or_history_can_be_studied(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    def edit(conn: sqlite3.Connection) -> None:
+        due = int(wall_now().timestamp()) - 60
+        conn.execute("UPDATE cards SET type = 3, queue = 1, due = ?, left = 1, data = ''", (due,))
+        conn.execute("DELETE FROM revlog")
+
+    now, user_id, data = hostile_package(loaded_engine, tmp_path, edit)
+    with transaction(loaded_engine) as s:
+        report = import_package(s, data, owner_user_id=user_id, with_scheduling=True, now=now)
+        states = s.scalars(select(ReviewState).where(ReviewState.deck_id == report.deck_id)).all()
+        assert states and all(st.state == 3 and st.stability and st.difficulty for st in states)
+        deck = s.get(Deck, report.deck_id)
+        assert deck is not None
+        subscribe(s, user_id, deck, None, now=now)
+        card, counts = queue.next_card(s, user_id, now=now, deck_id=deck.id)
+        assert card is not None and counts.learning == len(states)
+        for state in states:
+            answer(s, user_id, state.card_id, "good", now=now + timedelta(minutes=1))
 
 
 @pytest.mark.parametrize(

@@ -51,16 +51,17 @@ class ImportTiming:
 
     @classmethod
     def from_collection(cls, coll: Collection, user: User, now: datetime) -> ImportTiming:
-        offset = coll.conf.get("creationOffset")
-        rollover = coll.conf.get("rollover", 4)
+        # A package is untrusted: a value out of Anki's own range (minutes west within a
+        # day, an hour of the day) is read as absent, as a missing one is, not computed with.
+        rollover = _whole_number(coll.conf.get("rollover"), 0, 23)
         return cls(
             tz=user.timezone,
             day_start_hour=user.day_start_hour,
             today=study_date(now, user.timezone, user.day_start_hour),
             source_today=source_today(
                 min(max(coll.crt, 0), LATEST_EPOCH),
-                int(offset) if isinstance(offset, int | float) else None,
-                int(rollover) if isinstance(rollover, int | float) else 4,
+                _whole_number(coll.conf.get("creationOffset"), -24 * 60, 24 * 60),
+                4 if rollover is None else rollover,
                 now,
                 user.timezone,
             ),
@@ -78,6 +79,14 @@ class ImportTiming:
 
     def same_day(self, when: datetime, day_number: int) -> bool:
         return study_date(when, self.tz, self.day_start_hour) == self.date_of(day_number)
+
+
+def _whole_number(value: object, lowest: int, highest: int) -> int | None:
+    """`value` as an int if it is a number from `lowest` to `highest` (JSON may hold a
+    fraction, 1e300 or a boolean), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if lowest <= value <= highest else None
 
 
 def scheduler_for(settings: SchedulerSettings | None) -> Scheduler:
@@ -187,16 +196,18 @@ def convert_card(
     )
     # A card in a filtered deck keeps its home due in `odue`.
     due_value = card.odue if card.odid and card.odue else card.due
+    ivl = clamp(card.ivl, 0, MAX_DAYS)
+    if card.type != LEARNING and (stability is None or difficulty is None):
+        # FSRS reviews and relearns only from a memory state; a card without one (studied
+        # before FSRS, with no history in the package) takes its interval as its stability.
+        stability, difficulty = float(max(ivl, 1)), DEFAULT_DIFFICULTY
     if card.type == REVIEW:
-        ivl = clamp(card.ivl, 0, MAX_DAYS)
         candidate = last_review + timedelta(days=ivl) if last_review else None
         # Keep the exact time when Anki's day agrees (our own packages), else the day's start.
         if candidate is not None and timing.same_day(candidate, due_value):
             due = candidate
         else:
             due = timing.start_of(due_value)
-        if stability is None or difficulty is None:
-            stability, difficulty = float(max(ivl, 1)), DEFAULT_DIFFICULTY
         if last_review is None:
             last_review = due - timedelta(days=max(ivl, 1))
         step = None

@@ -19,7 +19,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from flashcards import queue, study
-from flashcards.anki import AnkiPackageError, export_deck, import_package, planning
+from flashcards.anki import AnkiPackageError, export_deck, import_package, planning, reader
 from flashcards.anki.reader import read_package
 from flashcards.anki.timing import study_date
 from flashcards.cli import main
@@ -650,6 +650,64 @@ def test_absurd_numbers_in_a_package_do_not_break_the_import(
     with transaction(loaded_engine) as s:
         report = import_package(s, data, owner_user_id=user_id, with_scheduling=True, now=now)
         assert report.review_states == 4 and report.review_logs == 8
+
+
+ENDLESS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r)"
+# Schema 18's tables, with its deck names from a view that never ends.
+ENDLESS_DECKS = (
+    "CREATE TABLE notetypes (id INTEGER PRIMARY KEY, name TEXT, config BLOB);"
+    " CREATE TABLE config (KEY TEXT, val BLOB); CREATE TABLE fields (ntid INTEGER,"
+    f" ord INTEGER, name TEXT); CREATE VIEW decks AS {ENDLESS} SELECT n AS id, 'x' AS name"
+    " FROM r"
+)
+COMPUTED_FIELDS = (
+    "ALTER TABLE notes RENAME TO old_notes; CREATE TABLE notes (id INTEGER PRIMARY KEY,"
+    " guid TEXT, mid INTEGER, mod INTEGER, usn INTEGER, tags TEXT,"
+    " flds TEXT GENERATED ALWAYS AS (printf('%.*c', 200000000, 'x')) VIRTUAL, sfld TEXT,"
+    " csum INTEGER, flags INTEGER, data TEXT); INSERT INTO notes (id, guid, mid, mod, usn,"
+    " tags, sfld, csum, flags, data) SELECT id, guid, mid, mod, usn, tags, sfld, csum, flags,"
+    " data FROM old_notes; DROP TABLE old_notes"
+)
+
+
+@pytest.mark.parametrize(
+    ("script", "kind"),
+    [
+        (ENDLESS_DECKS, "damaged"),  # rows without end from a view
+        (COMPUTED_FIELDS, "not_a_package"),  # 200 MB values from a few bytes of schema
+        ("INSERT INTO cards (id, nid, did, ord, mod, usn, type, queue, due, ivl, factor, reps,"
+         " lapses, left, odue, odid, flags, data) SELECT c.id * 1000 + n.id, c.nid, c.did, c.ord,"
+         " 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '' FROM cards c, notes n, (SELECT 1 UNION"
+         " SELECT 2 UNION SELECT 3 UNION SELECT 4 UNION SELECT 5 UNION SELECT 6 UNION SELECT 7"
+         " UNION SELECT 8 UNION SELECT 9 UNION SELECT 10 UNION SELECT 11) n2 LIMIT 200",
+         "too_many_cards"),
+    ],
+    ids=["endless-view", "computed-column", "card-rows"],
+)  # fmt: skip
+def test_a_collection_that_would_cost_too_much_to_read_is_refused(
+    loaded_engine: Engine, tmp_path: Path, script: str, kind: str
+) -> None:
+    now, user_id, data = hostile_package(loaded_engine, tmp_path, lambda c: c.executescript(script))
+    with pytest.raises(AnkiPackageError) as refused, transaction(loaded_engine) as s:
+        import_package(s, data, owner_user_id=user_id, with_scheduling=True, now=now, max_notes=15)
+    assert refused.value.kind == kind, refused.value.detail
+
+
+def test_reading_a_collection_has_a_time_budget_and_a_review_limit(
+    loaded_engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now, user_id, data = hostile_package(loaded_engine, tmp_path, lambda c: None)
+    with transaction(loaded_engine) as s:
+        monkeypatch.setattr(reader, "MAX_REVIEWS", 7)  # the package has 8
+        with pytest.raises(AnkiPackageError) as refused:
+            import_package(s, data, owner_user_id=user_id, with_scheduling=True, now=now)
+        assert (refused.value.kind, refused.value.count) == ("too_many_reviews", 8)
+        # Without progress its reviews are not read, so not counted either.
+        import_package(s, data, owner_user_id=user_id, with_scheduling=False, now=now)
+        monkeypatch.setattr(reader, "READ_SECONDS", 0.0)
+        monkeypatch.setattr(reader, "_CHECK_EVERY", 1)  # else a read this small ends unchecked
+        with pytest.raises(AnkiPackageError, match="took over"):
+            import_package(s, data, owner_user_id=user_id, with_scheduling=False, now=now)
 
 
 @pytest.mark.parametrize(

@@ -316,6 +316,13 @@ def test_note_counts_are_written_as_numbers_of_the_pages_language(app: Flask) ->
     assert "12.500" in message and "10.000" in message, message
 
 
+def test_too_many_reviews_says_to_import_without_progress(app: Flask) -> None:
+    error = AnkiPackageError("too many", kind="too_many_reviews", count=1_200_000, limit=10**6)
+    with app.test_request_context(headers={"Accept-Language": "es"}):
+        message = import_error_message(error)
+    assert "1.200.000 repasos" in message and "sin el progreso" in message, message
+
+
 def test_too_many_cards_from_cloze_notes_is_said_as_such(app: Flask) -> None:
     error = AnkiPackageError("too many", kind="too_many_cards", count=60_000, limit=50_000)
     with app.test_request_context(headers={"Accept-Language": "ko"}):

@@ -11,6 +11,7 @@ import io
 import json
 import sqlite3
 import tempfile
+import time
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -26,6 +27,15 @@ from .errors import AnkiPackageError, Kind
 CHUNK = 1 << 16
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 NORMAL, CLOZE = 0, 1
+# A collection is an untrusted SQLite file: its size is capped while unpacking, and what
+# reading it may cost is capped too. A view or a generated column can make rows without end
+# or values of any size from a few bytes of schema, so neither is read (stored values are
+# bounded by the file's size); rows are counted before they are read, and all of the
+# reading has a time budget.
+READ_SECONDS = 10.0
+MAX_REVIEWS = 1_000_000
+CARDS_PER_NOTE = 10  # rows of `cards` read per note allowed (Cloze makes several)
+_CHECK_EVERY = 1_000  # SQLite steps between two looks at the clock
 
 
 @dataclass(frozen=True)
@@ -226,15 +236,22 @@ def open_collection(
             # RuntimeError: an encrypted member; ValueError: a damaged header.
             raise AnkiPackageError(f"the package is damaged: {exc}") from None
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        deadline = time.monotonic() + READ_SECONDS
         try:
             conn.execute("PRAGMA query_only = ON")
             conn.execute("PRAGMA trusted_schema = OFF")
+            conn.set_progress_handler(lambda: time.monotonic() > deadline, _CHECK_EVERY)
             yield conn, media
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             # Hand-made collections can have JSON of the wrong shape anywhere, and a REAL
             # infinity where an integer belongs (int() raises OverflowError).
             raise AnkiPackageError(f"the package's collection is damaged: {exc!r}") from None
         except sqlite3.DatabaseError as exc:
+            if time.monotonic() > deadline:
+                raise AnkiPackageError(
+                    f"reading the package's collection took over {READ_SECONDS:.0f} s; a real"
+                    " collection of this size reads in a fraction of that"
+                ) from None
             raise AnkiPackageError(
                 f"the package's collection is not a readable Anki database: {exc}",
                 kind="not_a_package",
@@ -244,7 +261,17 @@ def open_collection(
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    """The collection's stored tables: not views, virtual tables or tables that compute."""
+    found = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
+    )
+    return {str(name) for (name,) in found.fetchall() if not _computes(conn, str(name))}
+
+
+def _computes(conn: sqlite3.Connection, table: str) -> bool:
+    """Whether `table` has a generated column: its values are expressions, run on reading."""
+    columns = conn.execute("SELECT hidden FROM pragma_table_xinfo(?)", (table,))
+    return any(hidden in (2, 3) for (hidden,) in columns)  # 2, 3: virtual, stored
 
 
 def _json(text: Any) -> Any:
@@ -274,6 +301,8 @@ def read_structure(
             f"the collection has schema {ver}; we read 11 to 18", kind="unsupported_version"
         )
     if "notetypes" in tables:
+        if not {"config", "fields", "decks"} <= tables:
+            raise AnkiPackageError("the package's collection is damaged: tables are missing")
         conf = {k: _json(v) for k, v in conn.execute("SELECT KEY, val FROM config")}
         fields: dict[int, list[str]] = {}
         for ntid, name in conn.execute("SELECT ntid, name FROM fields ORDER BY ntid, ord"):
@@ -303,8 +332,9 @@ def read_structure(
     return int(crt), conf, notetypes, decks
 
 
-def count_notes(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+def _count(conn: sqlite3.Connection, table: str) -> int:
+    # `table` is one of ours, never the package's.
+    return int(conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
 
 
 def read_notes(conn: sqlite3.Connection) -> Iterator[Note]:
@@ -353,13 +383,29 @@ def read_package(
         media,
     ):
         crt, conf, notetypes, decks = read_structure(conn)
-        count = count_notes(conn)
+        count = _count(conn, "notes")
         if count > max_notes:
             raise AnkiPackageError(
                 f"the package has {count} notes, over the limit of {max_notes}",
                 kind="too_many_notes",
                 count=count,
                 limit=max_notes,
+            )
+        cards = _count(conn, "cards")
+        if cards > max_notes * CARDS_PER_NOTE:
+            raise AnkiPackageError(
+                f"the package has {cards} cards, over the limit of {max_notes * CARDS_PER_NOTE}",
+                kind="too_many_cards",
+                count=cards,
+                limit=max_notes * CARDS_PER_NOTE,
+            )
+        reviews = _count(conn, "revlog") if with_revlog and "revlog" in _tables(conn) else 0
+        if reviews > MAX_REVIEWS:
+            raise AnkiPackageError(
+                f"the package has {reviews} reviews, over the limit of {MAX_REVIEWS}",
+                kind="too_many_reviews",
+                count=reviews,
+                limit=MAX_REVIEWS,
             )
         return Collection(
             crt=crt,

@@ -152,6 +152,15 @@ def import_error_message(exc: FlashcardsError) -> str:
                 limit=whole_number(exc.limit),
             )
         )
+    if exc.kind == "too_many_reviews":
+        return str(
+            _(
+                "This package has %(count)s reviews; at most %(limit)s can be imported with "
+                "their progress. Import it without progress instead.",
+                count=whole_number(exc.count),
+                limit=whole_number(exc.limit),
+            )
+        )
     if exc.kind == "cloze_too_large":
         return str(
             _(

@@ -89,9 +89,46 @@ def _free_slug(session: Session, wanted: str) -> str:
     return slug
 
 
+def check_names(owner_user_id: int | None, slug: str | None, locale: str | None) -> str:
+    """Refuse a malformed deck slug or locale (an edge may ask before reading a package);
+    the prefix of the owner's slugs."""
+    # A user's decks are named in a space of their own, as a team's are ("team<id>-"): a
+    # name another user's private deck holds can then be neither refused nor renamed around,
+    # which would tell that the deck exists.
+    prefix = "" if owner_user_id is None else f"user{owner_user_id}-"
+    longest = 100 - len(prefix)
+    if slug is not None and not (SLUG_RE.match(slug) and len(slug) <= longest):
+        raise InvalidInput(
+            f"a deck slug is lower-case letters, digits, '-' and '_' (at most {longest})",
+            field="slug",
+        )
+    if locale is not None and not LOCALE_RE.match(locale):
+        raise InvalidInput(f"'{locale}' is not a locale name (e.g. es, ko)", field="locale")
+    return prefix
+
+
+def read_for_import(
+    source: bytes | Path,
+    *,
+    with_scheduling: bool,
+    max_notes: int = DEFAULT_MAX_NOTES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_unpacked_bytes: int | None = None,
+) -> Collection:
+    """The package read, before any database work: an edge calls it outside its write
+    transaction, so that on SQLite other writers do not wait while an upload is parsed."""
+    return read_package(
+        source,
+        max_bytes=max_bytes,
+        max_unpacked_bytes=max_unpacked_bytes or 10 * max_bytes,
+        max_notes=max_notes,
+        with_revlog=with_scheduling,
+    )
+
+
 def import_package(
     session: Session,
-    source: bytes | Path,
+    source: bytes | Path | Collection,
     *,
     owner_user_id: int | None,
     slug: str | None = None,
@@ -113,6 +150,8 @@ def import_package(
 
     Packages we exported come back with their card keys, languages and explanations. With
     scheduling, the owner's review state and log are rebuilt from Anki's cards and revlog.
+    `source` is the package, or what `read_for_import` read of it (with the same
+    `with_scheduling`: the review log is read only for it).
     """
     user = session.get(User, owner_user_id) if owner_user_id is not None else None
     if owner_user_id is not None and user is None:
@@ -120,25 +159,16 @@ def import_package(
     if with_scheduling and user is None:
         raise InvalidInput("importing learning progress needs a user", field="user")
     user_locale = user.locale if user is not None else "en"
-    # A user's decks are named in a space of their own, as a team's are ("team<id>-"): a
-    # name another user's private deck holds can then be neither refused nor renamed around,
-    # which would tell that the deck exists.
-    prefix = "" if owner_user_id is None else f"user{owner_user_id}-"
-    longest = 100 - len(prefix)
-    if slug is not None and not (SLUG_RE.match(slug) and len(slug) <= longest):
-        raise InvalidInput(
-            f"a deck slug is lower-case letters, digits, '-' and '_' (at most {longest})",
-            field="slug",
+    prefix = check_names(owner_user_id, slug, locale)
+    coll = source
+    if not isinstance(coll, Collection):
+        coll = read_for_import(
+            coll,
+            with_scheduling=with_scheduling,
+            max_notes=max_notes,
+            max_bytes=max_bytes,
+            max_unpacked_bytes=max_unpacked_bytes,
         )
-    if locale is not None and not LOCALE_RE.match(locale):
-        raise InvalidInput(f"'{locale}' is not a locale name (e.g. es, ko)", field="locale")
-    coll = read_package(
-        source,
-        max_bytes=max_bytes,
-        max_unpacked_bytes=max_unpacked_bytes or 10 * max_bytes,
-        max_notes=max_notes,
-        with_revlog=with_scheduling,
-    )
     skipped: Counter[str] = Counter()
     planner = plan_cards(coll, locale or user_locale, skipped, max_notes, progress)
     planned = list(planner.planned.values())

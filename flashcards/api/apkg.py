@@ -12,7 +12,8 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from .. import subscriptions
-from ..anki import ImportReport, export_deck, import_package
+from ..anki import ImportReport, export_deck, import_package, read_for_import
+from ..anki.importer import check_names
 from ..config import parse_bool
 from ..db import retrying, utcnow
 from ..errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
@@ -138,7 +139,11 @@ def import_apkg() -> tuple[Response, int]:
     with_scheduling = flag("with_scheduling")
     limit: int = current_app.config["MAX_UPLOAD_BYTES"]
     max_notes: int = current_app.config["APKG_MAX_NOTES"]
-    data = _package_body(limit)
+    check_names(user_id, slug, locale)  # before reading: the package is the long part
+    # Read before the write transaction begins: on SQLite other writers would wait on it.
+    package = read_for_import(
+        _package_body(limit), with_scheduling=with_scheduling, max_notes=max_notes, max_bytes=limit
+    )
     session = db()
     owner = session.get(User, user_id)
     # A package that names no deck gets a title in its owner's language, as on the web.
@@ -149,14 +154,12 @@ def import_apkg() -> tuple[Response, int]:
         now = utcnow()
         report = import_package(
             session,
-            data,
+            package,
             owner_user_id=user_id,
             slug=slug,
             locale=locale,
             with_scheduling=with_scheduling,
             now=now,
-            max_bytes=limit,
-            max_notes=max_notes,
             untitled=untitled,
         )
         deck = session.get(Deck, report.deck_id)

@@ -15,7 +15,7 @@ from flask_babel import ngettext
 from werkzeug.wrappers import Response
 
 from .. import subscriptions
-from ..anki import AnkiPackageError, ImportReport, export_deck, import_package
+from ..anki import AnkiPackageError, ImportReport, export_deck, import_package, read_for_import
 from ..db import utcnow
 from ..errors import FlashcardsError
 from ..http import current_request, db
@@ -84,17 +84,25 @@ def import_apkg() -> Response | tuple[str, int]:
     if len(data) > limit:
         return library_page(import_error=too_large_message(limit)), 413
     session = db()
+    # The sign-in check began a write transaction: it ends before the package is read, so
+    # that on SQLite other people's writes do not wait on the parsing.
+    session.commit()
+    with_scheduling = request.form.get("with_scheduling") == "1"
     now = utcnow()
     try:
+        package = read_for_import(
+            data,
+            with_scheduling=with_scheduling,
+            max_notes=current_app.config["APKG_MAX_NOTES"],
+            max_bytes=limit,
+        )
         report = import_package(
             session,
-            data,
+            package,
             owner_user_id=uid,
             slug=None,
-            with_scheduling=request.form.get("with_scheduling") == "1",
+            with_scheduling=with_scheduling,
             now=now,
-            max_bytes=limit,
-            max_notes=current_app.config["APKG_MAX_NOTES"],
             untitled=_("Imported from Anki"),
         )
         deck = session.get(Deck, report.deck_id)

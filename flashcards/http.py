@@ -165,6 +165,25 @@ def signin_key(email: str) -> str:
     return Limiter.key("signin", email.strip().lower(), request.remote_addr or "")
 
 
+def change_password_limited(
+    session: Session, user_id: int, current: str, new: str, *, revoke_tokens: bool
+) -> int:
+    """`accounts.change_password`, with each wrong current password counted against the
+    account as a failed sign-in is: a stolen cookie or token must not try passwords without
+    limit. RateLimited (429) once the account's allowance is used up."""
+    limiter = signin_limiter()
+    key = Limiter.key("password", str(user_id))
+    limiter.check(key)
+    try:
+        return accounts.change_password(session, user_id, current, new, revoke_tokens=revoke_tokens)
+    except accounts.WrongPassword:
+        # Counting it in the database takes SQLite's write lock, which this session holds
+        # until it ends. (A success is not counted: the failures expire with the window.)
+        session.rollback()
+        limiter.failed(key)
+        raise
+
+
 def signup_limiter() -> Limiter:
     """Accounts made, per client address, so that a script cannot mass-produce them; the API
     and the web page share it. Only an account made counts, not a rejected attempt."""

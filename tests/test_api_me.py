@@ -129,6 +129,36 @@ def test_change_password(client: FlaskClient, token: str) -> None:
     assert client.post("/api/v1/tokens", json=sign_in).status_code == 201
 
 
+def test_wrong_current_passwords_are_limited_per_account(
+    app: Flask, client: FlaskClient, token: str, engine: Engine
+) -> None:
+    # A leaked token or cookie must not become a way to try passwords without end.
+    app.config["SIGNIN_ATTEMPTS_PER_15_MIN"] = 3
+    wrong = {"current_password": "wrong horse", "new_password": "new password!"}
+    for _ in range(3):
+        assert (
+            client.post("/api/v1/me/password", json=wrong, headers=auth(token)).status_code == 403
+        )
+    right = {"current_password": "correct horse", "new_password": "new password!"}
+    limited = client.post("/api/v1/me/password", json=right, headers=auth(token))
+    assert limited.status_code == 429 and int(limited.headers["Retry-After"]) > 0
+    with transaction(engine) as s:
+        user = s.scalars(select(User)).one()
+        assert accounts.verify_password(user.password_hash, "correct horse")  # unchanged
+    # The web form counts against the same account.
+    browser = app.test_client()
+    signed_in = browser.post(
+        "/signin",
+        data={"csrf_token": csrf(browser, "/signin"), "email": "ana@example.com",
+              "password": "correct horse"},
+    )  # fmt: skip
+    assert signed_in.status_code == 302
+    form = {"csrf_token": csrf(browser, "/settings"), "current_password": "correct horse",
+            "new_password": "new password!"}  # fmt: skip
+    assert browser.post("/settings/password", data=form).status_code == 302
+    assert "Too many failed attempts" in browser.get("/settings").get_data(as_text=True)
+
+
 def test_change_password_can_revoke_every_api_token(
     client: FlaskClient, engine: Engine, token: str
 ) -> None:

@@ -9,7 +9,7 @@ from flask import Response, current_app, jsonify
 from .. import accounts
 from ..db import utcnow
 from ..errors import Forbidden, InvalidInput
-from ..http import db, signup_key, signup_limiter
+from ..http import change_password_limited, db, signup_key, signup_limiter
 from ..settings import (
     MAX_STEP_SECONDS,
     MAX_STEPS,
@@ -53,7 +53,7 @@ def change_password() -> tuple[str, int]:
     if not isinstance(revoke_tokens, bool):
         raise InvalidInput("revoke_tokens must be true or false", field="revoke_tokens")
     session = db()
-    accounts.change_password(session, user_id, current, new, revoke_tokens=revoke_tokens)
+    change_password_limited(session, user_id, current, new, revoke_tokens=revoke_tokens)
     session.commit()
     return "", 204
 
@@ -182,13 +182,15 @@ PATHS: dict[str, Any] = {
         "post": {
             "operationId": "changePassword",
             "summary": "Change the caller's password.",
+            "description": "A wrong current password (403) counts against the account as a "
+            "failed sign-in does; past the limit the answer is 429 with Retry-After.",
             "requestBody": json_request(ref("PasswordChange")),
             "responses": {
                 "204": {
                     "description": "Changed; every browser session is ended. With "
                     "revoke_tokens, so are all the caller's API tokens, this request's included."
                 },
-                **problems(401, 403, *BODY_PROBLEMS),
+                **problems(401, 403, 429, *BODY_PROBLEMS),
             },
         }
     },

@@ -16,7 +16,8 @@ from werkzeug.wrappers import Response
 from .. import accounts, apitokens
 from ..db import utcnow
 from ..errors import InvalidInput, NotFound
-from ..http import db
+from ..http import change_password_limited, db
+from ..ratelimit import RateLimited
 from ..settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
 from . import bp
 from .auth import (
@@ -134,13 +135,19 @@ def settings() -> str | Response | tuple[str, int]:
 def change_password() -> Response:
     session = db()
     try:
-        revoked = accounts.change_password(
+        revoked = change_password_limited(
             session,
             user_id(),
             request.form.get("current_password", ""),
             request.form.get("new_password", ""),
             revoke_tokens=request.form.get("revoke_tokens") == "1",
         )
+    except RateLimited as exc:
+        minutes = max(1, round(exc.retry_after / 60))
+        flash(
+            _("Too many failed attempts. Try again in %(minutes)d min.", minutes=minutes), "error"
+        )
+        return redirect(url_for("web.settings"))
     except InvalidInput as exc:
         if exc.field == "current_password":
             flash(_("The current password is not correct."), "error")

@@ -15,7 +15,7 @@ primary keys) make sure no answer is lost or applied twice.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from fsrs import Rating
@@ -40,6 +40,10 @@ from .state_rows import config_from, rs, state_from_row
 
 # Clocks of offline clients drift; an answer a little "in the future" is still accepted.
 CLOCK_SKEW = timedelta(seconds=60)
+# Anki numbers reviews by milliseconds since 1970, and a time near year 1 has no study date
+# west of UTC (dates begin at year 1): an answer given earlier could be neither exported nor
+# counted.
+EARLIEST_REVIEW = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class ConcurrentAnswer(Exception):
@@ -161,6 +165,8 @@ def prepare_answer(
     else:
         if reviewed_at > now + CLOCK_SKEW:
             raise InvalidInput("reviewed_at is in the future", field="reviewed_at")
+        if reviewed_at < EARLIEST_REVIEW:
+            raise InvalidInput("reviewed_at is before 1970", field="reviewed_at")
         # Within the skew, store our own clock: a last review "ahead" of it would make the
         # next answer (at the server's now) look older than the card's last review.
         when = min(reviewed_at, now)

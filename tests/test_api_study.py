@@ -317,6 +317,14 @@ def test_reviewed_at(client: FlaskClient, world: World) -> None:
             "/api/v1/reviews", json=review_body(card, reviewed_at=value), headers=world.ana_h
         )
         assert_problem(r, 422, "reviewed_at")
+    # A card's first answer cannot be before 1970 either: Anki could not number it.
+    for value in ("0001-01-01T00:00:00+00:00", "1969-12-31T23:59:59+00:00"):
+        r = client.post(
+            "/api/v1/reviews",
+            json=review_body(world.cards[1], reviewed_at=value),
+            headers=world.ana_h,
+        )
+        assert_problem(r, 422, "reviewed_at")
 
 
 WRONG_TYPES: list[tuple[dict[str, Any], str]] = [

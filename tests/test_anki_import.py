@@ -202,6 +202,30 @@ def anki_native_package(tmp_path: Path) -> bytes:
         col.close()
 
 
+def test_a_long_deck_name_imported_three_times_gets_three_names(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    col = Collection(str(tmp_path / "long.anki2"))
+    try:
+        did = col.decks.id("A deck whose name is longer than any slug may be " * 2)
+        basic = col.models.by_name("Basic")
+        assert basic is not None
+        note = col.new_note(basic)
+        note["Front"], note["Back"] = "Q", "A"
+        col.add_note(note, did)
+        package = anki_export(col, tmp_path / "long.apkg", legacy=False)
+    finally:
+        col.close()
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "long@example.com")
+    slugs = []
+    for _ in range(3):
+        with transaction(loaded_engine) as s:
+            report = import_package(s, package, owner_user_id=user_id, now=wall_now())
+            slugs.append(report.slug)
+    assert len(set(slugs)) == 3 and all(len(slug) <= 100 for slug in slugs), slugs
+
+
 def test_deck_made_in_anki_is_sanitized_and_reports_media_and_tags(
     loaded_engine: Engine, tmp_path: Path
 ) -> None:

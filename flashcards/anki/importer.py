@@ -81,10 +81,12 @@ def _deck_title(coll: Collection, planned: list[PlannedCard], untitled: str) -> 
 
 
 def _free_slug(session: Session, wanted: str) -> str:
-    taken = set(session.scalars(select(Deck.slug).where(Deck.slug.like(f"{wanted[:60]}%"))))
+    # Every candidate starts with the stem: "<stem>...", then "<stem>-2", "<stem>-3"...
+    stem = wanted[:56]
+    taken = set(session.scalars(select(Deck.slug).where(Deck.slug.like(f"{stem}%"))))
     slug, n = wanted[:60], 2
     while slug in taken:
-        slug = f"{wanted[:56]}-{n}"
+        slug = f"{stem}-{n}"
         n += 1
     return slug
 

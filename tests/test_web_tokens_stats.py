@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from flask.testing import FlaskClient
 from fsrs import Rating
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, insert, select
 
 from flashcards import deck_settings, queue, stats
 from flashcards.accounts import create_user
 from flashcards.days import day_bounds
 from flashcards.db import transaction
-from flashcards.models import Card, ReviewState, User
+from flashcards.models import Card, ReviewLog, ReviewState, User
 from flashcards.study import answer
 from flashcards.subscriptions import find_visible_deck, subscribe, unsubscribe
 
-from .web_helpers import csrf, sign_up
+from .web_helpers import answer_shown_card, csrf, sign_up
 from .web_helpers import subscribe as web_subscribe
 
 
@@ -58,6 +59,23 @@ def test_stats_page_renders_charts_with_text_alternatives(
     assert "<title" in page and "<desc" in page and "<table>" in page
     assert "일일" in page or "하루" in page or "복습" in page
     assert 'style="' not in page
+
+
+def test_stats_counts_are_written_as_the_pages_language_writes_numbers(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client, language="es")
+    web_subscribe(client, "es")
+    answer_shown_card(client, "3")
+    with transaction(loaded_engine) as s:
+        log = s.scalars(select(ReviewLog)).one()
+        values = {c.name: getattr(log, c.name) for c in ReviewLog.__table__.c if c.name != "id"}
+        s.execute(
+            insert(ReviewLog),
+            [{**values, "review_id": str(uuid.uuid4())} for _ in range(1_233)],
+        )
+    page = client.get("/stats").get_data(as_text=True)
+    assert "1.234 repasos en los últimos 90 días" in page, page
 
 
 def _user(engine: Engine, tz: str) -> int:

@@ -140,6 +140,7 @@ def init_app(app: Flask) -> None:
         when=when,
         decimal=one_decimal,
         plain_number=plain_number,
+        whole=whole_number,
         date_label=date_label,
         percent=percent,
         lang_tag=lang_tag,

@@ -136,10 +136,14 @@ def _locale(value: object) -> str:
     return value
 
 
+# Not zones: "localtime" is whatever the server's clock is set to, "Factory" a placeholder.
+_NOT_ZONES = frozenset({"localtime", "Factory", "posixrules"})
+
+
 @lru_cache(maxsize=1)
 def timezone_names() -> frozenset[str]:
     """The IANA names this system knows; the OpenAPI document lists the same ones."""
-    return frozenset(available_timezones())
+    return frozenset(available_timezones()) - _NOT_ZONES
 
 
 def _timezone(value: object) -> str:

@@ -234,6 +234,8 @@ def test_tokens_are_stored_hashed_resolve_and_revoke(engine: Engine) -> None:
         ("locale", 1),
         ("timezone", "Mars/Olympus"),
         ("timezone", "../../etc/passwd"),
+        ("timezone", "localtime"),  # the server's own clock, whatever it is set to
+        ("timezone", "Factory"),
         ("timezone", ""),
         ("display_name", "x" * 101),
         ("display_name", "a\x00b"),

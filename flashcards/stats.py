@@ -24,9 +24,8 @@ from .models import (
     SchedulerSettings,
     Subscription,
 )
-from .queue import new_allowance
+from .queue import LEARN_AHEAD, LEARNING_STATES, REVIEW_STATE, new_allowance
 
-REVIEW_STATE = 2
 AGAIN = 1
 
 
@@ -76,23 +75,36 @@ def is_subscribed(session: Session, user_id: int, *, deck_slug: str | None = Non
 def next_due(
     session: Session, user_id: int, *, now: datetime, deck_slug: str | None = None
 ) -> datetime | None:
-    """When something is next to study, for someone with nothing to study now: the earliest
-    card falling due, or the next study day when today's limits hold cards back (cards due
-    already, or new cards in a deck that allows some a day). None: nothing ever will be.
+    """When something is next to study, for someone with nothing to study now, by the
+    queue's rules: a learning card `LEARN_AHEAD` before it is due, a review card from the
+    start of the study day it is due on, and the next study day when today's limits hold
+    cards back (cards due already, or new cards in a deck that allows some a day). None:
+    nothing ever will be.
     """
     deck_ids = _subscribed_deck_ids(session, user_id, deck_slug)
     if not deck_ids:
         return None
-    candidates: list[datetime] = []
-    earliest = session.scalar(
-        select(func.min(ReviewState.due)).where(
-            ReviewState.user_id == user_id,
-            ReviewState.deck_id.in_(deck_ids),
-            ReviewState.due > now,
+    tz, hour = user_clock(session, user_id)
+    next_day = day_bounds(now, tz, hour)[1]
+
+    def earliest(states: tuple[int, ...], after: datetime) -> datetime | None:
+        return session.scalar(
+            select(func.min(ReviewState.due)).where(
+                ReviewState.user_id == user_id,
+                ReviewState.deck_id.in_(deck_ids),
+                ReviewState.state.in_(states),
+                ReviewState.due > after,
+            )
         )
-    )
-    if earliest is not None:
-        candidates.append(earliest)
+
+    candidates: list[datetime] = []
+    learning = earliest(LEARNING_STATES, now + LEARN_AHEAD)
+    if learning is not None:
+        candidates.append(learning - LEARN_AHEAD)
+    review = earliest((REVIEW_STATE,), now)
+    if review is not None:
+        # One due later today is held back by today's limit (else it would be shown now).
+        candidates.append(max(day_bounds(review, tz, hour)[0], next_day))
     held_back = session.scalar(
         select(exists().where(
             ReviewState.user_id == user_id,
@@ -107,8 +119,7 @@ def next_due(
         .where(Card.deck_id.in_(deck_ids), Card.retired_at.is_(None), ~seen)
     ).all()
     if held_back or any(_new_cards_allowed(session, user_id, d) for d in decks_with_new):
-        tz, hour = user_clock(session, user_id)
-        candidates.append(day_bounds(now, tz, hour)[1])
+        candidates.append(next_day)
     return min(candidates) if candidates else None
 
 

@@ -15,7 +15,7 @@ from flashcards import deck_settings, queue, stats
 from flashcards.accounts import create_user
 from flashcards.days import day_bounds
 from flashcards.db import transaction
-from flashcards.models import Card, ReviewLog, ReviewState, User
+from flashcards.models import Card, ReviewLog, ReviewState, SchedulerSettings, User
 from flashcards.study import answer
 from flashcards.subscriptions import find_visible_deck, subscribe, unsubscribe
 
@@ -177,6 +177,32 @@ def test_next_due_counts_what_todays_limits_hold_back(loaded_engine: Engine) -> 
         card, _counts = queue.next_card(s, uid, now=later)
         assert card is None  # held back by the limit, not finished
         assert stats.next_due(s, uid, now=later) == day_bounds(later, "UTC", 4)[1]
+
+
+def test_next_due_is_when_the_queue_shows_the_card(loaded_engine: Engine) -> None:
+    uid = _user(loaded_engine, "Asia/Seoul")  # the study day starts at 04:00 Seoul time
+    with transaction(loaded_engine) as s:
+        s.get(SchedulerSettings, uid).learning_steps = [60, 1800]  # type: ignore[union-attr]
+        deck = find_visible_deck(s, uid, "eks-model-training")
+        deck_settings.set_deck_overrides(s, uid, deck.id, {"new_per_day": 1})
+        first, second = s.scalars(select(Card.id).where(Card.deck_id == deck.id)).all()[:2]
+        # Good on a new card: its second step, due in 30 minutes.
+        learning = answer(
+            s, uid, first, Rating.Good, "00000000-0000-4000-8000-000000000001", now=T0
+        )
+        assert learning.state.due == T0 + timedelta(minutes=30)
+        # Shown from 20 minutes before it is due (the learn-ahead), not when it is due.
+        assert stats.next_due(s, uid, now=T0) == T0 + timedelta(minutes=10)
+        review = answer(s, uid, second, Rating.Easy, "00000000-0000-4000-8000-000000000002", now=T0)
+        answer(s, uid, first, Rating.Easy, "00000000-0000-4000-8000-000000000003", now=T0)
+    due = review.state.due
+    seoul = due.astimezone(ZoneInfo("Asia/Seoul"))
+    assert seoul.hour >= 4  # the review is due after the start of its study day
+    with transaction(loaded_engine) as s:
+        deck_settings.set_deck_overrides(s, uid, deck.id, {"new_per_day": 0})
+        # A review card is shown from the start of the study day it is due on.
+        expected = day_bounds(min(due, s.get(ReviewState, (uid, first)).due), "Asia/Seoul", 4)[0]  # type: ignore[union-attr]
+        assert stats.next_due(s, uid, now=T0 + timedelta(minutes=1)) == expected
 
 
 def test_no_new_cards_a_day_is_said_on_the_done_page(

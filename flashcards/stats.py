@@ -27,6 +27,9 @@ from .models import (
 from .queue import LEARN_AHEAD, LEARNING_STATES, REVIEW_STATE, new_allowance
 
 AGAIN = 1
+# States of cards still in their deck: a retired card is never shown again (see `queue`), so
+# it is not counted, forecast or named as due. EXISTS: the retired cards are the few.
+_LIVE = ~exists().where(Card.id == ReviewState.card_id, Card.retired_at.is_not(None))
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,7 @@ def next_due(
                 ReviewState.deck_id.in_(deck_ids),
                 ReviewState.state.in_(states),
                 ReviewState.due > after,
+                _LIVE,
             )
         )
 
@@ -110,6 +114,7 @@ def next_due(
             ReviewState.user_id == user_id,
             ReviewState.deck_id.in_(deck_ids),
             ReviewState.due <= now,
+            _LIVE,
         ))
     )  # fmt: skip
     seen = exists().where(ReviewState.user_id == user_id, ReviewState.card_id == Card.id)
@@ -138,7 +143,7 @@ def cards_by_state(session: Session, user_id: int) -> dict[str, int]:
     counts = dict(
         session.execute(
             select(ReviewState.state, func.count())
-            .where(ReviewState.user_id == user_id, ReviewState.deck_id.in_(deck_ids))
+            .where(ReviewState.user_id == user_id, ReviewState.deck_id.in_(deck_ids), _LIVE)
             .group_by(ReviewState.state)
         ).all()
     )
@@ -189,6 +194,7 @@ def due_forecast(
             ReviewState.user_id == user_id,
             ReviewState.deck_id.in_(deck_ids),
             ReviewState.due < horizon,
+            _LIVE,
         )
     )
     counter = Counter(max(today, study_date(d, tz, hour)) for d in dues)
@@ -244,6 +250,7 @@ def hardest_cards(session: Session, user_id: int, *, limit: int = 10) -> list[Ha
         .where(
             ReviewState.user_id == user_id,
             ReviewState.difficulty.is_not(None),
+            Card.retired_at.is_(None),
             visible_decks(user_id),
         )
         .order_by(ReviewState.lapses.desc(), ReviewState.difficulty.desc(), Card.id)

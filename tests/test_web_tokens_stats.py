@@ -205,6 +205,31 @@ def test_next_due_is_when_the_queue_shows_the_card(loaded_engine: Engine) -> Non
         assert stats.next_due(s, uid, now=T0 + timedelta(minutes=1)) == expected
 
 
+def test_a_retired_card_is_not_counted_forecast_or_named_as_next(
+    loaded_engine: Engine,
+) -> None:
+    uid = _user(loaded_engine, "UTC")
+    with transaction(loaded_engine) as s:
+        deck = find_visible_deck(s, uid, "eks-model-training")
+        deck_settings.set_deck_overrides(s, uid, deck.id, {"new_per_day": 0})
+        first, second = s.scalars(select(Card.id).where(Card.deck_id == deck.id)).all()[:2]
+        answer(s, uid, first, Rating.Again, "00000000-0000-4000-8000-000000000001", now=T0)
+        answer(s, uid, second, Rating.Easy, "00000000-0000-4000-8000-000000000002", now=T0)
+        before = stats.cards_by_state(s, uid)
+        assert (before["learning"], before["review"]) == (1, 1)
+        # The deck's file drops the card still in learning: it is retired, never shown again.
+        s.get(Card, first).retired_at = T0  # type: ignore[union-attr]
+    with transaction(loaded_engine) as s:
+        after = stats.cards_by_state(s, uid)
+        assert (after["learning"], after["review"]) == (0, 1)
+        forecast = stats.due_forecast(s, uid, now=T0)
+        assert sum(day.count for day in forecast) == 1
+        review_due = s.get(ReviewState, (uid, second)).due  # type: ignore[union-attr]
+        # Not the retired card's step in a few minutes: the review card's study day.
+        assert stats.next_due(s, uid, now=T0) == day_bounds(review_due, "UTC", 4)[0]
+        assert [c.card_id for c in stats.hardest_cards(s, uid)] == [second]
+
+
 def test_no_new_cards_a_day_is_said_on_the_done_page(
     client: FlaskClient, loaded_engine: Engine
 ) -> None:

@@ -170,7 +170,8 @@ def test_next_card_intervals_are_the_preview_and_counts(client: FlaskClient, wor
         r.name.lower(): round((expected[r].due - T0).total_seconds()) for r in Rating
     }
     assert body["intervals"]["again"] == 60 and body["intervals"]["good"] == 600
-    assert client.get("/api/v1/study/next?deck=beta", headers=world.ana_h).status_code == 204
+    # A deck Ana does not study has no queue of hers: said so, not "nothing due".
+    assert_problem(client.get("/api/v1/study/next?deck=beta", headers=world.ana_h), 409, "deck")
     for slug in ("bens", "nope"):
         assert_problem(client.get(f"/api/v1/study/next?deck={slug}", headers=world.ana_h), 404)
     assert_problem(client.get("/api/v1/study/next?deck=%00", headers=world.ana_h), 400)

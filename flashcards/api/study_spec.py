@@ -287,14 +287,14 @@ PATHS: dict[str, Any] = {
                     "name": "deck",
                     "in": "query",
                     "required": False,
-                    "description": "Only this deck (a slug).",
+                    "description": "Only this deck (a slug); 409 if the caller does not study it.",
                     "schema": {"type": "string"},
                 }
             ],
             "responses": {
                 "200": _ok("The next card.", "NextCard"),
                 "204": {"description": "Nothing is due."},
-                **problems(401, 404),
+                **problems(401, 404, 409),
             },
         }
     },

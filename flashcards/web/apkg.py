@@ -12,11 +12,12 @@ import io
 from flask import Flask, current_app, flash, redirect, request, send_file, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
+from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
 from .. import subscriptions
 from ..anki import AnkiPackageError, ImportReport, export_deck, import_package, read_for_import
-from ..db import utcnow
+from ..db import retrying, utcnow
 from ..errors import FlashcardsError
 from ..http import current_request, db
 from ..models import Deck
@@ -96,22 +97,27 @@ def import_apkg() -> Response | tuple[str, int]:
             max_notes=current_app.config["APKG_MAX_NOTES"],
             max_bytes=limit,
         )
-        report = import_package(
-            session,
-            package,
-            owner_user_id=uid,
-            slug=None,
-            with_scheduling=with_scheduling,
-            now=now,
-            untitled=_("Imported from Anki"),
-        )
-        deck = session.get(Deck, report.deck_id)
-        assert deck is not None
-        subscriptions.subscribe(session, uid, deck, None, now=now)
+
+        def work() -> ImportReport:
+            report = import_package(
+                session,
+                package,
+                owner_user_id=uid,
+                slug=None,
+                with_scheduling=with_scheduling,
+                now=now,
+                untitled=_("Imported from Anki"),
+            )
+            deck = session.get(Deck, report.deck_id)
+            assert deck is not None
+            subscriptions.subscribe(session, uid, deck, None, now=now)
+            return report
+
+        # A concurrent import can take the same free name first; the retry picks another.
+        report = retrying(session, work, retry_on=(IntegrityError,), attempts=3)
     except FlashcardsError as exc:
         session.rollback()
         return library_page(import_error=import_error_message(exc)), 422
-    session.commit()
     flash(
         ngettext(
             "Imported %(num)d card into “%(title)s”.",

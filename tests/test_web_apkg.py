@@ -188,6 +188,17 @@ def test_corrupt_upload_shows_the_error_and_writes_nothing(
     assert _deck_count(loaded_engine) == before
 
 
+def test_a_visitor_gets_no_package_sized_upload(client: FlaskClient) -> None:
+    # Over the site-wide 1 MiB limit, refused before the body is read: no one is signed in.
+    body = b'--b\r\nContent-Disposition: form-data; name="package"; filename="x.apkg"\r\n\r\n'
+    response = client.post(
+        "/decks/import",
+        data=body + b"\0" * (2 * 1024 * 1024) + b"\r\n--b--\r\n",
+        content_type="multipart/form-data; boundary=b",
+    )
+    assert response.status_code == 413
+
+
 def test_upload_over_the_package_limit_is_413(
     app: Flask, client: FlaskClient, loaded_engine: Engine
 ) -> None:

@@ -22,7 +22,7 @@ from ..errors import FlashcardsError
 from ..http import current_request, db
 from ..models import Deck
 from . import bp
-from .auth import login_required, user_id
+from .auth import current_user, login_required, user_id
 from .i18n import one_decimal, whole_number
 from .library import library_page
 
@@ -33,8 +33,10 @@ MULTIPART_SLACK = 64 * 1024
 
 def _allow_large_upload() -> None:
     # Runs before the CSRF check, which is the first to read (and so size-check) the form.
+    # Only for someone signed in: a visitor's body stays under the site-wide limit, so an
+    # anonymous client cannot make the server take in a package-sized upload for nothing.
     req = current_request()
-    if req.endpoint == UPLOAD_ENDPOINT:
+    if req.endpoint == UPLOAD_ENDPOINT and current_user() is not None:
         req.max_content_length = current_app.config["MAX_UPLOAD_BYTES"] + MULTIPART_SLACK
 
 

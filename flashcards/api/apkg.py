@@ -62,12 +62,11 @@ def export_apkg(slug: str) -> Response:
         raise InvalidInput("send either locale or all_locales=true, not both", field="locale")
     session = db()
     deck = subscriptions.find_visible_deck(session, user_id, slug)
+    one = None if all_locales else locale or subscriptions.reading_locale(session, user_id, deck)
     package = export_deck(
         session,
         deck.id,
-        locales=None
-        if all_locales
-        else [locale or subscriptions.reading_locale(session, user_id, deck)],
+        locales=None if one is None else [one],
         # Only ever the caller's own progress: a token never exports someone else's reviews.
         user_id=user_id,
         with_scheduling=with_scheduling,

@@ -102,7 +102,8 @@ def assign(
         assignment.due_date = due
     session.flush()
     for user_id in member_ids(session, team_id):
-        subscribe_member(session, user_id, deck, now=now)
+        # Their UI language (else the deck's default); an existing choice is kept.
+        subscribe(session, user_id, deck, None, now=now)
         refresh_pacing(session, user_id, now=now, deck_ids=[deck.id])
     return assignment, created
 
@@ -132,11 +133,6 @@ def unassign(session: Session, team_id: int, actor_id: int, slug: str, *, now: d
         refresh_pacing(session, user_id, now=now, deck_ids=[deck.id])
 
 
-def subscribe_member(session: Session, user_id: int, deck: Deck, *, now: datetime) -> None:
-    """Subscribe in their UI language (else the deck's default); keep an existing choice."""
-    subscribe(session, user_id, deck, None, now=now)
-
-
 def subscribe_to_team_assignments(
     session: Session, team_id: int, user_id: int, *, now: datetime
 ) -> None:
@@ -147,7 +143,7 @@ def subscribe_to_team_assignments(
         .where(TeamAssignment.team_id == team_id)
     ).all()
     for deck in decks:
-        subscribe_member(session, user_id, deck, now=now)
+        subscribe(session, user_id, deck, None, now=now)
     refresh_pacing(session, user_id, now=now, deck_ids=[d.id for d in decks])
 
 

@@ -26,6 +26,7 @@ from .auth import (
     login_required,
     safe_next,
     start_session,
+    too_many_attempts,
     user_id,
 )
 from .i18n import LANG_COOKIE, locale_code, plain_number
@@ -143,10 +144,7 @@ def change_password() -> Response:
             revoke_tokens=request.form.get("revoke_tokens") == "1",
         )
     except RateLimited as exc:
-        minutes = max(1, round(exc.retry_after / 60))
-        flash(
-            _("Too many failed attempts. Try again in %(minutes)d min.", minutes=minutes), "error"
-        )
+        flash(too_many_attempts(exc), "error")
         return redirect(url_for("web.settings"))
     except InvalidInput as exc:
         if exc.field == "current_password":

@@ -136,6 +136,12 @@ def current_page() -> str:
     return safe_next(referrer.path + (f"?{referrer.query}" if referrer.query else ""))
 
 
+def too_many_attempts(exc: RateLimited) -> str:
+    """What a person is told when a password was tried too often."""
+    minutes = max(1, round(exc.retry_after / 60))
+    return str(_("Too many failed attempts. Try again in %(minutes)d min.", minutes=minutes))
+
+
 def start_session(user: User) -> None:
     # A fresh session at sign-in: nothing a visitor's cookie carried survives (no fixation),
     # but an invitation being accepted: it names a team, not a person, and joining asks first.
@@ -235,8 +241,7 @@ def signin() -> ResponseReturnValue:
         try:
             limiter.check(key)
         except RateLimited as exc:
-            minutes = max(1, round(exc.retry_after / 60))
-            error = _("Too many failed attempts. Try again in %(minutes)d min.", minutes=minutes)
+            error = too_many_attempts(exc)
             page = render_template("signin.html", error=error, email=email, next=target)
             return page, 429, {"Retry-After": str(max(1, int(exc.retry_after)))}
         user = authenticate(email, password)

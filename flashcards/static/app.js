@@ -19,6 +19,11 @@
         });
       });
     });
+    // A secret shown once answers a POST; were the page reloaded, the browser would post
+    // again and make a second one. Its address becomes the page's own, so a reload is a GET.
+    root.querySelectorAll("[data-replace-url]").forEach(function (shown) {
+      history.replaceState(null, "", shown.getAttribute("data-replace-url"));
+    });
     // An invitation link carries its token after "#", which never reaches the server (nor
     // its logs): posted from here, and taken out of the address bar and history. A link
     // opened while a join page is showing changes only the fragment, hence hashchange.

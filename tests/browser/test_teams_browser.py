@@ -33,6 +33,21 @@ def test_team_invite_copy_join_and_narrow_layout(server: str, browser: Browser) 
     copy.click()
     expect(copy).to_have_text("Copiado")
     assert page.evaluate("navigator.clipboard.readText()") == link
+    # Reloading the page that showed the new link makes no second link: it is a GET now.
+    assert page.url == team_url
+    page.reload()
+    expect(page.locator("table.links tbody tr")).to_have_count(1)
+    expect(page.locator("#new-link")).to_have_count(0)
+    # The same for a new API token.
+    page.goto(f"{server}/tokens")
+    page.fill("#token-name", "portátil")
+    page.locator("form[action='/tokens'] button[type=submit]").click()
+    expect(page.locator("#new-token")).to_be_visible()
+    assert page.url == f"{server}/tokens"
+    page.reload()
+    expect(page.locator("#new-token")).to_have_count(0)
+    expect(page.locator("td", has_text="portátil")).to_have_count(1)
+    page.goto(team_url)
 
     other, joiner, joiner_problems = _page(browser, "ko", width=320)
     _sign_up(joiner, server, "member-browser@example.com")

@@ -20,7 +20,7 @@ from sqlalchemy import cast as cast_as
 from sqlalchemy.sql.elements import BindParameter
 
 from .access import visible_decks
-from .models import ApiToken, Card, Deck, ReviewLog, SchedulerSettings, Subscription
+from .models import ApiToken, Card, Deck, ReviewLog, SchedulerSettings, Subscription, User
 from .rawsql import Statement
 from .state_rows import STATE_COLUMNS, rs
 
@@ -30,6 +30,7 @@ _CARD: BindParameter[int] = bindparam("card_id")
 LOG_BY_REVIEW_ID = Statement(select(rl).where(rl.c.review_id == bindparam("review_id")))
 _SUB = cast(Table, Subscription.__table__)
 _SETTINGS = cast(Table, SchedulerSettings.__table__)
+_USERS = cast(Table, User.__table__)
 
 
 def _answer_read(user: ColumnElement[int], source: FromClause) -> Select[Any]:
@@ -53,6 +54,9 @@ def _answer_read(user: ColumnElement[int], source: FromClause) -> Select[Any]:
             *(rs.c[name] for name in STATE_COLUMNS),
             rs.c.introduced_at,
             rs.c.version,
+            # The person's clock: FSRS counts the time since the last review in study days.
+            _USERS.c.timezone,
+            _USERS.c.day_start_hour,
             # Whether the review id was used already: then `LOG_BY_REVIEW_ID` says how.
             select(rl.c.id)
             .where(rl.c.review_id == bindparam("review_id"))
@@ -62,6 +66,7 @@ def _answer_read(user: ColumnElement[int], source: FromClause) -> Select[Any]:
         .select_from(source)
         .join(Deck.__table__, Deck.id == Card.deck_id)
         .join(_SETTINGS, _SETTINGS.c.user_id == user)
+        .join(_USERS, _USERS.c.id == user)
         .outerjoin(_SUB, and_(_SUB.c.user_id == user, _SUB.c.deck_id == Card.deck_id))
         .outerjoin(rs, and_(rs.c.user_id == user, rs.c.card_id == Card.id))
         .where(Card.id == _CARD, visible_decks(user))

@@ -17,6 +17,8 @@ from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import FUZZ_RANGES
 
+from .days import Clock, study_date
+
 RATING_NAMES = {
     "again": Rating.Again,
     "hard": Rating.Hard,
@@ -107,10 +109,13 @@ def review(
     now: datetime,
     *,
     seed: str | None,
+    clock: Clock | None = None,
 ) -> CardState:
-    """The state after answering `rating` at `now`; `seed=None` turns fuzz off."""
+    """The state after answering `rating` at `now`; `seed=None` turns fuzz off. With the
+    person's `clock`, the time since the last review counts in study days (`_fsrs_card`)."""
     current = before or new_card_state(now)
-    return _outcome(scheduler_for(config), config, current, _fsrs_card(current), rating, now, seed)
+    card = _fsrs_card(current, now, clock)
+    return _outcome(scheduler_for(config), config, current, card, rating, now, seed)
 
 
 def _outcome(
@@ -142,11 +147,16 @@ def _outcome(
 
 
 def preview(
-    config: SchedulerConfig, before: CardState | None, now: datetime, *, seed: str | None
+    config: SchedulerConfig,
+    before: CardState | None,
+    now: datetime,
+    *,
+    seed: str | None,
+    clock: Clock | None = None,
 ) -> dict[Rating, CardState]:
     """All four outcomes, computed the same way `review` stores them (Anki's two-step answer)."""
     current = before or new_card_state(now)
-    card = _fsrs_card(current)
+    card = _fsrs_card(current, now, clock)
     scheduler = scheduler_for(config)
     return {
         rating: _outcome(scheduler, config, current, card, rating, now, seed) for rating in _RATINGS
@@ -157,7 +167,22 @@ def retrievability(config: SchedulerConfig, state: CardState, now: datetime) -> 
     return float(scheduler_for(config).get_card_retrievability(_fsrs_card(state), now))
 
 
-def _fsrs_card(state: CardState) -> FsrsCard:
+def last_review_for_fsrs(
+    last_review: datetime | None, now: datetime, clock: Clock | None
+) -> datetime | None:
+    """The last review as py-fsrs is to see it at `now`, so that the time since counts in
+    the person's study days, as Anki counts it, not in whole 24-hour periods: a card
+    reviewed last evening and answered this morning is a day later, not a same-day review
+    whose stability barely grows."""
+    if clock is None or last_review is None:
+        return last_review
+    days = (study_date(now, *clock) - study_date(last_review, *clock)).days
+    return min(last_review, now - timedelta(days=days)) if days >= 1 else last_review
+
+
+def _fsrs_card(
+    state: CardState, now: datetime | None = None, clock: Clock | None = None
+) -> FsrsCard:
     return FsrsCard(
         card_id=1,  # py-fsrs sleeps 1 ms to invent an id when given none
         state=state.state,
@@ -165,5 +190,7 @@ def _fsrs_card(state: CardState) -> FsrsCard:
         stability=state.stability,
         difficulty=state.difficulty,
         due=state.due,
-        last_review=state.last_review,
+        last_review=state.last_review
+        if now is None
+        else last_review_for_fsrs(state.last_review, now, clock),
     )

@@ -30,7 +30,7 @@ from . import answer_sql as sql
 from .access import visible_decks
 from .accounts import InvalidToken, TokenHash, user_clock, user_id_for_token_hash
 from .answer_sql import rl
-from .days import day_bounds
+from .days import Clock, day_bounds
 from .errors import Conflict, InvalidInput, NotFound
 from .models import Deck
 from .rawsql import DirectConnection, Executor, Statement, executor
@@ -177,7 +177,10 @@ def prepare_answer(
 
     config = config_from(row, _Overrides(row))
     reps_before = before.reps if before else 0
-    after = review(config, before, rating, when, seed=fuzz_seed(user_id, card_id, reps_before))
+    seed = fuzz_seed(user_id, card_id, reps_before)
+    after = review(
+        config, before, rating, when, seed=seed, clock=Clock(row.timezone, row.day_start_hour)
+    )
     log = {
         "review_id": review_id,
         "user_id": user_id,

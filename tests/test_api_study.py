@@ -19,7 +19,7 @@ from flashcards.scheduling import SchedulerConfig, fuzz_seed, preview
 
 from . import factories as f
 from .conftest import T0
-from .test_scheduling import SEQUENCE, assert_matches, golden
+from .test_scheduling import PEOPLES_CLOCK, SEQUENCE, assert_matches, golden
 
 PROBLEM = "application/problem+json"
 # Fixed times safely in the past, so that reviewed_at is never "in the future".
@@ -205,7 +205,8 @@ def test_answers_through_the_api_change_the_card_exactly_as_py_fsrs_says(
     client: FlaskClient, world: World
 ) -> None:
     card = world.cards[1]
-    for (rating, offset), theirs in zip(SEQUENCE, golden(SEQUENCE, BASE), strict=True):
+    expected = golden(SEQUENCE, BASE, PEOPLES_CLOCK)
+    for (rating, offset), theirs in zip(SEQUENCE, expected, strict=True):
         when = BASE + offset
         body = review_body(card, rating.name.lower(), reviewed_at=when.isoformat())
         r = client.post("/api/v1/reviews", json=body, headers=world.ana_h)

@@ -7,7 +7,9 @@ the due of Review-state outcomes may differ, and only within py-fsrs's own fuzz 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from copy import copy
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from fsrs import Card as FsrsCard
@@ -16,6 +18,7 @@ from fsrs.scheduler import FUZZ_RANGES
 from sqlalchemy import Engine, select
 
 from flashcards import state_rows, study
+from flashcards.days import Clock
 from flashcards.db import transaction
 from flashcards.models import ReviewLog
 from flashcards.scheduling import (
@@ -23,6 +26,7 @@ from flashcards.scheduling import (
     SchedulerConfig,
     fuzz_seed,
     fuzzed_days,
+    last_review_for_fsrs,
     preview,
     review,
 )
@@ -57,15 +61,24 @@ OTHER_SEQUENCES: list[list[tuple[Rating, timedelta]]] = [
 ]
 
 
-def golden(sequence: list[tuple[Rating, timedelta]], start: datetime = T0) -> list[FsrsCard]:
-    """py-fsrs's own cards after each answer."""
+def golden(
+    sequence: list[tuple[Rating, timedelta]], start: datetime = T0, clock: Clock | None = None
+) -> list[FsrsCard]:
+    """py-fsrs's own cards after each answer; with a person's `clock`, each given its last
+    review as a number of study days before (`last_review_for_fsrs`), as answers are."""
     scheduler = Scheduler(enable_fuzzing=False)
     card = FsrsCard(card_id=1, due=start)
     cards = []
     for rating, offset in sequence:
-        card, _log = scheduler.review_card(card, rating, start + offset)
+        seen = copy(card)
+        seen.last_review = last_review_for_fsrs(card.last_review, start + offset, clock)
+        card, _log = scheduler.review_card(seen, rating, start + offset)
         cards.append(card)
     return cards
+
+
+# The factories' and the API tests' people: UTC, the study day starting at 4:00.
+PEOPLES_CLOCK = Clock("UTC", 4)
 
 
 def fuzz_bounds(interval_days: int, maximum_interval: int = 36500) -> tuple[int, int]:
@@ -119,7 +132,7 @@ def test_counters_count_reps_and_lapses_from_review_only() -> None:
 def test_answers_stored_by_study_answer_match_py_fsrs(
     engine: Engine, sequence: list[tuple[Rating, timedelta]]
 ) -> None:
-    expected = golden(sequence)
+    expected = golden(sequence, clock=PEOPLES_CLOCK)
     with transaction(engine) as s:
         user = f.make_user(s)
         deck = f.make_deck(s, "golden", 1)
@@ -149,6 +162,32 @@ def test_fuzz_is_deterministic_per_seed_and_within_range() -> None:
         assert fuzzed_days(days, 36500, "1:2:3") == fuzzed_days(days, 36500, "1:2:3")
     assert fuzzed_days(2, 36500, "x") == 2
     assert fuzzed_days(100, 90, "x") <= 90
+
+
+def test_time_since_the_last_review_counts_in_study_days() -> None:
+    # Reviewed at 21:00, answered at 09:00 the next morning: 12 hours, but the next study
+    # day (it starts at 4:00), as Anki counts it; not a same-day review.
+    evening = datetime(2026, 3, 2, 21, 0, tzinfo=UTC)
+    morning = evening + timedelta(hours=12)
+    card = CardState(
+        state=State.Review, step=None, stability=3.0, difficulty=5.0, due=morning,
+        last_review=evening, reps=3, lapses=0,
+    )  # fmt: skip
+    answered = review(SchedulerConfig(), card, Rating.Good, morning, seed=None, clock=PEOPLES_CLOCK)
+    a_day_later = replace(card, last_review=morning - timedelta(days=1))
+    expected = review(SchedulerConfig(), a_day_later, Rating.Good, morning, seed=None)
+    in_hours = review(SchedulerConfig(), card, Rating.Good, morning, seed=None)
+    assert answered.stability == expected.stability > in_hours.stability
+    assert answered.due == expected.due > in_hours.due
+    assert answered.last_review == morning
+    # Within one study day nothing changes: 13:00 to 20:00 is a same-day review either way.
+    noon = replace(card, last_review=evening - timedelta(hours=8))
+    config = SchedulerConfig()
+    same_day = review(config, noon, Rating.Good, evening, seed=None, clock=PEOPLES_CLOCK)
+    assert same_day == review(config, noon, Rating.Good, evening, seed=None)
+    # The choice buttons show what the answer gives.
+    shown = preview(SchedulerConfig(), card, morning, seed=None, clock=PEOPLES_CLOCK)
+    assert shown[Rating.Good] == answered
 
 
 def test_preview_gives_what_review_gives() -> None:

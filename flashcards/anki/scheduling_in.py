@@ -9,6 +9,7 @@ card's own columns (and FSRS memory state, when present) decide the current stat
 from __future__ import annotations
 
 import math
+from copy import copy
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -16,7 +17,9 @@ from typing import Any
 from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler, State
 
+from ..days import Clock
 from ..models import SchedulerSettings, User
+from ..scheduling import last_review_for_fsrs
 from .reader import AnkiCard, Collection, Revlog
 from .timing import DAY, day_start, from_epoch, source_today, study_date
 
@@ -114,6 +117,7 @@ def convert_revlog(
 ) -> list[dict[str, Any]]:
     """ReviewLog rows (plus `revlog_id`) for one card's answers, oldest first."""
     scheduler = scheduler_for(settings)
+    clock = Clock(timing.tz, timing.day_start_hour)
     answers = [r for r in rows if 1 <= r.ease <= 4 and r.type in REAL_ANSWER_TYPES]
     out: list[dict[str, Any]] = []
     card: FsrsCard | None = None
@@ -124,7 +128,10 @@ def convert_revlog(
         if card is not None and card.last_review is not None and when < card.last_review:
             continue
         before = card or FsrsCard(card_id=r.cid, due=when)
-        after, _ = scheduler.review_card(before, Rating(r.ease), when)
+        # As answers here are scheduled: the time since the last review in study days.
+        seen = copy(before)
+        seen.last_review = last_review_for_fsrs(before.last_review, when, clock)
+        after, _ = scheduler.review_card(seen, Rating(r.ease), when)
         if r.ivl > 0:
             after.due = when + timedelta(days=clamp(r.ivl, 0, MAX_DAYS))
         elif r.ivl < 0:

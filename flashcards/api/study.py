@@ -116,7 +116,7 @@ def next_card() -> Response:
     if card is None:
         return Response(status=204)
     seed = fuzz_seed(user_id, card.card_id, card.state.reps if card.state else 0)
-    outcomes = preview(card.config, card.state, now, seed=seed)
+    outcomes = preview(card.config, card.state, now, seed=seed, clock=caller.clock)
     return jsonify(
         card={
             "id": card.card_id,

@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
 from .. import queue, stats, study, subscriptions
+from ..accounts import user_clock
 from ..db import MAX_ID, retrying, utcnow
 from ..errors import Conflict, InvalidInput, NotFound
 from ..http import db, refresh_pacing
@@ -72,7 +73,7 @@ def session_page() -> str:
             next_relative=relative(next_at, now) if next_at else None,
         )
     seed = fuzz_seed(uid, card.card_id, card.state.reps if card.state else 0)
-    outcomes = preview(card.config, card.state, now, seed=seed)
+    outcomes = preview(card.config, card.state, now, seed=seed, clock=user_clock(session, uid))
     labels = rating_labels()
     buttons = [
         {

@@ -112,7 +112,8 @@ def review(
     clock: Clock | None = None,
 ) -> CardState:
     """The state after answering `rating` at `now`; `seed=None` turns fuzz off. With the
-    person's `clock`, the time since the last review counts in study days (`_fsrs_card`)."""
+    person's `clock`, the time since the last review counts in study days
+    (`last_review_for_fsrs`)."""
     current = before or new_card_state(now)
     card = _fsrs_card(current, now, clock)
     return _outcome(scheduler_for(config), config, current, card, rating, now, seed)

@@ -391,13 +391,13 @@ def read_package(
                 count=count,
                 limit=max_notes,
             )
-        cards = _count(conn, "cards")
-        if cards > max_notes * CARDS_PER_NOTE:
+        cards, card_limit = _count(conn, "cards"), max_notes * CARDS_PER_NOTE
+        if cards > card_limit:
             raise AnkiPackageError(
-                f"the package has {cards} cards, over the limit of {max_notes * CARDS_PER_NOTE}",
+                f"the package has {cards} cards, over the limit of {card_limit}",
                 kind="too_many_cards",
                 count=cards,
-                limit=max_notes * CARDS_PER_NOTE,
+                limit=card_limit,
             )
         reviews = _count(conn, "revlog") if with_revlog and "revlog" in _tables(conn) else 0
         if reviews > MAX_REVIEWS:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
+from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from .. import deck_settings, own_decks, queue, subscriptions
@@ -39,9 +40,7 @@ def deck(slug: str) -> str:
     uid = user_id()
     session = db()
     found = subscriptions.find_visible_deck(session, uid, slug)
-    summary = next(
-        d for d in subscriptions.deck_summaries(session, uid, locale_code()) if d.id == found.id
-    )
+    summary = _summary(session, uid, found.id)
     counts = None
     if summary.subscribed_locale:
         _card, counts = queue.next_card(session, uid, now=utcnow(), deck_id=found.id)
@@ -55,6 +54,13 @@ def deck(slug: str) -> str:
         labels=field_labels(),
         own=found.owner_user_id == uid,
         reading=subscriptions.reading_locale(session, uid, found),
+    )
+
+
+def _summary(session: Session, uid: int, deck_id: int) -> subscriptions.DeckSummary:
+    """The deck as the library lists it, in the page's language."""
+    return next(
+        d for d in subscriptions.deck_summaries(session, uid, locale_code()) if d.id == deck_id
     )
 
 
@@ -131,10 +137,7 @@ def delete_deck_page(slug: str) -> str:
     uid = user_id()
     session = db()
     found = own_decks.find_own_deck(session, uid, slug)
-    summary = next(
-        d for d in subscriptions.deck_summaries(session, uid, locale_code()) if d.id == found.id
-    )
-    return render_template("deck_delete.html", deck=summary)
+    return render_template("deck_delete.html", deck=_summary(session, uid, found.id))
 
 
 @bp.post("/decks/<slug>/delete")

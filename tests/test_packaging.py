@@ -142,6 +142,7 @@ def test_an_installed_wheel_migrates_and_serves_korean(
     )
     assert Path(where.stdout.strip()).is_relative_to(target)
     assert "is at head" in run("db", "upgrade")
+    assert "eks-model-training: created (+15 added" in run("decks", "sync", str(DECKS))
 
     port = free_port()
     log = tmp_path / "serve.log"

@@ -11,12 +11,12 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Stamp files make `pip install` run only when pyproject.toml changes.
-$(VENV)/.run-stamp: pyproject.toml | $(BIN)/python
+# Stamp files make `pip install` run only when the packaging changes.
+$(VENV)/.run-stamp: pyproject.toml setup.py | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-$(VENV)/.test-stamp: pyproject.toml | $(BIN)/python
+$(VENV)/.test-stamp: pyproject.toml setup.py | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@ $(VENV)/.run-stamp
 
@@ -46,8 +46,8 @@ run: $(VENV)/.run-stamp translations-compile
 	$(BIN)/flashcards serve --host $(HOST) --port $(PORT)
 
 lint: $(VENV)/.test-stamp
-	$(BIN)/ruff check flashcards tests migrations
-	$(BIN)/ruff format --check flashcards tests migrations
+	$(BIN)/ruff check flashcards tests migrations setup.py
+	$(BIN)/ruff format --check flashcards tests migrations setup.py
 
 typecheck: $(VENV)/.test-stamp
 	$(BIN)/mypy

@@ -107,9 +107,9 @@ def app_context() -> AppContext:
     """The app context itself, for `g` and the app without their proxies.
 
     Each use of a `g`, `current_app` or `request` proxy first fails an attribute lookup,
-    whose error message CPython formats, then looks the object up: measured, the hot paths'
-    dozen uses were 7 % of an answer's instructions. Hooks and hot paths take the objects
-    once with these functions; the rest of the code uses the proxies.
+    whose error message CPython formats, then looks the object up, and the hot paths use
+    them a dozen times a request. Hooks and hot paths take the objects once with these
+    functions; the rest of the code uses the proxies.
     """
     return cast(AppContext, cast(Any, app_ctx)._get_current_object())
 

@@ -1,12 +1,11 @@
 """PostgreSQL statements run through libpq's own calls, below psycopg's cursor.
 
 psycopg's cursor drives each statement through Python generators, a wait loop and its
-prepared-statement bookkeeping: about 45 µs of a worker's CPU per statement on the machine
-the benchmarks ran on, as much as the answer's whole FSRS step. `rawsql` runs its hot-path
-statements here instead. psycopg still does the parts that need care: its `PostgresQuery`
-turns `%(name)s` placeholders into `$n` and dumps the values with the connection's
-adapters, its `Transformer` loads the rows, and its errors are raised for failures, so
-callers see exactly what a cursor would have raised.
+prepared-statement bookkeeping, which cost as much CPU per statement as the answer's whole
+FSRS step. `rawsql` runs its hot-path statements here instead. psycopg still does the parts
+that need care: its `PostgresQuery` turns `%(name)s` placeholders into `$n` and dumps the
+values with the connection's adapters, its `Transformer` loads the rows, and its errors are
+raised for failures, so callers see exactly what a cursor would have raised.
 """
 
 from __future__ import annotations

@@ -8,7 +8,10 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+# An installed package carries a copy of the migrations (setup.py); a checkout reads its own.
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+if not MIGRATIONS_DIR.is_dir():
+    MIGRATIONS_DIR = MIGRATIONS_DIR.parents[1] / "migrations"
 
 
 def alembic_config(engine: Engine) -> Config:

@@ -258,9 +258,8 @@ class ReviewLog(Base):
     __table_args__ = (
         # One reference, to the state the answer wrote in the same transaction, instead of
         # three to users, cards and decks: its check finds that row already locked by us,
-        # where three checks lock three more rows (on PostgreSQL, about half of the write's
-        # database time). Deleting a user, deck or card still reaches the logs, through the
-        # state.
+        # where three checks lock three more rows. Deleting a user, deck or card still reaches
+        # the logs, through the state.
         ForeignKeyConstraint(
             ["user_id", "card_id"],
             ["review_states.user_id", "review_states.card_id"],

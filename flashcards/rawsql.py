@@ -1,8 +1,8 @@
 """Core statements run straight on the DBAPI connection: the executor of the hot paths.
 
-SQLAlchemy's execution machinery (events, execution contexts, result objects) costs about
-60 µs per statement, several times what SQLite needs to run one of our indexed queries, and
-the hottest requests run six of them. A `Statement` here is still written with Core and
+SQLAlchemy's execution machinery (events, execution contexts, result objects) costs several
+times what SQLite needs to run one of our indexed queries, and the hottest requests run six
+of them. A `Statement` here is still written with Core and
 compiled by SQLAlchemy, once per dialect (and per length of its unbound IN lists), with the
 column types' own bind and result processors, so the SQL and the stored values are the
 ORM's. Only the per-execution bookkeeping is skipped.
@@ -49,7 +49,7 @@ class _Compiled:
     # Known from the first result: PostgreSQL's processors depend on the column's type code.
     # Only the columns that have one: most (integers, text) come from the driver as they are.
     process: tuple[tuple[int, Processor], ...] | None = None
-    # Positional SQL repeats a value used twice; it is processed once (a datetime costs µs).
+    # Positional SQL repeats a value used twice; it is processed once (datetimes are costly).
     repeats: tuple[int, ...] | None = None  # per placeholder, its index among `getters`
 
     def parameters(self, params: Params) -> tuple[Any, ...] | dict[str, Any]:

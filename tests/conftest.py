@@ -29,7 +29,7 @@ from flashcards.decks.sync import sync_deck
 
 REPO = Path(__file__).resolve().parent.parent
 DECKS = REPO / "decks"
-SEEDS = REPO.parent / "shared" / "seeds"
+SEEDS = DECKS / "eks-model-training" / "source"
 PG_URL = os.environ.get("FLASHCARDS_TEST_DATABASE_URL")
 REQUIRE_PG = os.environ.get("FLASHCARDS_REQUIRE_POSTGRES") == "1"
 T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

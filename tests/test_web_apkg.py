@@ -275,6 +275,16 @@ def test_upload_of_an_anki_deck_lists_what_was_left_out(
     assert "<script>alert" not in page
 
 
+def test_the_import_form_says_what_a_cloze_note_becomes(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    # It used to say Cloze notes were left out, while the importer makes their cards.
+    sign_up(client)
+    page = client.get("/").get_data(as_text=True)
+    assert "A Cloze note becomes one card for each deletion; media is left out." in page
+    assert "Cloze notes and media are left out" not in page
+
+
 def test_upload_of_an_anki_deck_with_suspended_cards_says_they_are_active(
     client: FlaskClient, loaded_engine: Engine, tmp_path: Path
 ) -> None:

@@ -16,9 +16,9 @@ def default_workers() -> int:
     """One more sync worker than the cores this process may run on, at most 9.
 
     A request here is CPU work, with the database a short local call or round trip away,
-    so workers beyond the cores only take turns: measured on two cores, 5 workers (gunicorn's
-    2 × cores + 1) answered no faster than 3 and doubled the p99 latency. Where each request
-    waits longer on the network (PostgreSQL on another host), more workers can pay.
+    so workers beyond the cores only take turns: gunicorn's 2 × cores + 1 answers no faster
+    and adds latency. Where each request waits longer on the network (PostgreSQL on another
+    host), more workers can pay.
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return min((cores or 1) + 1, 9)
@@ -27,11 +27,10 @@ def default_workers() -> int:
 def worker_app() -> Flask:
     """A worker's app, built after the fork, with the collector told to leave it be.
 
-    The app, its routes, SQLAlchemy's metadata and compiled statements are about 120,000
-    objects that live as long as the worker, and Python's full collection walks them all
-    every time it runs: measured in-process, one every few thousand answers, a 50 ms pause
-    for the answer that triggers it (10-13 µs per answer on average). Frozen, they are out
-    of its reach; garbage made while serving is collected as before.
+    The app, its routes, SQLAlchemy's metadata and compiled statements are objects that live
+    as long as the worker, and Python's full collection walks them all every time it runs,
+    pausing the answer that triggers it. Frozen, they are out of its reach; garbage made
+    while serving is collected as before.
     """
     from .. import create_app
 

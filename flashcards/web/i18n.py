@@ -20,7 +20,11 @@ from ..settings import SUPPORTED_LOCALES
 from .auth import current_page, current_user
 
 LANG_COOKIE = "lang"
-TRANSLATIONS = Path(__file__).resolve().parents[2] / "translations"
+# An installed package carries its compiled catalogs (setup.py); a checkout has them
+# beside their .po files.
+TRANSLATIONS = Path(__file__).resolve().parents[1] / "translations"
+if not TRANSLATIONS.is_dir():
+    TRANSLATIONS = TRANSLATIONS.parents[1] / "translations"
 
 
 def select_locale() -> str:

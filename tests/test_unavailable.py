@@ -48,7 +48,7 @@ def test_a_database_out_of_reach_is_503_on_the_api_and_the_web() -> None:
         r = client.post("/signin", data=form)
         assert r.status_code == 503 and r.headers["Retry-After"] == "5"
         page = r.get_data(as_text=True)
-        assert "Servicio no disponible por un momento" in page and 'lang="es"' in page
+        assert "Servicio no disponible temporalmente" in page and 'lang="es"' in page
     finally:
         app.extensions["flashcards.engine"].dispose()
 

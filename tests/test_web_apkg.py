@@ -269,9 +269,9 @@ def test_upload_of_an_anki_deck_lists_what_was_left_out(
     response = _upload(client, anki_native_package(tmp_path))
     assert response.status_code == 302
     page = client.get(response.headers["Location"]).get_data(as_text=True)
-    assert "Se importaron 4 tarjetas en «Biology»" in page
-    assert "1 nota Cloze se convirtió en tarjetas de pregunta y respuesta" in page
-    assert "Se omitió 1 archivo multimedia" in page
+    assert "Se han importado 4 tarjetas en «Biology»" in page
+    assert "1 nota Cloze se ha convertido en tarjetas de pregunta y respuesta" in page
+    assert "Se ha omitido 1 archivo multimedia" in page
     assert "<script>alert" not in page
 
 

@@ -32,7 +32,7 @@ def _logs(engine: Engine) -> int:
 @pytest.mark.parametrize(
     ("language", "question", "labels", "intervals"),
     [
-        ("ko", "텐서 병렬화", ["다시", "어려움", "좋음", "쉬움"], ["1분", "6분", "10분", "7일"]),
+        ("ko", "텐서 병렬화", ["다시", "어려움", "알맞음", "쉬움"], ["1분", "6분", "10분", "7일"]),
         (
             "es",
             "paralelismo de tensores",
@@ -212,6 +212,44 @@ def test_steps_are_read_and_shown_with_the_languages_decimal_mark(
     assert client.post("/settings", data={**form, "locale": "en"}).status_code == 302
     assert client.post("/settings", data={**form, "locale": "en"}).status_code == 302
     assert 'value="1 5 10"' in client.get("/settings").get_data(as_text=True)
+
+
+@pytest.mark.parametrize(
+    ("language", "counts", "states"),
+    [
+        (
+            "ko",
+            ["새 카드 15", "학습 중 0", "복습 예정 0"],
+            ["새 카드 15", "학습 중 0", "복습 단계 0", "재학습 중 0"],
+        ),
+        (
+            "es",
+            ["15 nuevas", "0 en aprendizaje", "0 por repasar"],
+            ["15 nuevas", "0 en aprendizaje", "0 en repaso", "0 en reaprendizaje"],
+        ),
+        (
+            "en",
+            ["15 new", "0 learning", "0 to review"],
+            ["15 new", "0 learning", "0 in review", "0 relearning"],
+        ),
+    ],
+)
+def test_counts_put_the_number_where_the_language_puts_it(
+    client: FlaskClient, loaded_engine: Engine, language: str, counts: list[str], states: list[str]
+) -> None:
+    # Korean names the thing first ("새 카드 15"); a number glued before a label gave "15 새 카드".
+    sign_up(client, language=language)
+    subscribe(client, language)
+    pages = {"/study": counts, "/": counts, "/decks/eks-model-training": counts, "/stats": states}
+    for path, expected in pages.items():
+        page = client.get(path).get_data(as_text=True)
+        items = re.search(r'<ul class="(?:counts|states)"[^>]*>(.*?)</ul>', page, re.S)
+        assert items, f"{path}: no counts"
+        shown = [
+            re.sub(r"<[^>]+>", "", li).strip() for li in re.findall(r"<li.*?</li>", items[1], re.S)
+        ]
+        assert shown == expected, f"{path}: {shown}"
+        assert '<span class="num">15</span>' in items[1], "the number keeps its own element"
 
 
 def test_counts_agree_with_their_number(client: FlaskClient, loaded_engine: Engine) -> None:

@@ -54,15 +54,9 @@ def stats_page() -> str:
         tick_text=[str(format_percent(v)) for v in (0, 0.5, 1)],
         every=3,
     )
-    state_labels = {
-        "new": _("New"),
-        "learning": _("Learning"),
-        "review": _("Review"),
-        "relearning": _("Relearning"),
-    }
     return render_template(
         "stats.html",
-        by_state=[(state_labels[k], v) for k, v in by_state.items()],
+        by_state=list(by_state.items()),
         total=sum(by_state.values()),
         charts=[
             (reviews_chart, [(_day(d.day), format_decimal(d.count)) for d in daily]),

@@ -117,8 +117,8 @@ def _sign_up(page: Page, server: str, email: str) -> None:
 
 STUDY_CASES = {
     "ko": {
-        "subscribed": "이 덱을 한국어(으)로 학습합니다.",
-        "labels": ["다시", "어려움", "좋음", "쉬움"],
+        "subscribed": "이 덱의 학습 언어는 한국어입니다.",
+        "labels": ["다시", "어려움", "알맞음", "쉬움"],
         "interval": re.compile(r"^\d+(\.\d)?(분|시간|일|개월|년)$"),
         "undone": "되돌렸습니다",
         # Shift+U: the physical U key, whatever it types (capital U here, ㅕ with Korean input).

@@ -162,8 +162,6 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/tokens/<int:token_id>/revoke", "POST"): Probe(
         "/tokens/{token_id}/revoke", {}, member=None, outsider=(404,)
     ),
-    # An older form of invitation link: sent on to /join#<token> without a lookup.
-    ("/join/<token>", "GET"): Probe("/join/{revoked}", member=None, outsider=(303,)),
     # Web: team Alpha
     ("/teams/<int:team_id>", "GET"): Probe("/teams/{team}", member=200),
     ("/teams/<int:team_id>/assignments", "POST"): Probe(

@@ -29,7 +29,11 @@ def invitation_link(token: str) -> str:
 
 
 def token_from(pasted: str) -> str:
-    """The token of a pasted link (`…/join#token`, or an older `…/join/token`) or code."""
+    """The token of a pasted link (`…/join#token`, or an older `…/join/token`) or code.
+
+    The older form is only read from the page's form: there is no `/join/<token>` route,
+    which would take the token in its path, into every access log on the way.
+    """
     text = pasted.strip()
     return text.rpartition("#")[2] if "#" in text else text.rpartition("/")[2]
 
@@ -85,12 +89,6 @@ def join_page() -> Response:
     if not works:
         return _dead_link()
     return _page(token=pending, team=team)
-
-
-@bp.get("/join/<token>")
-def join_by_path(token: str) -> Response:
-    # Links handed out before they carried the token in the fragment keep working.
-    return redirect(url_for("web.join_page", _anchor=token), 303)
 
 
 @bp.post("/join")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +115,43 @@ def settings_from_env(instance_path: Path) -> dict[str, Any]:
         # so rate limits see the client's address instead of the proxy's. 0: none believed.
         "TRUSTED_PROXIES": _env_int("FLASHCARDS_TRUSTED_PROXIES", 0),
     }
+
+
+MIN_SECRET_KEY_BYTES = 32
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a bind address reaches only this machine ("0.0.0.0" and "::" reach everyone)."""
+    name = host.strip().strip("[]").lower()
+    if name in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # a host name that resolves elsewhere: assume it is reachable
+
+
+def startup_warnings(config: Mapping[str, Any], host: str) -> list[str]:
+    """Settings that work but leave a deployment weaker than it looks, for the operator.
+
+    Warnings rather than errors: a short key or plain-HTTP cookies are a choice some setups
+    make on purpose (a test box, TLS ended on the same host), and refusing to start would
+    only teach people to silence the check.
+    """
+    warnings = []
+    from_env = os.environ.get("FLASHCARDS_SECRET_KEY")
+    if from_env and len(from_env.encode()) < MIN_SECRET_KEY_BYTES:
+        warnings.append(
+            f"FLASHCARDS_SECRET_KEY is {len(from_env.encode())} bytes; use at least "
+            f"{MIN_SECRET_KEY_BYTES} random bytes (e.g. `python3 -c 'import secrets; "
+            "print(secrets.token_hex(32))'`): a short key lets session cookies be forged by "
+            "guessing it"
+        )
+    if not config.get("SESSION_COOKIE_SECURE") and not is_loopback(host):
+        warnings.append(
+            f"serving on {host}, reachable from other machines, with FLASHCARDS_SECURE_COOKIES "
+            "off: session cookies would also travel over plain HTTP; serve behind an HTTPS "
+            "proxy and set FLASHCARDS_SECURE_COOKIES=1"
+        )
+    return warnings

@@ -329,6 +329,21 @@ class TeamInvitation(Base):
     label: Mapped[str] = mapped_column(String(100), default="", server_default="")
 
 
+class TeamRemoval(Base):
+    """Someone a lead removed from a team. No invitation link lets them back in (not the one
+    they joined with, nor one shared with a whole group) until a lead allows it."""
+
+    __tablename__ = "team_removals"
+
+    team_id: Mapped[int] = mapped_column(
+        ForeignKey("teams.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    removed_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class TeamAssignment(Base):
     """A deck a team studies, with an optional due date (a calendar day in each member's zone)."""
 

@@ -139,6 +139,10 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/api/v1/teams/<int:team_id>/members/<int:member_id>", "DELETE"): Probe(
         "/api/v1/teams/{team}/members/{member}", cross="/api/v1/teams/{team}/members/{bob}"
     ),
+    ("/api/v1/teams/<int:team_id>/removals", "GET"): Probe("/api/v1/teams/{team}/removals"),
+    ("/api/v1/teams/<int:team_id>/removals/<int:member_id>", "DELETE"): Probe(
+        "/api/v1/teams/{team}/removals/{member}", cross="/api/v1/teams/{team}/removals/{bob}"
+    ),
     ("/api/v1/teams/<int:team_id>/membership", "DELETE"): Probe(
         "/api/v1/teams/{team}/membership", member=None
     ),
@@ -162,8 +166,6 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/tokens/<int:token_id>/revoke", "POST"): Probe(
         "/tokens/{token_id}/revoke", {}, member=None, outsider=(404,)
     ),
-    # An older form of invitation link: sent on to /join#<token> without a lookup.
-    ("/join/<token>", "GET"): Probe("/join/{revoked}", member=None, outsider=(303,)),
     # Web: team Alpha
     ("/teams/<int:team_id>", "GET"): Probe("/teams/{team}", member=200),
     ("/teams/<int:team_id>/assignments", "POST"): Probe(
@@ -230,6 +232,9 @@ ROUTES: dict[tuple[str, str], Probe] = {
         "/teams/{team}/members/{member}/role",
         {"role": "manager"},
         cross="/teams/{team}/members/{bob}/role",
+    ),
+    ("/teams/<int:team_id>/removals/<int:member_id>/allow", "POST"): Probe(
+        "/teams/{team}/removals/{member}/allow", {}, cross="/teams/{team}/removals/{bob}/allow"
     ),
     ("/static/<path:filename>", "GET"): Probe("", exempt="files shipped with the app, no owner"),
 }

@@ -166,6 +166,34 @@ def remove_member(team_id: int, member_id: int) -> Response:
     return Response(status=204)
 
 
+@bp.get("/teams/<int:team_id>/removals")
+def list_removed(team_id: int) -> Response:
+    user_id = current_user_id()
+    removed = membership.list_removed(db(), checked_id(team_id, "team"), user_id)
+    return jsonify(
+        removals=[
+            {
+                "user_id": r.user_id,
+                "email": r.email,
+                "display_name": r.display_name,
+                "removed_at": r.removed_at.isoformat(),
+            }
+            for r in removed
+        ]
+    )
+
+
+@bp.delete("/teams/<int:team_id>/removals/<int:member_id>")
+def allow_back(team_id: int, member_id: int) -> Response:
+    user_id = current_user_id()
+    session = db()
+    membership.allow_back(
+        session, checked_id(team_id, "team"), user_id, checked_id(member_id, "member")
+    )
+    session.commit()
+    return Response(status=204)
+
+
 @bp.delete("/teams/<int:team_id>/membership")
 def leave_team(team_id: int) -> Response:
     user_id = current_user_id()

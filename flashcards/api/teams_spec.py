@@ -83,6 +83,16 @@ SCHEMAS: dict[str, Any] = {
         {"user_id": {"type": "integer"}, "email": _STR, "display_name": _STR, "role": _STR},
         closed=False,
     ),
+    "TeamRemoval": _obj(
+        ["user_id", "email", "removed_at"],
+        {
+            "user_id": {"type": "integer"},
+            "email": _STR,
+            "display_name": _STR,
+            "removed_at": {"type": "string", "format": "date-time"},
+        },
+        closed=False,
+    ),
     "TeamInvitation": _obj(
         ["id", "expires_at", "uses", "state"],
         {
@@ -143,9 +153,11 @@ PATHS: dict[str, Any] = {
     "/api/v1/teams/join": {
         "post": _op(
             "joinTeam",
-            "Join through an invitation token.",
+            "Join through an invitation token; 403 for someone a lead removed from the team "
+            "and has not let back.",
             "200",
             ref("Team"),
+            403,
             404,
             body=_obj(["token"], {"token": {"type": "string", "maxLength": 200}}),
             params=(),
@@ -195,6 +207,27 @@ PATHS: dict[str, Any] = {
             403,
             404,
             409,
+            params=_MEMBER,
+        ),
+    },
+    f"{_T}/removals": {
+        "get": _op(
+            "listTeamRemovals",
+            "People removed and not let back yet (owner, manager).",
+            "200",
+            _list("removals", "TeamRemoval"),
+            403,
+            404,
+        ),
+    },
+    f"{_T}/removals/{{member_id}}": {
+        "delete": _op(
+            "allowBackToTeam",
+            "Let someone removed join again with a link (owner, manager).",
+            "204",
+            None,
+            403,
+            404,
             params=_MEMBER,
         ),
     },

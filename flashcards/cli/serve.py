@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from flask import Flask
 
 
+SERVER_NAME = "flashcards"  # the Server header: no server software, no version
+
+
 def default_workers() -> int:
     """One more sync worker than the cores this process may run on, at most 9.
 
@@ -48,9 +51,11 @@ def worker_app() -> Flask:
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(1, 64))
 def serve(host: str, port: int, workers: int | None, threads: int) -> None:
     """Serve the app with gunicorn."""
+    import gunicorn.http.wsgi
     from gunicorn.app.base import BaseApplication
 
     from .. import create_app
+    from ..config import startup_warnings
 
     class Server(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
@@ -70,7 +75,14 @@ def serve(host: str, port: int, workers: int | None, threads: int) -> None:
             return worker_app()
 
     # Built once here so that a bad setting is one line now, not a traceback in every worker.
-    create_app().extensions["flashcards.engine"].dispose()
+    app = create_app()
+    app.extensions["flashcards.engine"].dispose()
+    for warning in startup_warnings(app.config, host):
+        click.echo(f"warning: {warning}", err=True)
+    # gunicorn names itself in a Server header on every response and drops one the app sets;
+    # its responses read this module constant, for which it has no setting. Set before the
+    # workers fork, so each inherits it.
+    gunicorn.http.wsgi.SERVER = SERVER_NAME
     click.echo(f"Serving flashcards on http://{host}:{port}")
     Server().run()
 

@@ -1,6 +1,7 @@
 """Invitation links: a random token (only its SHA-256 is stored), an expiry, an optional
 maximum number of uses; revocable. Joining through one makes the person a plain member and
-subscribes them to every deck the team has assigned."""
+subscribes them to every deck the team has assigned; someone a lead removed is refused until
+a lead lets them back (`membership.allow_back`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
-from ..errors import InvalidInput, NotFound
-from ..models import TeamInvitation, TeamMember
+from ..errors import Forbidden, InvalidInput, NotFound
+from ..models import TeamInvitation, TeamMember, TeamRemoval
 from ..settings import CONTROL_CHARS
 from .assignments import subscribe_to_team_assignments
 from .roles import LEADS, MEMBER, membership
@@ -26,6 +27,16 @@ MAX_USES = 10_000
 MAX_LABEL = 100
 # Embeddings, overrides and isolates: they reorder the text around them.
 BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+class RemovedFromTeam(Forbidden):
+    """A lead removed this person; no link lets them back in until a lead allows it."""
+
+    def __init__(self, team_id: int) -> None:
+        super().__init__(
+            "you were removed from this team; ask a team lead to let you back in", field="token"
+        )
+        self.team_id = team_id
 
 
 def token_hash(token: str) -> str:
@@ -128,6 +139,8 @@ def join(session: Session, user_id: int, token: str, *, now: datetime) -> TeamMe
     existing = session.get(TeamMember, (invitation.team_id, user_id))
     if existing is not None:
         return existing
+    if session.get(TeamRemoval, (invitation.team_id, user_id)) is not None:
+        raise RemovedFromTeam(invitation.team_id)
     state = invitation_state(invitation, now)
     if state != "active":
         raise NotFound(f"this invitation is {state.replace('_', ' ')}", field="token")

@@ -3,6 +3,11 @@
 A team always has exactly one owner: the owner cannot leave or be removed, and hands the
 role over with `transfer_ownership` (becoming a manager). Managers run the team day to day
 and may remove plain members; only the owner changes roles.
+
+Someone removed is recorded (`TeamRemoval`): links are shared and outlive a removal, so
+without the record the link they joined with, or any link a group was given, would let them
+straight back in. A lead lets them back (`allow_back`); then any working link does. Leaving
+of one's own accord is not recorded: whoever left may come back with a link.
 """
 
 from __future__ import annotations
@@ -13,8 +18,8 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ..errors import Conflict, Forbidden, InvalidInput
-from ..models import Deck, Subscription, Team, TeamAssignment, TeamMember, User
+from ..errors import Conflict, Forbidden, InvalidInput, NotFound
+from ..models import Deck, Subscription, Team, TeamAssignment, TeamMember, TeamRemoval, User
 from .assignments import refresh_pacing
 from .roles import (
     LEADS,
@@ -161,6 +166,39 @@ def remove_member(
     if actor.role == MANAGER and target.role != MEMBER:
         raise Forbidden("a manager may remove plain members only")
     _end_membership(session, team_id, target_id, now=now)
+    session.merge(TeamRemoval(team_id=team_id, user_id=target_id, removed_at=now))
+    session.flush()
+
+
+@dataclass(frozen=True)
+class RemovedView:
+    user_id: int
+    email: str
+    display_name: str
+    removed_at: datetime
+
+
+def list_removed(session: Session, team_id: int, actor_id: int) -> list[RemovedView]:
+    """People removed from the team and not let back yet (owner, manager)."""
+    membership(session, team_id, actor_id, *LEADS)
+    rows = session.execute(
+        select(TeamRemoval, User.email, User.display_name)
+        .join(User, User.id == TeamRemoval.user_id)
+        .where(TeamRemoval.team_id == team_id)
+        .order_by(User.email)
+    ).all()
+    return [RemovedView(r.user_id, email, name, r.removed_at) for r, email, name in rows]
+
+
+def allow_back(session: Session, team_id: int, actor_id: int, target_id: int) -> None:
+    """A lead lets someone they removed join again, with any link that works."""
+    membership(session, team_id, actor_id, *LEADS)
+    gone = session.execute(
+        delete(TeamRemoval).where(TeamRemoval.team_id == team_id, TeamRemoval.user_id == target_id)
+    )
+    if not getattr(gone, "rowcount", 0):
+        raise NotFound(f"nobody removed from this team has the id {target_id}")
+    session.flush()
 
 
 def leave_team(session: Session, team_id: int, user_id: int, *, now: datetime) -> None:

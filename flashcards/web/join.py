@@ -18,7 +18,7 @@ from werkzeug.wrappers import Response
 from ..db import retrying, utcnow
 from ..errors import NotFound
 from ..http import db
-from ..models import Team, TeamInvitation, TeamMember
+from ..models import Team, TeamInvitation, TeamMember, TeamRemoval
 from ..teams import invitations
 from . import bp
 from .auth import PENDING_JOIN_KEY, current_user, login_required, user_id
@@ -29,7 +29,11 @@ def invitation_link(token: str) -> str:
 
 
 def token_from(pasted: str) -> str:
-    """The token of a pasted link (`…/join#token`, or an older `…/join/token`) or code."""
+    """The token of a pasted link (`…/join#token`, or an older `…/join/token`) or code.
+
+    The older form is only read from the page's form: there is no `/join/<token>` route,
+    which would take the token in its path, into every access log on the way.
+    """
     text = pasted.strip()
     return text.rpartition("#")[2] if "#" in text else text.rpartition("/")[2]
 
@@ -57,11 +61,28 @@ def _is_member(team: Team) -> bool:
     return user is not None and db().get(TeamMember, (team.id, user.id)) is not None
 
 
+def _was_removed(team: Team) -> bool:
+    user = current_user()
+    return user is not None and db().get(TeamRemoval, (team.id, user.id)) is not None
+
+
 def _page(
     *, token: str | None = None, team: Team | None = None, member: bool = False, status: int = 200
 ) -> Response:
-    page = render_template("join.html", token=token, team=team, member=member, dead=status == 404)
+    page = render_template(
+        "join.html",
+        token=token,
+        team=team,
+        member=member,
+        dead=status == 404,
+        removed=status == 403,
+    )
     return Response(page, status=status, mimetype="text/html")
+
+
+def _removed(team: Team) -> Response:
+    session.pop(PENDING_JOIN_KEY, None)
+    return _page(team=team, status=403)
 
 
 def _dead_link() -> Response:
@@ -82,15 +103,11 @@ def join_page() -> Response:
         # Their own team's link, even one used up since: nothing to confirm.
         session.pop(PENDING_JOIN_KEY, None)
         return _page(team=team, member=True)
+    if _was_removed(team):
+        return _removed(team)
     if not works:
         return _dead_link()
     return _page(token=pending, team=team)
-
-
-@bp.get("/join/<token>")
-def join_by_path(token: str) -> Response:
-    # Links handed out before they carried the token in the fragment keep working.
-    return redirect(url_for("web.join_page", _anchor=token), 303)
 
 
 @bp.post("/join")
@@ -124,6 +141,10 @@ def join() -> Response:
         team_id = retrying(session_db, work, retry_on=(IntegrityError,), attempts=2)
     except NotFound:
         return _dead_link()  # revoked, expired or used up since the confirmation was shown
+    except invitations.RemovedFromTeam as exc:
+        removed_from = session_db.get(Team, exc.team_id)
+        assert removed_from is not None  # the invitation that named it references it
+        return _removed(removed_from)
     session.pop(PENDING_JOIN_KEY, None)
     if already:
         flash(_("You are already in this team."))

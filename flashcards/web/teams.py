@@ -83,11 +83,13 @@ def render_team(team_id: int, *, new_link: str | None = None, status: int = 200)
     lead = team.role in LEADS
     members = membership.list_members(session, team.id, uid) if lead else []
     links = invitations.list_invitations(session, team.id, uid) if lead else []
+    removed = membership.list_removed(session, team.id, uid) if lead else []
     page = render_template(
         "team.html",
         team=team,
         lead=lead,
         members=members,
+        removed=removed,
         links=[(i, invitations.invitation_state(i, now)) for i in links],
         assignments=assignments.list_assignments(session, team.id, uid, now=now, refresh=False),
         assignable=assignments.assignable_decks(session, team.id, locale_code()) if lead else [],
@@ -188,6 +190,16 @@ def remove_member(team_id: int, member_id: int) -> Response:
         return _back(team_id)
     session.commit()
     flash(_("The member was removed. Their own progress is kept."))
+    return _back(team_id)
+
+
+@bp.post("/teams/<int:team_id>/removals/<int:member_id>/allow")
+@login_required
+def allow_back(team_id: int, member_id: int) -> Response:
+    session = db()
+    membership.allow_back(session, team_id_checked(team_id), user_id(), _member(member_id))
+    session.commit()
+    flash(_("They can join again with an invitation link."))
     return _back(team_id)
 
 

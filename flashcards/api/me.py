@@ -70,21 +70,29 @@ def sign_up() -> tuple[Response, int]:
     email = string_field(body, "email", max_length=accounts.MAX_EMAIL_LENGTH)
     password = string_field(body, "password", max_length=accounts.MAX_PASSWORD_LENGTH)
     limiter = signup_limiter()
-    limiter.check(signup_key())  # 429 with Retry-After
+    key = signup_key()
+    # Reserved before anything is looked up: an email found taken counts as an account made
+    # does, so nobody can ask without limit which emails have an account.
+    limiter.reserve(key)  # 429 with Retry-After
     session = db()
-    # create_user validates these as PATCH /me does, naming the field at fault.
-    user = accounts.create_user(
-        session,
-        email,
-        password,
-        now=utcnow(),
-        display_name=body.get("display_name", ""),
-        locale=body.get("locale", "en"),
-        timezone=body.get("timezone", "UTC"),
-    )
+    try:
+        # create_user validates these as PATCH /me does, naming the field at fault, before
+        # it looks the email up.
+        user = accounts.create_user(
+            session,
+            email,
+            password,
+            now=utcnow(),
+            display_name=body.get("display_name", ""),
+            locale=body.get("locale", "en"),
+            timezone=body.get("timezone", "UTC"),
+        )
+    except InvalidInput:
+        session.rollback()
+        limiter.refund(key)  # refused for its own values: nothing was looked up
+        raise
     result = user_settings(session, user.id)
     session.commit()
-    limiter.failed(signup_key())  # counts the account made
     response = jsonify(result)
     response.headers["Location"] = "/api/v1/me"
     return response, 201
@@ -198,8 +206,10 @@ PATHS: dict[str, Any] = {
         "post": {
             "operationId": "signUp",
             "summary": "Create an account (when sign-up is open on this server).",
-            "description": "Accounts made from one client address are limited per hour "
-            "(FLASHCARDS_SIGNUPS_PER_HOUR); over it the answer is 429 with Retry-After.",
+            "description": "Sign-up attempts from one client address are limited per hour "
+            "(FLASHCARDS_SIGNUPS_PER_HOUR): an account made and an email that cannot be "
+            "used (409) both count, a body refused for its values (422) does not; over the "
+            "limit the answer is 429 with Retry-After.",
             "security": [],
             "requestBody": json_request(ref("SignUp")),
             "responses": {

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, select, update
 
-from flashcards import accounts
+from flashcards import accounts, migrate
 from flashcards.cli import main
 from flashcards.db import transaction
 from flashcards.errors import InvalidInput
@@ -246,3 +246,28 @@ def test_web_member_list_shows_a_badge(client: FlaskClient, engine: Engine) -> N
     client.post("/language", data={"csrf_token": csrf(client, "/"), "locale": "es"})
     page = client.get(f"/teams/{team_id}").get_data(as_text=True)
     assert "Mixed scripts" not in page
+
+
+# --- emails stored before the folding ---
+
+
+def test_0012_folds_stored_emails_that_would_no_longer_be_found(engine: Engine) -> None:
+    migrate.downgrade(engine, "0010")
+    stored = {
+        "ana@example.test": "ana@example.test",  # ASCII: untouched
+        "straße@example.test": "strasse@example.test",
+        "ｂｏｂ@example.test": "bob@example.test",  # fullwidth, as lower() left it
+        "ǆ@example.test": "dž@example.test",  # a compatibility digraph
+        "maße@example.test": "maße@example.test",  # its folded form is taken: kept
+        "masse@example.test": "masse@example.test",
+        "eve\u200b@example.test": "eve\u200b@example.test",  # a lookalike: left, flagged
+    }
+    with transaction(engine) as s:
+        for email in stored:
+            s.add(User(email=email, password_hash=accounts.hash_password(PASSWORD), created_at=T0))
+    migrate.upgrade(engine)
+    with transaction(engine) as s:
+        assert set(s.scalars(select(User.email))) == set(stored.values())
+        # Found again by the spelling their owners type.
+        assert accounts.authenticate(s, "Straße@example.test", PASSWORD) is not None
+        assert accounts.authenticate(s, "bob@example.test", PASSWORD) is not None

@@ -109,7 +109,9 @@ _SETTINGS_PROPERTIES: dict[str, Any] = {
         "type": "string",
         "maxLength": 100,
         "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",
-        "description": "No control characters; surrounding spaces are removed.",
+        "description": "No control characters, and no invisible or text-direction ones "
+        "(Unicode format characters such as U+200B or U+202E); stored in NFKC form, with "
+        "surrounding spaces removed.",
     },
     "locale": {"type": "string", "enum": list(SUPPORTED_LOCALES)},
     "timezone": {

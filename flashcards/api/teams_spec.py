@@ -79,7 +79,7 @@ SCHEMAS: dict[str, Any] = {
         closed=False,
     ),
     "TeamMember": _obj(
-        ["user_id", "email", "role", "joined_at"],
+        ["user_id", "email", "role", "joined_at", "mixed_script"],
         {
             "user_id": {"type": "integer"},
             "email": _STR,

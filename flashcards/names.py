@@ -34,6 +34,24 @@ def hidden_character(text: str) -> str | None:
     return None
 
 
+def hidden_characters_class() -> str:
+    """The hidden characters of the Basic Multilingual Plane as a regular expression's
+    character ranges (`\\uXXXX` escapes, read alike by ECMA-262 and Python), for a JSON
+    Schema `pattern`. Characters beyond it (a few format characters, such as the tag
+    characters) cannot be written there portably; `hidden_character` refuses them too."""
+    ranges: list[tuple[int, int]] = []
+    for code in range(0x10000):
+        char = chr(code)
+        if unicodedata.category(char) == "Cs":
+            continue  # not characters: no JSON text carries them, and ECMA would read pairs
+        if char in _INVISIBLE_LETTERS or unicodedata.category(char) in _HIDDEN_CATEGORIES:
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    return "".join(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}" for a, b in ranges)
+
+
 def nfkc(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 

@@ -271,3 +271,20 @@ def test_0012_folds_stored_emails_that_would_no_longer_be_found(engine: Engine) 
         # Found again by the spelling their owners type.
         assert accounts.authenticate(s, "Straße@example.test", PASSWORD) is not None
         assert accounts.authenticate(s, "bob@example.test", PASSWORD) is not None
+
+
+def test_the_documented_name_pattern_refuses_what_the_validator_refuses() -> None:
+    """Clients validating with the OpenAPI document refuse the same names we do (in the
+    Basic Multilingual Plane, all a JSON Schema pattern can name portably)."""
+    import re
+
+    from flashcards.api.me import SCHEMAS
+    from flashcards.settings import CONTROL_CHARS
+
+    pattern = re.compile(SCHEMAS["SignUp"]["properties"]["display_name"]["pattern"])
+    for code in range(0x10000):
+        char = chr(code)
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        refused = hidden_character(char) is not None or CONTROL_CHARS.match(char) is not None
+        assert (pattern.fullmatch(char) is None) is refused, hex(code)

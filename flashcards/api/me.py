@@ -10,6 +10,7 @@ from .. import accounts
 from ..db import utcnow
 from ..errors import Forbidden, InvalidInput
 from ..http import change_password_limited, db, signup_key, signup_limiter
+from ..names import hidden_characters_class
 from ..settings import (
     MAX_STEP_SECONDS,
     MAX_STEPS,
@@ -108,7 +109,7 @@ _SETTINGS_PROPERTIES: dict[str, Any] = {
     "display_name": {
         "type": "string",
         "maxLength": 100,
-        "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",
+        "pattern": f"^[^\\u0000-\\u001f\\u007f-\\u009f{hidden_characters_class()}]*$",
         "description": "No control characters, and no invisible or text-direction ones "
         "(Unicode format characters such as U+200B or U+202E); stored in NFKC form, with "
         "surrounding spaces removed.",

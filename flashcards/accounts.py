@@ -19,6 +19,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from .days import Clock
 from .errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthorized
 from .models import ApiToken, SchedulerSettings, TeamAssignment, TeamMember, User, WebSession
+from .names import fold, hidden_character
 from .rawsql import Executor, Statement, executor
 from .settings import scheduler_defaults, validate_settings
 
@@ -37,6 +38,22 @@ class WrongPassword(Forbidden, InvalidInput):
     failed to prove who they are), and still an InvalidInput for forms that catch that."""
 
 
+class SamePassword(InvalidInput):
+    """A new password equal to the one it replaces: after a leak, "changing" it to itself
+    would leave the leaked one working."""
+
+    def __init__(self) -> None:
+        super().__init__("new_password must differ from the current password", field="new_password")
+
+
+class EmailTaken(Conflict):
+    def __init__(self) -> None:
+        super().__init__(
+            "this email cannot be used for a new account; if it is yours, sign in",
+            field="email",
+        )
+
+
 def hash_password(password: str) -> str:
     return generate_password_hash(password, method=PASSWORD_METHOD)
 
@@ -51,9 +68,16 @@ def _dummy_hash() -> str:
 
 
 def normalise_email(email: object) -> str:
+    """The one spelling an address is stored and looked up by: NFKC with case folded, so
+    that fullwidth or differently cased forms are the same address; one with an invisible
+    or direction-changing character (a lookalike of another) is refused."""
     if not isinstance(email, str):
         raise InvalidInput("email must be a string", field="email")
-    address = email.strip().lower()
+    if hidden_character(email) is not None:
+        raise InvalidInput(
+            "email may not contain invisible or text-direction characters", field="email"
+        )
+    address = fold(email.strip()).strip()
     if len(address) > MAX_EMAIL_LENGTH or not EMAIL_RE.match(address):
         raise InvalidInput("email must be an address like name@example.com", field="email")
     return address
@@ -84,18 +108,23 @@ def create_user(
     timezone: str = "UTC",
     is_admin: bool = False,
 ) -> User:
-    """Add a user and their default scheduler settings; Conflict if the email is taken."""
+    """Add a user and their default scheduler settings; EmailTaken (a Conflict) if the email
+    is taken. Every value is checked before the email is looked up, and the password hashed
+    either way: a refusal for a value tells nothing of the email, and a taken one takes as
+    long as an account made."""
     address = normalise_email(email)
     check_password_strength(password)
     profile = validate_settings(
         {"display_name": display_name, "locale": locale, "timezone": timezone},
         allowed={"display_name", "locale", "timezone"},
     )
+    # Before the first statement: on SQLite a write session holds the write lock from it on.
+    password_hash = hash_password(password)
     if session.scalar(select(User.id).where(User.email == address)) is not None:
-        raise Conflict("an account with this email already exists", field="email")
+        raise EmailTaken()
     user = User(
         email=address,
-        password_hash=hash_password(password),
+        password_hash=password_hash,
         display_name=profile["display_name"],
         locale=profile["locale"],
         timezone=profile["timezone"],
@@ -107,7 +136,7 @@ def create_user(
         session.flush()
     except IntegrityError:
         # Another transaction took the address between our check and our insert.
-        raise Conflict("an account with this email already exists", field="email") from None
+        raise EmailTaken() from None
     session.add(SchedulerSettings(user_id=user.id, **scheduler_defaults()))
     session.flush()
     return user
@@ -129,6 +158,17 @@ def authenticate(session: Session, email: str, password: str) -> User | None:
     return user if verify_password(user.password_hash, password) else None
 
 
+def verify_current_password(session: Session, user_id: int, current_password: object) -> None:
+    """WrongPassword unless `current_password` is the user's password."""
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound("no such user")
+    if not isinstance(current_password, str) or not verify_password(
+        user.password_hash, current_password
+    ):
+        raise WrongPassword("the current password is not correct", field="current_password")
+
+
 def change_password(
     session: Session,
     user_id: int,
@@ -140,25 +180,39 @@ def change_password(
     """Change the password, ending every web session; with `revoke_tokens`, the user's API
     tokens go too (after a leak, a token made with the old password would outlive it).
     Returns how many tokens were revoked."""
-    user = session.get(User, user_id)
-    if user is None:
-        raise NotFound("no such user")
-    if not isinstance(current_password, str) or not verify_password(
-        user.password_hash, current_password
-    ):
-        raise WrongPassword("the current password is not correct", field="current_password")
-    check_password_strength(new_password, field="new_password")
-    return _replace_password(session, user, new_password, revoke_tokens)
+    verify_current_password(session, user_id, current_password)
+    return set_password(
+        session,
+        user_id,
+        new_password,
+        revoke_tokens=revoke_tokens,
+        current_password=current_password,
+    )
 
 
 def set_password(
-    session: Session, user_id: int, new_password: str, *, revoke_tokens: bool = False
+    session: Session,
+    user_id: int,
+    new_password: str,
+    *,
+    revoke_tokens: bool = False,
+    current_password: str | None = None,
 ) -> int:
-    """An administrator's reset: no current password needed. As `change_password`."""
+    """Replace the password, as `change_password` does, without asking for the current one
+    (an administrator's reset, or a caller that has verified it: `current_password`).
+    SamePassword when the new one is the one it replaces."""
     user = session.get(User, user_id)
     if user is None:
         raise NotFound("no such user")
-    check_password_strength(new_password)
+    field = "password" if current_password is None else "new_password"
+    check_password_strength(new_password, field=field)
+    same = (
+        verify_password(user.password_hash, new_password)
+        if current_password is None
+        else new_password == current_password
+    )
+    if same:
+        raise SamePassword()
     return _replace_password(session, user, new_password, revoke_tokens)
 
 
@@ -368,7 +422,8 @@ def _end_web_sessions(session: Session, user_id: int) -> None:
 
 
 def user_by_email(session: Session, email: str) -> User:
-    user = session.scalar(select(User).where(User.email == normalise_email(email)))
+    address = normalise_email(email)
+    user = session.scalar(select(User).where(User.email == address))
     if user is None:
-        raise NotFound(f"no user with email {email.strip().lower()}", field="email")
+        raise NotFound(f"no user with email {address}", field="email")
     return user

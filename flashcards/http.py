@@ -18,6 +18,7 @@ from werkzeug.exceptions import BadRequest
 
 from . import accounts
 from .db import make_engine, transaction, writer
+from .errors import InvalidInput, Unauthorized
 from .kept_connections import KeptConnections
 from .models import User
 from .ratelimit import Backend, DatabaseBackend, Limiter, RedisBackend
@@ -144,12 +145,13 @@ def _close_session(_exc: BaseException | None) -> None:
 
 SIGNIN_WINDOW_SECONDS = 15 * 60
 SIGNUP_WINDOW_SECONDS = 60 * 60
+TOKEN_WINDOW_SECONDS = 60 * 60
 
 
 def authenticate(email: str, password: str) -> User | None:
     """`accounts.authenticate` in a read-only session of its own. A POST's session would take
     SQLite's write lock for the whole deliberately slow password check, holding up every
-    answer; and the rate limit counts the failure in the database, which needs that lock."""
+    answer; and the rate limit counts the attempt in the database, which needs that lock."""
     with Session(engine(), expire_on_commit=False) as reader:
         return accounts.authenticate(reader, email, password)
 
@@ -162,7 +164,28 @@ def signin_limiter() -> Limiter:
 
 
 def signin_key(email: str) -> str:
-    return Limiter.key("signin", email.strip().lower(), request.remote_addr or "")
+    # The email as accounts look it up, so that lookalike spellings of one address (case,
+    # compatibility forms) share its allowance; one that can be no address keeps its own.
+    try:
+        address = accounts.normalise_email(email)
+    except InvalidInput:
+        address = email
+    return Limiter.key("signin", address, request.remote_addr or "")
+
+
+def signed_in(email: str, password: str) -> User:
+    """The user with this email and password, the attempt counted against the email and
+    client address before the slow password check: however many arrive at once, no more than
+    the allowance are checked. A success forgives the key's failures. Unauthorized (401) for
+    a wrong email or password, RateLimited (429) with no place left, even for the right one."""
+    limiter = signin_limiter()
+    key = signin_key(email)
+    limiter.reserve(key)
+    user = authenticate(email, password)
+    if user is None:
+        raise Unauthorized("wrong email or password")
+    limiter.reset(key)
+    return user
 
 
 def change_password_limited(
@@ -170,23 +193,37 @@ def change_password_limited(
 ) -> int:
     """`accounts.change_password`, with each wrong current password counted against the
     account as a failed sign-in is: a stolen cookie or token must not try passwords without
-    limit. RateLimited (429) once the account's allowance is used up."""
+    limit. RateLimited (429) once the account's allowance is used up.
+
+    The place is reserved before the current password is checked, which happens in a
+    read-only session (see `authenticate`); a right one gives its place back before the
+    request's own session writes anything (on SQLite that session holds the write lock the
+    count needs until it ends)."""
     limiter = signin_limiter()
     key = Limiter.key("password", str(user_id))
-    limiter.check(key)
+    # Ends the read that found the signed-in person (a web request's): on SQLite it holds the
+    # write lock, which counting the attempt in the database needs.
+    session.commit()
+    limiter.reserve(key)
     try:
-        return accounts.change_password(session, user_id, current, new, revoke_tokens=revoke_tokens)
+        with Session(engine(), expire_on_commit=False) as reader:
+            accounts.verify_current_password(reader, user_id, current)
     except accounts.WrongPassword:
-        # Counting it in the database takes SQLite's write lock, which this session holds
-        # until it ends. (A success is not counted: the failures expire with the window.)
-        session.rollback()
-        limiter.failed(key)
+        raise  # counted
+    except BaseException:
+        limiter.refund(key)
         raise
+    limiter.refund(key)  # the failures before it expire with their window
+    return accounts.set_password(
+        session, user_id, new, revoke_tokens=revoke_tokens, current_password=current
+    )
 
 
 def signup_limiter() -> Limiter:
-    """Accounts made, per client address, so that a script cannot mass-produce them; the API
-    and the web page share it. Only an account made counts, not a rejected attempt."""
+    """Sign-up attempts per client address, so that a script can neither mass-produce
+    accounts nor ask without limit which emails have one: an account made and an email found
+    taken both count; only a form refused for its own values (nothing looked up) does not.
+    The API and the web page share it."""
     return _app_limiter(
         "signup", int(current_app.config["SIGNUPS_PER_HOUR"]), SIGNUP_WINDOW_SECONDS
     )
@@ -196,7 +233,24 @@ def signup_key() -> str:
     return Limiter.key("signup", request.remote_addr or "")
 
 
-def _app_limiter(name: str, limit: int, window: int) -> Limiter:
+def token_limiter() -> Limiter:
+    """API tokens made per account (the API's sign-in and the tokens page): a stolen
+    password or cookie must not mint tokens without limit."""
+    return _app_limiter(
+        "token",
+        int(current_app.config["TOKENS_PER_HOUR"]),
+        TOKEN_WINDOW_SECONDS,
+        detail="too many API tokens were made for this account; try again later",
+    )
+
+
+def token_key(user_id: int) -> str:
+    return Limiter.key("token", str(user_id))
+
+
+def _app_limiter(
+    name: str, limit: int, window: int, detail: str = "too many failed attempts; try again later"
+) -> Limiter:
     # Made on first use; counted in Redis when configured, else in the database: either way
     # shared by every worker and instance.
     key = f"flashcards.{name}_limiter"
@@ -208,7 +262,11 @@ def _app_limiter(name: str, limit: int, window: int) -> Limiter:
             if redis_url
             else DatabaseBackend(engine(), writing_engine())
         )
-        limiter = current_app.extensions[key] = Limiter(backend, limit=limit, window=window)
+        limiter = current_app.extensions[key] = Limiter(
+            backend, limit=limit, window=window, detail=detail
+        )
+    # A test (or an operator's shell) may change the allowance after the first use.
+    limiter.limit = limit
     return limiter
 
 

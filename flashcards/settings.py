@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from .errors import InvalidInput, NotFound
 from .models import SchedulerSettings, User
+from .names import hidden_character, nfkc
 
 SUPPORTED_LOCALES = ("en", "es", "ko")
 MAX_STEPS = 10
@@ -162,11 +163,18 @@ CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def _display_name(value: object) -> str:
     if not isinstance(value, str):
         raise InvalidInput("display_name must be a string", field="display_name")
-    name = value.strip()
+    # NFKC: a fullwidth or otherwise compatibility-spelled name is the ordinary one.
+    name = nfkc(value).strip()
     if len(name) > 100:
         raise InvalidInput("display_name may be at most 100 characters", field="display_name")
     if CONTROL_CHARS.search(name):
         raise InvalidInput("display_name may not contain control characters", field="display_name")
+    if hidden_character(name) is not None:
+        # Invisible or direction-changing: a name that renders as another person's.
+        raise InvalidInput(
+            "display_name may not contain invisible or text-direction characters",
+            field="display_name",
+        )
     return name
 
 

@@ -342,47 +342,71 @@ def test_database_backend_window_expires_and_old_rows_go(engine: Engine) -> None
     backend = DatabaseBackend(engine, engine, clock)
     limiter = Limiter(backend, limit=2, window=60)
     key = Limiter.key("signin", "ana@example.com", "127.0.0.1")
-    limiter.check(key)
-    limiter.failed(key)
+    limiter.reserve(key)
     clock.now += timedelta(seconds=30)
-    limiter.failed(key)
+    limiter.reserve(key)
     with pytest.raises(RateLimited) as info:
-        limiter.check(key)
-    assert info.value.retry_after == 30  # the window started at the first failure
+        limiter.reserve(key)
+    assert info.value.retry_after == 30  # the window started at the first attempt
+    assert backend.attempts(key) == (2, 30.0)  # a refusal takes no place
     clock.now += timedelta(seconds=30)
-    limiter.check(key)  # window over
-    limiter.failed(key)  # a new window, counted from 1
-    assert backend.failures(key) == (1, 60.0)
+    limiter.reserve(key)  # window over: a new one, counted from 1
+    assert backend.attempts(key) == (1, 60.0)
     other = Limiter.key("signin", "bo@example.com", "127.0.0.1")
     clock.now += timedelta(seconds=61)
-    limiter.failed(other)  # prunes the expired window of `key`
+    limiter.reserve(other)  # prunes the expired window of `key`
     with engine.connect() as conn:
         keys = conn.execute(select(RateLimitCount.key)).scalars().all()
     assert keys == [other]
-    limiter.succeeded(other)
-    assert backend.failures(other) == (0, 0.0)
+    limiter.reset(other)
+    assert backend.attempts(other) == (0, 0.0)
+
+
+def test_database_backend_refunds_only_an_open_window(engine: Engine) -> None:
+    clock = FakeClock()
+    backend = DatabaseBackend(engine, engine, clock)
+    limiter = Limiter(backend, limit=1, window=60)
+    key = Limiter.key("test", "refund")
+    limiter.refund(key)  # nothing to refund: no row, no error
+    limiter.reserve(key)
+    with pytest.raises(RateLimited):
+        limiter.reserve(key)
+    limiter.refund(key)
+    assert backend.attempts(key) == (0, 60.0)
+    limiter.refund(key)  # never below zero
+    limiter.reserve(key)
+    assert backend.attempts(key) == (1, 60.0)
 
 
 @pytest.mark.skipif(not redis_available(), reason="Redis is not running on 127.0.0.1:6379")
-def test_redis_backend_counts_and_resets() -> None:
+def test_redis_backend_counts_refunds_and_resets() -> None:
     backend = RedisBackend.from_url(REDIS_URL)
     limiter = Limiter(backend, limit=2, window=60)
     key = Limiter.key("test", uuid.uuid4().hex)
-    limiter.failed(key)
-    limiter.check(key)
-    limiter.failed(key)
+    limiter.refund(key)  # nothing to refund: no key made (it would have no expiry)
+    assert backend.attempts(key) == (0, 0.0)
+    limiter.reserve(key)
+    limiter.reserve(key)
     with pytest.raises(RateLimited) as info:
-        limiter.check(key)
+        limiter.reserve(key)
     assert 55 <= info.value.retry_after <= 60
-    assert backend.failures(key)[0] == 2
-    limiter.succeeded(key)
-    limiter.check(key)
-    assert backend.failures(key) == (0, 0.0)
+    assert backend.attempts(key)[0] == 2  # a refusal takes no place
+    limiter.refund(key)
+    limiter.reserve(key)
+    with pytest.raises(RateLimited):
+        limiter.reserve(key)
+    limiter.reset(key)
+    assert backend.attempts(key) == (0, 0.0)
+    limiter.reserve(key)
+    assert backend.attempts(key)[0] == 1
+    limiter.reset(key)
     backend.close()
 
 
 def test_unreachable_redis_fails_open() -> None:
     limiter = Limiter(RedisBackend.from_url("redis://127.0.0.1:1/0"), limit=1, window=60)
     key = Limiter.key("test", "x")
-    limiter.failed(key)
-    limiter.check(key)  # logged, not raised: sign-in keeps working without Redis
+    limiter.reserve(key)
+    limiter.reserve(key)  # logged, not raised: sign-in keeps working without Redis
+    limiter.refund(key)
+    limiter.reset(key)

@@ -10,6 +10,7 @@ from .. import accounts
 from ..db import utcnow
 from ..errors import Forbidden, InvalidInput
 from ..http import change_password_limited, db, signup_key, signup_limiter
+from ..names import hidden_characters_class
 from ..settings import (
     MAX_STEP_SECONDS,
     MAX_STEPS,
@@ -70,21 +71,29 @@ def sign_up() -> tuple[Response, int]:
     email = string_field(body, "email", max_length=accounts.MAX_EMAIL_LENGTH)
     password = string_field(body, "password", max_length=accounts.MAX_PASSWORD_LENGTH)
     limiter = signup_limiter()
-    limiter.check(signup_key())  # 429 with Retry-After
+    key = signup_key()
+    # Reserved before anything is looked up: an email found taken counts as an account made
+    # does, so nobody can ask without limit which emails have an account.
+    limiter.reserve(key)  # 429 with Retry-After
     session = db()
-    # create_user validates these as PATCH /me does, naming the field at fault.
-    user = accounts.create_user(
-        session,
-        email,
-        password,
-        now=utcnow(),
-        display_name=body.get("display_name", ""),
-        locale=body.get("locale", "en"),
-        timezone=body.get("timezone", "UTC"),
-    )
+    try:
+        # create_user validates these as PATCH /me does, naming the field at fault, before
+        # it looks the email up.
+        user = accounts.create_user(
+            session,
+            email,
+            password,
+            now=utcnow(),
+            display_name=body.get("display_name", ""),
+            locale=body.get("locale", "en"),
+            timezone=body.get("timezone", "UTC"),
+        )
+    except InvalidInput:
+        session.rollback()
+        limiter.refund(key)  # refused for its own values: nothing was looked up
+        raise
     result = user_settings(session, user.id)
     session.commit()
-    limiter.failed(signup_key())  # counts the account made
     response = jsonify(result)
     response.headers["Location"] = "/api/v1/me"
     return response, 201
@@ -100,8 +109,10 @@ _SETTINGS_PROPERTIES: dict[str, Any] = {
     "display_name": {
         "type": "string",
         "maxLength": 100,
-        "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",
-        "description": "No control characters; surrounding spaces are removed.",
+        "pattern": f"^[^\\u0000-\\u001f\\u007f-\\u009f{hidden_characters_class()}]*$",
+        "description": "No control characters, and no invisible or text-direction ones "
+        "(Unicode format characters such as U+200B or U+202E); stored in NFKC form, with "
+        "surrounding spaces removed.",
     },
     "locale": {"type": "string", "enum": list(SUPPORTED_LOCALES)},
     "timezone": {
@@ -198,8 +209,10 @@ PATHS: dict[str, Any] = {
         "post": {
             "operationId": "signUp",
             "summary": "Create an account (when sign-up is open on this server).",
-            "description": "Accounts made from one client address are limited per hour "
-            "(FLASHCARDS_SIGNUPS_PER_HOUR); over it the answer is 429 with Retry-After.",
+            "description": "Sign-up attempts from one client address are limited per hour "
+            "(FLASHCARDS_SIGNUPS_PER_HOUR): an account made and an email that cannot be "
+            "used (409) both count, a body refused for its values (422) does not; over the "
+            "limit the answer is 429 with Retry-After.",
             "security": [],
             "requestBody": json_request(ref("SignUp")),
             "responses": {

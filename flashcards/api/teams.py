@@ -17,6 +17,7 @@ from ..decks.sync import SyncReport
 from ..errors import InvalidInput, NotFound
 from ..http import db, engine
 from ..models import TeamInvitation
+from ..names import looks_like_another
 from ..teams import assignments, invitations, membership
 from . import bp
 from .auth import current_user_id
@@ -133,6 +134,8 @@ def list_members(team_id: int) -> Response:
                 "user_id": m.user_id,
                 "email": m.email,
                 "display_name": m.display_name,
+                # A word mixing scripts (or an invisible character): may imitate another.
+                "mixed_script": looks_like_another(m.display_name, m.email),
                 "role": m.role,
                 "joined_at": m.joined_at.isoformat(),
             }

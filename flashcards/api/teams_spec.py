@@ -79,8 +79,19 @@ SCHEMAS: dict[str, Any] = {
         closed=False,
     ),
     "TeamMember": _obj(
-        ["user_id", "email", "role", "joined_at"],
-        {"user_id": {"type": "integer"}, "email": _STR, "display_name": _STR, "role": _STR},
+        ["user_id", "email", "role", "joined_at", "mixed_script"],
+        {
+            "user_id": {"type": "integer"},
+            "email": _STR,
+            "display_name": _STR,
+            "mixed_script": {
+                "type": "boolean",
+                "description": "The name or email has a word mixing scripts (a Latin name "
+                "with a Cyrillic letter) or an invisible character: it may imitate another "
+                "member's.",
+            },
+            "role": _STR,
+        },
         closed=False,
     ),
     "TeamRemoval": _obj(

@@ -8,8 +8,7 @@ from flask import Response, jsonify
 
 from .. import accounts
 from ..db import utcnow
-from ..errors import Unauthorized
-from ..http import authenticate, db, signin_key, signin_limiter
+from ..http import db, signed_in, token_key, token_limiter
 from . import bp
 from .auth import bearer_token, current_user_id
 from .errors import json_body, reject_unknown, string_field
@@ -23,17 +22,11 @@ def create_token() -> tuple[Response, int]:
     email = string_field(body, "email", max_length=accounts.MAX_EMAIL_LENGTH)
     password = string_field(body, "password", max_length=accounts.MAX_PASSWORD_LENGTH)
     name = string_field(body, "name", required=False, max_length=100)
-    limiter = signin_limiter()
-    key = signin_key(email)
-    limiter.check(key)
-    user = authenticate(email, password)
-    if user is None:
-        limiter.failed(key)
-        raise Unauthorized("wrong email or password")
+    user = signed_in(email, password)  # 401, or 429 with Retry-After
+    token_limiter().reserve(token_key(user.id))  # every token made counts
     session = db()
     token = accounts.issue_token(session, user.id, now=utcnow(), name=name)
     session.commit()
-    limiter.succeeded(key)
     return jsonify({"token": token}), 201
 
 
@@ -72,7 +65,9 @@ PATHS: dict[str, Any] = {
             "operationId": "createToken",
             "summary": "Sign in: exchange an email and password for a bearer token.",
             "description": "Failed attempts are limited per email and client address; over "
-            "the limit the answer is 429 with Retry-After, even for the right password.",
+            "the limit the answer is 429 with Retry-After, even for the right password. "
+            "Tokens made are limited per account and hour (FLASHCARDS_TOKENS_PER_HOUR, "
+            "shared with the web's tokens page); over that, 429 with Retry-After too.",
             "security": [],
             "requestBody": json_request(ref("TokenRequest")),
             "responses": {

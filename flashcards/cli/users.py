@@ -43,16 +43,22 @@ def add(email: str, admin: bool, display_name: str, locale: str, timezone: str) 
     accounts.normalise_email(email)
     password = _read_password()
     with context.transaction() as session:
-        user = accounts.create_user(
-            session,
-            email,
-            password,
-            now=context.now(),
-            display_name=display_name,
-            locale=locale,
-            timezone=timezone,
-            is_admin=admin,
-        )
+        try:
+            user = accounts.create_user(
+                session,
+                email,
+                password,
+                now=context.now(),
+                display_name=display_name,
+                locale=locale,
+                timezone=timezone,
+                is_admin=admin,
+            )
+        except accounts.EmailTaken:
+            # An administrator may know: the sign-up pages' vaguer answer is for strangers.
+            raise click.ClickException(
+                f"a user with email {accounts.normalise_email(email)} already exists"
+            ) from None
         user_id, address = user.id, user.email
     click.echo(f"Added user {user_id} {address}{' (admin)' if admin else ''}.")
 
@@ -76,11 +82,13 @@ def token(email: str, name: str) -> None:
 def password(email: str, revoke_tokens: bool) -> None:
     """Set a user's password; prompted for, or read from stdin when piped."""
     with context.transaction() as session:
-        user_id = accounts.user_by_email(session, email).id
+        user = accounts.user_by_email(session, email)
+        user_id, address = user.id, user.email
     new_password = _read_password()
     with context.transaction() as session:
+        # SamePassword (a one-line error) when it is the password it would replace.
         revoked = accounts.set_password(session, user_id, new_password, revoke_tokens=revoke_tokens)
-    click.echo(f"Password changed for {email.strip().lower()}.")
+    click.echo(f"Password changed for {address}.")
     if revoke_tokens:
         click.echo(f"API tokens revoked: {revoked}.")
 

@@ -16,7 +16,7 @@ from werkzeug.wrappers import Response
 from .. import accounts, apitokens
 from ..db import utcnow
 from ..errors import InvalidInput, NotFound
-from ..http import change_password_limited, db
+from ..http import change_password_limited, db, token_key, token_limiter
 from ..ratelimit import RateLimited
 from ..settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
 from . import bp
@@ -146,6 +146,9 @@ def change_password() -> Response:
     except RateLimited as exc:
         flash(too_many_attempts(exc), "error")
         return redirect(url_for("web.settings"))
+    except accounts.SamePassword:
+        flash(_("Choose a new password that is not the current one."), "error")
+        return redirect(url_for("web.settings"))
     except InvalidInput as exc:
         if exc.field == "current_password":
             flash(_("The current password is not correct."), "error")
@@ -220,10 +223,26 @@ def tokens() -> str:
 
 @bp.post("/tokens")
 @login_required
-def create_token() -> str | tuple[str, int]:
+def create_token() -> str | tuple[str, int] | tuple[str, int, dict[str, str]]:
     uid = user_id()
     session = db()
     name = request.form.get("name", "").strip()[:100]
+    # Ends the read that found the signed-in person: on SQLite it holds the write lock,
+    # which counting the token in the database needs.
+    session.commit()
+    try:
+        # Shared with the API's sign-in: a stolen cookie must not mint tokens without limit.
+        token_limiter().reserve(token_key(uid))
+    except RateLimited as exc:
+        minutes = max(1, round(exc.retry_after / 60))
+        error = _(
+            "Too many API tokens were made for your account. Try again in %(minutes)d min.",
+            minutes=minutes,
+        )
+        page = render_template(
+            "tokens.html", tokens=apitokens.list_tokens(session, uid), new_token=None, error=error
+        )
+        return page, 429, {"Retry-After": str(exc.retry_after)}
     token = accounts.issue_token(session, uid, now=utcnow(), name=name)
     session.commit()
     # Shown once, in this response only: only its hash is stored.

@@ -24,12 +24,10 @@ from werkzeug.wrappers import Response
 
 from .. import accounts
 from ..db import transaction, utcnow
-from ..errors import Conflict, InvalidInput
+from ..errors import InvalidInput, Unauthorized
 from ..http import (
-    authenticate,
     db,
-    signin_key,
-    signin_limiter,
+    signed_in,
     signup_key,
     signup_limiter,
     writing_engine,
@@ -177,11 +175,13 @@ def signup() -> ResponseReturnValue:
         limiter = signup_limiter()
         key = signup_key()
         try:
-            limiter.check(key)
+            # Before anything is looked up: an email found taken counts as an account made
+            # does (see `signup_limiter`).
+            limiter.reserve(key)
         except RateLimited as exc:
             minutes = max(1, round(exc.retry_after / 60))
             errors["email"] = _(
-                "Too many accounts were created from your network. Try again in %(minutes)d min.",
+                "Too many sign-up attempts from your network. Try again in %(minutes)d min.",
                 minutes=minutes,
             )
             page = render_template("signup.html", errors=errors, email=email)
@@ -203,9 +203,13 @@ def signup() -> ResponseReturnValue:
                 locale=locale_code(),
                 timezone=timezone,
             )
-        except Conflict:
-            errors["email"] = _("An account with this email already exists.")
+        except accounts.EmailTaken:
+            errors["email"] = _(
+                "This email cannot be used for a new account. If it is yours, sign in."
+            )
         except InvalidInput as exc:
+            session_db.rollback()
+            limiter.refund(key)  # refused for its own values: nothing was looked up
             if exc.field == "password":
                 errors["password"] = _(
                     "Choose a password of %(min)d to %(max)d characters.",
@@ -218,7 +222,6 @@ def signup() -> ResponseReturnValue:
                 errors["email"] = _("Enter an email address like name@example.com.")
         if not errors:
             session_db.commit()
-            limiter.failed(key)  # counts the account made
             start_session(user)
             if PENDING_JOIN_KEY in session:
                 return redirect(url_for("web.join_page"))
@@ -236,22 +239,17 @@ def signin() -> ResponseReturnValue:
     status = 200
     if request.method == "POST":
         password = request.form.get("password", "")
-        limiter = signin_limiter()
-        key = signin_key(email)
         try:
-            limiter.check(key)
+            user = signed_in(email, password)
         except RateLimited as exc:
             error = too_many_attempts(exc)
             page = render_template("signin.html", error=error, email=email, next=target)
             return page, 429, {"Retry-After": str(max(1, int(exc.retry_after)))}
-        user = authenticate(email, password)
-        if user is None:
-            limiter.failed(key)
+        except Unauthorized:
             error = _("Wrong email or password.")
             status = 401
         else:
             start_session(user)
-            limiter.succeeded(key)
             if PENDING_JOIN_KEY in session and target == url_for("web.library"):
                 target = url_for("web.join_page")  # an invitation opened before signing in
             return redirect(target)

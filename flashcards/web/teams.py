@@ -16,6 +16,7 @@ from werkzeug.wrappers import Response
 from ..db import MAX_ID, transaction, utcnow
 from ..errors import Conflict, InvalidInput, NotFound
 from ..http import db, engine
+from ..names import looks_like_another
 from ..teams import assignments, invitations, membership, team_decks
 from ..teams.roles import LEADS, MANAGER, MEMBER, OWNER
 from ..teams.roles import membership as role_check
@@ -90,6 +91,7 @@ def render_team(team_id: int, *, new_link: str | None = None, status: int = 200)
         lead=lead,
         members=members,
         removed=removed,
+        lookalikes={m.user_id for m in members if looks_like_another(m.display_name, m.email)},
         links=[(i, invitations.invitation_state(i, now)) for i in links],
         assignments=assignments.list_assignments(session, team.id, uid, now=now, refresh=False),
         assignable=assignments.assignable_decks(session, team.id, locale_code()) if lead else [],

@@ -7,26 +7,31 @@ import uuid
 from typing import Any
 
 import pytest
+from flask import Flask
+from flask.testing import FlaskClient
 from fsrs import Rating
 from sqlalchemy import Engine, event, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
-from flashcards import db, study
+from flashcards import accounts, db, study
 from flashcards.db import (
     RETRY_ATTEMPTS,
     RETRY_FIRST_DELAY,
     RETRY_MAX_DELAY,
     backoff,
+    make_engine,
     retrying,
     transaction,
+    utcnow,
     with_retries,
     writer,
 )
 from flashcards.errors import FlashcardsError, NotFound, TooMuchContention
-from flashcards.models import ReviewLog, ReviewState
+from flashcards.models import ReviewLog, ReviewState, User
 from tests import factories as f
 from tests.test_study import NOW, setup_card
+from tests.web_helpers import CARD_ID_RE, csrf, sign_up, subscribe
 
 
 class Recorder:
@@ -201,3 +206,86 @@ def test_a_concurrent_undo_of_the_same_answer_writes_the_state_once(engine: Engi
         state = s.execute(select(ReviewState.reps, ReviewState.version)).one()
         # Written back once, by the other undo: one version more than the second answer's.
         assert (state.reps, state.version) == (1, version + 1)
+
+
+class Rival:
+    """Before each of the app's version-checked writes of a state, another answer to the same
+    card commits first (a real transaction on an engine of its own): every attempt loses."""
+
+    def __init__(self, app: Flask, database_url: str, user: int, card: int) -> None:
+        self.app_engine: Engine = app.extensions["flashcards.engine"]
+        self.engine = make_engine(database_url)
+        self.user, self.card = user, card
+        self.answers: list[str] = []
+
+    def __enter__(self) -> Rival:
+        event.listen(self.app_engine, "before_cursor_execute", self.before)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        event.remove(self.app_engine, "before_cursor_execute", self.before)
+        self.engine.dispose()
+
+    def before(self, _conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.lstrip().upper().startswith("UPDATE REVIEW_STATES"):
+            with transaction(self.engine) as s:
+                answered = f.answer(s, self.user, self.card, Rating.Good, now=utcnow())
+            self.answers.append(answered.review_id)
+
+
+def logged(engine: Engine) -> set[str]:
+    with engine.connect() as conn:
+        return set(conn.execute(select(ReviewLog.review_id)).scalars())
+
+
+def skip_on_sqlite(engine: Engine) -> None:
+    if engine.dialect.name == "sqlite":
+        pytest.skip("SQLite's writers take the lock at BEGIN: no other answer can win")
+
+
+def test_an_api_undo_that_keeps_losing_is_a_503_problem_with_retry_after(
+    app: Flask, client: FlaskClient, database_url: str, engine: Engine
+) -> None:
+    skip_on_sqlite(engine)
+    user, (card,) = setup_card(engine)
+    with transaction(engine) as s:
+        for _ in range(2):  # undoing the second answer writes the state back (an UPDATE)
+            f.answer(s, user, card, Rating.Good, now=utcnow())
+        token = accounts.issue_token(s, user, now=utcnow())
+    before = logged(engine)
+    with Rival(app, database_url, user, card) as rival:
+        r = client.post("/api/v1/reviews/undo", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 503, r.get_data(as_text=True)
+    assert r.mimetype == "application/problem+json"
+    assert r.headers["Retry-After"] == "1"
+    assert r.get_json()["title"] == "Service unavailable"
+    assert len(rival.answers) == RETRY_ATTEMPTS
+    # Nothing undone: every answer is still there, the rivals' included.
+    assert logged(engine) == before | set(rival.answers)
+
+
+def test_a_web_answer_that_keeps_losing_is_a_translated_503_page(
+    app: Flask, client: FlaskClient, database_url: str, loaded_engine: Engine
+) -> None:
+    skip_on_sqlite(loaded_engine)
+    sign_up(client, language="es")
+    subscribe(client, "es")
+    page = client.get("/study").get_data(as_text=True)
+    card = CARD_ID_RE.search(page)
+    assert card
+    form = {"csrf_token": csrf(client, "/study"), "card_id": card[1], "rating": "3"}
+    first = client.post("/study/answer", data={**form, "review_id": str(uuid.uuid4())})
+    assert first.status_code == 303  # the card has a state now: the next answer updates it
+    with loaded_engine.connect() as conn:
+        user = conn.execute(select(User.id).where(User.email == "ana@example.com")).scalar_one()
+    before = logged(loaded_engine)
+    mine = str(uuid.uuid4())
+    with Rival(app, database_url, user, int(card[1])) as rival:
+        r = client.post("/study/answer", data={**form, "review_id": mine})
+    assert r.status_code == 503
+    assert r.headers["Retry-After"] == "1"
+    text = r.get_data(as_text=True)
+    assert "Demasiados cambios a la vez" in text
+    assert "el tuyo no se ha guardado" in text
+    assert len(rival.answers) == RETRY_ATTEMPTS
+    assert logged(loaded_engine) == before | set(rival.answers)  # not `mine`

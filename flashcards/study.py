@@ -22,7 +22,9 @@ from typing import Any
 from fsrs import Rating
 from sqlalchemy import (
     Connection,
+    and_,
     delete,
+    or_,
     select,
 )
 from sqlalchemy.orm import Session
@@ -356,9 +358,24 @@ def undo(
         )
     if log is None:
         raise Conflict("there is no answer from today to undo")
+    # The version only while no later answer of the card is there, read in one statement (one
+    # snapshot): one committed since `log` was read would otherwise pass the version check,
+    # and the restore would overwrite its state while its log stayed.
+    later = select(rl.c.id).where(
+        rl.c.user_id == user_id,
+        rl.c.card_id == log.card_id,
+        or_(
+            rl.c.reviewed_at > log.reviewed_at,
+            and_(rl.c.reviewed_at == log.reviewed_at, rl.c.id > log.id),
+        ),
+    )
     current = session.execute(
-        select(rs.c.version).where(rs.c.user_id == user_id, rs.c.card_id == log.card_id)
-    ).scalar_one()
+        select(rs.c.version).where(
+            rs.c.user_id == user_id, rs.c.card_id == log.card_id, ~later.exists()
+        )
+    ).scalar()
+    if current is None:
+        raise ConcurrentAnswer(log.card_id)
     removed = session.execute(delete(rl).where(rl.c.id == log.id))
     if getattr(removed, "rowcount", 0) != 1:
         # A concurrent undo of the same answer removed it after our read: it wrote the state

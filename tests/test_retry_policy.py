@@ -14,7 +14,7 @@ from sqlalchemy import Engine, event, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
-from flashcards import accounts, db, study
+from flashcards import accounts, db, state_rows, study
 from flashcards.db import (
     RETRY_ATTEMPTS,
     RETRY_FIRST_DELAY,
@@ -27,7 +27,7 @@ from flashcards.db import (
     with_retries,
     writer,
 )
-from flashcards.errors import FlashcardsError, NotFound, TooMuchContention
+from flashcards.errors import Conflict, FlashcardsError, NotFound, TooMuchContention
 from flashcards.models import ReviewLog, ReviewState, User
 from tests import factories as f
 from tests.test_study import NOW, setup_card
@@ -289,3 +289,32 @@ def test_a_web_answer_that_keeps_losing_is_a_translated_503_page(
     assert "el tuyo no se ha guardado" in text
     assert len(rival.answers) == RETRY_ATTEMPTS
     assert logged(loaded_engine) == before | set(rival.answers)  # not `mine`
+
+
+def test_an_answer_committed_during_an_undo_is_not_overwritten(engine: Engine) -> None:
+    """The answer commits between the undo's read of the answer to undo and of the state's
+    version: that version is then current, but it is the new answer's state, not the one
+    the undo read. The retry finds the new answer the latest, and undoes nothing."""
+    skip_on_sqlite(engine)
+    user, (card,) = setup_card(engine)
+    with transaction(engine) as s:
+        first = f.answer(s, user, card, Rating.Good, now=NOW)
+    meanwhile: list[study.AnswerResult] = []
+
+    def answer_meanwhile(execute: Any) -> None:
+        described = [d["name"] for d in getattr(execute.statement, "column_descriptions", [])]
+        if not meanwhile and execute.is_select and described == ["version"]:
+            with transaction(engine) as other:
+                meanwhile.append(f.answer(other, user, card, Rating.Again, now=NOW))
+
+    with Session(writer(engine), expire_on_commit=False) as s:
+        event.listen(s, "do_orm_execute", answer_meanwhile)
+        with pytest.raises(Conflict, match="latest"):
+            retrying(s, lambda: study.undo(s, user, now=NOW, review_id=first.review_id))
+    assert meanwhile
+    with transaction(engine) as s:
+        assert s.scalars(select(ReviewLog.review_id).order_by(ReviewLog.id)).all() == [
+            first.review_id,
+            meanwhile[0].review_id,
+        ]
+        assert state_rows.card_state(s, user, card) == meanwhile[0].state

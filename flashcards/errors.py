@@ -59,6 +59,20 @@ class PayloadTooLarge(FlashcardsError):
     title = "Payload too large"
 
 
+class TooMuchContention(FlashcardsError):
+    """Every attempt lost a race with other writes of the same rows (`db.with_retries`)."""
+
+    status = 503
+    title = "Service unavailable"
+    retry_after = 1  # seconds: the writes it lost to take milliseconds
+
+    def __init__(self) -> None:
+        super().__init__(
+            "too many concurrent changes to the same data; nothing was written, "
+            "retry after Retry-After seconds"
+        )
+
+
 class DeckFileError(InvalidInput):
     """A deck or quiz file that cannot be read; carries `file:line` so editors can jump to it."""
 

@@ -6,10 +6,11 @@ taken (for the API, starting from the caller's token), then the state update (or
 and the log insert, which PostgreSQL takes as one statement (`store_answer`).
 
 Concurrency: every state row carries a version. The update only applies when the version is
-still the one read; otherwise `ConcurrentAnswer` is raised and the caller retries the whole
-transaction (`db.retrying`). On SQLite, write transactions take the lock at BEGIN, so the
-race cannot happen there; on PostgreSQL the version check (and the unique review id and
-primary keys) make sure no answer is lost or applied twice.
+still the one read; otherwise `ConcurrentAnswer` (a `db.LostRace`) is raised and the caller
+retries the whole transaction (`db.with_retries`, or `db.retrying` for a session). On SQLite,
+write transactions take the lock at BEGIN, so the race cannot happen there; on PostgreSQL the
+version check (and the unique review id and primary keys) make sure no answer is lost or
+applied twice.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from typing import Any
 from fsrs import Rating
 from sqlalchemy import (
     Connection,
+    and_,
     delete,
+    or_,
     select,
 )
 from sqlalchemy.orm import Session
@@ -31,6 +34,7 @@ from .access import visible_decks
 from .accounts import InvalidToken, TokenHash, user_clock, user_id_for_token_hash
 from .answer_sql import rl
 from .days import Clock, day_bounds
+from .db import LostRace
 from .errors import Conflict, InvalidInput, NotFound
 from .models import Deck
 from .rawsql import DirectConnection, Executor, Statement, executor
@@ -46,7 +50,7 @@ CLOCK_SKEW = timedelta(seconds=60)
 EARLIEST_REVIEW = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class ConcurrentAnswer(Exception):
+class ConcurrentAnswer(LostRace):
     """Another transaction changed the card's state between our read and our write."""
 
     def __init__(self, card_id: int) -> None:
@@ -354,10 +358,30 @@ def undo(
         )
     if log is None:
         raise Conflict("there is no answer from today to undo")
+    # The version only while no later answer of the card is there, read in one statement (one
+    # snapshot): one committed since `log` was read would otherwise pass the version check,
+    # and the restore would overwrite its state while its log stayed.
+    later = select(rl.c.id).where(
+        rl.c.user_id == user_id,
+        rl.c.card_id == log.card_id,
+        or_(
+            rl.c.reviewed_at > log.reviewed_at,
+            and_(rl.c.reviewed_at == log.reviewed_at, rl.c.id > log.id),
+        ),
+    )
     current = session.execute(
-        select(rs.c.version).where(rs.c.user_id == user_id, rs.c.card_id == log.card_id)
-    ).scalar_one()
-    session.execute(delete(rl).where(rl.c.id == log.id))
+        select(rs.c.version).where(
+            rs.c.user_id == user_id, rs.c.card_id == log.card_id, ~later.exists()
+        )
+    ).scalar()
+    if current is None:
+        raise ConcurrentAnswer(log.card_id)
+    removed = session.execute(delete(rl).where(rl.c.id == log.id))
+    if getattr(removed, "rowcount", 0) != 1:
+        # A concurrent undo of the same answer removed it after our read: it wrote the state
+        # back already, so writing it again (maybe over a newer answer's) would be wrong. The
+        # retry finds the answer gone, and does nothing.
+        raise ConcurrentAnswer(log.card_id)
     restored = state_from_row(log, suffix="_before")
     if restored is None:
         # Only the state read above: one that an answer changed since then would take that

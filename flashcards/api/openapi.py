@@ -33,8 +33,9 @@ _PROBLEM_TITLES = {
     429: ("TooManyRequests", "Too many attempts; wait for Retry-After seconds."),
     503: (
         "ServiceUnavailable",
-        "The database cannot be reached right now (a restart, a failover); retry after "
-        "Retry-After seconds. Answers are safe to resend with the same review_id.",
+        "The database cannot be reached right now (a restart, a failover), or other changes "
+        "to the same data kept winning; nothing was written. Retry after Retry-After "
+        "seconds. Answers are safe to resend with the same review_id.",
     ),
 }
 

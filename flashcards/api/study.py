@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from .. import own_decks, queue, state_rows, study, subscriptions
 from ..access import visible_decks
-from ..db import MAX_ID, retrying, utcnow
+from ..db import MAX_ID, retrying, utcnow, with_retries
 from ..errors import Conflict, FlashcardsError, InvalidInput, NotFound
 from ..http import db, direct, refresh_pacing
 from ..models import Card, CardText, Deck, Subscription, User
@@ -23,8 +23,6 @@ from .auth import bearer_token_hash, current_caller, current_user_id
 from .errors import json_body, reject_unknown
 
 MAX_DURATION_MS = 24 * 3600 * 1000
-# Lost races on one card are retried; five in a row means something else is wrong.
-ANSWER_ATTEMPTS = 5
 
 
 def state_json(state: CardState | None) -> dict[str, Any] | None:
@@ -187,20 +185,18 @@ def post_review() -> tuple[Response, int]:
         current_user_id()  # a bad token is said first, as on every other endpoint
         raise
     connection = direct()
-    for attempt in range(1, ANSWER_ATTEMPTS + 1):
+
+    def attempt() -> study.AnswerResult:
         prepared = study.prepare_answer(
             connection, token_hash, card_id, rating, review_id,
             now=utcnow(), reviewed_at=reviewed_at, duration_ms=duration,
         )  # fmt: skip
         if isinstance(prepared, study.AnswerResult):
-            result = prepared
-            break
-        try:
-            result = study.store_answer(connection, prepared)
-            break
-        except (study.ConcurrentAnswer, IntegrityError):
-            if attempt == ANSWER_ATTEMPTS:
-                raise
+            return prepared
+        return study.store_answer(connection, prepared)
+
+    # A racing first answer of the card, or a resend of this review id, hits a unique key.
+    result = with_retries(attempt, retry_on=(IntegrityError,))
     body = jsonify(
         review_id=result.review_id, card_id=result.card_id, state=state_json(result.state)
     )
@@ -217,7 +213,6 @@ def undo_review() -> Response:
     result = retrying(
         session,
         lambda: study.undo(session, user_id, now=utcnow(), review_id=review_id),
-        retry_on=(study.ConcurrentAnswer,),
     )
     return jsonify(
         review_id=result.review_id, card_id=result.card_id, state=state_json(result.state)

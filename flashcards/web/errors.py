@@ -9,7 +9,7 @@ from werkzeug.wrappers import Response
 
 from ..api.errors import API_PREFIX, UNAVAILABLE_RETRY_AFTER, http_problem
 from ..db import database_unavailable
-from ..errors import FlashcardsError
+from ..errors import FlashcardsError, TooMuchContention
 from . import apkg, bp
 from .auth import as_signed_out, current_user
 from .library import library_page
@@ -18,6 +18,12 @@ from .library import library_page
 @bp.errorhandler(FlashcardsError)
 def _domain_error(exc: FlashcardsError) -> tuple[str, int]:
     return render_template("error.html", status=exc.status), exc.status
+
+
+@bp.errorhandler(TooMuchContention)
+def _contention(exc: TooMuchContention) -> tuple[str, int, dict[str, str]]:
+    headers = {"Retry-After": str(exc.retry_after)}
+    return render_template("error.html", status=exc.status, busy=True), exc.status, headers
 
 
 @bp.errorhandler(HTTPException)

@@ -119,7 +119,7 @@ def answer() -> Response:
         result = retrying(
             session,
             lambda: study.answer(session, uid, card_id, rating, review_id, now=now),
-            retry_on=(study.ConcurrentAnswer, IntegrityError),
+            retry_on=(IntegrityError,),  # a racing first answer, or the same review id
         )
     except (Conflict, NotFound):
         flash(_("That card has changed since the page was shown."), "error")
@@ -151,7 +151,6 @@ def undo() -> Response:
         retrying(
             session,
             lambda: study.undo(session, uid, now=utcnow(), review_id=review_id),
-            retry_on=(study.ConcurrentAnswer,),
         )
     except NotFound:
         flash(_("That answer has already been undone."), "error")

@@ -85,7 +85,8 @@ def answer_today(engine: Engine, user_id: int, card_ids: list[int], answers: int
     """`answers` answers by one person, spread over their study day up to now (UTC, 04:00)."""
     now = datetime.now(UTC)
     start, _end = day_bounds(now, "UTC", 4)
-    step = (now - timedelta(minutes=1) - start) / answers
+    # Just after the day's start there is no time to spread them over: all at its start.
+    step = max(now - timedelta(minutes=1) - start, timedelta(0)) / answers
     with transaction(engine) as s:
         for i in range(answers):
             study.answer(

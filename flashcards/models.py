@@ -268,6 +268,20 @@ class ReviewLog(Base):
         CheckConstraint("rating BETWEEN 1 AND 4", name="rating"),
         Index("ix_review_logs_user_reviewed", "user_id", "reviewed_at"),
         Index("ix_review_logs_card_user", "card_id", "user_id", "reviewed_at"),
+        # The queue's count of a deck's review answers today (against the daily review
+        # limit), read from this index alone: a range over those answers only, never over
+        # the day's learning and new answers nor a visit to each log row. Partial, so that
+        # an answer to a learning or new card writes nothing more.
+        Index(
+            "ix_review_logs_review_answers",
+            "user_id",
+            "deck_id",
+            "reviewed_at",
+            # Redundant but needed: without it SQLite reads each row to test the condition.
+            "state_before",
+            sqlite_where=text("state_before = 2"),
+            postgresql_where=text("state_before = 2"),
+        ),
     )
 
 

@@ -18,8 +18,10 @@ from typing import Any, cast
 from sqlalchemy import (
     Table,
     bindparam,
+    case,
     exists,
     func,
+    literal_column,
     select,
 )
 from sqlalchemy.orm import Session, aliased
@@ -33,6 +35,10 @@ from .scheduling import CardState, SchedulerConfig
 from .state_rows import STATE_COLUMNS, config_from, rs, state_from_row
 
 LEARN_AHEAD = timedelta(minutes=20)
+# The review answers of a day counted at most, per deck, in the one statement of the counts:
+# the queue needs only as many as the daily review limit, and this is the default limit. A
+# deck whose limit is higher is counted again, up to its own limit, once this is reached.
+REVIEWED_COUNTED = 200
 LEARNING_STATES = (1, 3)
 REVIEW_STATE = 2
 rl = cast(Table, ReviewLog.__table__)
@@ -86,10 +92,36 @@ _DECK = _SUB.c.deck_id
 _LEARNING_DUE = rs.c.state.in_(LEARNING_STATES) & (rs.c.due <= bindparam("learn_ahead_until"))
 _REVIEW_DUE = (rs.c.state == REVIEW_STATE) & (rs.c.due < bindparam("day_end"))
 _RETIRED = (_CARDS.c.deck_id == _DECK) & _CARDS.c.retired_at.is_not(None)
+# Written into the SQL, not bound: only a literal lets the planners (SQLite's, and
+# PostgreSQL's for a prepared statement's generic plan) use the partial index of review
+# answers, ix_review_logs_review_answers, whose condition this is.
+_REVIEW_ANSWER = rl.c.state_before == literal_column(str(REVIEW_STATE))
 
 
 def _count(*where: Any, select_from: Any = rs) -> Any:
     return select(func.count()).select_from(select_from).where(*where).scalar_subquery()
+
+
+def _review_answers(deck: Any, limit: BindParameter[int]) -> Any:
+    """How many review answers the person gave in the deck today, counted up to `limit`.
+
+    Bounded so that a heavy day costs no more than the limit: the rows are index entries
+    (ix_review_logs_review_answers), but there may be thousands of them."""
+    today = (
+        select(literal_column("1"))
+        .select_from(rl)
+        .where(
+            rl.c.user_id == _USER,
+            rl.c.deck_id == deck,
+            rl.c.reviewed_at >= bindparam("day_start"),
+            _REVIEW_ANSWER,
+        )
+        .limit(limit)
+        # In FROM, a subquery is not correlated unless told: the deck is the outer row's.
+        .correlate(_SUB)
+        .subquery("answered")
+    )
+    return select(func.count()).select_from(today).scalar_subquery()
 
 
 def _has_state(*where: Any) -> Any:
@@ -104,10 +136,11 @@ def new_allowance(own: int, pace: int | None) -> int:
 
 # Each subscribed deck with its settings and everything its counts need, in one statement:
 # each number is a count over a range of an index (the deck's states, its cards, today's
-# answers), never a visit to each card. A card is new until the person has a state for it,
-# so the new cards left are the deck's live cards minus the person's states in it. States
-# on retired cards are counted by the deck-wide counts but never shown, so they are counted
-# apart and taken off; retired cards are few, so this beats joining every state to its card.
+# review answers), never a visit to each card or log row. A card is new until the person
+# has a state for it, so the new cards left are the deck's live cards minus the person's
+# states in it. States on retired cards are counted by the deck-wide counts but never
+# shown, so they are counted apart and taken off; retired cards are few, so this beats
+# joining every state to its card.
 _PLANS_SELECT = (
     select(
         _DECK,
@@ -132,12 +165,13 @@ _PLANS_SELECT = (
             rs.c.deck_id == _DECK,
             rs.c.introduced_at >= bindparam("day_start"),
         ).label("introduced"),
-        _count(
-            rl.c.user_id == _USER,
-            rl.c.deck_id == _DECK,
-            rl.c.reviewed_at >= bindparam("day_start"),
-            rl.c.state_before == REVIEW_STATE,
-            select_from=rl,
+        # Counted only for a deck with reviews due: otherwise the limit has nothing to limit.
+        case(
+            (
+                exists().where(rs.c.user_id == _USER, rs.c.deck_id == _DECK, _REVIEW_DUE),
+                _review_answers(_DECK, bindparam("reviewed_counted", REVIEWED_COUNTED)),
+            ),
+            else_=0,
         ).label("reviewed"),
         _count(rs.c.user_id == _USER, rs.c.deck_id == _DECK, _LEARNING_DUE).label("learning"),
         _count(rs.c.user_id == _USER, rs.c.deck_id == _DECK, _REVIEW_DUE).label("review"),
@@ -156,6 +190,9 @@ _PLANS_SELECT = (
 )
 _PLANS = Statement(_PLANS_SELECT)
 _PLANS_OF_DECK = Statement(_PLANS_SELECT.where(bindparam("deck_id") == _DECK))
+_REVIEWED = Statement(
+    select(_review_answers(bindparam("deck_id"), bindparam("review_limit")).label("reviewed"))
+)
 _CLOCK = Statement(select(User.timezone, User.day_start_hour).where(User.id == _USER))
 _OWN_TEXT = aliased(CardText, name="own_text")
 _DECK_TEXT = aliased(CardText, name="deck_text")
@@ -306,12 +343,25 @@ def _plans(
             row.reviews_per_day if row.reviews_per_day is not None else row.user_reviews_per_day
         )
         new_left = row.live_cards - (row.states - row.retired_states)
+        due_reviews = row.review - row.retired_review
+        reviewed = row.reviewed
+        if reviewed >= REVIEWED_COUNTED and review_limit > reviewed and due_reviews:
+            found = conn.first(
+                _REVIEWED,
+                {
+                    "user_id": user_id,
+                    "deck_id": row.deck_id,
+                    "day_start": day_start,
+                    "review_limit": review_limit,
+                },
+            )
+            reviewed = found.reviewed
         plans[row.deck_id] = _DeckPlan(
             slug=row.slug,
             config=config_from(_UserSettings(row), row),
             new=max(0, min(new_left, new_limit - row.introduced)),
             learning=row.learning - row.retired_learning,
-            review=max(0, min(row.review - row.retired_review, review_limit - row.reviewed)),
+            review=max(0, min(due_reviews, review_limit - reviewed)),
         )
     return plans, day_end
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
+import psycopg
 from fsrs import Rating, State
 from sqlalchemy import Engine, delete, update
 
@@ -270,3 +272,103 @@ def test_another_users_state_does_not_leak(engine: Engine) -> None:
         card, counts = queue.next_card(s, ben, now=NOW)
     assert card is not None and card.card_id == first and card.kind == "new"
     assert (counts.new, counts.learning) == (2, 0)
+
+
+# --- A heavy day: the counts' cost does not follow the day's answers (issue 20) ---
+
+DAY_START = NOW.replace(hour=4)  # the user's day (UTC, 04:00)
+
+
+def _review_answers(engine: Engine, user: int, card: int, n: int) -> None:
+    """`n` answers today to one review card (Good keeps it in review), through the answer."""
+    step = (NOW - DAY_START) / (n + 1)
+    with transaction(engine) as s:
+        f.set_state(s, user, card, state=State.Review, due=DAY_START, introduced_at=DAY_START)
+        for i in range(1, n + 1):
+            f.answer(s, user, card, Rating.Good, now=NOW, reviewed_at=DAY_START + step * i)
+
+
+def test_a_review_limit_above_the_counted_bound_is_still_exact(engine: Engine) -> None:
+    # The counts stop counting the day's review answers at REVIEWED_COUNTED; a deck whose
+    # limit is higher is counted again up to its limit, so its allowance stays exact.
+    answered = queue.REVIEWED_COUNTED + 3
+    with transaction(engine) as s:
+        user = f.make_user(s, reviews_per_day=answered + 2)
+        deck = f.make_deck(s, "heavy", 4)
+        f.subscribe(s, user, deck, new_per_day=0)
+        busy, *due = f.card_ids(s, deck.id)
+        for card in due:
+            f.set_state(s, user, card, state=State.Review, due=NOW - timedelta(hours=1))
+    _review_answers(engine, user, busy, answered)
+    with transaction(engine) as s:
+        card, counts = queue.next_card(s, user, now=NOW)
+    assert counts.review == 2 and card is not None and card.kind == "review"
+    # At the default limit, the bound is the limit: nothing left.
+    with transaction(engine) as s:
+        f.subscribe(
+            s,
+            user,
+            subscriptions.find_visible_deck(s, user, "heavy"),
+            reviews_per_day=queue.REVIEWED_COUNTED,
+        )
+    with transaction(engine) as s:
+        assert queue.next_card(s, user, now=NOW)[1].review == 0
+
+
+def _plan(engine: Engine, user: int) -> str:
+    """The plan of the counts' statement as the hot path runs it: on PostgreSQL the generic
+    plan of a prepared statement, which is what the libpq runner's statements get."""
+    compiled = queue._PLANS.compiled(engine.dialect, {})
+    values = {
+        "user_id": user,
+        "day_start": DAY_START,
+        "day_end": DAY_START + timedelta(days=1),
+        "learn_ahead_until": NOW + queue.LEARN_AHEAD,
+    }
+    params = compiled.parameters(values)
+    raw = engine.raw_connection()
+    try:
+        driver: Any = raw.driver_connection
+        if engine.dialect.name == "sqlite":
+            rows = driver.execute("EXPLAIN QUERY PLAN " + compiled.sql, params).fetchall()
+            return "\n".join(row[3] for row in rows)
+        sql = compiled.sql
+        for i, name in enumerate(compiled.names, start=1):
+            sql = sql.replace(f"%({name})s", f"${i}")
+        cursor = psycopg.ClientCursor(driver)
+        cursor.execute("SET plan_cache_mode = force_generic_plan")
+        cursor.execute("PREPARE plans AS " + sql)
+        arguments = ", ".join(f"%({name})s" for name in compiled.names)
+        cursor.execute(f"EXPLAIN EXECUTE plans({arguments})", params)
+        return "\n".join(row[0] for row in cursor.fetchall())
+    finally:
+        raw.close()
+
+
+def test_the_days_review_answers_are_counted_from_their_own_index_and_bounded(
+    engine: Engine,
+) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        deck = f.make_deck(s, "plan", 3)
+        f.subscribe(s, user, deck)
+        busy, learning, _new = f.card_ids(s, deck.id)
+    _review_answers(engine, user, busy, 300)
+    with transaction(engine) as s:  # and a day's learning answers, which the count skips
+        for minute in range(30):
+            f.answer(s, user, learning, Rating.Again, now=NOW - timedelta(minutes=minute))
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.exec_driver_sql("VACUUM ANALYZE" if engine.dialect.name == "postgresql" else "ANALYZE")
+    plan = _plan(engine, user)
+    if engine.dialect.name == "sqlite":
+        logs = [line for line in plan.splitlines() if "review_logs" in line]
+        # An index-only range over the deck's review answers: no visit to each log row.
+        assert logs and all(
+            "USING COVERING INDEX ix_review_logs_review_answers" in line for line in logs
+        ), plan
+    else:
+        lines = plan.splitlines()
+        scans = [i for i, line in enumerate(lines) if "on review_logs" in line]
+        assert scans and all("ix_review_logs_review_answers" in lines[i] for i in scans), plan
+        # Bounded: a Limit right above the scan stops it at REVIEWED_COUNTED entries.
+        assert all("Limit" in lines[i - 1] for i in scans), plan

@@ -1,7 +1,7 @@
 """the queue counts a day's review answers from a partial index of its own
 
 Revision ID: 0013
-Revises: 0010
+Revises: 0012
 Create Date: 2026-12-01 20:45:00.000000
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0013"
-down_revision: str | None = "0010"
+down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

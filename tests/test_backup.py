@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from fsrs import Rating
-from sqlalchemy import JSON, Engine, Text, cast, create_engine, select, text, update
+from sqlalchemy import JSON, Engine, Text, cast, select, text, update
 
-from flashcards import accounts, migrate, study, subscriptions
+from flashcards import accounts, study, subscriptions
 from flashcards.backup import BackupError, backup, restore, verify
 from flashcards.cli import main
 from flashcards.db import Base, make_engine, transaction
 from flashcards.models import Card, Deck, ReviewLog, ReviewState, SchedulerSettings
 from flashcards.teams import invitations, membership
-from tests.conftest import PG_URL, T0, load_shipped_decks, postgres_schema_url
+from tests.conftest import PG_URL, T0, Databases, load_shipped_decks, postgres_schema_url
 
 # Per round: (days after T0, ratings for the three studied cards). Long gaps and Easy answers
 # put cards in the review state with intervals of days, where fuzz applies.
@@ -36,35 +36,27 @@ ROUNDS = [
 
 
 @pytest.fixture
-def new_database(database_url: str, tmp_path: Path) -> Iterator[Callable[[str], Engine]]:
-    """Makes further migrated, empty databases of the same kind as `database_url`."""
+def new_database(databases: Databases, tmp_path: Path) -> Iterator[Callable[[str], Engine]]:
+    """Makes further databases at head, with no rows, of the kind named."""
     engines: list[Engine] = []
     schemas: list[str] = []
-    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT") if PG_URL else None
 
     def make(kind: str) -> Engine:
         if kind == "sqlite":
-            url = f"sqlite:///{tmp_path / f'extra-{len(engines)}.sqlite3'}"
+            url = databases.sqlite(tmp_path / f"extra-{len(engines)}.sqlite3", migrated=True)
         else:
-            assert admin is not None and PG_URL is not None
-            schema = f"t_{uuid.uuid4().hex[:16]}"
-            with admin.connect() as conn:
-                conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-            schemas.append(schema)
-            url = postgres_schema_url(PG_URL, schema)
+            assert PG_URL is not None
+            schemas.append(databases.postgresql(migrated=True))
+            url = postgres_schema_url(PG_URL, schemas[-1])
         eng = make_engine(url)
-        migrate.upgrade(eng)
         engines.append(eng)
         return eng
 
     yield make
     for eng in engines:
         eng.dispose()
-    if admin is not None:
-        with admin.connect() as conn:
-            for schema in schemas:
-                conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    for schema in schemas:
+        databases.drop(schema)
 
 
 def kind_of(engine: Engine) -> str:

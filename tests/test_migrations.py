@@ -1,15 +1,18 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Engine, delete, insert, inspect, select, text
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, delete, func, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
 from flashcards import migrate
-from flashcards.db import Base, transaction
+from flashcards.db import Base, make_engine, transaction
 from flashcards.models import (
     Card,
     Deck,
@@ -26,11 +29,35 @@ from .conftest import T0
 from .factories import answer, card_ids, make_deck, make_user, subscribe
 
 
-def test_models_and_migrations_agree(engine: Engine) -> None:
+@pytest.fixture
+def freshly_migrated(database_url: str) -> Iterator[Engine]:
+    """An empty database migrated here by the real migrations, not a clone of the run's one."""
+    engine = make_engine(database_url)
+    assert inspect(engine).get_table_names() == []
+    migrate.upgrade(engine)
+    yield engine
+    engine.dispose()
+
+
+def differences_from_the_models(engine: Engine) -> list[Any]:
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
-        diff = compare_metadata(context, Base.metadata)
-    assert diff == []
+        return list(compare_metadata(context, Base.metadata))
+
+
+def test_models_and_migrations_agree(freshly_migrated: Engine) -> None:
+    assert differences_from_the_models(freshly_migrated) == []
+
+
+def test_each_test_gets_the_database_the_migrations_make(engine: Engine) -> None:
+    """The clone every other test starts from (see conftest) is the whole schema, at head."""
+    assert differences_from_the_models(engine) == []
+    with engine.connect() as conn:
+        assert MigrationContext.configure(conn).get_current_heads() == (
+            ScriptDirectory.from_config(migrate.alembic_config(engine)).get_current_head(),
+        )
+        for table in Base.metadata.sorted_tables:
+            assert conn.execute(select(func.count()).select_from(table)).scalar() == 0
 
 
 def test_upgrade_builds_every_table_and_downgrade_removes_them(engine: Engine) -> None:

@@ -66,10 +66,9 @@ class Databases:
 
     Each kind of database is migrated once, on first use. On SQLite the migrated file is
     copied. On PostgreSQL each test has a schema of its own, and the SQL the one migration
-    run sent is replayed in it. Measured on the project's 2-core machine (fsync on), a
-    database per test (`CREATE DATABASE ... TEMPLATE`) took 0.25-0.45 s to create (the
-    template's whole catalog goes through the WAL) and 1.4-2.4 s to drop (it waits for a
-    checkpoint); migrating an empty schema took 0.4 s, the replay 0.1 s.
+    run sent is replayed in it: a database per test (`CREATE DATABASE ... TEMPLATE`) would
+    copy the whole catalog through the WAL and wait for a checkpoint on each drop, slower
+    than migrating; the replay is a few times faster than migrating.
     """
 
     def __init__(self, tmp: Path) -> None:

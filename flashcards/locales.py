@@ -1,7 +1,8 @@
 """Which locale codes are accepted: the one rule for every place a deck's language enters.
 
-Deck files, CSV and quiz uploads, Anki packages (their `lang::` tags and `?locale=`), the
-API and the settings all ask `is_known_locale`. A language is formatted by Babel wherever
+Deck files, CSV and quiz uploads, Anki packages (their `lang::` tags and `?locale=`) and
+the API all ask `is_known_locale`; the settings take only the interface's own languages
+(`settings.SUPPORTED_LOCALES`), all of them known. A language is formatted by Babel wherever
 it is named (the library, a deck's page, an export), so a code Babel cannot format would
 break every page of everyone who sees the deck; the pages fall back to the code itself
 (`display_name`) for one stored before this rule.
@@ -27,7 +28,8 @@ def is_known_locale(code: object) -> bool:
     United States and "und" as English, so the parsed language and territory must be the
     ones asked for.
     """
-    return isinstance(code, str) and LOCALE_RE.match(code) is not None and _known(code)
+    # fullmatch: `$` would let "en\n" through.
+    return isinstance(code, str) and LOCALE_RE.fullmatch(code) is not None and _known(code)
 
 
 @lru_cache(maxsize=1024)

@@ -57,7 +57,21 @@ def test_only_language_codes_babel_knows_are_accepted() -> None:
     for code in ("en", "es", "ko", "pt_BR", "zh_TW", "ko_KP", "eo"):
         assert is_known_locale(code), code
     # Babel would parse "en_ZZ" and "und" as en_US: the territory and language must be kept.
-    for code in ("zz", "xx", "inf", "tlh", "en_ZZ", "en_AQ", "und", "EN", "en-US", "", None, 3):
+    for code in (
+        "zz",
+        "xx",
+        "inf",
+        "tlh",
+        "en_ZZ",
+        "en_AQ",
+        "und",
+        "EN",
+        "en-US",
+        "en\n",
+        "",
+        None,
+        3,
+    ):
         assert not is_known_locale(code), code
 
 

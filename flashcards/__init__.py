@@ -47,6 +47,9 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         app.config.update(config)
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = load_secret_key(instance)
+    from .request_body import ChunkedBodyGuard
+
+    app.wsgi_app = ChunkedBodyGuard(app.wsgi_app)  # type: ignore[method-assign]
     proxies = app.config["TRUSTED_PROXIES"]
     if proxies:
         app.wsgi_app = ProxyFix(  # type: ignore[method-assign]

@@ -290,7 +290,7 @@ def test_imported_deck_language_has_every_card(
     # A language the package does not have, or lacks a card in, cannot be the deck's.
     assert (
         "for 0 of its 3 cards"
-        in assert_problem(post("locale=zz", package), 422, "locale")["detail"]
+        in assert_problem(post("locale=fr", package), 422, "locale")["detail"]
     )
     gappy = without_notes(package, tmp_path, [("c02", "es")])
     problem = assert_problem(post("locale=es", gappy), 422, "locale")

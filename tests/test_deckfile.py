@@ -164,7 +164,7 @@ def test_missing_deck_toml_default_file_and_bad_names(tmp_path: Path) -> None:
         load_deck_dir(_deck(tmp_path / "a", {"en.deck": GOOD}))
     with pytest.raises(DeckFileError, match=r"no en\.deck for the default locale"):
         load_deck_dir(_deck(tmp_path / "b", {"deck.toml": 'default_locale = "en"', "es.deck": ES}))
-    with pytest.raises(DeckFileError, match=r"'English' is not a locale name"):
+    with pytest.raises(DeckFileError, match=r"'English' is not a language code we know"):
         load_deck_dir(
             _deck(tmp_path / "c", {"deck.toml": 'default_locale = "en"', "English.deck": GOOD})
         )

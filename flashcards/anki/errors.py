@@ -9,7 +9,7 @@ from ..errors import InvalidInput
 Kind = Literal[
     "damaged", "not_a_package", "too_large", "unpacks_too_large", "too_many_notes",
     "too_many_cards", "too_many_reviews", "cloze_too_large", "unsupported_version",
-    "nothing_to_import", "no_complete_language",
+    "nothing_to_import", "no_complete_language", "unknown_language",
 ]  # fmt: skip
 
 
@@ -20,9 +20,16 @@ class AnkiPackageError(InvalidInput):
     """
 
     def __init__(
-        self, detail: str, *, kind: Kind = "damaged", count: int = 0, limit: int = 0
+        self,
+        detail: str,
+        *,
+        kind: Kind = "damaged",
+        count: int = 0,
+        limit: int = 0,
+        code: str = "",
     ) -> None:
         super().__init__(detail)
         self.kind: Kind = kind
         self.count = count
         self.limit = limit
+        self.code = code  # the language code of an "unknown_language"

@@ -18,12 +18,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from babel import Locale, UnknownLocaleError
 from fsrs.scheduler import DEFAULT_PARAMETERS
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..errors import InvalidInput, NotFound
+from ..locales import display_name
 from ..models import (
     Card,
     CardText,
@@ -60,10 +60,7 @@ def note_guid(slug: str, key: str, locale: str) -> str:
 
 
 def language_name(locale: str) -> str:
-    try:
-        name = Locale.parse(locale).display_name or locale
-    except (ValueError, UnknownLocaleError):
-        name = locale
+    name = display_name(locale, locale)
     return name[:1].upper() + name[1:]
 
 

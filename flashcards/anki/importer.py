@@ -17,13 +17,15 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from ..decks.deckfile import LOCALE_RE, SLUG_RE
+from ..decks.deckfile import SLUG_RE
 from ..decks.quizfile import slugify
 from ..errors import Conflict, InvalidInput, NotFound
+from ..locales import check_locale
 from ..models import Card, CardText, Deck, DeckText, ReviewLog, ReviewState, SchedulerSettings, User
 from .errors import AnkiPackageError
 from .planning import SKIP_REASONS, PlannedCard, Progress, complete_language, plan_cards
 from .reader import AnkiCard, Collection, read_package
+from .sanitize import CONTROL_RE
 from .scheduling_in import ImportTiming, convert_card, convert_revlog
 from .tables import table
 
@@ -75,8 +77,10 @@ def _deck_title(coll: Collection, planned: list[PlannedCard], untitled: str) -> 
         if coll.decks.get(_home_deck(c))
     )
     for name, _ in names.most_common():
-        if name and name != "Default":
-            return name[:200]
+        # Control characters (a NUL, which PostgreSQL cannot store) are no part of a title.
+        title = CONTROL_RE.sub("", name).strip()
+        if title and title != "Default":
+            return title[:200]
     return untitled
 
 
@@ -104,8 +108,8 @@ def check_names(owner_user_id: int | None, slug: str | None, locale: str | None)
             f"a deck slug is lower-case letters, digits, '-' and '_' (at most {longest})",
             field="slug",
         )
-    if locale is not None and not LOCALE_RE.match(locale):
-        raise InvalidInput(f"'{locale}' is not a locale name (e.g. es, ko)", field="locale")
+    if locale is not None:
+        check_locale(locale)
     return prefix
 
 

@@ -9,12 +9,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..decks.deckfile import KEY_RE, LOCALE_RE
+from ..decks.deckfile import KEY_RE, MAX_TEXT
 from ..errors import InvalidInput
+from ..locales import is_known_locale, unknown_locale_problem
 from . import cloze, schema
 from .errors import AnkiPackageError
 from .reader import CLOZE, AnkiCard, Collection, Note
-from .sanitize import clean_html, has_formatting, html_to_text
+from .sanitize import CONTROL_RE, clean_html, has_formatting, html_to_text
 
 MAX_CLOZE_CARDS = 100  # per note; Anki's own editor offers far fewer
 # Characters of all the cards made from Cloze notes (a deck of 10,000 notes of 300 characters
@@ -32,6 +33,8 @@ SKIP_REASONS = {
     "empty_front": "have an empty first field",
     "duplicate": "repeat a card and language already imported",
     "too_many_deletions": f"are Cloze notes with more than {MAX_CLOZE_CARDS} deletion numbers",
+    # The cap of every card text, as for deck files and a team's cards.
+    "too_long": f"have a text longer than {MAX_TEXT} characters",
 }
 
 
@@ -90,7 +93,8 @@ class _Planner:
         key = _note_key(note, ours, self.planned, locale)
         front_html = note.fields[0] if note.fields else ""
         cards = self.cards_by_note.get(note.id, [])
-        guid = note.guid if 0 < len(note.guid) <= MAX_GUID else None
+        # Anki's GUIDs are printable ASCII; one with a NUL could not even be stored.
+        guid = note.guid if 0 < len(note.guid) <= MAX_GUID and note.guid.isprintable() else None
         self._card(note, key, locale, (front_html, back_html, explanation_html), cards, guid)
 
     def _cloze(self, note: Note) -> None:
@@ -118,6 +122,9 @@ class _Planner:
         self.cloze_notes += 1
         extra = note.fields[1] if len(note.fields) > 1 else ""
         whole = parsed.answer()
+        if len(html_to_text(whole)) > MAX_TEXT:
+            self.skipped["too_long"] += 1  # once for the note, not for each of its cards
+            return
         by_ord: dict[int, list[AnkiCard]] = {}
         for c in self.cards_by_note.get(note.id, []):
             by_ord.setdefault(c.ord, []).append(c)
@@ -144,11 +151,17 @@ class _Planner:
         if not front:
             self.skipped["empty_front"] += 1
             return
+        if max(len(front), len(back), len(explanation)) > MAX_TEXT:
+            self.skipped["too_long"] += 1
+            return
         if any(has_formatting(c) for c in clean):
             self.formatted += 1
         entry = self.planned.get(key)
         if entry is None:
-            tags = [t for t in note.tags if not t.startswith(LANG_TAG)]
+            # A control character (a NUL above all, which PostgreSQL cannot store) is no
+            # part of a tag Anki itself would write.
+            cleaned = (CONTROL_RE.sub("", t) for t in note.tags if not t.startswith(LANG_TAG))
+            tags = [t for t in cleaned if t]
             entry = self.planned[key] = PlannedCard(key, {}, [], tags)
         if locale in entry.texts:
             self.skipped["duplicate"] += 1
@@ -215,8 +228,17 @@ def complete_language(planned: list[PlannedCard], asked: str | None, preferred: 
 
 def _note_locale(note: Note, default_locale: str) -> str:
     for tag in note.tags:
-        if tag.startswith(LANG_TAG) and LOCALE_RE.match(tag[len(LANG_TAG) :]):
-            return tag[len(LANG_TAG) :]
+        if tag.startswith(LANG_TAG):
+            code = tag[len(LANG_TAG) :]
+            if not is_known_locale(code):
+                # Taken as the default language, the note would replace or duplicate the
+                # card's text in it; taken as it is, no page could name its language.
+                raise AnkiPackageError(
+                    f"a note is tagged {tag}: {unknown_locale_problem(code)}",
+                    kind="unknown_language",
+                    code=code,
+                )
+            return code
     return default_locale
 
 

@@ -18,12 +18,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import zstandard
 
 from .errors import AnkiPackageError, Kind
 
+T = TypeVar("T")
 CHUNK = 1 << 16
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 NORMAL, CLOZE = 0, 1
@@ -242,10 +243,12 @@ def open_collection(
             conn.execute("PRAGMA trusted_schema = OFF")
             conn.set_progress_handler(lambda: time.monotonic() > deadline, _CHECK_EVERY)
             yield conn, media
-        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-            # Hand-made collections can have JSON of the wrong shape anywhere, and a REAL
-            # infinity where an integer belongs (int() raises OverflowError).
-            raise AnkiPackageError(f"the package's collection is damaged: {exc!r}") from None
+        except SHAPE_ERRORS:
+            # Hand-made collections can have values of the wrong shape anywhere; the readers
+            # below name the part, this is for anything they do not cover.
+            raise AnkiPackageError(
+                "the package's collection is damaged: a value is not in the form Anki writes"
+            ) from None
         except sqlite3.DatabaseError as exc:
             if time.monotonic() > deadline:
                 raise AnkiPackageError(
@@ -274,11 +277,35 @@ def _computes(conn: sqlite3.Connection, table: str) -> bool:
     return any(hidden in (2, 3) for (hidden,) in columns)  # 2, 3: virtual, stored
 
 
-def _json(text: Any) -> Any:
+def _json(text: Any, what: str) -> Any:
+    """`text` as JSON, {} for what is not JSON (Anki leaves some columns empty)."""
     try:
         return json.loads(text) if text else {}
     except (TypeError, ValueError):
         return {}
+    except RecursionError:
+        # Arrays nested 50,000 deep: a few hundred kilobytes that no Anki ever wrote.
+        raise AnkiPackageError(
+            f"the package's collection is damaged: {what} is nested too deeply to be read"
+        ) from None
+
+
+# What can go wrong reading a value of the wrong shape: a list where Anki writes an object
+# (AttributeError), a missing key, a string where a number belongs, or a REAL infinity where
+# an integer belongs (int() raises OverflowError).
+SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError)
+
+
+@contextmanager
+def _reading(what: str) -> Iterator[None]:
+    """Refuse a value of the wrong shape in `what`, naming the part of the collection rather
+    than quoting Python's exception, which tells a person nothing about their package."""
+    try:
+        yield
+    except SHAPE_ERRORS:
+        raise AnkiPackageError(
+            f"the package's collection is damaged: {what} is not in the form Anki writes"
+        ) from None
 
 
 def read_structure(
@@ -296,40 +323,54 @@ def read_structure(
             "not an Anki collection: it has no collection row", kind="not_a_package"
         )
     crt, ver, conf_text, models_text, decks_text = row
-    if not 11 <= int(ver) <= 18:
+    with _reading("the collection row (col)"):
+        crt, ver = int(crt), int(ver)
+    if not 11 <= ver <= 18:
         raise AnkiPackageError(
             f"the collection has schema {ver}; we read 11 to 18", kind="unsupported_version"
         )
     if "notetypes" in tables:
         if not {"config", "fields", "decks"} <= tables:
             raise AnkiPackageError("the package's collection is damaged: tables are missing")
-        conf = {k: _json(v) for k, v in conn.execute("SELECT KEY, val FROM config")}
+        with _reading("the settings (config)"):
+            rows = conn.execute("SELECT KEY, val FROM config")
+            conf = {str(k): _json(v, "a setting (config)") for k, v in rows}
         fields: dict[int, list[str]] = {}
-        for ntid, name in conn.execute("SELECT ntid, name FROM fields ORDER BY ntid, ord"):
-            fields.setdefault(ntid, []).append(name)
-        notetypes = {
-            ntid: Notetype(
-                ntid, name, proto_varint(bytes(config or b""), 1) or NORMAL, fields.get(ntid, [])
-            )
-            for ntid, name, config in conn.execute("SELECT id, name, config FROM notetypes")
-        }
-        decks = {
-            did: name.replace("\x1f", "::")
-            for did, name in conn.execute("SELECT id, name FROM decks")
-        }
+        with _reading("the note types (notetypes, fields)"):
+            for ntid, name in conn.execute("SELECT ntid, name FROM fields ORDER BY ntid, ord"):
+                fields.setdefault(ntid, []).append(str(name))
+            notetypes = {
+                int(ntid): Notetype(
+                    int(ntid),
+                    str(name),
+                    proto_varint(bytes(config or b""), 1) or NORMAL,
+                    fields.get(ntid, []),
+                )
+                for ntid, name, config in conn.execute("SELECT id, name, config FROM notetypes")
+            }
+        with _reading("the deck list (decks)"):
+            decks = {
+                int(did): str(name).replace("\x1f", "::")
+                for did, name in conn.execute("SELECT id, name FROM decks")
+            }
     else:
-        conf = _json(conf_text)
+        conf = _json(conf_text, "the settings (col.conf)")
         notetypes = {}
-        for nt in _json(models_text).values():
-            flds = sorted(nt.get("flds", []), key=lambda f: f.get("ord", 0))
-            notetypes[int(nt["id"])] = Notetype(
-                int(nt["id"]),
-                str(nt.get("name", "")),
-                int(nt.get("type", 0)),
-                [str(f.get("name", "")) for f in flds],
-            )
-        decks = {int(d["id"]): str(d.get("name", "")) for d in _json(decks_text).values()}
-    return int(crt), conf, notetypes, decks
+        with _reading("the note types (col.models)"):
+            for nt in _json(models_text, "the note types (col.models)").values():
+                flds = sorted(nt.get("flds", []), key=lambda f: f.get("ord", 0))
+                notetypes[int(nt["id"])] = Notetype(
+                    int(nt["id"]),
+                    str(nt.get("name", "")),
+                    int(nt.get("type", 0)),
+                    [str(f.get("name", "")) for f in flds],
+                )
+        with _reading("the deck list (col.decks)"):
+            decks = {
+                int(d["id"]): str(d.get("name", ""))
+                for d in _json(decks_text, "the deck list (col.decks)").values()
+            }
+    return crt, conf, notetypes, decks
 
 
 def _count(conn: sqlite3.Connection, table: str) -> int:
@@ -351,7 +392,7 @@ def read_cards(conn: sqlite3.Connection) -> Iterator[AnkiCard]:
         "SELECT id, nid, did, ord, type, queue, due, ivl, factor, reps, lapses, left, odue, odid,"
         " data FROM cards ORDER BY nid, ord"
     ):
-        data = _json(row[14])
+        data = _json(row[14], "a card's data (cards.data)")
         cid, nid, did, ord_, ctype, queue, due, ivl, factor, reps, lapses, left, odue, odid = (
             int(v) for v in row[:14]
         )
@@ -368,6 +409,11 @@ def read_revlog(conn: sqlite3.Connection) -> Iterator[Revlog]:
         "SELECT id, cid, ease, ivl, lastIvl, factor, time, type FROM revlog ORDER BY cid, id"
     ):
         yield Revlog(*(int(v) for v in row))
+
+
+def _read_all(what: str, rows: Iterator[T]) -> list[T]:
+    with _reading(what):
+        return list(rows)
 
 
 def read_package(
@@ -412,8 +458,8 @@ def read_package(
             conf=conf if isinstance(conf, dict) else {},
             notetypes=notetypes,
             decks=decks,
-            notes=list(read_notes(conn)),
-            cards=list(read_cards(conn)),
-            revlog=list(read_revlog(conn)) if with_revlog else [],
+            notes=_read_all("the notes (notes)", read_notes(conn)),
+            cards=_read_all("the cards (cards)", read_cards(conn)),
+            revlog=_read_all("the review log (revlog)", read_revlog(conn)) if with_revlog else [],
             media_files=media,
         )

@@ -21,6 +21,7 @@ from ..days import Clock
 from ..models import SchedulerSettings, User
 from ..scheduling import last_review_for_fsrs
 from .reader import AnkiCard, Collection, Revlog
+from .schema import memory_value
 from .timing import DAY, day_start, from_epoch, source_today, study_date
 
 LEARNING, REVIEW, RELEARNING = 1, 2, 3
@@ -132,6 +133,10 @@ def convert_revlog(
         seen = copy(before)
         seen.last_review = last_review_for_fsrs(before.last_review, when, clock)
         after, _ = scheduler.review_card(seen, Rating(r.ease), when)
+        # The replay goes on from the values stored, so each answer's before is exactly the
+        # previous one's after.
+        after.stability = _rounded(after.stability)
+        after.difficulty = _rounded(after.difficulty)
         if r.ivl > 0:
             after.due = when + timedelta(days=clamp(r.ivl, 0, MAX_DAYS))
         elif r.ivl < 0:
@@ -166,6 +171,10 @@ def convert_revlog(
         first = first or when
         card = after
     return out
+
+
+def _rounded(value: float | None) -> float | None:
+    return memory_value(float(value)) if value is not None else None
 
 
 def _memory_state(stability: object, difficulty: object) -> tuple[float, float] | None:
@@ -229,8 +238,8 @@ def convert_card(
     return {
         "state": card.type,
         "step": step,
-        "stability": float(stability) if stability is not None else None,
-        "difficulty": float(difficulty) if difficulty is not None else None,
+        "stability": _rounded(stability),
+        "difficulty": _rounded(difficulty),
         "due": due,
         "last_review": last_review,
         "reps": clamp(card.reps, 0, MAX_INT),

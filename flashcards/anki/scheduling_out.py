@@ -10,6 +10,7 @@ from typing import Any
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from ..models import Card, SchedulerSettings, User
+from .schema import memory_value
 from .timing import DAY, anki_day, to_epoch_ms
 
 NEW, LEARNING, REVIEW, RELEARNING = 0, 1, 2, 3  # Anki card types; our states are 1-3
@@ -81,8 +82,8 @@ def card_columns(sched: SchedulingContext | None, card: Card, position: int) -> 
     data: dict[str, Any] = {}
     if state.stability is not None and state.difficulty is not None:
         data = {
-            "s": round(state.stability, 4),
-            "d": round(state.difficulty, 4),
+            "s": memory_value(state.stability),
+            "d": memory_value(state.difficulty),
             "dr": sched.settings.desired_retention,
             "decay": sched.parameters[20],
         }

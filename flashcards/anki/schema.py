@@ -24,6 +24,17 @@ DECK_CONFIG_ID = 1
 # by name and notes by guid); deriving them from our ids keeps them stable across exports.
 ID_BASE = 1_600_000_000_000
 
+# Anki keeps a card's FSRS memory state to 4 decimals (`cards.data`). Every stability and
+# difficulty that crosses a package goes through `memory_value`: an exported card's state,
+# and an imported card's state and its log, which then agree (the log's last answer is the
+# state it left, as for an answer given here).
+MEMORY_DECIMALS = 4
+
+
+def memory_value(value: float) -> float:
+    return round(value, MEMORY_DECIMALS)
+
+
 SCHEMA = """
 CREATE TABLE col (
     id integer primary key, crt integer not null, mod integer not null,

@@ -61,7 +61,8 @@ SCHEMAS: dict[str, Any] = {
             "skipped": {
                 "type": "object",
                 "additionalProperties": _COUNT,
-                "description": "Notes left out, by reason: empty_front, duplicate, no_notetype.",
+                "description": "Notes left out, by reason: empty_front, duplicate, no_notetype, "
+                "too_many_deletions, too_long.",
             },
             "tags": {**_COUNT, "description": "Cards that kept tags from their Anki notes."},
             "messages": {

@@ -9,7 +9,6 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..decks.deckfile import (
-    LOCALE_RE,
     SLUG_RE,
     LocaleSource,
     load_decks,
@@ -21,6 +20,7 @@ from ..decks.deckfile import (
 from ..decks.quizfile import parse_quiz, quiz_to_locale, slugify
 from ..decks.sync import sync_deck
 from ..errors import DeckFileError
+from ..locales import is_known_locale, unknown_locale_problem
 from ..models import Card, Deck, DeckText
 from . import context
 
@@ -100,10 +100,8 @@ def import_quiz(file: Path, locale: str, slug: str | None, decks_dir: Path, forc
     When the deck already has a file in another language, its card keys are reused question
     by question, so both languages become one card each.
     """
-    if not LOCALE_RE.match(locale):
-        raise click.BadParameter(
-            f"'{locale}' is not a locale name (e.g. es, ko)", param_hint="--locale"
-        )
+    if not is_known_locale(locale):
+        raise click.BadParameter(unknown_locale_problem(locale), param_hint="--locale")
     if slug is not None and not SLUG_RE.match(slug):
         raise click.BadParameter(
             f"'{slug}' is not a deck slug (a-z, 0-9, '-' and '_')", param_hint="--deck"

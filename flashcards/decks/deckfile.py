@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import DeckFileError
+from ..locales import LOCALE_RE, is_known_locale, unknown_locale_problem
 
 KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")
 SLUG_RE = KEY_RE
-LOCALE_RE = re.compile(r"^[a-z]{2,3}(_[A-Z]{2})?$")
 HEADER_FIELDS = {"title", "description"}
 MAX_TEXT = 20_000
 MAX_TITLE = 200  # DeckText.title's column length
@@ -205,6 +205,10 @@ def read_default_locale(folder: Path) -> str:
     default_locale = meta.get("default_locale")
     if not isinstance(default_locale, str) or not LOCALE_RE.match(default_locale):
         raise DeckFileError(str(manifest), None, 'needs default_locale = "<locale>" (e.g. "en")')
+    if not is_known_locale(default_locale):
+        raise DeckFileError(
+            str(manifest), None, f"default_locale: {unknown_locale_problem(default_locale)}"
+        )
     return default_locale
 
 
@@ -217,8 +221,8 @@ def load_deck_dir(folder: Path) -> DeckSource:
     locales: dict[str, LocaleSource] = {}
     for path in sorted(folder.glob("*.deck")):
         locale = path.stem
-        if not LOCALE_RE.match(locale):
-            raise DeckFileError(str(path), None, f"'{locale}' is not a locale name (e.g. es, ko)")
+        if not is_known_locale(locale):
+            raise DeckFileError(str(path), None, unknown_locale_problem(locale))
         locales[locale] = parse_locale_file(read_text(path), locale=locale, path=str(path))
     if default_locale not in locales:
         raise DeckFileError(str(folder), None, f"no {default_locale}.deck for the default locale")

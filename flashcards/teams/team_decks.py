@@ -17,7 +17,6 @@ from sqlalchemy.orm import Session
 
 from ..decks.deckfile import (
     KEY_RE,
-    LOCALE_RE,
     MAX_TEXT,
     MAX_TITLE,
     CardSource,
@@ -27,6 +26,7 @@ from ..decks.deckfile import (
 from ..decks.quizfile import parse_quiz, quiz_to_locale, slugify
 from ..decks.sync import SyncReport, sync_deck
 from ..errors import Conflict, InvalidInput, NotFound
+from ..locales import check_locale
 from ..models import Card, CardText, Deck, DeckText
 from .roles import LEADS, clean_text, membership, team_deck
 
@@ -68,11 +68,7 @@ def parse_csv(text: str, default_locale: str) -> dict[str, list[CardSource]]:
             raise InvalidInput(f"line {line}: front and back must not be empty", field="content")
         if max(len(front), len(back), len(values.get("explanation", ""))) > MAX_TEXT:
             raise InvalidInput(f"line {line}: longer than {MAX_TEXT} characters", field="content")
-        locale = values.get("locale") or default_locale
-        if not LOCALE_RE.match(locale):
-            raise InvalidInput(
-                f"line {line}: '{locale}' is not a locale (e.g. en, es)", field="content"
-            )
+        locale = check_locale(values.get("locale") or default_locale, field="content", line=line)
         cards = by_locale.setdefault(locale, [])
         key = values.get("key") or f"q{len(cards) + 1:02d}"
         if not KEY_RE.match(key):
@@ -82,15 +78,12 @@ def parse_csv(text: str, default_locale: str) -> dict[str, list[CardSource]]:
         if any(c.key == key for c in cards):
             raise InvalidInput(f"line {line}: duplicate key '{key}' in {locale}", field="content")
         cards.append(CardSource(key, front, back, values.get("explanation", ""), line))
+    if not by_locale:
+        # A header row alone: a deck needs at least one card.
+        raise InvalidInput("the CSV has no cards, only the row naming its columns", field="content")
     if sum(len(c) for c in by_locale.values()) > MAX_CARDS:
         raise InvalidInput(f"at most {MAX_CARDS} cards", field="content")
     return by_locale
-
-
-def _check_locale(locale: str) -> str:
-    if not isinstance(locale, str) or not LOCALE_RE.match(locale):
-        raise InvalidInput("locale must be a locale name such as 'en' or 'es'", field="locale")
-    return locale
 
 
 def _check_no_nul(text: str, field: str) -> None:
@@ -120,7 +113,7 @@ def parse_upload(
     (a translation) the numbers must match; without (a new version of the default language)
     extra questions get new keys and missing ones are retired.
     """
-    _check_locale(locale)
+    check_locale(locale)
     _check_no_nul(content, "content")
     if title is not None:
         _check_no_nul(title, "title")

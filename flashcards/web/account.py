@@ -194,14 +194,14 @@ def language() -> Response:
     """The language switcher: the profile for a signed-in person, a cookie for a visitor."""
     locale = request.form.get("locale", "")
     target = safe_next(request.form.get("next"))
+    response = redirect(target)  # before the change is saved: never saved for a failed page
     if locale not in SUPPORTED_LOCALES:
-        return redirect(target)
+        return response
     user = current_user()
     if user is not None:
         session = db()
         apply_user_settings(session, user.id, {"locale": locale})
         session.commit()
-    response = redirect(target)
     response.set_cookie(
         LANG_COOKIE,
         locale,

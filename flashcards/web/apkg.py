@@ -18,6 +18,7 @@ from werkzeug.wrappers import Response
 from .. import subscriptions
 from ..anki import AnkiPackageError, ImportReport, export_deck, import_package, read_for_import
 from ..db import retrying, utcnow
+from ..decks.deckfile import MAX_TEXT
 from ..errors import FlashcardsError
 from ..http import current_request, db
 from ..models import Deck
@@ -205,6 +206,14 @@ def import_error_message(exc: FlashcardsError) -> str:
                 "language to show them in."
             )
         )
+    if exc.kind == "unknown_language":
+        return str(
+            _(
+                "A note in this package is tagged with the language “%(code)s”, which we do "
+                "not know.",
+                code=exc.code[:40],
+            )
+        )
     if exc.kind == "unsupported_version":
         return str(_("This package comes from a version of Anki we cannot read."))
     if exc.kind == "not_a_package":
@@ -230,6 +239,15 @@ def report_messages(report: ImportReport) -> list[str]:
                     "%(num)d note with an empty front was left out.",
                     "%(num)d notes with an empty front were left out.",
                     count,
+                )
+            )
+        elif reason == "too_long":
+            out.append(
+                ngettext(
+                    "%(num)d note with a text longer than %(limit)s characters was left out.",
+                    "%(num)d notes with a text longer than %(limit)s characters were left out.",
+                    count,
+                    limit=whole_number(MAX_TEXT),
                 )
             )
         else:

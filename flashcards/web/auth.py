@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime
 from functools import wraps
@@ -111,10 +112,21 @@ def user_id() -> int:
     return user.id
 
 
+# Browsers drop tabs and line breaks from a URL ("/\t/evil.example" is "//evil.example"),
+# a line break cannot be sent in a header at all, and a backslash is a slash to browsers.
+UNSAFE_IN_TARGET = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
+
+
 def safe_next(target: str | None) -> str:
-    """Only a path on this site: `next=//evil.example` or `https://...` goes to the library."""
+    """Only a path on this site: `next=//evil.example`, `https://...` or a path with a
+    control character goes to the library."""
     fallback = url_for("web.library")
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+    if (
+        not target
+        or not target.startswith("/")
+        or target.startswith("//")
+        or UNSAFE_IN_TARGET.search(target)
+    ):
         return fallback
     parts = urlsplit(target)
     if parts.scheme or parts.netloc:
@@ -249,10 +261,13 @@ def signin() -> ResponseReturnValue:
             error = _("Wrong email or password.")
             status = 401
         else:
-            start_session(user)
             if PENDING_JOIN_KEY in session and target == url_for("web.library"):
                 target = url_for("web.join_page")  # an invitation opened before signing in
-            return redirect(target)
+            # The answer is made before anything is written: a session is never started for
+            # a page that then fails.
+            response = redirect(target)
+            start_session(user)
+            return response
     return render_template("signin.html", error=error, email=email, next=target), status
 
 

@@ -16,6 +16,7 @@ from babel.units import format_unit
 from flask import Flask, request
 from flask_babel import Babel, get_locale, get_timezone
 
+from ..locales import display_name
 from ..settings import SUPPORTED_LOCALES
 from .auth import current_page, current_user
 
@@ -114,14 +115,14 @@ def percent(value: float) -> str:
 
 def language_name(code: str) -> str:
     """A language's own name ("español", "한국어"), as switchers conventionally show it."""
-    name = Locale.parse(code).get_display_name(code) or code
+    name = display_name(code, code)
     return name[:1].upper() + name[1:] if code != "ko" else name
 
 
 def language_in_sentence(code: str) -> str:
     """A language named in the page's language ("inglés" on a Spanish page), for a sentence;
     its own name would read "se añade en English"."""
-    return str(Locale.parse(code).get_display_name(locale_code()) or code)
+    return display_name(code, locale_code())
 
 
 def lang_tag(code: str) -> str:

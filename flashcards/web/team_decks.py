@@ -20,6 +20,7 @@ from ..db import retrying, utcnow
 from ..decks.deckfile import MAX_TEXT
 from ..errors import Conflict, DeckFileError, InvalidInput
 from ..http import db
+from ..locales import UnknownLocale
 from ..models import Card
 from ..teams import membership, team_decks
 from ..teams.roles import LEADS, team_deck
@@ -87,6 +88,15 @@ def upload_error(exc: InvalidInput) -> str:
                 "The deck has no card “%(key)s”. A translation names the deck's cards: in a "
                 "CSV file, by their keys in a “key” column.",
                 key=exc.key,
+            )
+        )
+    if isinstance(exc, UnknownLocale) and exc.line is not None:
+        return str(
+            _(
+                "Line %(line)d: “%(code)s” is not a language code we know (for example en, "
+                "es or ko).",
+                line=exc.line,
+                code=exc.code[:40],
             )
         )
     field = exc.field or ""

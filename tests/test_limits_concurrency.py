@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import re
-import subprocess
 import threading
-import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -30,8 +27,8 @@ from flashcards import accounts
 from flashcards.db import transaction
 from flashcards.models import ApiToken, User
 from flashcards.ratelimit import Limiter
-from tests.conftest import REPO, T0
-from tests.test_servers import FLASHCARDS, free_port
+from tests.conftest import T0
+from tests.test_servers import Server
 
 pytestmark = pytest.mark.slow
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -57,67 +54,6 @@ def counts_in(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-class Server:
-    """`flashcards serve` with WORKERS workers of THREADS threads, behind one trusted proxy
-    hop, so that each test gives itself a client address of its own (Redis keeps its counts
-    between runs, and other test runs share it)."""
-
-    def __init__(self, database_url: str, log: Path, env: dict[str, str]) -> None:
-        self.port = free_port()
-        self.log = log
-        full_env = {
-            **os.environ,
-            "FLASHCARDS_DATABASE_URL": database_url,
-            "FLASHCARDS_SECRET_KEY": "test-secret",
-            "FLASHCARDS_TRUSTED_PROXIES": "1",
-            **env,
-        }
-        with log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [
-                    FLASHCARDS,
-                    "serve",
-                    "--port",
-                    str(self.port),
-                    "--workers",
-                    str(WORKERS),
-                    "--threads",
-                    str(THREADS),
-                ],
-                env=full_env,
-                cwd=REPO,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        self._wait_ready()
-
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"server exited: {self.log.read_text()[-3000:]}")
-            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
-            try:
-                conn.request("GET", "/api/v1/health")
-                conn.getresponse().read()
-                return
-            except OSError:
-                time.sleep(0.1)
-            finally:
-                conn.close()
-        raise AssertionError(f"server did not start: {self.log.read_text()[-3000:]}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, 15)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, 9)
-                self.process.wait(timeout=10)
-
-
 @pytest.fixture
 def serve(
     database_url: str, engine: Engine, tmp_path: Path, counts_in: str
@@ -128,7 +64,11 @@ def serve(
         env = {f"FLASHCARDS_{name}": value for name, value in settings.items()}
         if counts_in == "redis":
             env["FLASHCARDS_REDIS_URL"] = REDIS_URL
-        server = Server(database_url, tmp_path / f"server-{len(started)}.log", env)
+        # Behind one trusted proxy hop, so that each test gives itself a client address of
+        # its own (Redis keeps its counts between runs, and other test runs share it).
+        env["FLASHCARDS_TRUSTED_PROXIES"] = "1"
+        log = tmp_path / f"server-{len(started)}.log"
+        server = Server(database_url, log, WORKERS, threads=THREADS, env=env)
         started.append(server)
         return server
 

@@ -44,18 +44,30 @@ def free_port() -> int:
 class Server:
     """One `flashcards serve` process group (the gunicorn master and its workers)."""
 
-    def __init__(self, database_url: str, log: Path, workers: int = 2) -> None:
+    def __init__(
+        self,
+        database_url: str,
+        log: Path,
+        workers: int = 2,
+        *,
+        threads: int | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.port = free_port()
-        env = {
+        full_env = {
             **os.environ,
             "FLASHCARDS_DATABASE_URL": database_url,
             "FLASHCARDS_SECRET_KEY": "test-secret",
+            **(env or {}),
         }
+        command = [FLASHCARDS, "serve", "--port", str(self.port), "--workers", str(workers)]
+        if threads is not None:
+            command += ["--threads", str(threads)]
         self.log = log
         with log.open("ab") as out:
             self.process = subprocess.Popen(
-                [FLASHCARDS, "serve", "--port", str(self.port), "--workers", str(workers)],
-                env=env,
+                command,
+                env=full_env,
                 cwd=REPO,
                 stdout=out,
                 stderr=subprocess.STDOUT,

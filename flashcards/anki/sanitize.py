@@ -82,7 +82,8 @@ def html_to_text(value: str, *, already_clean: bool = False) -> str:
     parser = _TextExtractor()
     parser.feed(value if already_clean else clean_html(value))
     parser.close()
-    text = "".join(parser.parts).replace("\xa0", " ")
-    text = CONTROL_RE.sub(" ", text)
+    # A no-break space stays one (our own cards use it, as in "200 000"): plain text shows it as
+    # a space that does not wrap.
+    text = CONTROL_RE.sub(" ", "".join(parser.parts))
     lines = [line.rstrip() for line in text.split("\n")]
     return BLANK_LINES_RE.sub("\n\n", "\n".join(lines)).strip()

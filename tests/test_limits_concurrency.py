@@ -28,23 +28,13 @@ from flashcards.db import transaction
 from flashcards.models import ApiToken, User
 from flashcards.ratelimit import Limiter
 from tests.conftest import T0
+from tests.test_api_auth import REDIS_URL, redis_available
 from tests.test_servers import Server
 
 pytestmark = pytest.mark.slow
-REDIS_URL = "redis://127.0.0.1:6379/0"
 REDIS_PREFIX = "flashcards:ratelimit:"
 PASSWORD = "correct horse"
 WORKERS, THREADS = 4, 2
-
-
-def redis_available() -> bool:
-    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1)
-    try:
-        return bool(client.ping())
-    except redis.RedisError:
-        return False
-    finally:
-        client.close()
 
 
 @pytest.fixture(params=["database", "redis"])

@@ -37,7 +37,7 @@ from tests.bench.conftest import (
     report,
     wrk,
 )
-from tests.bench.dataset import Dataset, _settle, build
+from tests.bench.dataset import Dataset, settle, build
 from tests.conftest import PG_URL, postgres_schema_url
 
 ENFORCE = os.environ.get("BENCH_ENFORCE") == "1"
@@ -147,7 +147,7 @@ def test_a_heavy_day_does_not_slow_the_queue(
             answer_today(engine, user, data.card_ids, CROWD_ANSWERS)
         answer_today(engine, light, data.card_ids, LIGHT)
         answer_today(engine, heavy, data.card_ids, HEAVY)
-        _settle(engine)  # statistics as a day in service has them, not those of an empty log
+        settle(engine)  # statistics as a day in service has them, not those of an empty log
         after, ceiling_after, ratio_after = crowd_throughput(ceiling, server, crowd_env)
         wrk(server.url, "next", 2, {**light_env, "BENCH_CARD_OFFSET": "0"})  # warm-up
         wrk(server.url, "next", 2, {**heavy_env, "BENCH_CARD_OFFSET": "0"})

@@ -117,11 +117,11 @@ def build(url: str, engine: Engine, *, users: int, cards: int, states_per_user: 
                 "SELECT setval(pg_get_serial_sequence('users', 'id'), (SELECT MAX(id) FROM users))"
             )
     count = _states(engine, rng, users, deck_id, card_ids[:states_per_user])
-    _settle(engine)
+    settle(engine)
     return Dataset(url, tokens, card_ids, count)
 
 
-def _settle(engine: Engine) -> None:
+def settle(engine: Engine) -> None:
     """Statistics for the planner, and on PostgreSQL the vacuum that autovacuum would soon
     run after a bulk load: the CI's PostgreSQL runs without autovacuum, and the figures are
     for a database in service, not one just loaded."""

@@ -37,7 +37,7 @@ from tests.bench.conftest import (
     report,
     wrk,
 )
-from tests.bench.dataset import Dataset, settle, build
+from tests.bench.dataset import Dataset, build, settle
 from tests.conftest import PG_URL, postgres_schema_url
 
 ENFORCE = os.environ.get("BENCH_ENFORCE") == "1"

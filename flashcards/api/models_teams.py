@@ -19,10 +19,10 @@ MAX_INVITATION_HOURS = 90 * 24
 _DUE_DATE = "due_date must be a date like 2026-04-30, or null"
 
 
-def _calendar_date(value: object) -> object:
+def _calendar_date(value: object) -> date:
     # Only the form 2026-04-30: pydantic would also read a time, or a count of seconds.
     if isinstance(value, str) and len(value) == 10:
-        return value
+        return date.fromisoformat(value)  # a ValueError for 2026-02-30
     raise ValueError(_DUE_DATE)
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from . import bp
-from .models import Reply
+from .models import Body, Reply
 
 _PROBLEM_TITLES = {
     400: (
@@ -86,7 +86,7 @@ class Operation:
     responses: dict[int, Answer]
     problems: tuple[int, ...] = ()
     description: str | None = None
-    body: type[BaseModel] | None = None
+    body: type[Body] | None = None
     body_required: bool = True
     body_content: dict[str, Any] | None = None  # a body that is not JSON
     query: tuple[Query, ...] = ()
@@ -104,10 +104,33 @@ def documented(
     summary: str,
     responses: dict[int, Answer],
     *problems: int,
-    **details: Any,
+    description: str | None = None,
+    body: type[Body] | None = None,
+    body_required: bool = True,
+    body_content: dict[str, Any] | None = None,
+    query: tuple[Query, ...] = (),
+    public: bool = False,
+    reads_database: bool = True,
+    tags: tuple[str, ...] = (),
 ) -> Callable[[View], View]:
-    """Declare the view's operation for the document; place it beneath the route decorator."""
-    operation = Operation(operation_id, summary, responses, problems, **details)
+    """Declare the view's operation for the document; place it beneath the route decorator.
+
+    `problems`: the statuses it answers beyond those every operation of its kind can.
+    """
+    operation = Operation(
+        operation_id,
+        summary,
+        responses,
+        problems,
+        description=description,
+        body=body,
+        body_required=body_required,
+        body_content=body_content,
+        query=query,
+        public=public,
+        reads_database=reads_database,
+        tags=tags,
+    )
 
     def register(view: View) -> View:
         OPERATIONS[view] = operation

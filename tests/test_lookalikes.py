@@ -278,10 +278,10 @@ def test_the_documented_name_pattern_refuses_what_the_validator_refuses() -> Non
     Basic Multilingual Plane, all a JSON Schema pattern can name portably)."""
     import re
 
-    from flashcards.api.me import SCHEMAS
+    from flashcards.api.models_accounts import SignUp
     from flashcards.settings import CONTROL_CHARS
 
-    pattern = re.compile(SCHEMAS["SignUp"]["properties"]["display_name"]["pattern"])
+    pattern = re.compile(SignUp.model_json_schema()["properties"]["display_name"]["pattern"])
     for code in range(0x10000):
         char = chr(code)
         if 0xD800 <= code <= 0xDFFF:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -12,7 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from sqlalchemy import Engine
 
 from flashcards import accounts
-from flashcards.db import transaction
+from flashcards.api.models_teams import MAX_CARD_TEXT, MAX_UPLOAD
+from flashcards.api.openapi import build_document
+from flashcards.db import MAX_ID, transaction
+from flashcards.teams import membership
+from flashcards.teams.membership import create_team
 
 from .conftest import T0
 
@@ -153,3 +158,99 @@ def test_account_endpoints_conform_and_never_500(app: Flask, engine: Engine) -> 
         ("/api/v1/tokens/current", "delete"),
         ("/api/v1/openapi.json", "get"),
     }
+
+
+def test_an_undeclared_route_fails_the_document(app: Flask) -> None:
+    # A view without @documented cannot slip past the document (and this test file).
+    app.add_url_rule("/api/v1/undeclared", "undeclared", lambda: "")
+    with pytest.raises(RuntimeError, match="/api/v1/undeclared"):
+        build_document(app)
+
+
+def test_schemas_are_the_models(client: FlaskClient) -> None:
+    schemas = document(client)["components"]["schemas"]
+    review = schemas["ReviewRequest"]
+    assert review["additionalProperties"] is False
+    assert review["properties"]["card_id"]["maximum"] == MAX_ID
+    card = schemas["CardEdit"]["properties"]
+    assert card["front"]["maxLength"] == card["back"]["maxLength"] == MAX_CARD_TEXT
+    assert schemas["Upload"]["properties"]["content"]["maxLength"] == MAX_UPLOAD
+    # Bounds are JSON Schema's words, never pydantic's own ("ge", "le").
+    text = json.dumps(schemas)
+    assert '"ge"' not in text and '"le"' not in text
+
+
+def body_limit(client: FlaskClient, model: str, field: str, key: str) -> int:
+    schema = document(client)["components"]["schemas"][model]["properties"][field]
+    for kind in (schema, *schema.get("anyOf", ())):
+        if key in kind:
+            return int(kind[key])
+    raise AssertionError(f"{model}.{field} has no {key}")
+
+
+def test_documented_limits_are_the_enforced_ones(client: FlaskClient, engine: Engine) -> None:
+    """At the documented limit a value passes validation; one past it is a 422 naming it."""
+    with transaction(engine) as s:
+        user = accounts.create_user(s, "lead@example.com", "correct horse", now=T0)
+        token = accounts.issue_token(s, user.id, now=T0)
+        team = create_team(s, user.id, "T", now=T0)
+    auth = {"Authorization": f"Bearer {token}"}
+
+    longest = body_limit(client, "CardEdit", "front", "maxLength")
+    card = {"locale": "en", "back": "b"}
+    url = f"/api/v1/teams/{team.id}/decks/nothing/cards/k"
+    at_limit = client.put(url, json={**card, "front": "x" * longest}, headers=auth)
+    assert at_limit.status_code == 404, at_limit.get_json()  # validated, then no such deck
+    past = client.put(url, json={**card, "front": "x" * (longest + 1)}, headers=auth)
+    assert past.status_code == 422 and past.get_json()["field"] == "front"
+
+    highest = body_limit(client, "ReviewRequest", "card_id", "maximum")
+    review = {"rating": 3, "review_id": "8d9f0f3e-4c83-4a46-9d5d-3f0a8a3f4e1a"}
+    at_limit = client.post("/api/v1/reviews", json={**review, "card_id": highest}, headers=auth)
+    assert at_limit.status_code == 404, at_limit.get_json()
+    past = client.post("/api/v1/reviews", json={**review, "card_id": highest + 1}, headers=auth)
+    assert past.status_code == 422 and past.get_json()["field"] == "card_id"
+    assert past.get_json()["detail"] == f"card_id must be an integer from 1 to {highest}"
+
+    most = body_limit(client, "InvitationRequest", "max_uses", "maximum")
+    url = f"/api/v1/teams/{team.id}/invitations"
+    assert client.post(url, json={"max_uses": most}, headers=auth).status_code == 201
+    past = client.post(url, json={"max_uses": most + 1}, headers=auth)
+    assert past.status_code == 422 and past.get_json()["field"] == "max_uses"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        ('{"name": "T", "extra": 1}', 422, "extra"),  # unknown fields first, as always
+        ('{"name": 5}', 422, "name"),
+        ('{"name": "T"', 400, None),
+        ('{"name": NaN}', 400, None),
+        ('["T"]', 422, None),
+        ("{}", 422, "name"),
+    ],
+)
+def test_refusals_name_the_field(
+    client: FlaskClient, engine: Engine, body: str, status: int, field: str | None
+) -> None:
+    with transaction(engine) as s:
+        user = accounts.create_user(s, "lead@example.com", "correct horse", now=T0)
+        token = accounts.issue_token(s, user.id, now=T0)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    response = client.post("/api/v1/teams", data=body, headers=headers)
+    assert response.status_code == status
+    assert response.mimetype == "application/problem+json"
+    assert response.get_json().get("field") == field
+    with transaction(engine) as s:
+        assert not membership.teams_of(s, user.id)  # nothing written
+
+
+def test_a_utf16_body_is_still_read(client: FlaskClient, engine: Engine) -> None:
+    # JSON may come in UTF-16 (RFC 8259 readers detect it); pydantic's parser reads UTF-8 only.
+    with transaction(engine) as s:
+        user = accounts.create_user(s, "lead@example.com", "correct horse", now=T0)
+        token = accounts.issue_token(s, user.id, now=T0)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    body = '{"name": "Équipe"}'.encode("utf-16")
+    response = client.post("/api/v1/teams", data=body, headers=headers)
+    assert response.status_code == 201 and response.get_json()["name"] == "Équipe"

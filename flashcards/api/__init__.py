@@ -1,7 +1,7 @@
 """JSON API v1: thin views over the domain modules, errors as application/problem+json.
 
-Every module of this package registers its routes on `bp` and may describe them for the
-OpenAPI document in `PATHS` (and `SCHEMAS`); `openapi.py` merges those.
+Every module of this package registers its routes on `bp`, each declared for the OpenAPI
+document with `openapi.documented` and its bodies as pydantic models (`models*.py`).
 """
 
 from __future__ import annotations

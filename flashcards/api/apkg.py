@@ -6,7 +6,7 @@ limit to MAX_UPLOAD_BYTES (FLASHCARDS_APKG_MAX_BYTES) for itself only, before it
 
 from __future__ import annotations
 
-from flask import Response, current_app, jsonify, request
+from flask import Response, current_app, request
 from flask_babel import force_locale, gettext
 from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -21,6 +21,9 @@ from ..http import db
 from ..models import Deck, User
 from . import bp
 from .auth import current_user_id
+from .models import reply
+from .models_apkg import Imported
+from .openapi import Answer, Query, documented
 
 PACKAGE_MIMETYPES = frozenset(
     {
@@ -35,6 +38,10 @@ MULTIPART = "multipart/form-data"
 # Room for the multipart envelope around a package of exactly the limit.
 MULTIPART_SLACK = 64 * 1024
 MIB = 1024 * 1024
+
+_BINARY = {"type": "string", "format": "binary"}
+_FLAG = {"type": "boolean", "default": False}
+_COUNT_HEADER = {"schema": {"type": "integer", "minimum": 0}}
 
 
 def flag(name: str) -> bool:
@@ -53,6 +60,32 @@ def optional_arg(name: str) -> str | None:
 
 
 @bp.get("/decks/<slug>/export.apkg")
+@documented(
+    "exportDeckApkg",
+    "A deck as an Anki package (.apkg), optionally with the caller's progress.",
+    {
+        200: Answer(
+            "The package, as an attachment.",
+            content={"application/octet-stream": {"schema": _BINARY}},
+            headers={
+                "Content-Disposition": {"schema": {"type": "string"}},
+                "X-Notes": {**_COUNT_HEADER, "description": "Notes in the package."},
+                "X-Reviews": {**_COUNT_HEADER, "description": "Review log rows in it."},
+            },
+        )
+    },
+    422,
+    description="One language (`locale`; default: the one the caller studies the deck in, "
+    "else their UI language if the deck has it, else the deck's default) as one Anki deck, or "
+    "every language (`all_locales=true`) as one subdeck each. With `with_scheduling=true` the "
+    "caller's own review state and log go along; import it in Anki with 'Import any learning "
+    "progress'.",
+    query=(
+        Query("locale", {"type": "string"}, "One of the deck's locales."),
+        Query("all_locales", _FLAG, "Every language, one subdeck each."),
+        Query("with_scheduling", _FLAG, "Include the caller's progress."),
+    ),
+)
 def export_apkg(slug: str) -> Response:
     user_id = current_user_id()
     locale = optional_arg("locale")
@@ -109,29 +142,39 @@ def _package_body(limit: int) -> bytes:
     )
 
 
-def report_json(report: ImportReport) -> dict[str, object]:
-    return {
-        "deck": {
-            "slug": report.slug,
-            "title": report.title,
-            "default_locale": report.default_locale,
-        },
-        "cards": report.cards,
-        "texts": report.texts,
-        "review_states": report.review_states,
-        "review_logs": report.review_logs,
-        "media_left_out": report.media_left_out,
-        "formatting_simplified": report.formatting_simplified,
-        "suspended_made_active": report.suspended_made_active,
-        "cloze_notes": report.cloze_notes,
-        "skipped": report.skipped,
-        "tags": sum(len(tags) > 0 for tags in report.tags.values()),
-        "messages": report.messages,
-    }
-
-
 @bp.post("/imports")
-def import_apkg() -> tuple[Response, int]:
+@documented(
+    "importApkg",
+    "Create a deck from an Anki package (.apkg, old or new format).",
+    {201: Answer("Imported.", Imported)},
+    404,
+    409,
+    413,
+    415,
+    422,
+    description="The package is the raw request body, or the field `file` of a multipart "
+    "form; its size limit is the server's FLASHCARDS_APKG_MAX_BYTES (64 MiB by default), not "
+    "the limit of JSON bodies. The new deck is owned by the caller, who is subscribed to it. "
+    "A package that cannot be read is refused with 422 and nothing is written.",
+    query=(
+        Query(
+            "slug",
+            {"type": "string"},
+            "The new deck's name in URLs, after the caller's own prefix `user<id>-` (default: "
+            "from its Anki name).",
+        ),
+        Query("locale", {"type": "string"}, "Language of the notes (default: yours)."),
+        Query("with_scheduling", _FLAG, "Keep Anki's progress as the caller's."),
+    ),
+    body_content={
+        "application/octet-stream": {"schema": _BINARY},
+        "multipart/form-data": {
+            "schema": {"type": "object", "required": ["file"], "properties": {"file": _BINARY}},
+            "encoding": {"file": {"contentType": "application/octet-stream"}},
+        },
+    },
+)
+def import_apkg() -> Response:
     user_id = current_user_id()  # before the body: an anonymous upload is not even read
     slug = optional_arg("slug")
     locale = optional_arg("locale")
@@ -170,4 +213,4 @@ def import_apkg() -> tuple[Response, int]:
     # A concurrent import can take the same free slug first; the retry then picks another
     # (or, for a slug the caller chose, answers 409).
     report = retrying(session, work, retry_on=(IntegrityError,), attempts=3)
-    return jsonify(report_json(report)), 201
+    return reply(Imported.of(report), 201)

@@ -7,11 +7,14 @@ request's session is closed without commit by teardown, so nothing partial is wr
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable
-from typing import Any
+import re
+from typing import Any, TypeVar
 
 from flask import Response, current_app, request
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from ..db import database_unavailable
@@ -24,6 +27,7 @@ from ..errors import (
 )
 from ..http import current_request
 from . import bp
+from .models import Body
 
 PROBLEM_MIMETYPE = "application/problem+json"
 API_PREFIX = "/api/"
@@ -161,31 +165,85 @@ def json_body() -> dict[str, Any]:
     return body
 
 
-def reject_unknown(body: dict[str, Any], allowed: Iterable[str]) -> None:
-    allowed = set(allowed)
-    for name in body:
-        if name not in allowed:
-            raise InvalidInput(
-                f"unknown field {name!r}; allowed: {', '.join(sorted(allowed))}", field=name
-            )
+# Bodies the fast parser could misread: a NUL or a UTF-16 surrogate escape (which need the
+# checks of `json_body`), and NaN or Infinity, which pydantic's parser takes but JSON does not.
+_CLOSE_LOOK = re.compile(rb"\\u0000|\\u[dD]|NaN|Infinity")
+
+B = TypeVar("B", bound=Body)
 
 
-def string_field(
-    body: dict[str, Any],
-    name: str,
-    *,
-    required: bool = True,
-    default: str = "",
-    max_length: int = 1000,
-) -> str:
-    """A string member of the body; a missing or mistyped one is a 422 naming the field."""
-    if name not in body:
-        if required:
-            raise InvalidInput(f"{name} is required", field=name)
-        return default
-    value = body[name]
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string", field=name)
-    if len(value) > max_length:
-        raise InvalidInput(f"{name} may have at most {max_length} characters", field=name)
-    return value
+def parse_body(model: type[B], *, optional: bool = False) -> B:
+    """The request body as `model`, or a 400/413/415/422 problem saying what is wrong.
+
+    `optional`: an empty body stands for `{}`, whatever its content type.
+    """
+    req = current_request()
+    if optional and not req.get_data(cache=True):
+        return model.model_validate({})
+    mimetype = req.mimetype
+    if mimetype != "application/json" and not mimetype.endswith("+json"):
+        raise UnsupportedMediaType(
+            "the request body must be JSON, sent with Content-Type: application/json"
+        )
+    data = req.get_data(cache=True)  # raises 413 above MAX_CONTENT_LENGTH
+    if _CLOSE_LOOK.search(data):
+        return _validated(model, json_body())
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as exc:
+        if exc.errors()[0]["type"] == "json_invalid":
+            # Say it as json does, or accept what only it reads (UTF-16, a byte-order mark).
+            return _validated(model, json_body())
+        raise invalid_input(model, exc) from None
+
+
+def _validated(model: type[B], body: dict[str, Any]) -> B:
+    try:
+        # Through JSON again so that the checks are those of JSON input (a UUID as a string).
+        return model.model_validate_json(json.dumps(body))
+    except ValidationError as exc:
+        raise invalid_input(model, exc) from None
+
+
+def invalid_input(model: type[Body], exc: ValidationError) -> InvalidInput:
+    """pydantic's first error as our 422, naming the field; unknown fields are said first."""
+    errors = exc.errors(include_url=False)
+    error = min(errors, key=lambda e: e["type"] != "extra_forbidden")
+    if not error["loc"]:
+        return InvalidInput("the request body must be a JSON object")
+    field = str(error["loc"][0])
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        allowed = ", ".join(sorted(model.model_fields))
+        return InvalidInput(f"unknown field {field!r}; allowed: {allowed}", field=field)
+    if kind == "missing":
+        return InvalidInput(f"{field} is required", field=field)
+    if field in model.messages:
+        return InvalidInput(model.messages[field], field=field)
+    if kind == "value_error":
+        return InvalidInput(str(error["ctx"]["error"]), field=field)
+    return InvalidInput(_described(model, field, error), field=field)
+
+
+@functools.cache
+def _integer_bounds(model: type[Body], field: str) -> tuple[int, int] | None:
+    """The documented bounds of an integer field, as the model's schema states them."""
+    schema = model.model_json_schema()["properties"].get(field, {})
+    for kind in (schema, *schema.get("anyOf", ())):
+        if kind.get("type") == "integer" and "minimum" in kind and "maximum" in kind:
+            return kind["minimum"], kind["maximum"]
+    return None
+
+
+def _described(model: type[Body], field: str, error: ErrorDetails) -> str:
+    ctx = error.get("ctx", {})
+    bounds = _integer_bounds(model, field)
+    if error["type"].startswith(("int_", "greater_than", "less_than")) and bounds is not None:
+        return f"{field} must be an integer from {bounds[0]} to {bounds[1]}"
+    if error["type"] == "string_type":
+        return f"{field} must be a string"
+    if error["type"] == "string_too_long":
+        return f"{field} may have at most {ctx['max_length']} characters"
+    if error["type"] == "string_too_short":
+        return f"{field} must have at least {ctx['min_length']} characters"
+    return f"{field}: {error['msg']}"

@@ -2,47 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from flask import Response, jsonify
+from flask import Response
 from sqlalchemy import literal, select
 
 from ..http import direct
 from ..rawsql import Statement
 from . import bp
-from .openapi import json_content
+from .models import reply
+from .models_accounts import Health
+from .openapi import Answer, documented
 
 _PING = Statement(select(literal(1).label("one")))
 
 
 @bp.get("/health")
+@documented(
+    "getHealth",
+    "Health check: 200 while this instance can reach its database.",
+    {200: Answer("This instance can serve.", Health)},
+    description="For a load balancer's or monitor's probe; no token needed. A 503 with "
+    "Retry-After while the database is out of reach.",
+    public=True,
+)
 def health() -> Response:
     # A round trip on the connection that answers use: a database that cannot be reached
     # (or a connection it dropped) is a 503 from the API's error handler.
     direct().first(_PING, {})
-    return jsonify(status="ok")
-
-
-PATHS: dict[str, Any] = {
-    "/api/v1/health": {
-        "get": {
-            "operationId": "getHealth",
-            "summary": "Health check: 200 while this instance can reach its database.",
-            "description": "For a load balancer's or monitor's probe; no token needed. A "
-            "503 with Retry-After while the database is out of reach.",
-            "security": [],
-            "responses": {
-                "200": {
-                    "description": "This instance can serve.",
-                    "content": json_content(
-                        {
-                            "type": "object",
-                            "required": ["status"],
-                            "properties": {"status": {"const": "ok"}},
-                        }
-                    ),
-                }
-            },
-        }
-    }
-}
+    return reply(Health(status="ok"))

@@ -1,22 +1,27 @@
-"""GET /api/v1/openapi.json: an OpenAPI 3.1 document merged from every API module.
+"""GET /api/v1/openapi.json: the OpenAPI 3.1 document, generated from the declared operations.
 
-Each module of `flashcards.api` describes its own routes at module level:
-- `PATHS`: {"/api/v1/...": {"get": operation, ...}}, keyed by the full URL path;
-- `SCHEMAS`: {"Name": json_schema}, referenced as `ref("Name")`.
-Operations require the bearer token unless they say `"security": []`. Shared problem
-responses are referenced with `problems(401, 422, ...)`.
+Each view declares its operation with `@documented(...)` beneath its route: summary, request
+model, response models by status and the problems it can answer. The document walks the
+app's `url_map`, so a route without a declaration fails the build (and the tests), and the
+component schemas come from the pydantic models in `models*.py`, so a limit is written once.
+
+Added to every operation: 400 (a NUL anywhere in the request), 401 unless `public`, 404 when
+the path has parameters, 400/413/415/422 with a body, 503 unless it reads no database.
 """
 
 from __future__ import annotations
 
-import copy
-import importlib
-import pkgutil
-from typing import Any
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
 
-from flask import Response, current_app, jsonify
+from flask import Flask, Response, current_app, jsonify
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
 
 from . import bp
+from .models import Body, Reply
 
 _PROBLEM_TITLES = {
     400: (
@@ -41,25 +46,97 @@ _PROBLEM_TITLES = {
 
 # Statuses any operation with a JSON request body can answer.
 BODY_PROBLEMS = (400, 413, 415, 422)
+SCHEMA_REF = "#/components/schemas/{model}"
+_PROBLEM_REF = SCHEMA_REF.format(model="Problem")
+_PATH_PARAMETER = re.compile(r"<(?:([^:<>]+):)?([^<>]+)>")
+_PARAMETER_SCHEMAS: dict[str, dict[str, Any]] = {"int": {"type": "integer", "minimum": 0}}
 
 
-def ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
+class Problem(Reply):
+    """An error, as RFC 9457 problem details."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    field: str | None = None
 
 
-def json_content(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"application/json": {"schema": schema}}
+@dataclass(frozen=True)
+class Answer:
+    """One documented response: a JSON model, or other content described as it is."""
+
+    description: str
+    model: type[Reply] | None = None
+    content: dict[str, Any] | None = None
+    headers: dict[str, Any] | None = None
 
 
-def json_request(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"required": True, "content": json_content(schema)}
+@dataclass(frozen=True)
+class Query:
+    name: str
+    schema: dict[str, Any]
+    description: str = ""
 
 
-def problems(*statuses: int) -> dict[str, Any]:
-    return {
-        str(status): {"$ref": f"#/components/responses/{_PROBLEM_TITLES[status][0]}"}
-        for status in statuses
-    }
+@dataclass(frozen=True)
+class Operation:
+    operation_id: str
+    summary: str
+    responses: dict[int, Answer]
+    problems: tuple[int, ...] = ()
+    description: str | None = None
+    body: type[Body] | None = None
+    body_required: bool = True
+    body_content: dict[str, Any] | None = None  # a body that is not JSON
+    query: tuple[Query, ...] = ()
+    public: bool = False
+    reads_database: bool = True
+    tags: tuple[str, ...] = ()
+
+
+OPERATIONS: dict[Callable[..., Any], Operation] = {}
+View = TypeVar("View", bound=Callable[..., Any])
+
+
+def documented(
+    operation_id: str,
+    summary: str,
+    responses: dict[int, Answer],
+    *problems: int,
+    description: str | None = None,
+    body: type[Body] | None = None,
+    body_required: bool = True,
+    body_content: dict[str, Any] | None = None,
+    query: tuple[Query, ...] = (),
+    public: bool = False,
+    reads_database: bool = True,
+    tags: tuple[str, ...] = (),
+) -> Callable[[View], View]:
+    """Declare the view's operation for the document; place it beneath the route decorator.
+
+    `problems`: the statuses it answers beyond those every operation of its kind can.
+    """
+    operation = Operation(
+        operation_id,
+        summary,
+        responses,
+        problems,
+        description=description,
+        body=body,
+        body_required=body_required,
+        body_content=body_content,
+        query=query,
+        public=public,
+        reads_database=reads_database,
+        tags=tags,
+    )
+
+    def register(view: View) -> View:
+        OPERATIONS[view] = operation
+        return view
+
+    return register
 
 
 def _problem_responses() -> dict[str, Any]:
@@ -67,7 +144,7 @@ def _problem_responses() -> dict[str, Any]:
     for status, (name, description) in _PROBLEM_TITLES.items():
         response: dict[str, Any] = {
             "description": description,
-            "content": {"application/problem+json": {"schema": ref("Problem")}},
+            "content": {"application/problem+json": {"schema": {"$ref": _PROBLEM_REF}}},
         }
         if status == 401:
             response["headers"] = {"WWW-Authenticate": {"schema": {"type": "string"}}}
@@ -77,62 +154,91 @@ def _problem_responses() -> dict[str, Any]:
     return responses
 
 
-PROBLEM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "An error, as RFC 9457 problem details.",
-    "required": ["type", "title", "status", "detail"],
-    "properties": {
-        "type": {"type": "string"},
-        "title": {"type": "string"},
-        "status": {"type": "integer", "minimum": 400, "maximum": 599},
-        "detail": {"type": "string"},
-        "field": {"type": "string", "description": "The request field at fault."},
-    },
-}
+Mode = Literal["validation", "serialization"]
 
-PATHS: dict[str, Any] = {
-    "/api/v1/openapi.json": {
-        "get": {
-            "operationId": "getOpenApi",
-            "summary": "This document.",
-            "security": [],
-            "responses": {
-                "200": {
-                    "description": "The OpenAPI 3.1 document of the API.",
-                    "content": json_content({"type": "object"}),
-                }
-            },
+
+def _statuses(operation: Operation, has_parameters: bool) -> set[int]:
+    statuses = {400, *operation.problems}
+    if not operation.public:
+        statuses.add(401)
+    if has_parameters:
+        statuses.add(404)
+    if operation.body is not None:
+        statuses.update(BODY_PROBLEMS)
+    if operation.reads_database:
+        statuses.add(503)
+    return statuses
+
+
+def _operation(operation: Operation, rule: str, refs: dict[Any, dict[str, Any]]) -> dict[str, Any]:
+    parameters = [
+        {
+            "name": name,
+            "in": "path",
+            "required": True,
+            "schema": dict(_PARAMETER_SCHEMAS.get(converter, {"type": "string"})),
         }
-    }
-}
+        for converter, name in _PATH_PARAMETER.findall(rule)
+    ]
+    parameters += [
+        {"name": q.name, "in": "query", "required": False, "schema": q.schema}
+        | ({"description": q.description} if q.description else {})
+        for q in operation.query
+    ]
+    responses: dict[str, Any] = {}
+    for status, answer in sorted(operation.responses.items()):
+        response: dict[str, Any] = {"description": answer.description}
+        if answer.model is not None:
+            schema = refs[(answer.model, "serialization")]
+            response["content"] = {"application/json": {"schema": schema}}
+        if answer.content is not None:
+            response["content"] = answer.content
+        if answer.headers is not None:
+            response["headers"] = answer.headers
+        responses[str(status)] = response
+    for status in sorted(_statuses(operation, bool(_PATH_PARAMETER.search(rule)))):
+        name = _PROBLEM_TITLES[status][0]
+        responses.setdefault(str(status), {"$ref": f"#/components/responses/{name}"})
+    document: dict[str, Any] = {"operationId": operation.operation_id, "summary": operation.summary}
+    if operation.description:
+        document["description"] = operation.description
+    if operation.tags:
+        document["tags"] = list(operation.tags)
+    if parameters:
+        document["parameters"] = parameters
+    if operation.body is not None:
+        content = {"application/json": {"schema": refs[(operation.body, "validation")]}}
+        document["requestBody"] = {"required": operation.body_required, "content": content}
+    elif operation.body_content is not None:
+        document["requestBody"] = {"required": True, "content": operation.body_content}
+    if operation.public:
+        document["security"] = []
+    document["responses"] = responses
+    return document
 
 
-def _merge_paths(into: dict[str, Any], module: str, paths: dict[str, Any]) -> None:
-    for path, item in paths.items():
-        target = into.setdefault(path, {})
-        for method, operation in item.items():
-            if method in target:
-                raise RuntimeError(f"{module} describes {method.upper()} {path} a second time")
-            target[method] = copy.deepcopy(operation)
-
-
-def build_document() -> dict[str, Any]:
+def build_document(app: Flask) -> dict[str, Any]:
+    declared: list[tuple[str, str, Operation]] = []
+    for rule in app.url_map.iter_rules():
+        if not rule.rule.startswith(f"{bp.url_prefix}/"):
+            continue
+        operation = OPERATIONS.get(app.view_functions[rule.endpoint])
+        if operation is None:
+            raise RuntimeError(f"{rule.rule} ({rule.endpoint}) declares no operation")
+        for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
+            declared.append((rule.rule, method.lower(), operation))
+    models: set[tuple[type[BaseModel], Mode]] = {(Problem, "serialization")}
+    for _path, _method, operation in declared:
+        if operation.body is not None:
+            models.add((operation.body, "validation"))
+        models.update((a.model, "serialization") for a in operation.responses.values() if a.model)
+    refs, definitions = models_json_schema(
+        sorted(models, key=lambda m: (m[0].__name__, m[1])), ref_template=SCHEMA_REF
+    )
     paths: dict[str, Any] = {}
-    schemas: dict[str, Any] = {"Problem": PROBLEM_SCHEMA}
-    package = importlib.import_module(__package__ or "flashcards.api")
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
-        _merge_paths(paths, info.name, getattr(module, "PATHS", {}))
-        for name, schema in getattr(module, "SCHEMAS", {}).items():
-            if name in schemas and schemas[name] != schema:
-                raise RuntimeError(f"{info.name} redefines schema {name}")
-            schemas[name] = copy.deepcopy(schema)
-    for item in paths.values():
-        for operation in item.values():
-            # Any query string can carry a NUL character, which every request refuses.
-            operation["responses"].setdefault("400", problems(400)["400"])
-            if operation["operationId"] != "getOpenApi":  # the one that reads no database
-                operation["responses"].setdefault("503", problems(503)["503"])
+    for route, method, operation in declared:
+        path = _PATH_PARAMETER.sub(r"{\2}", route)
+        paths.setdefault(path, {})[method] = _operation(operation, route, refs)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -142,7 +248,7 @@ def build_document() -> dict[str, Any]:
         },
         "paths": dict(sorted(paths.items())),
         "components": {
-            "schemas": schemas,
+            "schemas": definitions.get("$defs", {}),
             "responses": _problem_responses(),
             "securitySchemes": {
                 "bearer": {
@@ -157,8 +263,20 @@ def build_document() -> dict[str, Any]:
 
 
 @bp.get("/openapi.json")
+@documented(
+    "getOpenApi",
+    "This document.",
+    {
+        200: Answer(
+            "The OpenAPI 3.1 document of the API.",
+            content={"application/json": {"schema": {"type": "object"}}},
+        )
+    },
+    public=True,
+    reads_database=False,
+)
 def openapi_document() -> Response:
     document = current_app.extensions.get("flashcards.openapi")
     if document is None:
-        document = current_app.extensions["flashcards.openapi"] = build_document()
+        document = current_app.extensions["flashcards.openapi"] = build_document(current_app)
     return jsonify(document)

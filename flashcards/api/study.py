@@ -2,80 +2,104 @@
 
 from __future__ import annotations
 
-import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from flask import Response, jsonify, request
+from flask import Response, request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from .. import own_decks, queue, state_rows, study, subscriptions
 from ..access import visible_decks
 from ..db import MAX_ID, retrying, utcnow, with_retries
-from ..errors import Conflict, FlashcardsError, InvalidInput, NotFound
+from ..errors import Conflict, FlashcardsError, NotFound
 from ..http import db, direct, refresh_pacing
-from ..models import Card, CardText, Deck, Subscription, User
+from ..models import Card, Deck, Subscription, User
+from ..models import CardText as CardTextRow
 from ..scheduling import CardState, fuzz_seed, preview
-from ..settings import json_int
 from . import bp
 from .auth import bearer_token_hash, current_caller, current_user_id
-from .errors import json_body, reject_unknown
+from .errors import parse_body
+from .models import reply
+from .models_study import (
+    CardDetail,
+    CardStateBody,
+    CardText,
+    CardView,
+    Counts,
+    DeckList,
+    DeckSubscription,
+    DeckSummary,
+    Intervals,
+    NextCard,
+    NextCardText,
+    ReviewRequest,
+    ReviewResult,
+    SubscriptionRequest,
+    UndoRequest,
+    UndoResult,
+)
+from .models_study import Subscription as SubscriptionBody
+from .openapi import Answer, Query, documented
 
-MAX_DURATION_MS = 24 * 3600 * 1000
 
-
-def state_json(state: CardState | None) -> dict[str, Any] | None:
-    if state is None:
-        return None
-    return {
-        "state": state.state.name.lower(),
-        "step": state.step,
-        "stability": state.stability,
-        "difficulty": state.difficulty,
-        "due": state.due.isoformat(),
-        "last_review": state.last_review.isoformat() if state.last_review else None,
-        "reps": state.reps,
-        "lapses": state.lapses,
-    }
+def state_body(state: CardState | None) -> CardStateBody | None:
+    return None if state is None else CardStateBody.of(state)
 
 
 @bp.get("/decks")
+@documented(
+    "listDecks",
+    "The decks the caller can see, with their subscription.",
+    {200: Answer("Decks by slug.", DeckList)},
+)
 def list_decks() -> Response:
     user_id = current_user_id()
     ui_locale = db().scalar(select(User.locale).where(User.id == user_id)) or "en"
-    return jsonify(
-        decks=[
-            {
-                "slug": d.slug,
-                "title": d.title,
-                "description": d.description,
-                "locales": d.locales,
-                "default_locale": d.default_locale,
-                "card_count": d.card_count,
-                "subscription": {"locale": d.subscribed_locale} if d.subscribed_locale else None,
-            }
-            for d in subscriptions.deck_summaries(db(), user_id, ui_locale)
-        ]
+    return reply(
+        DeckList(
+            decks=[
+                DeckSummary(
+                    slug=d.slug,
+                    title=d.title,
+                    description=d.description,
+                    locales=d.locales,
+                    default_locale=d.default_locale,
+                    card_count=d.card_count,
+                    subscription=(
+                        DeckSubscription(locale=d.subscribed_locale)
+                        if d.subscribed_locale
+                        else None
+                    ),
+                )
+                for d in subscriptions.deck_summaries(db(), user_id, ui_locale)
+            ]
+        )
     )
 
 
 @bp.put("/decks/<slug>/subscription")
+@documented(
+    "subscribe",
+    "Study a deck, or change the language it is studied in.",
+    {200: Answer("The subscription.", SubscriptionBody)},
+    body=SubscriptionRequest,
+    body_required=False,
+)
 def subscribe(slug: str) -> Response:
     user_id = current_user_id()
-    body = json_body() if request.get_data() else {}
-    reject_unknown(body, {"locale"})
-    locale = body.get("locale")
-    if locale is not None and not isinstance(locale, str):
-        raise InvalidInput("locale must be a string such as 'es'", field="locale")
+    body = parse_body(SubscriptionRequest, optional=True)
     session = db()
     deck = subscriptions.find_visible_deck(session, user_id, slug)
-    sub = subscriptions.subscribe(session, user_id, deck, locale, now=utcnow())
+    sub = subscriptions.subscribe(session, user_id, deck, body.locale, now=utcnow())
     session.commit()
-    return jsonify(deck=slug, locale=sub.locale)
+    return reply(SubscriptionBody(deck=slug, locale=sub.locale))
 
 
 @bp.delete("/decks/<slug>/subscription")
+@documented(
+    "unsubscribe", "Stop studying a deck; progress is kept.", {204: Answer("Unsubscribed.")}
+)
 def unsubscribe(slug: str) -> Response:
     user_id = current_user_id()
     session = db()
@@ -87,6 +111,13 @@ def unsubscribe(slug: str) -> Response:
 
 
 @bp.delete("/decks/<slug>")
+@documented(
+    "deleteDeck",
+    "Delete a deck the caller imported, with their progress and history on it. Shipped decks "
+    "cannot be deleted, nor a team's here (403).",
+    {204: Answer("Deleted.")},
+    403,
+)
 def delete_deck(slug: str) -> Response:
     user_id = current_user_id()
     session = db()
@@ -96,6 +127,20 @@ def delete_deck(slug: str) -> Response:
 
 
 @bp.get("/study/next")
+@documented(
+    "nextCard",
+    "The next card due, its interval for each rating, and what is left today.",
+    {200: Answer("The next card.", NextCard), 204: Answer("Nothing is due.")},
+    404,
+    409,
+    query=(
+        Query(
+            "deck",
+            {"type": "string"},
+            "Only this deck (a slug); 409 if the caller does not study it.",
+        ),
+    ),
+)
 def next_card() -> Response:
     caller = current_caller()
     user_id = caller.user_id
@@ -115,72 +160,50 @@ def next_card() -> Response:
         return Response(status=204)
     seed = fuzz_seed(user_id, card.card_id, card.state.reps if card.state else 0)
     outcomes = preview(card.config, card.state, now, seed=seed, clock=caller.clock)
-    return jsonify(
-        card={
-            "id": card.card_id,
-            "deck": card.deck_slug,
-            "key": card.key,
-            "locale": card.locale,
-            "front": card.question,
-            "back": card.answer,
-            "explanation": card.explanation,
-            "kind": card.kind,
-        },
-        intervals={
-            rating.name.lower(): max(0, round((outcome.due - now).total_seconds()))
-            for rating, outcome in outcomes.items()
-        },
-        counts={"new": counts.new, "learning": counts.learning, "review": counts.review},
+    intervals = {
+        rating.name.lower(): max(0, round((outcome.due - now).total_seconds()))
+        for rating, outcome in outcomes.items()
+    }
+    return reply(
+        NextCard(
+            card=NextCardText(
+                id=card.card_id,
+                deck=card.deck_slug,
+                key=card.key,
+                locale=card.locale,
+                front=card.question,
+                back=card.answer,
+                explanation=card.explanation,
+                kind=card.kind,  # type: ignore[arg-type]
+            ),
+            intervals=Intervals(**intervals),
+            counts=Counts(new=counts.new, learning=counts.learning, review=counts.review),
+        )
     )
 
 
-def _parse_review_id(raw: object) -> str:
-    if isinstance(raw, str):
-        try:
-            return str(uuid.UUID(raw))
-        except ValueError:
-            pass
-    raise InvalidInput("review_id must be a UUID chosen by the client", field="review_id")
-
-
-def _parse_review(body: dict[str, Any]) -> tuple[int, Any, str, datetime | None, int | None]:
-    reject_unknown(body, {"card_id", "rating", "review_id", "duration_ms", "reviewed_at"})
-    card_id = json_int(body.get("card_id"))
-    if card_id is None or not 1 <= card_id <= MAX_ID:
-        raise InvalidInput(f"card_id must be an integer from 1 to {MAX_ID}", field="card_id")
-    if "rating" not in body:
-        raise InvalidInput("rating is required", field="rating")
-    rating = study.parse_rating(body["rating"])
-    review_id = _parse_review_id(body.get("review_id"))
-    sent_duration = body.get("duration_ms")
-    duration = None if sent_duration is None else json_int(sent_duration)
-    if sent_duration is not None and (duration is None or not 0 <= duration <= MAX_DURATION_MS):
-        raise InvalidInput(
-            f"duration_ms must be an integer from 0 to {MAX_DURATION_MS}", field="duration_ms"
-        )
-    reviewed_at = None
-    if body.get("reviewed_at") is not None:
-        reviewed_at = _parse_time(body["reviewed_at"], "reviewed_at")
-    return card_id, rating, review_id, reviewed_at, duration
-
-
-def _parse_time(value: object, field: str) -> datetime:
-    if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value)
-            # Storing converts to UTC; "0001-01-01T00:00+14:00" has no UTC value (OverflowError).
-            if parsed.tzinfo is not None:
-                return parsed.astimezone(UTC)
-        except (ValueError, OverflowError):
-            pass
-    raise InvalidInput(f"{field} must be an ISO 8601 time with a UTC offset", field=field)
+def _parse_review() -> tuple[int, Any, str, datetime | None, int | None]:
+    body = parse_body(ReviewRequest)
+    return body.card_id, body.rating, str(body.review_id), body.reviewed_at, body.duration_ms
 
 
 @bp.post("/reviews")
-def post_review() -> tuple[Response, int]:
+@documented(
+    "postReview",
+    "Answer a card. Idempotent by review_id.",
+    {
+        201: Answer("Answered: the card's new state.", ReviewResult),
+        200: Answer("This review_id was already applied: the same result.", ReviewResult),
+    },
+    404,
+    409,
+    description="The card's deck must be one the caller studies (subscribed to); otherwise a 409.",
+    body=ReviewRequest,
+)
+def post_review() -> Response:
     token_hash = bearer_token_hash()  # its owner is found by the answer's own read
     try:
-        card_id, rating, review_id, reviewed_at, duration = _parse_review(json_body())
+        card_id, rating, review_id, reviewed_at, duration = _parse_review()
     except FlashcardsError:
         current_user_id()  # a bad token is said first, as on every other endpoint
         raise
@@ -197,29 +220,44 @@ def post_review() -> tuple[Response, int]:
 
     # A racing first answer of the card, or a resend of this review id, hits a unique key.
     result = with_retries(attempt, retry_on=(IntegrityError,))
-    body = jsonify(
-        review_id=result.review_id, card_id=result.card_id, state=state_json(result.state)
+    body = ReviewResult(
+        review_id=result.review_id, card_id=result.card_id, state=CardStateBody.of(result.state)
     )
-    return body, 201 if result.created else 200
+    return reply(body, 201 if result.created else 200)
 
 
 @bp.post("/reviews/undo")
+@documented(
+    "undoReview",
+    "Undo the caller's latest answer of today, restoring the state before it.",
+    {200: Answer("Undone: the card's restored state.", UndoResult)},
+    404,
+    409,
+    body=UndoRequest,
+    body_required=False,
+)
 def undo_review() -> Response:
     user_id = current_user_id()
-    body = json_body() if request.get_data() else {}
-    reject_unknown(body, {"review_id"})
-    review_id = None if body.get("review_id") is None else _parse_review_id(body["review_id"])
+    sent = parse_body(UndoRequest, optional=True).review_id
+    review_id = None if sent is None else str(sent)
     session = db()
     result = retrying(
         session,
         lambda: study.undo(session, user_id, now=utcnow(), review_id=review_id),
     )
-    return jsonify(
-        review_id=result.review_id, card_id=result.card_id, state=state_json(result.state)
+    return reply(
+        UndoResult(
+            review_id=result.review_id, card_id=result.card_id, state=state_body(result.state)
+        )
     )
 
 
 @bp.get("/cards/<int:card_id>")
+@documented(
+    "getCard",
+    "A card in every language, and the caller's state on it.",
+    {200: Answer("The card.", CardView)},
+)
 def get_card(card_id: int) -> Response:
     user_id = current_user_id()
     if card_id > MAX_ID:
@@ -239,19 +277,24 @@ def get_card(card_id: int) -> Response:
     if row is None:
         raise NotFound(f"no card {card_id}")
     texts = {
-        t.locale: {"front": t.question, "back": t.answer, "explanation": t.explanation}
-        for t in session.scalars(select(CardText).where(CardText.card_id == card_id))
+        t.locale: CardText(front=t.question, back=t.answer, explanation=t.explanation)
+        for t in session.scalars(select(CardTextRow).where(CardTextRow.card_id == card_id))
     }
     locale = row.locale if row.locale in texts else row.default_locale
-    return jsonify(
-        card={
-            "id": row.id,
-            "deck": row.slug,
-            "key": row.key,
-            "locale": locale,
-            "retired": row.retired_at is not None,
-            **texts.get(locale, {"front": "", "back": "", "explanation": ""}),
-            "translations": texts,
-        },
-        state=state_json(state_rows.card_state(session, user_id, card_id)),
+    shown = texts.get(locale, CardText(front="", back="", explanation=""))
+    return reply(
+        CardView(
+            card=CardDetail(
+                id=row.id,
+                deck=row.slug,
+                key=row.key,
+                locale=locale,
+                retired=row.retired_at is not None,
+                front=shown.front,
+                back=shown.back,
+                explanation=shown.explanation,
+                translations=texts,
+            ),
+            state=state_body(state_rows.card_state(session, user_id, card_id)),
+        )
     )

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from flask import Response, jsonify
+from flask import Response
 from sqlalchemy.exc import IntegrityError
 
 from ..db import retrying, utcnow
@@ -12,43 +10,65 @@ from ..http import db
 from ..teams import team_decks
 from . import bp
 from .auth import current_user_id
-from .errors import json_body, reject_unknown, string_field
-from .teams import MAX_UPLOAD, checked_id, report_json
+from .errors import parse_body
+from .models import reply
+from .models_teams import (
+    CardEdit,
+    SourceCard,
+    SourceLocale,
+    TeamDeck,
+    TeamDeckCards,
+    TeamDeckList,
+    TeamDeckSync,
+    Upload,
+)
+from .openapi import Answer, documented
+from .teams import TAGS, checked_id
 
 # --- team decks ---
 
 
-def _upload_fields(body: dict[str, Any]) -> tuple[str, str, str, str | None]:
-    reject_unknown(body, {"format", "content", "locale", "title"})
-    fmt = string_field(body, "format", max_length=10)
-    content = string_field(body, "content", max_length=MAX_UPLOAD)
-    locale = string_field(body, "locale", max_length=16)
-    title = string_field(body, "title", required=False, max_length=200) or None
-    return fmt, content, locale, title
+def _upload_fields() -> tuple[str, str, str, str | None]:
+    body = parse_body(Upload)
+    return body.format, body.content, body.locale, body.title or None
 
 
 @bp.get("/teams/<int:team_id>/decks")
+@documented(
+    "listTeamDecks", "The team's own decks.", {200: Answer("Decks.", TeamDeckList)}, tags=TAGS
+)
 def list_team_decks(team_id: int) -> Response:
     user_id = current_user_id()
     decks = team_decks.list_team_decks(db(), checked_id(team_id, "team"), user_id)
-    return jsonify(
-        decks=[
-            {
-                "slug": d.slug,
-                "title": d.title,
-                "default_locale": d.default_locale,
-                "locales": d.locales,
-                "card_count": d.card_count,
-            }
-            for d in decks
-        ]
+    return reply(
+        TeamDeckList(
+            decks=[
+                TeamDeck(
+                    slug=d.slug,
+                    title=d.title,
+                    default_locale=d.default_locale,
+                    locales=d.locales,
+                    card_count=d.card_count,
+                )
+                for d in decks
+            ]
+        )
     )
 
 
 @bp.post("/teams/<int:team_id>/decks")
-def create_team_deck(team_id: int) -> tuple[Response, int]:
+@documented(
+    "createTeamDeck",
+    "Upload a quiz text or CSV as a new team deck.",
+    {201: Answer("The new deck's cards.", TeamDeckSync)},
+    403,
+    409,
+    body=Upload,
+    tags=TAGS,
+)
+def create_team_deck(team_id: int) -> Response:
     user_id = current_user_id()
-    fmt, content, locale, title = _upload_fields(json_body())
+    fmt, content, locale, title = _upload_fields()
     session = db()
     _deck, report = retrying(
         session,
@@ -65,36 +85,48 @@ def create_team_deck(team_id: int) -> tuple[Response, int]:
         retry_on=(IntegrityError,),  # two uploads with the same title took the same slug
         attempts=3,
     )
-    return jsonify(report_json(report)), 201
+    return reply(TeamDeckSync.of(report), 201)
 
 
 @bp.get("/teams/<int:team_id>/decks/<slug>")
+@documented(
+    "getTeamDeck",
+    "A team deck's cards in every language.",
+    {200: Answer("The deck's cards.", TeamDeckCards)},
+    tags=TAGS,
+)
 def get_team_deck(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
     source = team_decks.deck_cards(db(), checked_id(team_id, "team"), user_id, slug)
-    return jsonify(
-        slug=source.slug,
-        default_locale=source.default_locale,
-        locales={
-            loc.locale: {
-                "title": loc.title,
-                "description": loc.description,
-                "cards": [
-                    {
-                        "key": c.key,
-                        "front": c.question,
-                        "back": c.answer,
-                        "explanation": c.explanation,
-                    }
-                    for c in loc.cards
-                ],
-            }
-            for loc in source.locales.values()
-        },
+    return reply(
+        TeamDeckCards(
+            slug=source.slug,
+            default_locale=source.default_locale,
+            locales={
+                loc.locale: SourceLocale(
+                    title=loc.title,
+                    description=loc.description,
+                    cards=[
+                        SourceCard(
+                            key=c.key, front=c.question, back=c.answer, explanation=c.explanation
+                        )
+                        for c in loc.cards
+                    ],
+                )
+                for loc in source.locales.values()
+            },
+        )
     )
 
 
 @bp.delete("/teams/<int:team_id>/decks/<slug>")
+@documented(
+    "deleteTeamDeck",
+    "Delete a team deck and progress on it.",
+    {204: Answer("Deleted.")},
+    403,
+    tags=TAGS,
+)
 def delete_team_deck(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
     session = db()
@@ -104,9 +136,18 @@ def delete_team_deck(team_id: int, slug: str) -> Response:
 
 
 @bp.put("/teams/<int:team_id>/decks/<slug>/source")
+@documented(
+    "uploadTeamDeckLocale",
+    "Replace or add one language; progress is kept.",
+    {200: Answer("What changed.", TeamDeckSync)},
+    403,
+    409,
+    body=Upload,
+    tags=TAGS,
+)
 def upload_team_deck_locale(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
-    fmt, content, locale, title = _upload_fields(json_body())
+    fmt, content, locale, title = _upload_fields()
     session = db()
     report = team_decks.upload_locale(
         session,
@@ -120,18 +161,22 @@ def upload_team_deck_locale(team_id: int, slug: str) -> Response:
         now=utcnow(),
     )
     session.commit()
-    return jsonify(report_json(report))
+    return reply(TeamDeckSync.of(report))
 
 
 @bp.put("/teams/<int:team_id>/decks/<slug>/cards/<key>")
+@documented(
+    "setTeamCard",
+    "Edit or add a card; progress is kept. A retired card is not edited (409).",
+    {200: Answer("What changed.", TeamDeckSync)},
+    403,
+    409,
+    body=CardEdit,
+    tags=TAGS,
+)
 def set_team_card(team_id: int, slug: str, key: str) -> Response:
     user_id = current_user_id()
-    body = json_body()
-    reject_unknown(body, {"locale", "front", "back", "explanation"})
-    locale = string_field(body, "locale", max_length=16)
-    front = string_field(body, "front", max_length=20_000)
-    back = string_field(body, "back", max_length=20_000)
-    explanation = string_field(body, "explanation", required=False, max_length=20_000)
+    body = parse_body(CardEdit)
     session = db()
     report = team_decks.set_card(
         session,
@@ -139,17 +184,25 @@ def set_team_card(team_id: int, slug: str, key: str) -> Response:
         user_id,
         slug,
         key,
-        locale=locale,
-        question=front,
-        answer=back,
-        explanation=explanation,
+        locale=body.locale,
+        question=body.front,
+        answer=body.back,
+        explanation=body.explanation,
         now=utcnow(),
     )
     session.commit()
-    return jsonify(report_json(report))
+    return reply(TeamDeckSync.of(report))
 
 
 @bp.delete("/teams/<int:team_id>/decks/<slug>/cards/<key>")
+@documented(
+    "retireTeamCard",
+    "Retire a card (history kept).",
+    {204: Answer("Retired.")},
+    403,
+    409,
+    tags=TAGS,
+)
 def retire_team_card(team_id: int, slug: str, key: str) -> Response:
     user_id = current_user_id()
     session = db()

@@ -6,24 +6,44 @@ not in answers 404 for every route; a member without the role answers 403.
 
 from __future__ import annotations
 
-from datetime import date, timedelta
-from typing import Any
+from datetime import timedelta
 
-from flask import Response, jsonify, request
+from flask import Response
 from sqlalchemy.exc import IntegrityError
 
 from ..db import MAX_ID, retrying, transaction, utcnow
-from ..decks.sync import SyncReport
-from ..errors import InvalidInput, NotFound
+from ..errors import NotFound
 from ..http import db, engine
-from ..models import TeamInvitation
+from ..models import TeamInvitation as InvitationRow
 from ..names import looks_like_another
 from ..teams import assignments, invitations, membership
 from . import bp
 from .auth import current_user_id
-from .errors import json_body, reject_unknown, string_field
+from .errors import parse_body
+from .models import reply
+from .models_teams import (
+    Assigned,
+    AssignRequest,
+    InvitationRequest,
+    JoinRequest,
+    MemberRole,
+    RoleChange,
+    Team,
+    TeamAssignment,
+    TeamAssignmentList,
+    TeamInvitation,
+    TeamInvitationList,
+    TeamList,
+    TeamMember,
+    TeamMemberList,
+    TeamName,
+    TeamRemoval,
+    TeamRemovalList,
+    Transfer,
+)
+from .openapi import Answer, documented
 
-MAX_UPLOAD = 2_000_000  # characters of an uploaded quiz or CSV
+TAGS = ("teams",)
 
 
 def checked_id(value: int, what: str) -> int:
@@ -33,86 +53,88 @@ def checked_id(value: int, what: str) -> int:
     return value
 
 
-def int_field(body: dict[str, Any], name: str, low: int, high: int) -> int | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise InvalidInput(f"{name} must be an integer from {low} to {high}", field=name)
-    return value
+def _team(t: membership.TeamView) -> Team:
+    return Team(id=t.id, name=t.name, role=t.role, created_at=t.created_at)  # type: ignore[arg-type]
 
 
-def _team_json(t: membership.TeamView) -> dict[str, Any]:
-    return {"id": t.id, "name": t.name, "role": t.role, "created_at": t.created_at.isoformat()}
+def _invitation(inv: InvitationRow, token: str | None = None) -> TeamInvitation:
+    return TeamInvitation(
+        id=inv.id,
+        label=inv.label,
+        created_at=inv.created_at,
+        expires_at=inv.expires_at,
+        max_uses=inv.max_uses,
+        uses=inv.uses,
+        state=invitations.invitation_state(inv, utcnow()),  # type: ignore[arg-type]
+        token=token,
+    )
 
 
-def _invitation_json(inv: TeamInvitation, token: str | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "id": inv.id,
-        "label": inv.label,
-        "created_at": inv.created_at.isoformat(),
-        "expires_at": inv.expires_at.isoformat(),
-        "max_uses": inv.max_uses,
-        "uses": inv.uses,
-        "state": invitations.invitation_state(inv, utcnow()),
-    }
-    if token is not None:
-        body["token"] = token
-    return body
-
-
-def report_json(report: SyncReport) -> dict[str, Any]:
-    return {
-        "deck": report.slug,
-        "created": report.created,
-        "added": report.added,
-        "updated": report.updated,
-        "retired": report.retired,
-        "restored": report.restored,
-    }
+def _done(description: str) -> dict[int, Answer]:
+    return {204: Answer(description)}
 
 
 # --- teams ---
 
 
 @bp.get("/teams")
+@documented("listTeams", "The caller's teams.", {200: Answer("Teams.", TeamList)}, tags=TAGS)
 def list_teams() -> Response:
     user_id = current_user_id()
-    return jsonify(teams=[_team_json(t) for t in membership.teams_of(db(), user_id)])
+    return reply(TeamList(teams=[_team(t) for t in membership.teams_of(db(), user_id)]))
 
 
 @bp.post("/teams")
-def create_team() -> tuple[Response, int]:
+@documented(
+    "createTeam",
+    "Create a team; the caller owns it.",
+    {201: Answer("The new team.", Team)},
+    body=TeamName,
+    tags=TAGS,
+)
+def create_team() -> Response:
     user_id = current_user_id()
-    body = json_body()
-    reject_unknown(body, {"name"})
-    name = string_field(body, "name", max_length=membership.MAX_NAME)
+    name = parse_body(TeamName).name
     session = db()
     team = membership.create_team(session, user_id, name, now=utcnow())
     view = membership.get_team(session, team.id, user_id)
     session.commit()
-    return jsonify(_team_json(view)), 201
+    return reply(_team(view), 201)
 
 
 @bp.get("/teams/<int:team_id>")
+@documented("getTeam", "A team the caller is in.", {200: Answer("The team.", Team)}, tags=TAGS)
 def get_team(team_id: int) -> Response:
     user_id = current_user_id()
-    return jsonify(_team_json(membership.get_team(db(), checked_id(team_id, "team"), user_id)))
+    return reply(_team(membership.get_team(db(), checked_id(team_id, "team"), user_id)))
 
 
 @bp.patch("/teams/<int:team_id>")
+@documented(
+    "renameTeam",
+    "Rename (owner, manager).",
+    {200: Answer("The renamed team.", Team)},
+    403,
+    body=TeamName,
+    tags=TAGS,
+)
 def rename_team(team_id: int) -> Response:
     user_id = current_user_id()
-    body = json_body()
-    reject_unknown(body, {"name"})
-    name = string_field(body, "name", max_length=membership.MAX_NAME)
+    name = parse_body(TeamName).name
     session = db()
     view = membership.rename_team(session, checked_id(team_id, "team"), user_id, name)
     session.commit()
-    return jsonify(_team_json(view))
+    return reply(_team(view))
 
 
 @bp.delete("/teams/<int:team_id>")
+@documented(
+    "deleteTeam",
+    "Delete the team (owner); shipped-deck history stays.",
+    _done("Deleted."),
+    403,
+    tags=TAGS,
+)
 def delete_team(team_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -125,40 +147,63 @@ def delete_team(team_id: int) -> Response:
 
 
 @bp.get("/teams/<int:team_id>/members")
+@documented(
+    "listTeamMembers",
+    "Members (owner, manager).",
+    {200: Answer("Members.", TeamMemberList)},
+    403,
+    tags=TAGS,
+)
 def list_members(team_id: int) -> Response:
     user_id = current_user_id()
     members = membership.list_members(db(), checked_id(team_id, "team"), user_id)
-    return jsonify(
-        members=[
-            {
-                "user_id": m.user_id,
-                "email": m.email,
-                "display_name": m.display_name,
-                # A word mixing scripts (or an invisible character): may imitate another.
-                "mixed_script": looks_like_another(m.display_name, m.email),
-                "role": m.role,
-                "joined_at": m.joined_at.isoformat(),
-            }
-            for m in members
-        ]
+    return reply(
+        TeamMemberList(
+            members=[
+                TeamMember(
+                    user_id=m.user_id,
+                    email=m.email,
+                    display_name=m.display_name,
+                    mixed_script=looks_like_another(m.display_name, m.email),
+                    role=m.role,  # type: ignore[arg-type]
+                    joined_at=m.joined_at,
+                )
+                for m in members
+            ]
+        )
     )
 
 
 @bp.patch("/teams/<int:team_id>/members/<int:member_id>")
+@documented(
+    "changeTeamRole",
+    "Make a member a manager or back (owner).",
+    {200: Answer("The member's new role.", MemberRole)},
+    403,
+    409,
+    body=RoleChange,
+    tags=TAGS,
+)
 def change_role(team_id: int, member_id: int) -> Response:
     user_id = current_user_id()
-    body = json_body()
-    reject_unknown(body, {"role"})
-    role = string_field(body, "role", max_length=16)
+    role = parse_body(RoleChange).role
     session = db()
     member = membership.change_role(
         session, checked_id(team_id, "team"), user_id, checked_id(member_id, "member"), role
     )
     session.commit()
-    return jsonify(user_id=member.user_id, role=member.role)
+    return reply(MemberRole(user_id=member.user_id, role=member.role))  # type: ignore[arg-type]
 
 
 @bp.delete("/teams/<int:team_id>/members/<int:member_id>")
+@documented(
+    "removeTeamMember",
+    "Remove a member; their history stays.",
+    _done("Removed."),
+    403,
+    409,
+    tags=TAGS,
+)
 def remove_member(team_id: int, member_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -170,23 +215,39 @@ def remove_member(team_id: int, member_id: int) -> Response:
 
 
 @bp.get("/teams/<int:team_id>/removals")
+@documented(
+    "listTeamRemovals",
+    "People removed and not let back yet (owner, manager).",
+    {200: Answer("Removals.", TeamRemovalList)},
+    403,
+    tags=TAGS,
+)
 def list_removed(team_id: int) -> Response:
     user_id = current_user_id()
     removed = membership.list_removed(db(), checked_id(team_id, "team"), user_id)
-    return jsonify(
-        removals=[
-            {
-                "user_id": r.user_id,
-                "email": r.email,
-                "display_name": r.display_name,
-                "removed_at": r.removed_at.isoformat(),
-            }
-            for r in removed
-        ]
+    return reply(
+        TeamRemovalList(
+            removals=[
+                TeamRemoval(
+                    user_id=r.user_id,
+                    email=r.email,
+                    display_name=r.display_name,
+                    removed_at=r.removed_at,
+                )
+                for r in removed
+            ]
+        )
     )
 
 
 @bp.delete("/teams/<int:team_id>/removals/<int:member_id>")
+@documented(
+    "allowBackToTeam",
+    "Let someone removed join again with a link (owner, manager).",
+    _done("Allowed back."),
+    403,
+    tags=TAGS,
+)
 def allow_back(team_id: int, member_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -198,6 +259,7 @@ def allow_back(team_id: int, member_id: int) -> Response:
 
 
 @bp.delete("/teams/<int:team_id>/membership")
+@documented("leaveTeam", "Leave the team (not the owner).", _done("Left."), 409, tags=TAGS)
 def leave_team(team_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -207,37 +269,55 @@ def leave_team(team_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/transfer")
+@documented(
+    "transferTeam",
+    "Hand ownership to a member (owner).",
+    {200: Answer("The new owner.", MemberRole)},
+    403,
+    409,
+    body=Transfer,
+    tags=TAGS,
+)
 def transfer(team_id: int) -> Response:
     user_id = current_user_id()
-    body = json_body()
-    reject_unknown(body, {"user_id"})
-    target = int_field(body, "user_id", 1, MAX_ID)
-    if target is None:
-        raise InvalidInput("user_id is required", field="user_id")
+    target = parse_body(Transfer).user_id
     session = db()
     member = membership.transfer_ownership(session, checked_id(team_id, "team"), user_id, target)
     session.commit()
-    return jsonify(user_id=member.user_id, role=member.role)
+    return reply(MemberRole(user_id=member.user_id, role=member.role))  # type: ignore[arg-type]
 
 
 # --- invitations ---
 
 
 @bp.get("/teams/<int:team_id>/invitations")
+@documented(
+    "listTeamInvitations",
+    "Invitation links (owner, manager).",
+    {200: Answer("Invitations.", TeamInvitationList)},
+    403,
+    tags=TAGS,
+)
 def list_invitations(team_id: int) -> Response:
     user_id = current_user_id()
     found = invitations.list_invitations(db(), checked_id(team_id, "team"), user_id)
-    return jsonify(invitations=[_invitation_json(i) for i in found])
+    return reply(TeamInvitationList(invitations=[_invitation(i) for i in found]))
 
 
 @bp.post("/teams/<int:team_id>/invitations")
-def create_invitation(team_id: int) -> tuple[Response, int]:
+@documented(
+    "createTeamInvitation",
+    "A new link; its token is shown once.",
+    {201: Answer("The new link, with its token.", TeamInvitation)},
+    403,
+    body=InvitationRequest,
+    body_required=False,
+    tags=TAGS,
+)
+def create_invitation(team_id: int) -> Response:
     user_id = current_user_id()
-    body = json_body() if request.get_data() else {}
-    reject_unknown(body, {"expires_in_hours", "max_uses", "label"})
-    hours = int_field(body, "expires_in_hours", 1, 90 * 24)
-    max_uses = int_field(body, "max_uses", 1, invitations.MAX_USES)
-    label = string_field(body, "label", required=False, max_length=invitations.MAX_LABEL)
+    body = parse_body(InvitationRequest, optional=True)
+    hours, max_uses, label = body.expires_in_hours, body.max_uses, body.label
     session = db()
     created = invitations.create_invitation(
         session,
@@ -249,10 +329,11 @@ def create_invitation(team_id: int) -> tuple[Response, int]:
         label=label,
     )
     session.commit()
-    return jsonify(_invitation_json(created.invitation, created.token)), 201
+    return reply(_invitation(created.invitation, created.token), 201)
 
 
 @bp.delete("/teams/<int:team_id>/invitations/<int:invitation_id>")
+@documented("revokeTeamInvitation", "Revoke a link.", _done("Revoked."), 403, tags=TAGS)
 def revoke_invitation(team_id: int, invitation_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -268,11 +349,19 @@ def revoke_invitation(team_id: int, invitation_id: int) -> Response:
 
 
 @bp.post("/teams/join")
+@documented(
+    "joinTeam",
+    "Join through an invitation token; 403 for someone a lead removed from the team and has "
+    "not let back.",
+    {200: Answer("The team joined.", Team)},
+    403,
+    404,
+    body=JoinRequest,
+    tags=TAGS,
+)
 def join_team() -> Response:
     user_id = current_user_id()
-    body = json_body()
-    reject_unknown(body, {"token"})
-    token = string_field(body, "token", max_length=200)
+    token = parse_body(JoinRequest).token
     session = db()
 
     def work() -> membership.TeamView:
@@ -281,13 +370,19 @@ def join_team() -> Response:
 
     # Two requests joining at once collide on the membership's key; the retry finds it.
     view = retrying(session, work, retry_on=(IntegrityError,), attempts=2)
-    return jsonify(_team_json(view))
+    return reply(_team(view))
 
 
 # --- assignments ---
 
 
 @bp.get("/teams/<int:team_id>/assignments")
+@documented(
+    "listTeamAssignments",
+    "Assigned decks with the caller's own progress.",
+    {200: Answer("Assignments.", TeamAssignmentList)},
+    tags=TAGS,
+)
 def list_assignments(team_id: int) -> Response:
     user_id = current_user_id()
     now = utcnow()
@@ -299,37 +394,41 @@ def list_assignments(team_id: int) -> Response:
     reader = db()
     reader.commit()  # end the read snapshot taken by the token check, to see the new pace
     views = assignments.list_assignments(reader, team, user_id, now=now, refresh=False)
-    return jsonify(
-        assignments=[
-            {
-                "deck": v.slug,
-                "title": v.title,
-                "team_deck": v.team_deck,
-                "due_date": v.due_date.isoformat() if v.due_date else None,
-                "total": v.total,
-                "introduced": v.introduced,
-                "new_per_day": v.new_per_day,
-                "status": v.status,
-            }
-            for v in views
-        ]
+    return reply(
+        TeamAssignmentList(
+            assignments=[
+                TeamAssignment(
+                    deck=v.slug,
+                    title=v.title,
+                    team_deck=v.team_deck,
+                    due_date=v.due_date,
+                    total=v.total,
+                    introduced=v.introduced,
+                    new_per_day=v.new_per_day,
+                    status=v.status,  # type: ignore[arg-type]
+                )
+                for v in views
+            ]
+        )
     )
 
 
 @bp.put("/teams/<int:team_id>/assignments/<slug>")
-def assign(team_id: int, slug: str) -> tuple[Response, int]:
+@documented(
+    "assignTeamDeck",
+    "Assign a deck (owner, manager); members are subscribed.",
+    {
+        200: Answer("The assignment, changed.", Assigned),
+        201: Answer("Assigned for the first time.", Assigned),
+    },
+    403,
+    body=AssignRequest,
+    body_required=False,
+    tags=TAGS,
+)
+def assign(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
-    body = json_body() if request.get_data() else {}
-    reject_unknown(body, {"due_date"})
-    due = None
-    if body.get("due_date") is not None:
-        raw = body["due_date"]
-        try:
-            due = date.fromisoformat(raw) if isinstance(raw, str) and len(raw) == 10 else None
-        except ValueError:
-            due = None
-        if due is None:
-            raise InvalidInput("due_date must be a date like 2026-04-30, or null", field="due_date")
+    due = parse_body(AssignRequest, optional=True).due_date
     session = db()
     assignment, created = retrying(
         session,
@@ -339,12 +438,11 @@ def assign(team_id: int, slug: str) -> tuple[Response, int]:
         retry_on=(IntegrityError,),  # a concurrent assignment or subscription of the same deck
         attempts=2,
     )
-    return jsonify(
-        deck=slug, due_date=assignment.due_date.isoformat() if assignment.due_date else None
-    ), (201 if created else 200)
+    return reply(Assigned(deck=slug, due_date=assignment.due_date), 201 if created else 200)
 
 
 @bp.delete("/teams/<int:team_id>/assignments/<slug>")
+@documented("unassignTeamDeck", "End an assignment.", _done("Unassigned."), 403, tags=TAGS)
 def unassign(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
     session = db()

@@ -1,0 +1,115 @@
+"""Bodies of the account endpoints: tokens (`tokens.py`), the caller and sign-up (`me.py`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import ConfigDict, Field
+
+from .. import accounts
+from ..names import hidden_characters_class
+from ..settings import MAX_STEP_SECONDS, MAX_STEPS, SUPPORTED_LOCALES, timezone_names
+from .models import WHOLE, Body, Reply
+
+MAX_TOKEN_NAME = 100
+
+_EMAIL = Field(max_length=accounts.MAX_EMAIL_LENGTH, json_schema_extra={"format": "email"})
+# Checked and normalised (NFKC, trimmed) by `settings`, so only described here.
+_DISPLAY_NAME: dict[str, Any] = {
+    "type": "string",
+    "maxLength": 100,
+    "pattern": f"^[^\\u0000-\\u001f\\u007f-\\u009f{hidden_characters_class()}]*$",
+    "description": "No control characters, and no invisible or text-direction ones (Unicode "
+    "format characters such as U+200B or U+202E); stored in NFKC form, with surrounding "
+    "spaces removed.",
+}
+_LOCALE: dict[str, Any] = {"enum": list(SUPPORTED_LOCALES)}
+_TIMEZONE: dict[str, Any] = {
+    "description": "IANA name, e.g. America/Los_Angeles.",
+    "enum": sorted(timezone_names()),
+}
+Steps = Annotated[
+    list[Annotated[int, Field(ge=1, le=MAX_STEP_SECONDS), WHOLE]],
+    Field(max_length=MAX_STEPS, description="Step lengths in seconds."),
+]
+
+
+def _present_or_absent(schema: dict[str, Any]) -> None:
+    # A field left out keeps its stored value, and null is refused (by `settings`): the
+    # document shows neither a default nor null.
+    for name, field in schema.get("properties", {}).items():
+        field.pop("default", None)
+        kinds = [kind for kind in field.pop("anyOf", []) if kind != {"type": "null"}]
+        if kinds:
+            schema["properties"][name] = {**kinds[0], **field}
+
+
+class TokenRequest(Body):
+    email: str = _EMAIL
+    password: str = Field(max_length=accounts.MAX_PASSWORD_LENGTH)
+    name: str = Field("", max_length=MAX_TOKEN_NAME, description="A label, e.g. 'phone'.")
+
+
+class Token(Reply):
+    token: str = Field(description="Send as 'Authorization: Bearer <token>'.")
+
+
+class PasswordChange(Body):
+    current_password: str = Field(max_length=accounts.MAX_PASSWORD_LENGTH)
+    new_password: str = Field(
+        max_length=accounts.MAX_PASSWORD_LENGTH,
+        json_schema_extra={"minLength": accounts.MIN_PASSWORD_LENGTH},
+    )
+    revoke_tokens: bool = Field(
+        False,
+        description="Also revoke every API token of the caller, the one sending this request "
+        "included (after a leaked password).",
+    )
+    messages: ClassVar[dict[str, str]] = {"revoke_tokens": "revoke_tokens must be true or false"}
+
+
+class SignUp(Body):
+    email: str = _EMAIL
+    password: str = Field(
+        max_length=accounts.MAX_PASSWORD_LENGTH,
+        json_schema_extra={"minLength": accounts.MIN_PASSWORD_LENGTH},
+    )
+    display_name: str = Field("", json_schema_extra=_DISPLAY_NAME)
+    locale: str = Field("en", json_schema_extra=_LOCALE)
+    timezone: str = Field("UTC", json_schema_extra=_TIMEZONE)
+
+
+class MePatch(Body):
+    """Any subset of the caller's settings; `settings` checks and normalises each value."""
+
+    model_config = ConfigDict(json_schema_extra=_present_or_absent)
+
+    display_name: str | None = Field(None, json_schema_extra=_DISPLAY_NAME)
+    locale: str | None = Field(None, json_schema_extra=_LOCALE)
+    timezone: str | None = Field(None, json_schema_extra=_TIMEZONE)
+    day_start_hour: Annotated[int, Field(ge=0, le=23), WHOLE] | None = None
+    desired_retention: Annotated[float, Field(ge=0.7, le=0.99)] | None = None
+    learning_steps: Steps | None = None
+    relearning_steps: Steps | None = None
+    maximum_interval: Annotated[int, Field(ge=1, le=36500), WHOLE] | None = None
+    new_per_day: Annotated[int, Field(ge=0, le=9999), WHOLE] | None = None
+    reviews_per_day: Annotated[int, Field(ge=0, le=99999), WHOLE] | None = None
+
+
+class Me(Reply):
+    id: int
+    email: str
+    display_name: str
+    locale: str
+    timezone: str
+    day_start_hour: int
+    desired_retention: float
+    learning_steps: list[int]
+    relearning_steps: list[int]
+    maximum_interval: int
+    new_per_day: int
+    reviews_per_day: int
+
+
+class Health(Reply):
+    status: Literal["ok"]

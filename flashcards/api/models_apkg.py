@@ -1,0 +1,65 @@
+"""Bodies of the Anki package endpoints (`apkg.py`); the packages themselves are binary."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from ..anki import ImportReport
+from .models import Reply
+
+Count = Annotated[int, Field(ge=0)]
+
+
+class ImportedDeck(Reply):
+    slug: str
+    title: str
+    default_locale: str
+
+
+class Imported(Reply):
+    """What an .apkg import created: a new deck owned by the caller, who is subscribed to it."""
+
+    deck: ImportedDeck
+    cards: Count = Field(description="Cards created (a card has one text per language).")
+    texts: Count = Field(description="Notes imported: one per card and language.")
+    review_states: Count = Field(description="Cards with progress (with_scheduling).")
+    review_logs: Count = Field(description="Answers taken from Anki's review log.")
+    media_left_out: Count = Field(description="Media files not imported.")
+    formatting_simplified: Count = Field(
+        description="Notes whose HTML formatting was reduced to plain text."
+    )
+    suspended_made_active: Count = Field(
+        description="Cards suspended in Anki, imported as active (cards here cannot be suspended)."
+    )
+    cloze_notes: Count = Field(
+        description="Cloze notes, each made into a question-and-answer card per deletion number."
+    )
+    skipped: dict[str, Count] = Field(
+        description="Notes left out, by reason: empty_front, duplicate, no_notetype, "
+        "too_many_deletions, too_long."
+    )
+    tags: Count = Field(description="Cards that kept tags from their Anki notes.")
+    messages: list[str] = Field(
+        description="What was left out or changed, e.g. notes skipped and why."
+    )
+
+    @classmethod
+    def of(cls, report: ImportReport) -> Imported:
+        return cls(
+            deck=ImportedDeck(
+                slug=report.slug, title=report.title, default_locale=report.default_locale
+            ),
+            cards=report.cards,
+            texts=report.texts,
+            review_states=report.review_states,
+            review_logs=report.review_logs,
+            media_left_out=report.media_left_out,
+            formatting_simplified=report.formatting_simplified,
+            suspended_made_active=report.suspended_made_active,
+            cloze_notes=report.cloze_notes,
+            skipped=report.skipped,
+            tags=sum(len(tags) > 0 for tags in report.tags.values()),
+            messages=report.messages,
+        )

@@ -12,6 +12,7 @@ cards, the deck id): the cost follows what is due, not how much a person has stu
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -226,13 +227,14 @@ def _shown(query: Select[Any]) -> Statement:
     )
 
 
-def _first_due(*where: Any) -> Statement:
+def _first_due(decks: int, *where: Any) -> Statement:
+    """The first due state among `decks` decks, named `deck_0`, `deck_1`... (`_in_decks`)."""
     return _shown(
         select(*_STATE_COLUMNS)
         .select_from(rs.join(_CARDS, (_CARDS.c.id == rs.c.card_id) & _CARDS.c.retired_at.is_(None)))
         .where(
             rs.c.user_id == _USER,
-            rs.c.deck_id.in_(bindparam("deck_ids", expanding=True)),
+            rs.c.deck_id.in_([bindparam(f"deck_{i}") for i in range(decks)]),
             *where,
         )
         .order_by(rs.c.due)
@@ -240,10 +242,23 @@ def _first_due(*where: Any) -> Statement:
     )
 
 
-_FIRST_LEARNING = _first_due(
-    rs.c.state.in_(LEARNING_STATES), rs.c.due <= bindparam("learn_ahead_until")
-)
-_FIRST_REVIEW = _first_due(rs.c.state == REVIEW_STATE, rs.c.due < bindparam("day_end"))
+def _in_decks(deck_ids: list[int]) -> dict[str, int]:
+    return {f"deck_{i}": deck for i, deck in enumerate(deck_ids)}
+
+
+# One statement per number of decks (compiled once each): a person studies a few decks.
+@lru_cache(maxsize=64)
+def _first_learning(decks: int) -> Statement:
+    return _first_due(
+        decks, rs.c.state.in_(LEARNING_STATES), rs.c.due <= bindparam("learn_ahead_until")
+    )
+
+
+@lru_cache(maxsize=64)
+def _first_review(decks: int) -> Statement:
+    return _first_due(decks, rs.c.state == REVIEW_STATE, rs.c.due < bindparam("day_end"))
+
+
 # An outer join rather than NOT EXISTS: SQLite runs it as a plain index probe per card,
 # half the cost of a correlated subquery. Run only for a deck known to have new cards left.
 _FIRST_NEW = _shown(
@@ -286,8 +301,8 @@ def next_card(
     first_learning = None
     if counts.learning:
         first_learning = conn.first(
-            _FIRST_LEARNING,
-            {"user_id": user_id, "deck_ids": deck_ids, "learn_ahead_until": now + LEARN_AHEAD},
+            _first_learning(len(deck_ids)),
+            {"user_id": user_id, **_in_decks(deck_ids), "learn_ahead_until": now + LEARN_AHEAD},
         )
     if first_learning is not None and first_learning.due <= now:
         return _next(first_learning, "learning", state_from_row(first_learning), plans), counts
@@ -295,8 +310,8 @@ def next_card(
     review_decks = [d for d, p in plans.items() if p.review]
     if review_decks:
         first_review = conn.first(
-            _FIRST_REVIEW,
-            {"user_id": user_id, "deck_ids": review_decks, "day_end": day_end},
+            _first_review(len(review_decks)),
+            {"user_id": user_id, **_in_decks(review_decks), "day_end": day_end},
         )
         if first_review is not None:
             return _next(first_review, "review", state_from_row(first_review), plans), counts

@@ -332,13 +332,10 @@ def _plan(engine: Engine, user: int) -> str:
         if engine.dialect.name == "sqlite":
             rows = driver.execute("EXPLAIN QUERY PLAN " + compiled.sql, params).fetchall()
             return "\n".join(row[3] for row in rows)
-        sql = compiled.sql
-        for i, name in enumerate(compiled.names, start=1):
-            sql = sql.replace(f"%({name})s", f"${i}")
         cursor = psycopg.ClientCursor(driver)
         cursor.execute("SET plan_cache_mode = force_generic_plan")
-        cursor.execute("PREPARE plans AS " + sql)
-        arguments = ", ".join(f"%({name})s" for name in compiled.names)
+        cursor.execute("PREPARE plans AS " + compiled.sql)  # in PostgreSQL's own $n already
+        arguments = ", ".join(["%s"] * len(params))
         cursor.execute(f"EXPLAIN EXECUTE plans({arguments})", params)
         return "\n".join(row[0] for row in cursor.fetchall())
     finally:

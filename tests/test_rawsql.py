@@ -77,23 +77,33 @@ def test_rows_equal_sqlalchemys(engine: Engine, direct: DirectConnection) -> Non
     assert first.k == "x" and first.parameters is None
 
 
-def test_in_lists_of_any_length_and_constant_lists(
+def test_in_lists_bind_each_element_and_constant_lists_are_kept(
     engine: Engine, direct: DirectConnection
 ) -> None:
     user, cards = setup(engine, cards=4)
-    statement = Statement(
-        select(rs.c.card_id)
-        .where(
-            rs.c.user_id == bindparam("user_id"),
-            rs.c.card_id.in_(bindparam("ids", expanding=True)),
-            rs.c.state.in_((1, 3)),  # learning or relearning: all of them after one Good
+
+    def chosen_of(length: int) -> Statement:
+        return Statement(
+            select(rs.c.card_id)
+            .where(
+                rs.c.user_id == bindparam("user_id"),
+                rs.c.card_id.in_([bindparam(f"id_{i}") for i in range(length)]),
+                rs.c.state.in_((1, 3)),  # learning or relearning: all of them after one Good
+            )
+            .order_by(rs.c.card_id)
         )
-        .order_by(rs.c.card_id)
-    )
+
     for chosen in ([cards[0]], cards[1:3], cards):
-        rows = direct.all(statement, {"user_id": user, "ids": chosen})
+        ids = {f"id_{i}": card for i, card in enumerate(chosen)}
+        rows = direct.all(chosen_of(len(chosen)), {"user_id": user, **ids})
         assert [r.card_id for r in rows] == chosen
-    assert direct.first(statement, {"user_id": user, "ids": [0]}) is None
+    assert direct.first(chosen_of(1), {"user_id": user, "id_0": 0}) is None
+    # A list of unknown length is refused when compiled, rather than bound wrongly.
+    expanding = Statement(
+        select(rs.c.card_id).where(rs.c.card_id.in_(bindparam("ids", expanding=True)))
+    )
+    with pytest.raises(ValueError, match="IN list"):
+        direct.all(expanding, {"ids": cards})
 
 
 def test_a_value_used_twice_is_bound_in_both_places(

@@ -12,8 +12,8 @@ cards, the deck id): the cost follows what is due, not how much a person has stu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any, cast
 
 from sqlalchemy import (

@@ -182,7 +182,8 @@ def positional_dialect(dialect: Dialect) -> Dialect:
         return dialect
     found = _numbered.get(type(dialect))
     if found is None:
-        found = _numbered[type(dialect)] = type(dialect)(paramstyle="numeric_dollar")
+        make: Callable[..., Dialect] = type(dialect)  # a dialect takes create_engine's options
+        found = _numbered[type(dialect)] = make(paramstyle="numeric_dollar")
     return found
 
 

@@ -9,7 +9,6 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import NewType
 
 from sqlalchemy import bindparam, delete, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -241,8 +240,6 @@ def issue_token(session: Session, user_id: int, *, now: datetime, name: str = ""
     return token
 
 
-# What an API token is stored (and looked up) as.
-TokenHash = NewType("TokenHash", str)
 # token_urlsafe(32) gives 43 characters; anything far longer is not one of ours.
 _MAX_TOKEN_LENGTH = 256
 
@@ -252,24 +249,21 @@ class InvalidToken(Unauthorized):
         super().__init__("the API token is not valid or has been revoked")
 
 
-def lookup_hash(token: str) -> TokenHash | None:
+def _lookup_hash(token: str) -> str | None:
     """The hash to look a presented token up by; None when it cannot be one of ours."""
     if not token or len(token) > _MAX_TOKEN_LENGTH:
         return None
-    return TokenHash(token_hash(token))
+    return token_hash(token)
 
 
-# On most API requests (an answer finds its token in its own read), on the direct executor:
-# one indexed lookup of one column.
+# On most API requests, on the direct executor: one indexed lookup of one column.
 _USER_ID_FOR_HASH = Statement(select(ApiToken.user_id).where(ApiToken.token_hash == bindparam("h")))
 
 
 def user_id_for_token(db: Session | Executor, token: str) -> int | None:
-    hashed = lookup_hash(token)
-    return None if hashed is None else user_id_for_token_hash(db, hashed)
-
-
-def user_id_for_token_hash(db: Session | Executor, hashed: TokenHash) -> int | None:
+    hashed = _lookup_hash(token)
+    if hashed is None:
+        return None
     row = executor(db).first(_USER_ID_FOR_HASH, {"h": hashed})
     return None if row is None else int(row.user_id)
 
@@ -308,7 +302,7 @@ _CALLER_FOR_HASH = Statement(
 
 
 def caller_for_token(db: Session | Executor, token: str) -> Caller | None:
-    hashed = lookup_hash(token)
+    hashed = _lookup_hash(token)
     if hashed is None:
         return None
     row = executor(db).first(_CALLER_FOR_HASH, {"h": hashed})

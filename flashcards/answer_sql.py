@@ -6,9 +6,6 @@ from __future__ import annotations
 from typing import Any, cast
 
 from sqlalchemy import (
-    ColumnElement,
-    FromClause,
-    Select,
     Table,
     and_,
     bindparam,
@@ -20,7 +17,7 @@ from sqlalchemy import cast as cast_as
 from sqlalchemy.sql.elements import BindParameter
 
 from .access import visible_decks
-from .models import ApiToken, Card, Deck, ReviewLog, SchedulerSettings, Subscription, User
+from .models import Card, Deck, ReviewLog, SchedulerSettings, Subscription, User
 from .rawsql import Statement
 from .state_rows import STATE_COLUMNS, rs
 
@@ -33,55 +30,45 @@ _SETTINGS = cast(Table, SchedulerSettings.__table__)
 _USERS = cast(Table, User.__table__)
 
 
-def _answer_read(user: ColumnElement[int], source: FromClause) -> Select[Any]:
-    """The card, whether its deck is studied and the settings that apply, the state, and
-    whether the review id is taken."""
-    return (
-        select(
-            Card.id.label("card_id"),
-            Card.deck_id,
-            Card.retired_at,
-            _SETTINGS.c.desired_retention,
-            _SETTINGS.c.learning_steps,
-            _SETTINGS.c.relearning_steps,
-            _SETTINGS.c.maximum_interval,
-            _SETTINGS.c.parameters,
-            _SUB.c.desired_retention.label("sub_desired_retention"),
-            _SUB.c.learning_steps.label("sub_learning_steps"),
-            _SUB.c.relearning_steps.label("sub_relearning_steps"),
-            _SUB.c.maximum_interval.label("sub_maximum_interval"),
-            _SUB.c.deck_id.label("subscribed_deck_id"),  # None: the card's deck is not studied
-            *(rs.c[name] for name in STATE_COLUMNS),
-            rs.c.introduced_at,
-            rs.c.version,
-            # The person's clock: FSRS counts the time since the last review in study days.
-            _USERS.c.timezone,
-            _USERS.c.day_start_hour,
-            # Whether the review id was used already: then `LOG_BY_REVIEW_ID` says how.
-            select(rl.c.id)
-            .where(rl.c.review_id == bindparam("review_id"))
-            .scalar_subquery()
-            .label("used_review_id"),
-        )
-        .select_from(source)
-        .join(Deck.__table__, Deck.id == Card.deck_id)
-        .join(_SETTINGS, _SETTINGS.c.user_id == user)
-        .join(_USERS, _USERS.c.id == user)
-        .outerjoin(_SUB, and_(_SUB.c.user_id == user, _SUB.c.deck_id == Card.deck_id))
-        .outerjoin(rs, and_(rs.c.user_id == user, rs.c.card_id == Card.id))
-        .where(Card.id == _CARD, visible_decks(user))
+# The card, whether its deck is studied and the settings that apply, the state, and whether
+# the review id is taken.
+CARD_FOR_ANSWER = Statement(
+    select(
+        Card.id.label("card_id"),
+        Card.deck_id,
+        Card.retired_at,
+        _SETTINGS.c.desired_retention,
+        _SETTINGS.c.learning_steps,
+        _SETTINGS.c.relearning_steps,
+        _SETTINGS.c.maximum_interval,
+        _SETTINGS.c.parameters,
+        _SUB.c.desired_retention.label("sub_desired_retention"),
+        _SUB.c.learning_steps.label("sub_learning_steps"),
+        _SUB.c.relearning_steps.label("sub_relearning_steps"),
+        _SUB.c.maximum_interval.label("sub_maximum_interval"),
+        _SUB.c.deck_id.label("subscribed_deck_id"),  # None: the card's deck is not studied
+        *(rs.c[name] for name in STATE_COLUMNS),
+        rs.c.introduced_at,
+        rs.c.version,
+        # The person's clock: FSRS counts the time since the last review in study days.
+        _USERS.c.timezone,
+        _USERS.c.day_start_hour,
+        # Whether the review id was used already: then `LOG_BY_REVIEW_ID` says how.
+        select(rl.c.id)
+        .where(rl.c.review_id == bindparam("review_id"))
+        .scalar_subquery()
+        .label("used_review_id"),
     )
-
-
-CARD_FOR_ANSWER = Statement(_answer_read(_USER, cast(Table, Card.__table__)))
-_TOKENS = cast(Table, ApiToken.__table__)
-# The same read for the owner of an API token: one round trip fewer on the API's busiest
-# request than looking the token up first.
-CARD_FOR_TOKEN_ANSWER = Statement(
-    _answer_read(_TOKENS.c.user_id, _TOKENS.join(Card.__table__, Card.id == _CARD))
-    .add_columns(_TOKENS.c.user_id)
-    .where(_TOKENS.c.token_hash == bindparam("token_hash"))
+    .select_from(Card.__table__)
+    .join(Deck.__table__, Deck.id == Card.deck_id)
+    .join(_SETTINGS, _SETTINGS.c.user_id == _USER)
+    .join(_USERS, _USERS.c.id == _USER)
+    .outerjoin(_SUB, and_(_SUB.c.user_id == _USER, _SUB.c.deck_id == Card.deck_id))
+    .outerjoin(rs, and_(rs.c.user_id == _USER, rs.c.card_id == Card.id))
+    .where(Card.id == _CARD, visible_decks(_USER))
 )
+
+
 WRITTEN_COLUMNS = (*STATE_COLUMNS, "introduced_at")
 LOG_COLUMNS = tuple(c.name for c in rl.c if c.name != "id")
 INSERT_LOG = Statement(insert(rl))

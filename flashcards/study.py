@@ -2,7 +2,7 @@
 
 Answering is the hot path, so it runs a few Core statements on `rawsql`'s executor rather
 than ORM objects: one joined read of card, settings, state and whether the review id is
-taken (for the API, starting from the caller's token), then the state update (or insert)
+taken, then the state update (or insert)
 and the log insert, which PostgreSQL takes as one statement (`store_answer`).
 
 Concurrency: every state row carries a version. The update only applies when the version is
@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session
 
 from . import answer_sql as sql
 from .access import visible_decks
-from .accounts import InvalidToken, TokenHash, user_clock, user_id_for_token_hash
+from .accounts import user_clock
 from .answer_sql import rl
 from .days import Clock, day_bounds
 from .db import LostRace
@@ -112,7 +112,7 @@ class PreparedAnswer:
 
 def prepare_answer(
     db: Session | Executor,
-    user: int | TokenHash,
+    user_id: int,
     card_id: int,
     rating: Rating,
     review_id: str,
@@ -123,23 +123,14 @@ def prepare_answer(
 ) -> PreparedAnswer | AnswerResult:
     """Read and compute an answer; an AnswerResult when this review id was already applied.
 
-    `user` is the user's id, or the hash of their API token: then the same read finds them,
-    and InvalidToken is raised when the token is not one.
     Reads only, so the caller may do it outside the write transaction (on SQLite the write
     lock is then held just for the two writes); `write_answer` detects a state that changed
     in between through its version.
     """
     db = executor(db)
-    params = {"card_id": card_id, "review_id": review_id}
-    if isinstance(user, str):
-        row = db.first(sql.CARD_FOR_TOKEN_ANSWER, {**params, "token_hash": user})
-        found = row.user_id if row is not None else user_id_for_token_hash(db, user)
-        if found is None:
-            raise InvalidToken()
-        user_id = int(found)
-    else:
-        user_id = user
-        row = db.first(sql.CARD_FOR_ANSWER, {**params, "user_id": user_id})
+    row = db.first(
+        sql.CARD_FOR_ANSWER, {"card_id": card_id, "review_id": review_id, "user_id": user_id}
+    )
     if row is None or row.used_review_id is not None:
         existing = db.first(sql.LOG_BY_REVIEW_ID, {"review_id": review_id})
         if existing is not None:
@@ -232,7 +223,7 @@ def write_answer(db: Connection | Executor, prepared: PreparedAnswer) -> AnswerR
 
 
 def answer(
-    session: Session,
+    db: Session | DirectConnection,
     user_id: int,
     card_id: int,
     rating: Rating,
@@ -242,14 +233,21 @@ def answer(
     reviewed_at: datetime | None = None,
     duration_ms: int | None = None,
 ) -> AnswerResult:
-    """Prepare and write an answer in one session."""
+    """Answer a card: the one use case of the web's and the API's answers.
+
+    In a session's transaction (the caller commits), or on a direct connection in one
+    transaction of its own (`store_answer`). Raises what `write_answer` raises when another
+    transaction got there first: the caller retries (`db.with_retries`, `db.retrying`).
+    """
     prepared = prepare_answer(
-        session, user_id, card_id, rating, review_id,
+        db, user_id, card_id, rating, review_id,
         now=now, reviewed_at=reviewed_at, duration_ms=duration_ms,
     )  # fmt: skip
     if isinstance(prepared, AnswerResult):
         return prepared
-    return write_answer(session.connection(), prepared)
+    if isinstance(db, DirectConnection):
+        return store_answer(db, prepared)
+    return write_answer(db.connection(), prepared)
 
 
 def store_answer(connection: DirectConnection, prepared: PreparedAnswer) -> AnswerResult:

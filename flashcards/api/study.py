@@ -13,13 +13,13 @@ from sqlalchemy.exc import IntegrityError
 from .. import own_decks, queue, state_rows, study, subscriptions
 from ..access import visible_decks
 from ..db import MAX_ID, retrying, utcnow, with_retries
-from ..errors import Conflict, FlashcardsError, InvalidInput, NotFound
+from ..errors import Conflict, InvalidInput, NotFound
 from ..http import db, direct, refresh_pacing
 from ..models import Card, CardText, Deck, Subscription, User
 from ..scheduling import CardState, fuzz_seed, preview
 from ..settings import json_int
 from . import bp
-from .auth import bearer_token_hash, current_caller, current_user_id
+from .auth import current_caller, current_user_id
 from .errors import json_body, reject_unknown
 
 MAX_DURATION_MS = 24 * 3600 * 1000
@@ -178,22 +178,15 @@ def _parse_time(value: object, field: str) -> datetime:
 
 @bp.post("/reviews")
 def post_review() -> tuple[Response, int]:
-    token_hash = bearer_token_hash()  # its owner is found by the answer's own read
-    try:
-        card_id, rating, review_id, reviewed_at, duration = _parse_review(json_body())
-    except FlashcardsError:
-        current_user_id()  # a bad token is said first, as on every other endpoint
-        raise
+    user_id = current_user_id()  # a bad token is said first, as on every other endpoint
+    card_id, rating, review_id, reviewed_at, duration = _parse_review(json_body())
     connection = direct()
 
     def attempt() -> study.AnswerResult:
-        prepared = study.prepare_answer(
-            connection, token_hash, card_id, rating, review_id,
+        return study.answer(
+            connection, user_id, card_id, rating, review_id,
             now=utcnow(), reviewed_at=reviewed_at, duration_ms=duration,
         )  # fmt: skip
-        if isinstance(prepared, study.AnswerResult):
-            return prepared
-        return study.store_answer(connection, prepared)
 
     # A racing first answer of the card, or a resend of this review id, hits a unique key.
     result = with_retries(attempt, retry_on=(IntegrityError,))

@@ -102,9 +102,7 @@ def test_the_check_catches_each_kind_of_private_use() -> None:
     assert private_uses("import sqlalchemy.engine._row") == [(1, "_row")]
     assert private_uses("from flask.globals import _cv_app") == [(1, "_cv_app")]
     assert private_uses("pool._invalidate(conn, error, _checkin=False)") == [(1, "_invalidate")]
-    assert private_uses("cast(Any, request)._get_current_object()") == [
-        (1, "_get_current_object")
-    ]
+    assert private_uses("cast(Any, request)._get_current_object()") == [(1, "_get_current_object")]
     assert private_uses("g._db_session = session") == [(1, "_db_session")]
     assert private_uses("getattr(pool, '_invalidate')") == [(1, "_invalidate")]
 

@@ -29,15 +29,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from . import answer_sql as sql
 from .access import visible_decks
 from .accounts import user_clock
-from .answer_sql import rl
 from .days import Clock, day_bounds
 from .db import LostRace
 from .errors import Conflict, InvalidInput, NotFound
+from .hot_sql import answers as sql
+from .hot_sql.answers import rl
 from .models import Deck
-from .rawsql import DirectConnection, Executor, Statement, executor
+from .rawsql import DirectConnection, Executor, executor
 from .scheduling import CardState, fuzz_seed, review
 from .settings import json_int
 from .state_rows import config_from, rs, state_from_row
@@ -128,11 +128,9 @@ def prepare_answer(
     in between through its version.
     """
     db = executor(db)
-    row = db.first(
-        sql.CARD_FOR_ANSWER, {"card_id": card_id, "review_id": review_id, "user_id": user_id}
-    )
+    row = sql.card_for_answer(db, user_id, card_id, review_id)
     if row is None or row.used_review_id is not None:
-        existing = db.first(sql.LOG_BY_REVIEW_ID, {"review_id": review_id})
+        existing = sql.log_of_review_id(db, review_id)
         if existing is not None:
             if existing.user_id != user_id or existing.card_id != card_id:
                 raise Conflict(
@@ -218,7 +216,7 @@ def write_answer(db: Connection | Executor, prepared: PreparedAnswer) -> AnswerR
     """
     db = executor(db)
     _write_state(db, prepared.state, prepared.version)
-    db.execute(sql.INSERT_LOG, prepared.log)  # after: a log references its state
+    sql.insert_log(db, prepared.log)  # after: a log references its state
     return prepared.result
 
 
@@ -263,8 +261,7 @@ def store_answer(connection: DirectConnection, prepared: PreparedAnswer) -> Answ
             return write_answer(connection, prepared)
     params = _state_params(prepared.state, prepared.version)
     params.update({f"l_{name}": prepared.log[name] for name in sql.LOG_COLUMNS})
-    one = sql.ANSWER_INSERTING_STATE if prepared.version is None else sql.ANSWER_UPDATING_STATE
-    if connection.execute(one, params) != 1:
+    if not sql.write_state_and_log(connection, params, first=prepared.version is None):
         raise ConcurrentAnswer(prepared.result.card_id)
     return prepared.result
 
@@ -299,14 +296,15 @@ def _write_state(
     db: Executor,
     values: dict[str, Any],
     version: int | None,
-    update: Statement = sql.UPDATE_STATE,
+    *,
+    restore: bool = False,
 ) -> None:
     params = _state_params(values, version)
     if version is None:
         # A racing first answer hits the primary key; the caller's retry then sees the row.
-        db.execute(sql.INSERT_STATE, params)
+        sql.insert_state(db, params)
         return
-    if db.execute(update, params) != 1:
+    if not sql.update_state(db, params, restore=restore):
         raise ConcurrentAnswer(values["card_id"])
 
 
@@ -394,5 +392,5 @@ def undo(
     else:
         keys = {"user_id": user_id, "card_id": log.card_id, "deck_id": log.deck_id}
         values = {**keys, **_state_values(restored, log.introduced_at_before)}
-        _write_state(executor(session), values, current, sql.RESTORE_STATE)
+        _write_state(executor(session), values, current, restore=True)
     return UndoResult(log.review_id, log.card_id, restored)

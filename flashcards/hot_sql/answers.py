@@ -1,5 +1,4 @@
-"""The answer path's statements, built and compiled once (`rawsql`): constructing a
-statement costs more than running it. `study` runs them."""
+"""The answer's statements: its one read, and its writes (`study` decides which)."""
 
 from __future__ import annotations
 
@@ -16,15 +15,15 @@ from sqlalchemy import (
 from sqlalchemy import cast as cast_as
 from sqlalchemy.sql.elements import BindParameter
 
-from .access import visible_decks
-from .models import Card, Deck, ReviewLog, SchedulerSettings, Subscription, User
-from .rawsql import Statement
-from .state_rows import STATE_COLUMNS, rs
+from ..access import visible_decks
+from ..models import Card, Deck, ReviewLog, SchedulerSettings, Subscription, User
+from ..rawsql import Executor, Statement
+from ..state_rows import STATE_COLUMNS, rs
 
 rl = cast(Table, ReviewLog.__table__)
 _USER: BindParameter[int] = bindparam("user_id")
 _CARD: BindParameter[int] = bindparam("card_id")
-LOG_BY_REVIEW_ID = Statement(select(rl).where(rl.c.review_id == bindparam("review_id")))
+_LOG_BY_REVIEW_ID = Statement(select(rl).where(rl.c.review_id == bindparam("review_id")))
 _SUB = cast(Table, Subscription.__table__)
 _SETTINGS = cast(Table, SchedulerSettings.__table__)
 _USERS = cast(Table, User.__table__)
@@ -32,7 +31,7 @@ _USERS = cast(Table, User.__table__)
 
 # The card, whether its deck is studied and the settings that apply, the state, and whether
 # the review id is taken.
-CARD_FOR_ANSWER = Statement(
+_CARD_FOR_ANSWER = Statement(
     select(
         Card.id.label("card_id"),
         Card.deck_id,
@@ -53,7 +52,7 @@ CARD_FOR_ANSWER = Statement(
         # The person's clock: FSRS counts the time since the last review in study days.
         _USERS.c.timezone,
         _USERS.c.day_start_hour,
-        # Whether the review id was used already: then `LOG_BY_REVIEW_ID` says how.
+        # Whether the review id was used already: then `_LOG_BY_REVIEW_ID` says how.
         select(rl.c.id)
         .where(rl.c.review_id == bindparam("review_id"))
         .scalar_subquery()
@@ -71,7 +70,7 @@ CARD_FOR_ANSWER = Statement(
 
 WRITTEN_COLUMNS = (*STATE_COLUMNS, "introduced_at")
 LOG_COLUMNS = tuple(c.name for c in rl.c if c.name != "id")
-INSERT_LOG = Statement(insert(rl))
+_INSERT_LOG = Statement(insert(rl))
 # Bind names must differ from column names in INSERT ... VALUES and UPDATE, hence the prefix.
 _STATE_INSERT = insert(rs).values(
     user_id=bindparam("b_user_id"),
@@ -98,9 +97,9 @@ def _state_update(columns: tuple[str, ...]) -> Any:
 # SQLite rewrites the entry of every index whose column an UPDATE assigns, changed or not,
 # and that one is a page more to write per answer. Undo restores everything.
 _STATE_UPDATE = _state_update(STATE_COLUMNS)
-INSERT_STATE = Statement(_STATE_INSERT)
-UPDATE_STATE = Statement(_STATE_UPDATE)
-RESTORE_STATE = Statement(_state_update(WRITTEN_COLUMNS))
+_INSERT_STATE_ROW = Statement(_STATE_INSERT)
+_UPDATE_STATE_ROW = Statement(_STATE_UPDATE)
+_RESTORE_STATE_ROW = Statement(_state_update(WRITTEN_COLUMNS))
 
 
 def _log_after(state_written: Any) -> Statement:
@@ -113,5 +112,39 @@ def _log_after(state_written: Any) -> Statement:
 
 
 # PostgreSQL only: SQLite has no data-modifying CTEs.
-ANSWER_INSERTING_STATE = _log_after(_STATE_INSERT)
-ANSWER_UPDATING_STATE = _log_after(_STATE_UPDATE)
+_ANSWER_INSERTING_STATE = _log_after(_STATE_INSERT)
+_ANSWER_UPDATING_STATE = _log_after(_STATE_UPDATE)
+
+
+def card_for_answer(db: Executor, user_id: int, card_id: int, review_id: str) -> Any:
+    """The row `study.prepare_answer` computes from; None: no such card the user can see."""
+    return db.first(
+        _CARD_FOR_ANSWER, {"user_id": user_id, "card_id": card_id, "review_id": review_id}
+    )
+
+
+def log_of_review_id(db: Executor, review_id: str) -> Any:
+    """The log row of the answer with this review id, or None."""
+    return db.first(_LOG_BY_REVIEW_ID, {"review_id": review_id})
+
+
+def insert_log(db: Executor, log: dict[str, Any]) -> None:
+    db.execute(_INSERT_LOG, log)
+
+
+def insert_state(db: Executor, params: dict[str, Any]) -> None:
+    """A card's first state (`b_`-prefixed parameters: see `_STATE_INSERT`)."""
+    db.execute(_INSERT_STATE_ROW, params)
+
+
+def update_state(db: Executor, params: dict[str, Any], *, restore: bool = False) -> bool:
+    """Whether the state still had the version read and is now written; `restore` (undo)
+    writes introduced_at too."""
+    return db.execute(_RESTORE_STATE_ROW if restore else _UPDATE_STATE_ROW, params) == 1
+
+
+def write_state_and_log(db: Executor, params: dict[str, Any], *, first: bool) -> bool:
+    """The state (inserted if `first`) and the log (`l_`-prefixed), in one statement: whether
+    the state was written. PostgreSQL only."""
+    statement = _ANSWER_INSERTING_STATE if first else _ANSWER_UPDATING_STATE
+    return db.execute(statement, params) == 1

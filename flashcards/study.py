@@ -1,9 +1,10 @@
 """Answering and undoing: the study engine's write paths.
 
-Answering is the hot path, so it runs a few Core statements on `rawsql`'s executor rather
-than ORM objects: one joined read of card, settings, state and whether the review id is
-taken, then the state update (or insert)
-and the log insert, which PostgreSQL takes as one statement (`store_answer`).
+Answering is the hot path, so it runs a few Core statements (`hot_sql.answers`) on
+`rawsql`'s executor rather than ORM objects: one joined read of card, settings, state and
+whether the review id is taken, then the state update (or insert) and the log insert, which
+PostgreSQL takes as one statement (`store_answer`). The web and the API both answer through
+`answer`, for a caller the edge has already identified.
 
 Concurrency: every state row carries a version. The update only applies when the version is
 still the one read; otherwise `ConcurrentAnswer` (a `db.LostRace`) is raised and the caller

@@ -2,9 +2,10 @@
 
     PYTHONPATH=<checkout> python tests/bench/executor_ab.py URL
 
-prints the median microseconds per answer (`prepare_answer` + `store_answer`) and per
-`queue.next_card` through a `DirectConnection`, on a database already at head. Run it from
-each checkout in turn, several times, interleaved: the machine's drift then hits both alike.
+prints the median microseconds per answer (`prepare_answer` + `store_answer`), per
+`queue.next_card` and per API token lookup through a `DirectConnection`, on a database
+already at head. Run it from each checkout in turn, several times, interleaved: the
+machine's drift then hits both alike.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from datetime import timedelta
 
 from fsrs import Rating
 
-from flashcards import queue, study
+from flashcards import accounts, queue, study
 from flashcards.days import Clock
 from flashcards.db import make_engine, transaction
 from flashcards.rawsql import DirectConnection
@@ -36,6 +37,7 @@ def main(url: str) -> None:
         deck = f.make_deck(s, f"ab-{uuid.uuid4().hex[:8]}", CARDS)
         f.subscribe(s, user, deck, new_per_day=9999, reviews_per_day=9999)
         cards = f.card_ids(s, deck.id)
+        token = f.make_token(s, user)
     connection = DirectConnection(engine)
     answers: list[float] = []
     now = T0
@@ -57,11 +59,18 @@ def main(url: str) -> None:
         card_shown, _counts = queue.next_card(connection, user, now=later, clock=clock)
         nexts.append(time.perf_counter() - start)
         assert card_shown is not None
+    tokens: list[float] = []
+    for _ in range(NEXT_CALLS):
+        start = time.perf_counter()
+        found = accounts.user_id_for_token(connection, token)
+        tokens.append(time.perf_counter() - start)
+        assert found == user
     connection.close()
     engine.dispose()
     print(
         f"answer_us={statistics.median(answers) * 1e6:.1f} "
-        f"next_us={statistics.median(nexts) * 1e6:.1f}"
+        f"next_us={statistics.median(nexts) * 1e6:.1f} "
+        f"token_us={statistics.median(tokens) * 1e6:.1f}"
     )
 
 

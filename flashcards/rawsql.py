@@ -6,7 +6,7 @@ of them. A `Statement` here is still written with Core and compiled by SQLAlchem
 compiler, once per dialect, in a positional paramstyle (`?` on SQLite, `$n` on PostgreSQL)
 whose `positiontup` names each placeholder's parameter; values go through the column types'
 own bind and result processors, so the SQL and the stored values are the ORM's. Only the
-per-execution bookkeeping is skipped.
+per-execution bookkeeping is skipped. The statements themselves live in `hot_sql`.
 
 Domain functions take an `Executor`: a `DirectConnection` on the hot paths, or a `Session`,
 which `executor()` wraps so that every other caller (the web views, the CLI, tests) keeps
@@ -73,7 +73,7 @@ class Statement:
     """A Core statement, compiled on first use for each dialect it runs on.
 
     Its parameters are single values: an IN list of varying length is one Statement per
-    length, with a parameter per element (see `queue`).
+    length, with a parameter per element (see `hot_sql.next_card`).
     """
 
     def __init__(self, statement: Executable) -> None:

@@ -6,6 +6,7 @@ in the database afterwards, so that a wrong bind, processor or transaction shows
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
@@ -23,6 +24,8 @@ from sqlalchemy.orm import Session
 
 from flashcards import http, study
 from flashcards.db import UTCDateTime, make_engine, transaction
+from flashcards.hot_sql import answers, tokens
+from flashcards.hot_sql import next_card as next_card_sql
 from flashcards.kept_connections import KeptConnections
 from flashcards.models import ApiToken, Deck, ReviewLog, ReviewState, SchedulerSettings
 from flashcards.rawsql import DirectConnection, Statement, executor
@@ -412,3 +415,28 @@ def test_postgresql_binds_the_same_instant_and_refuses_naive_times(
     assert bind(None) is None
     with pytest.raises(ValueError, match="naive"):
         bind(local.replace(tzinfo=None))
+
+
+def test_the_hot_statements_compile_as_sqlalchemy_compiles_them(engine: Engine) -> None:
+    """On PostgreSQL the statements are rendered by a second dialect with `$n` placeholders:
+    apart from those, its SQL must be what the engine's own (connected) dialect renders."""
+    with engine.connect():
+        pass  # the dialect learns the server's version on the first connection
+    statements = [
+        value
+        for module in (answers, next_card_sql, tokens)
+        for value in vars(module).values()
+        if isinstance(value, Statement)
+    ]
+    statements += [next_card_sql._first_learning(3), next_card_sql._first_review(2)]
+    assert len(statements) > 10
+    log = {name: None for name in answers.LOG_COLUMNS}
+    for statement in statements:
+        params = log if statement is answers._INSERT_LOG else {}  # its columns: those given
+        ours = statement.compiled(engine.dialect, params).sql
+        compiled = statement.statement.compile(dialect=engine.dialect, column_keys=list(params))
+        required = {b.key: None for b in compiled.binds.values() if b.required}
+        theirs = compiled.construct_expanded_state(required).statement  # constant IN lists
+        if engine.dialect.name == "postgresql":
+            ours, theirs = re.sub(r"\$\d+", "?", ours), re.sub(r"%\(\w+\)s", "?", theirs)
+        assert ours == theirs

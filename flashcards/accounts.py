@@ -9,18 +9,18 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import NewType
 
-from sqlalchemy import bindparam, delete, exists, func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from .days import Clock
 from .errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthorized
-from .models import ApiToken, SchedulerSettings, TeamAssignment, TeamMember, User, WebSession
+from .hot_sql import tokens
+from .models import ApiToken, SchedulerSettings, User, WebSession
 from .names import fold, hidden_character
-from .rawsql import Executor, Statement, executor
+from .rawsql import Executor, executor
 from .settings import scheduler_defaults, validate_settings
 
 MIN_PASSWORD_LENGTH = 8
@@ -241,8 +241,6 @@ def issue_token(session: Session, user_id: int, *, now: datetime, name: str = ""
     return token
 
 
-# What an API token is stored (and looked up) as.
-TokenHash = NewType("TokenHash", str)
 # token_urlsafe(32) gives 43 characters; anything far longer is not one of ours.
 _MAX_TOKEN_LENGTH = 256
 
@@ -252,26 +250,18 @@ class InvalidToken(Unauthorized):
         super().__init__("the API token is not valid or has been revoked")
 
 
-def lookup_hash(token: str) -> TokenHash | None:
+def _lookup_hash(token: str) -> str | None:
     """The hash to look a presented token up by; None when it cannot be one of ours."""
     if not token or len(token) > _MAX_TOKEN_LENGTH:
         return None
-    return TokenHash(token_hash(token))
-
-
-# On most API requests (an answer finds its token in its own read), on the direct executor:
-# one indexed lookup of one column.
-_USER_ID_FOR_HASH = Statement(select(ApiToken.user_id).where(ApiToken.token_hash == bindparam("h")))
+    return token_hash(token)
 
 
 def user_id_for_token(db: Session | Executor, token: str) -> int | None:
-    hashed = lookup_hash(token)
-    return None if hashed is None else user_id_for_token_hash(db, hashed)
-
-
-def user_id_for_token_hash(db: Session | Executor, hashed: TokenHash) -> int | None:
-    row = executor(db).first(_USER_ID_FOR_HASH, {"h": hashed})
-    return None if row is None else int(row.user_id)
+    hashed = _lookup_hash(token)
+    if hashed is None:
+        return None
+    return tokens.user_id_for_hash(executor(db), hashed)
 
 
 def user_clock(session: Session, user_id: int) -> Clock:
@@ -291,27 +281,11 @@ class Caller:
     paced: bool  # a team assigned them decks: their new-card pace follows its due dates
 
 
-# The same lookup, for the queue: its first reads ride along instead of costing their own.
-_CALLER_FOR_HASH = Statement(
-    select(
-        ApiToken.user_id,
-        User.timezone,
-        User.day_start_hour,
-        exists()
-        .where(TeamMember.user_id == ApiToken.user_id)
-        .where(TeamAssignment.team_id == TeamMember.team_id)
-        .label("paced"),
-    )
-    .join(User, User.id == ApiToken.user_id)
-    .where(ApiToken.token_hash == bindparam("h"))
-)
-
-
 def caller_for_token(db: Session | Executor, token: str) -> Caller | None:
-    hashed = lookup_hash(token)
+    hashed = _lookup_hash(token)
     if hashed is None:
         return None
-    row = executor(db).first(_CALLER_FOR_HASH, {"h": hashed})
+    row = tokens.caller_for_hash(executor(db), hashed)
     if row is None:
         return None
     return Caller(int(row.user_id), Clock(row.timezone, row.day_start_hour), bool(row.paced))

@@ -1,21 +1,21 @@
-"""PostgreSQL statements run through libpq's own calls, below psycopg's cursor.
+"""PostgreSQL statements run through libpq's own calls (`psycopg.pq`), below psycopg's cursor.
 
 psycopg's cursor drives each statement through Python generators, a wait loop and its
 prepared-statement bookkeeping, which cost as much CPU per statement as the answer's whole
-FSRS step. `rawsql` runs its hot-path statements here instead. psycopg still does the parts
-that need care: its `PostgresQuery` turns `%(name)s` placeholders into `$n` and dumps the
-values with the connection's adapters, its `Transformer` loads the rows, and its errors are
-raised for failures, so callers see exactly what a cursor would have raised.
+FSRS step. `rawsql` runs its hot-path statements here instead, already in PostgreSQL's `$n`
+placeholders. psycopg still does the parts that need care, through its public API: its
+`Transformer` dumps the values with the connection's adapters and loads the rows, and its
+errors are raised for failures, so callers see exactly what a cursor would have raised.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 import psycopg
 from psycopg import errors, pq
-from psycopg._queries import PostgresQuery
-from psycopg.adapt import Transformer
+from psycopg.adapt import PyFormat, Transformer
 
 _OK = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
 
@@ -28,24 +28,22 @@ class LibpqRunner:
         self.connection = connection
         self._pgconn = connection.pgconn
         self._transformer = Transformer(connection)
-        # Per statement: its converted query, and its server-side name per set of parameter
-        # types (a None is sent untyped, so one statement may need two preparations).
-        self._queries: dict[str, PostgresQuery] = {}
+        self._formats: dict[int, list[PyFormat]] = {}
+        # Per statement, its server-side name per set of parameter types (a None is sent
+        # untyped, so one statement may need two preparations).
         self._names: dict[tuple[str, tuple[int, ...]], bytes] = {}
 
-    def run(self, sql: str, params: dict[str, Any]) -> pq.abc.PGresult:
-        query = self._queries.get(sql)
-        if query is None:
-            query = self._queries[sql] = PostgresQuery(self._transformer)
-            query.convert(sql, params)
-        query.dump(params)
-        types = query.types
+    def run(self, sql: str, params: Sequence[Any]) -> pq.abc.PGresult:
+        formats = self._formats.get(len(params))
+        if formats is None:
+            formats = self._formats[len(params)] = [PyFormat.AUTO] * len(params)
+        transformer = self._transformer
         # A NULL is sent as None, which the stubs leave out.
-        values = cast("list[bytes] | None", query.params)
+        values = cast("list[bytes]", transformer.dump_sequence(params, formats))
+        types = transformer.types or ()
+        sent = transformer.formats
         try:
-            return self._check(
-                self._pgconn.exec_prepared(self._name(sql, types), values, query.formats)
-            )
+            return self._check(self._pgconn.exec_prepared(self._name(sql, types), values, sent))
         except errors.InvalidSqlStatementName:
             # Something dropped this session's prepared statements (DISCARD ALL from a
             # connection pooler, say): prepare them again. Inside a transaction the failure
@@ -53,15 +51,13 @@ class LibpqRunner:
             self._names.clear()
             if self._pgconn.transaction_status != pq.TransactionStatus.IDLE:
                 raise
-            return self._check(
-                self._pgconn.exec_prepared(self._name(sql, types), values, query.formats)
-            )
+            return self._check(self._pgconn.exec_prepared(self._name(sql, types), values, sent))
 
     def _name(self, sql: str, types: tuple[int, ...]) -> bytes:
         name = self._names.get((sql, types))
         if name is None:
             name = f"flashcards_{len(self._names)}".encode()
-            self._check(self._pgconn.prepare(name, self._queries[sql].query, types))
+            self._check(self._pgconn.prepare(name, sql.encode(), types))
             self._names[(sql, types)] = name
         return name
 

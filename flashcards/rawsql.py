@@ -2,10 +2,11 @@
 
 SQLAlchemy's execution machinery (events, execution contexts, result objects) costs several
 times what SQLite needs to run one of our indexed queries, and the hottest requests run six
-of them. A `Statement` here is still written with Core and
-compiled by SQLAlchemy, once per dialect (and per length of its unbound IN lists), with the
-column types' own bind and result processors, so the SQL and the stored values are the
-ORM's. Only the per-execution bookkeeping is skipped.
+of them. A `Statement` here is still written with Core and compiled by SQLAlchemy's public
+compiler, once per dialect, in a positional paramstyle (`?` on SQLite, `$n` on PostgreSQL)
+whose `positiontup` names each placeholder's parameter; values go through the column types'
+own bind and result processors, so the SQL and the stored values are the ORM's. Only the
+per-execution bookkeeping is skipped. The statements themselves live in `hot_sql`.
 
 Domain functions take an `Executor`: a `DirectConnection` on the hot paths, or a `Session`,
 which `executor()` wraps so that every other caller (the web views, the CLI, tests) keeps
@@ -14,51 +15,47 @@ its session and transaction.
 
 from __future__ import annotations
 
-import re
 import time
 from collections import namedtuple
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Protocol, cast
 
 from sqlalchemy import Connection, Dialect, Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
-from sqlalchemy.sql import Executable, visitors
-from sqlalchemy.sql.elements import BindParameter
+from sqlalchemy.sql import Executable
 
 from .db import enter_writer_gate, leave_writer_gate
 from .libpq import LibpqRunner
 
 Params = Mapping[str, Any]
 Processor = Callable[[Any], Any]
-_PYFORMAT_BIND = re.compile(r"%\((\w+)\)s")
 
 
 @dataclass
-class _Compiled:
+class Compiled:
+    """A statement compiled for one dialect: its SQL and how to bind and read it."""
+
     sql: str
-    positional: bool
-    names: tuple[str, ...]  # of the binds in the compiled SQL, in order
-    # One per bind: its value, processed, from the caller's parameters (or a constant).
+    # One per distinct parameter: its value, processed, from the caller's parameters.
     getters: tuple[Callable[[Params], Any], ...]
+    # Per placeholder, its index among `getters`; None: one placeholder per getter. Only `?`
+    # repeats a value used twice, which is then processed once (datetimes are costly).
+    repeats: tuple[int, ...] | None
     row: Any  # a namedtuple class; None: the statement returns no rows
     types: tuple[Any, ...]  # of the result columns
     # Known from the first result: PostgreSQL's processors depend on the column's type code.
     # Only the columns that have one: most (integers, text) come from the driver as they are.
-    process: tuple[tuple[int, Processor], ...] | None = None
-    # Positional SQL repeats a value used twice; it is processed once (datetimes are costly).
-    repeats: tuple[int, ...] | None = None  # per placeholder, its index among `getters`
+    process: tuple[tuple[int, Processor], ...] | None = field(default=None)
 
-    def parameters(self, params: Params) -> tuple[Any, ...] | dict[str, Any]:
-        if self.positional:
-            values = [get(params) for get in self.getters]
-            if self.repeats is None:
-                return tuple(values)
-            return tuple([values[i] for i in self.repeats])
-        return {name: get(params) for name, get in zip(self.names, self.getters, strict=True)}
+    def parameters(self, params: Params) -> list[Any]:
+        values = [get(params) for get in self.getters]
+        if self.repeats is None:
+            return values
+        return [values[i] for i in self.repeats]
 
     def processors(
         self, dialect: Dialect, type_codes: Callable[[], list[Any]]
@@ -73,101 +70,92 @@ class _Compiled:
 
 
 class Statement:
-    """A Core statement, compiled on first use for each dialect it runs on."""
+    """A Core statement, compiled on first use for each dialect it runs on.
+
+    Its parameters are single values: an IN list of varying length is one Statement per
+    length, with a parameter per element (see `hot_sql.next_card`).
+    """
 
     def __init__(self, statement: Executable) -> None:
         self.statement = statement
-        self._compiled: dict[tuple[str, tuple[Any, ...]], _Compiled] = {}
+        self._compiled: dict[tuple[str, tuple[str, ...]], Compiled] = {}
         # An INSERT or UPDATE without explicit values sets the columns it is given, as in
         # SQLAlchemy: its SQL depends on the parameters' names.
         self._by_keys = bool(getattr(statement, "is_dml", False))
-        self._lists = tuple(
-            b.key for b in _bind_parameters(statement) if b.expanding and b.required
-        )
 
-    def compiled(self, dialect: Dialect, params: Params) -> _Compiled:
-        shape: tuple[Any, ...] = (
-            tuple(params) if self._by_keys else tuple(len(params[n]) for n in self._lists)
-        )
-        key = (dialect.name, shape)
+    def compiled(self, dialect: Dialect, params: Params) -> Compiled:
+        """Compiled for `dialect` in its positional paramstyle (`positional_dialect`);
+        `params` matter only to an INSERT or UPDATE without values."""
+        key = (dialect.name, tuple(params) if self._by_keys else ())
         found = self._compiled.get(key)
         if found is None:
-            lengths = {} if self._by_keys else dict(zip(self._lists, shape, strict=True))
             keys = list(params) if self._by_keys else None
-            found = self._compiled[key] = _compile(self.statement, dialect, lengths, keys)
+            found = self._compiled[key] = _compile(
+                self.statement, dialect, positional_dialect(dialect), keys
+            )
         return found
 
 
-def _bind_parameters(statement: Any) -> list[BindParameter[Any]]:
-    found: list[BindParameter[Any]] = []
-    visitors.traverse(statement, {}, {"bindparam": found.append})
-    return found
-
-
 def _compile(
-    statement: Any, dialect: Dialect, lengths: dict[str, int], keys: list[str] | None
-) -> _Compiled:
-    plain = statement.compile(dialect=dialect, column_keys=keys)
-    defaults = [c.key for c in (*plain.insert_prefetch, *plain.update_prefetch)]
+    statement: Any, dialect: Dialect, positional: Dialect, keys: list[str] | None
+) -> Compiled:
+    compiled = statement.compile(dialect=positional, column_keys=keys)
+    defaults = [c.key for c in (*compiled.insert_prefetch, *compiled.update_prefetch)]
     if defaults:
         # Column defaults computed in Python are SQLAlchemy's execution's job, skipped here.
         raise ValueError(f"give a value for {', '.join(defaults)}: rawsql applies no defaults")
-    own = plain.binds
-    if lengths or any(b.expanding for b in own.values()):
-        # Render IN lists as one placeholder per element: placeholders of the right length
-        # stand in for the caller's lists, the statement's constant lists keep their values.
-        stand_ins = {
-            b.key: ([None] * lengths[b.key] if b.key in lengths else None)
-            for b in own.values()
-            if b.required
-        }
-        rendered = statement.params(stand_ins).compile(
-            dialect=dialect, compile_kwargs={"render_postcompile": True}
+    lists = [b for b in compiled.binds.values() if b.expanding]
+    if any(b.required for b in lists):
+        raise ValueError("rawsql binds single values: make one statement per IN list length")
+    sql: str = str(compiled)
+    placeholders: list[str] = list(compiled.positiontup or [])
+    constants: Mapping[str, Any] = {}
+    processors: Mapping[str, Processor] = {}
+    if lists:
+        # Constant lists, e.g. `IN (1, 3)`, rendered a placeholder per element as SQLAlchemy
+        # expands them (the other parameters' values do not matter to it).
+        state = compiled.construct_expanded_state(
+            {b.key: None for b in compiled.binds.values() if b.required}
         )
-    else:
-        rendered = plain
-    positional = dialect.paramstyle in ("qmark", "format", "numeric")
-    sql = str(rendered)
-    placeholders = list(rendered.positiontup or []) if positional else []
-    names = list(dict.fromkeys(placeholders if positional else _PYFORMAT_BIND.findall(sql)))
+        sql, constants, processors = state.statement, state.parameters, state.processors
+        placeholders = list(state.positiontup or [])
+    names = list(dict.fromkeys(placeholders))
     repeats = None
     if len(names) < len(placeholders):
         repeats = tuple(names.index(name) for name in placeholders)
     getters = []
     for name in names:
-        if name in own:
-            param, index = own[name], None
-        else:  # one element of an IN list, rendered as name_1, name_2, ...
-            base, _, number = name.rpartition("_")
-            param, index = own[base], int(number) - 1
-        process = param.type.dialect_impl(dialect).bind_processor(dialect)
-        if not param.required:
-            # A value written into the statement, e.g. `LIMIT 1` or an element of `IN (1, 3)`.
-            constant = param.effective_value
-            constant = constant if index is None else constant[index]
-            getters.append(_constant(constant if process is None else process(constant)))
+        bind = compiled.binds.get(name)
+        if bind is None:  # an element of a constant list
+            process = processors.get(name)
+            value = constants[name]
+            getters.append(_constant(value if process is None else process(value)))
+            continue
+        process = bind.type.dialect_impl(dialect).bind_processor(dialect)
+        if bind.required:
+            getters.append(_getter(bind.key, process))
         else:
-            getters.append(_getter(param.key, index, process))
+            # A value written into the statement, e.g. `LIMIT 1`.
+            value = bind.effective_value
+            getters.append(_constant(value if process is None else process(value)))
+    result = Compiled(sql, tuple(getters), repeats, None, ())
     columns = getattr(statement, "selected_columns", None)
-    compiled = _Compiled(sql, positional, tuple(names), tuple(getters), None, (), repeats=repeats)
     if columns is not None:
-        compiled.row = namedtuple("Row", list(columns.keys()), rename=True)  # type: ignore[misc]
-        compiled.types = tuple(c.type for c in columns)
-    return compiled
+        result.row = namedtuple("Row", list(columns.keys()), rename=True)  # type: ignore[misc]
+        result.types = tuple(c.type for c in columns)
+    return result
 
 
 def _constant(value: Any) -> Callable[[Params], Any]:
     return lambda _params: value
 
 
-def _getter(key: str, index: int | None, process: Processor | None) -> Callable[[Params], Any]:
-    if index is None and process is None:
-        return itemgetter(key)
+def _getter(key: str, process: Processor | None) -> Callable[[Params], Any]:
     if process is None:
-        return lambda params: params[key][index]
+        return itemgetter(key)
 
     def get(params: Params) -> Any:
-        value = params[key] if index is None else params[key][index]
+        value = params[key]
         return None if value is None else process(value)
 
     return get
@@ -183,6 +171,22 @@ class Executor(Protocol):
     def execute(self, statement: Statement, params: Params) -> int: ...
 
 
+# Per engine dialect class, the same dialect rendering `$1`, `$2`: what PostgreSQL prepares.
+_numbered: dict[type[Dialect], Dialect] = {}
+
+
+def positional_dialect(dialect: Dialect) -> Dialect:
+    """`dialect` itself when its paramstyle is positional (SQLite's `?`), else the same
+    dialect with numbered `$n` placeholders (PostgreSQL's own, for `LibpqRunner`)."""
+    if dialect.positional:
+        return dialect
+    found = _numbered.get(type(dialect))
+    if found is None:
+        make: Callable[..., Dialect] = type(dialect)  # a dialect takes create_engine's options
+        found = _numbered[type(dialect)] = make(paramstyle="numeric_dollar")
+    return found
+
+
 class DirectConnection:
     """A pooled DBAPI connection, checked out for a command or kept by a thread for its
     requests (`KeptConnections`).
@@ -193,8 +197,8 @@ class DirectConnection:
     """
 
     def __init__(self, engine: Engine) -> None:
+        self.engine = engine
         self.dialect = engine.dialect
-        self._pool = engine.pool
         self._sqlite = self.dialect.name == "sqlite"
         dbapi = self.dialect.loaded_dbapi
         try:
@@ -216,7 +220,7 @@ class DirectConnection:
 
     def _run(
         self, statement: Statement, params: Params, *, one: bool = False
-    ) -> tuple[_Compiled, Sequence[Any], Callable[[], list[Any]]]:
+    ) -> tuple[Compiled, Sequence[Any], Callable[[], list[Any]]]:
         """The statement's rows (only the first if `one`), unprocessed, and a function giving
         their columns' type codes; `_rowcount` is set."""
         compiled = statement.compiled(self.dialect, params)
@@ -237,7 +241,7 @@ class DirectConnection:
         return compiled, rows, lambda: [d[1] for d in cursor.description]
 
     def _driver_execute(
-        self, sql: str, parameters: Any = (), libpq: LibpqRunner | None = None
+        self, sql: str, parameters: Sequence[Any] = (), libpq: LibpqRunner | None = None
     ) -> Any:
         dbapi = self.dialect.loaded_dbapi
         try:
@@ -248,11 +252,8 @@ class DirectConnection:
             # Raised as SQLAlchemy raises it, so callers and error handlers see one kind.
             self._disconnected = self.dialect.is_disconnect(error, self._raw, self._cursor)
             if self._disconnected:
-                # What SQLAlchemy does on a disconnect: the server restarted or failed over,
-                # so every idle connection of the pool is as dead as this one; they are
-                # replaced at their next checkout instead of failing a request each. (This
-                # one is invalidated when it is given back.)
-                self._pool._invalidate(self._raw, error, _checkin=False)
+                self._raw.invalidate(error)
+                _renew_pool(self.engine)
             raise DBAPIError.instance(
                 sql, None, error, dbapi.Error, connection_invalidated=self._disconnected
             ) from error
@@ -280,6 +281,8 @@ class DirectConnection:
         try:
             if self._gate is not None:
                 enter_writer_gate(self._raw.info, self._gate)
+            # In autocommit mode a transaction is what BEGIN starts (both drivers' documented
+            # way); on SQLite, IMMEDIATE takes the write lock at once instead of at the write.
             self._driver_execute("BEGIN IMMEDIATE" if self._sqlite else "BEGIN")
             yield self
         except BaseException:
@@ -323,9 +326,23 @@ class DirectConnection:
                     self._driver.autocommit = False  # as SQLAlchemy's sessions expect it
                 healthy = True
         finally:
-            if not healthy:
+            if not healthy and not self._disconnected:  # a lost one is invalidated already
                 self._raw.invalidate()  # in an unknown state: the pool must not hand it out
             self._raw.close()
+
+
+def _renew_pool(engine: Engine) -> None:
+    """After a lost connection, one statement through SQLAlchemy's own Connection.
+
+    The server restarted or failed over, so the pool's idle connections are as dead as this
+    one: SQLAlchemy, finding one of them dead, invalidates the whole pool, and each is
+    replaced at its next checkout instead of failing a request of its own.
+    """
+    try:
+        with engine.connect() as connection:
+            connection.exec_driver_sql("SELECT 1")
+    except DBAPIError:
+        pass  # the pool has been renewed (or the server is still away: the next checkout says)
 
 
 def _runner(info: dict[Any, Any], driver: Any) -> LibpqRunner:

@@ -1,9 +1,10 @@
 """Answering and undoing: the study engine's write paths.
 
-Answering is the hot path, so it runs a few Core statements on `rawsql`'s executor rather
-than ORM objects: one joined read of card, settings, state and whether the review id is
-taken (for the API, starting from the caller's token), then the state update (or insert)
-and the log insert, which PostgreSQL takes as one statement (`store_answer`).
+Answering is the hot path, so it runs a few Core statements (`hot_sql.answers`) on
+`rawsql`'s executor rather than ORM objects: one joined read of card, settings, state and
+whether the review id is taken, then the state update (or insert) and the log insert, which
+PostgreSQL takes as one statement (`store_answer`). The web and the API both answer through
+`answer`, for a caller the edge has already identified.
 
 Concurrency: every state row carries a version. The update only applies when the version is
 still the one read; otherwise `ConcurrentAnswer` (a `db.LostRace`) is raised and the caller
@@ -29,15 +30,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from . import answer_sql as sql
 from .access import visible_decks
-from .accounts import InvalidToken, TokenHash, user_clock, user_id_for_token_hash
-from .answer_sql import rl
+from .accounts import user_clock
 from .days import Clock, day_bounds
 from .db import LostRace
 from .errors import Conflict, InvalidInput, NotFound
+from .hot_sql import answers as sql
+from .hot_sql.answers import rl
 from .models import Deck
-from .rawsql import DirectConnection, Executor, Statement, executor
+from .rawsql import DirectConnection, Executor, executor
 from .scheduling import CardState, fuzz_seed, review
 from .settings import json_int
 from .state_rows import config_from, rs, state_from_row
@@ -112,7 +113,7 @@ class PreparedAnswer:
 
 def prepare_answer(
     db: Session | Executor,
-    user: int | TokenHash,
+    user_id: int,
     card_id: int,
     rating: Rating,
     review_id: str,
@@ -123,25 +124,14 @@ def prepare_answer(
 ) -> PreparedAnswer | AnswerResult:
     """Read and compute an answer; an AnswerResult when this review id was already applied.
 
-    `user` is the user's id, or the hash of their API token: then the same read finds them,
-    and InvalidToken is raised when the token is not one.
     Reads only, so the caller may do it outside the write transaction (on SQLite the write
     lock is then held just for the two writes); `write_answer` detects a state that changed
     in between through its version.
     """
     db = executor(db)
-    params = {"card_id": card_id, "review_id": review_id}
-    if isinstance(user, str):
-        row = db.first(sql.CARD_FOR_TOKEN_ANSWER, {**params, "token_hash": user})
-        found = row.user_id if row is not None else user_id_for_token_hash(db, user)
-        if found is None:
-            raise InvalidToken()
-        user_id = int(found)
-    else:
-        user_id = user
-        row = db.first(sql.CARD_FOR_ANSWER, {**params, "user_id": user_id})
+    row = sql.card_for_answer(db, user_id, card_id, review_id)
     if row is None or row.used_review_id is not None:
-        existing = db.first(sql.LOG_BY_REVIEW_ID, {"review_id": review_id})
+        existing = sql.log_of_review_id(db, review_id)
         if existing is not None:
             if existing.user_id != user_id or existing.card_id != card_id:
                 raise Conflict(
@@ -227,12 +217,12 @@ def write_answer(db: Connection | Executor, prepared: PreparedAnswer) -> AnswerR
     """
     db = executor(db)
     _write_state(db, prepared.state, prepared.version)
-    db.execute(sql.INSERT_LOG, prepared.log)  # after: a log references its state
+    sql.insert_log(db, prepared.log)  # after: a log references its state
     return prepared.result
 
 
 def answer(
-    session: Session,
+    db: Session | DirectConnection,
     user_id: int,
     card_id: int,
     rating: Rating,
@@ -242,14 +232,21 @@ def answer(
     reviewed_at: datetime | None = None,
     duration_ms: int | None = None,
 ) -> AnswerResult:
-    """Prepare and write an answer in one session."""
+    """Answer a card: the one use case of the web's and the API's answers.
+
+    In a session's transaction (the caller commits), or on a direct connection in one
+    transaction of its own (`store_answer`). Raises what `write_answer` raises when another
+    transaction got there first: the caller retries (`db.with_retries`, `db.retrying`).
+    """
     prepared = prepare_answer(
-        session, user_id, card_id, rating, review_id,
+        db, user_id, card_id, rating, review_id,
         now=now, reviewed_at=reviewed_at, duration_ms=duration_ms,
     )  # fmt: skip
     if isinstance(prepared, AnswerResult):
         return prepared
-    return write_answer(session.connection(), prepared)
+    if isinstance(db, DirectConnection):
+        return store_answer(db, prepared)
+    return write_answer(db.connection(), prepared)
 
 
 def store_answer(connection: DirectConnection, prepared: PreparedAnswer) -> AnswerResult:
@@ -265,8 +262,7 @@ def store_answer(connection: DirectConnection, prepared: PreparedAnswer) -> Answ
             return write_answer(connection, prepared)
     params = _state_params(prepared.state, prepared.version)
     params.update({f"l_{name}": prepared.log[name] for name in sql.LOG_COLUMNS})
-    one = sql.ANSWER_INSERTING_STATE if prepared.version is None else sql.ANSWER_UPDATING_STATE
-    if connection.execute(one, params) != 1:
+    if not sql.write_state_and_log(connection, params, first=prepared.version is None):
         raise ConcurrentAnswer(prepared.result.card_id)
     return prepared.result
 
@@ -301,14 +297,15 @@ def _write_state(
     db: Executor,
     values: dict[str, Any],
     version: int | None,
-    update: Statement = sql.UPDATE_STATE,
+    *,
+    restore: bool = False,
 ) -> None:
     params = _state_params(values, version)
     if version is None:
         # A racing first answer hits the primary key; the caller's retry then sees the row.
-        db.execute(sql.INSERT_STATE, params)
+        sql.insert_state(db, params)
         return
-    if db.execute(update, params) != 1:
+    if not sql.update_state(db, params, restore=restore):
         raise ConcurrentAnswer(values["card_id"])
 
 
@@ -396,5 +393,5 @@ def undo(
     else:
         keys = {"user_id": user_id, "card_id": log.card_id, "deck_id": log.deck_id}
         values = {**keys, **_state_values(restored, log.introduced_at_before)}
-        _write_state(executor(session), values, current, sql.RESTORE_STATE)
+        _write_state(executor(session), values, current, restore=True)
     return UndoResult(log.review_id, log.card_id, restored)

@@ -138,7 +138,7 @@ def test_auth_is_one_query(app: Flask, client: FlaskClient, engine: Engine) -> N
     assert "api_tokens" in selects[0] and "users" not in selects[0]
 
 
-def test_an_answer_finds_its_token_in_its_own_read(
+def test_an_answer_identifies_its_caller_first_then_reads_once(
     app: Flask, client: FlaskClient, engine: Engine
 ) -> None:
     if engine.dialect.name != "sqlite":
@@ -158,8 +158,10 @@ def test_an_answer_finds_its_token_in_its_own_read(
 
     selects = selects_of(app, send)
     assert statuses == [201]
-    assert len(selects) == 1, selects
-    assert "api_tokens" in selects[0] and "review_states" in selects[0]
+    # The edge resolves the token to its owner; the domain's one read starts from that id.
+    assert len(selects) == 2, selects
+    assert "api_tokens" in selects[0] and "review_states" not in selects[0]
+    assert "api_tokens" not in selects[1] and "review_states" in selects[1]
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from sqlalchemy import Engine, delete, update
 
 from flashcards import queue, subscriptions
 from flashcards.db import transaction
+from flashcards.hot_sql import next_card as next_card_sql
 from flashcards.models import Card, CardText
 
 from . import factories as f
@@ -318,7 +319,7 @@ def test_a_review_limit_above_the_counted_bound_is_still_exact(engine: Engine) -
 def _plan(engine: Engine, user: int) -> str:
     """The plan of the counts' statement as the hot path runs it: on PostgreSQL the generic
     plan of a prepared statement, which is what the libpq runner's statements get."""
-    compiled = queue._PLANS.compiled(engine.dialect, {})
+    compiled = next_card_sql._PLANS.compiled(engine.dialect, {})
     values = {
         "user_id": user,
         "day_start": DAY_START,
@@ -332,13 +333,10 @@ def _plan(engine: Engine, user: int) -> str:
         if engine.dialect.name == "sqlite":
             rows = driver.execute("EXPLAIN QUERY PLAN " + compiled.sql, params).fetchall()
             return "\n".join(row[3] for row in rows)
-        sql = compiled.sql
-        for i, name in enumerate(compiled.names, start=1):
-            sql = sql.replace(f"%({name})s", f"${i}")
         cursor = psycopg.ClientCursor(driver)
         cursor.execute("SET plan_cache_mode = force_generic_plan")
-        cursor.execute("PREPARE plans AS " + sql)
-        arguments = ", ".join(f"%({name})s" for name in compiled.names)
+        cursor.execute("PREPARE plans AS " + compiled.sql)  # in PostgreSQL's own $n already
+        arguments = ", ".join(["%s"] * len(params))
         cursor.execute(f"EXPLAIN EXECUTE plans({arguments})", params)
         return "\n".join(row[0] for row in cursor.fetchall())
     finally:

@@ -6,6 +6,7 @@ in the database afterwards, so that a wrong bind, processor or transaction shows
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
@@ -23,6 +24,8 @@ from sqlalchemy.orm import Session
 
 from flashcards import http, study
 from flashcards.db import UTCDateTime, make_engine, transaction
+from flashcards.hot_sql import answers, tokens
+from flashcards.hot_sql import next_card as next_card_sql
 from flashcards.kept_connections import KeptConnections
 from flashcards.models import ApiToken, Deck, ReviewLog, ReviewState, SchedulerSettings
 from flashcards.rawsql import DirectConnection, Statement, executor
@@ -77,23 +80,33 @@ def test_rows_equal_sqlalchemys(engine: Engine, direct: DirectConnection) -> Non
     assert first.k == "x" and first.parameters is None
 
 
-def test_in_lists_of_any_length_and_constant_lists(
+def test_in_lists_bind_each_element_and_constant_lists_are_kept(
     engine: Engine, direct: DirectConnection
 ) -> None:
     user, cards = setup(engine, cards=4)
-    statement = Statement(
-        select(rs.c.card_id)
-        .where(
-            rs.c.user_id == bindparam("user_id"),
-            rs.c.card_id.in_(bindparam("ids", expanding=True)),
-            rs.c.state.in_((1, 3)),  # learning or relearning: all of them after one Good
+
+    def chosen_of(length: int) -> Statement:
+        return Statement(
+            select(rs.c.card_id)
+            .where(
+                rs.c.user_id == bindparam("user_id"),
+                rs.c.card_id.in_([bindparam(f"id_{i}") for i in range(length)]),
+                rs.c.state.in_((1, 3)),  # learning or relearning: all of them after one Good
+            )
+            .order_by(rs.c.card_id)
         )
-        .order_by(rs.c.card_id)
-    )
+
     for chosen in ([cards[0]], cards[1:3], cards):
-        rows = direct.all(statement, {"user_id": user, "ids": chosen})
+        ids = {f"id_{i}": card for i, card in enumerate(chosen)}
+        rows = direct.all(chosen_of(len(chosen)), {"user_id": user, **ids})
         assert [r.card_id for r in rows] == chosen
-    assert direct.first(statement, {"user_id": user, "ids": [0]}) is None
+    assert direct.first(chosen_of(1), {"user_id": user, "id_0": 0}) is None
+    # A list of unknown length is refused when compiled, rather than bound wrongly.
+    expanding = Statement(
+        select(rs.c.card_id).where(rs.c.card_id.in_(bindparam("ids", expanding=True)))
+    )
+    with pytest.raises(ValueError, match="IN list"):
+        direct.all(expanding, {"ids": cards})
 
 
 def test_a_value_used_twice_is_bound_in_both_places(
@@ -402,3 +415,28 @@ def test_postgresql_binds_the_same_instant_and_refuses_naive_times(
     assert bind(None) is None
     with pytest.raises(ValueError, match="naive"):
         bind(local.replace(tzinfo=None))
+
+
+def test_the_hot_statements_compile_as_sqlalchemy_compiles_them(engine: Engine) -> None:
+    """On PostgreSQL the statements are rendered by a second dialect with `$n` placeholders:
+    apart from those, its SQL must be what the engine's own (connected) dialect renders."""
+    with engine.connect():
+        pass  # the dialect learns the server's version on the first connection
+    statements = [
+        value
+        for module in (answers, next_card_sql, tokens)
+        for value in vars(module).values()
+        if isinstance(value, Statement)
+    ]
+    statements += [next_card_sql._first_learning(3), next_card_sql._first_review(2)]
+    assert len(statements) > 10
+    log = {name: None for name in answers.LOG_COLUMNS}
+    for statement in statements:
+        params = log if statement is answers._INSERT_LOG else {}  # its columns: those given
+        ours = statement.compiled(engine.dialect, params).sql
+        compiled = statement.statement.compile(dialect=engine.dialect, column_keys=list(params))
+        required = {b.key: None for b in compiled.binds.values() if b.required}
+        theirs = compiled.construct_expanded_state(required).statement  # constant IN lists
+        if engine.dialect.name == "postgresql":
+            ours, theirs = re.sub(r"\$\d+", "?", ours), re.sub(r"%\(\w+\)s", "?", theirs)
+        assert ours == theirs

@@ -14,9 +14,10 @@ from sqlalchemy import Engine, event, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from flashcards import answer_sql, migrate, state_rows, study
+from flashcards import migrate, state_rows, study
 from flashcards.db import make_engine, retrying, transaction, writer
 from flashcards.errors import Conflict, InvalidInput, NotFound
+from flashcards.hot_sql import answers
 from flashcards.models import Card, ReviewLog, ReviewState
 
 from . import factories as f
@@ -256,7 +257,7 @@ def test_an_answer_rewrites_only_the_sqlite_indexes_of_what_it_changes(tmp_path:
     an answer's UPDATE must assign nothing indexed that an answer cannot change."""
     engine = make_engine(f"sqlite:///{tmp_path / 'plan.sqlite3'}")
     migrate.upgrade(engine)
-    compiled = answer_sql.UPDATE_STATE.compiled(engine.dialect, {})
+    compiled = answers._UPDATE_STATE_ROW.compiled(engine.dialect, {})
     with engine.connect() as conn:
         plan = conn.exec_driver_sql(
             f"EXPLAIN {compiled.sql}", tuple([None] * compiled.sql.count("?"))

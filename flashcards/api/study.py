@@ -12,13 +12,13 @@ from sqlalchemy.exc import IntegrityError
 from .. import own_decks, queue, state_rows, study, subscriptions
 from ..access import visible_decks
 from ..db import MAX_ID, retrying, utcnow, with_retries
-from ..errors import Conflict, FlashcardsError, NotFound
+from ..errors import Conflict, NotFound
 from ..http import db, direct, refresh_pacing
 from ..models import Card, Deck, Subscription, User
 from ..models import CardText as CardTextRow
 from ..scheduling import CardState, fuzz_seed, preview
 from . import bp
-from .auth import bearer_token_hash, current_caller, current_user_id
+from .auth import current_caller, current_user_id
 from .errors import parse_body
 from .models import reply
 from .models_study import (
@@ -201,22 +201,15 @@ def _parse_review() -> tuple[int, Any, str, datetime | None, int | None]:
     body=ReviewRequest,
 )
 def post_review() -> Response:
-    token_hash = bearer_token_hash()  # its owner is found by the answer's own read
-    try:
-        card_id, rating, review_id, reviewed_at, duration = _parse_review()
-    except FlashcardsError:
-        current_user_id()  # a bad token is said first, as on every other endpoint
-        raise
+    user_id = current_user_id()  # a bad token is said first, as on every other endpoint
+    card_id, rating, review_id, reviewed_at, duration = _parse_review()
     connection = direct()
 
     def attempt() -> study.AnswerResult:
-        prepared = study.prepare_answer(
-            connection, token_hash, card_id, rating, review_id,
+        return study.answer(
+            connection, user_id, card_id, rating, review_id,
             now=utcnow(), reviewed_at=reviewed_at, duration_ms=duration,
         )  # fmt: skip
-        if isinstance(prepared, study.AnswerResult):
-            return prepared
-        return study.store_answer(connection, prepared)
 
     # A racing first answer of the card, or a resend of this review id, hits a unique key.
     result = with_retries(attempt, retry_on=(IntegrityError,))

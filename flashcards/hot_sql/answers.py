@@ -1,0 +1,150 @@
+"""The answer's statements: its one read, and its writes (`study` decides which)."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from sqlalchemy import (
+    Table,
+    and_,
+    bindparam,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy import cast as cast_as
+from sqlalchemy.sql.elements import BindParameter
+
+from ..access import visible_decks
+from ..models import Card, Deck, ReviewLog, SchedulerSettings, Subscription, User
+from ..rawsql import Executor, Statement
+from ..state_rows import STATE_COLUMNS, rs
+
+rl = cast(Table, ReviewLog.__table__)
+_USER: BindParameter[int] = bindparam("user_id")
+_CARD: BindParameter[int] = bindparam("card_id")
+_LOG_BY_REVIEW_ID = Statement(select(rl).where(rl.c.review_id == bindparam("review_id")))
+_SUB = cast(Table, Subscription.__table__)
+_SETTINGS = cast(Table, SchedulerSettings.__table__)
+_USERS = cast(Table, User.__table__)
+
+
+# The card, whether its deck is studied and the settings that apply, the state, and whether
+# the review id is taken.
+_CARD_FOR_ANSWER = Statement(
+    select(
+        Card.id.label("card_id"),
+        Card.deck_id,
+        Card.retired_at,
+        _SETTINGS.c.desired_retention,
+        _SETTINGS.c.learning_steps,
+        _SETTINGS.c.relearning_steps,
+        _SETTINGS.c.maximum_interval,
+        _SETTINGS.c.parameters,
+        _SUB.c.desired_retention.label("sub_desired_retention"),
+        _SUB.c.learning_steps.label("sub_learning_steps"),
+        _SUB.c.relearning_steps.label("sub_relearning_steps"),
+        _SUB.c.maximum_interval.label("sub_maximum_interval"),
+        _SUB.c.deck_id.label("subscribed_deck_id"),  # None: the card's deck is not studied
+        *(rs.c[name] for name in STATE_COLUMNS),
+        rs.c.introduced_at,
+        rs.c.version,
+        # The person's clock: FSRS counts the time since the last review in study days.
+        _USERS.c.timezone,
+        _USERS.c.day_start_hour,
+        # Whether the review id was used already: then `_LOG_BY_REVIEW_ID` says how.
+        select(rl.c.id)
+        .where(rl.c.review_id == bindparam("review_id"))
+        .scalar_subquery()
+        .label("used_review_id"),
+    )
+    .select_from(Card.__table__)
+    .join(Deck.__table__, Deck.id == Card.deck_id)
+    .join(_SETTINGS, _SETTINGS.c.user_id == _USER)
+    .join(_USERS, _USERS.c.id == _USER)
+    .outerjoin(_SUB, and_(_SUB.c.user_id == _USER, _SUB.c.deck_id == Card.deck_id))
+    .outerjoin(rs, and_(rs.c.user_id == _USER, rs.c.card_id == Card.id))
+    .where(Card.id == _CARD, visible_decks(_USER))
+)
+
+
+WRITTEN_COLUMNS = (*STATE_COLUMNS, "introduced_at")
+LOG_COLUMNS = tuple(c.name for c in rl.c if c.name != "id")
+_INSERT_LOG = Statement(insert(rl))
+# Bind names must differ from column names in INSERT ... VALUES and UPDATE, hence the prefix.
+_STATE_INSERT = insert(rs).values(
+    user_id=bindparam("b_user_id"),
+    card_id=bindparam("b_card_id"),
+    deck_id=bindparam("b_deck_id"),
+    version=bindparam("b_new_version"),
+    **{c: bindparam(f"b_{c}") for c in WRITTEN_COLUMNS},
+)
+
+
+def _state_update(columns: tuple[str, ...]) -> Any:
+    return (
+        update(rs)
+        .where(
+            rs.c.user_id == bindparam("b_user_id"),
+            rs.c.card_id == bindparam("b_card_id"),
+            rs.c.version == bindparam("b_version"),
+        )
+        .values(version=bindparam("b_new_version"), **{c: bindparam(f"b_{c}") for c in columns})
+    )
+
+
+# An answer never moves when its card was introduced, so its UPDATE leaves introduced_at out:
+# SQLite rewrites the entry of every index whose column an UPDATE assigns, changed or not,
+# and that one is a page more to write per answer. Undo restores everything.
+_STATE_UPDATE = _state_update(STATE_COLUMNS)
+_INSERT_STATE_ROW = Statement(_STATE_INSERT)
+_UPDATE_STATE_ROW = Statement(_STATE_UPDATE)
+_RESTORE_STATE_ROW = Statement(_state_update(WRITTEN_COLUMNS))
+
+
+def _log_after(state_written: Any) -> Statement:
+    """One statement: `state_written` (a data-modifying CTE), then the log row if it wrote."""
+    values = (cast_as(bindparam(f"l_{n}", type_=rl.c[n].type), rl.c[n].type) for n in LOG_COLUMNS)
+    written = state_written.returning(rs.c.card_id).cte("state_written")
+    return Statement(
+        insert(rl).from_select(LOG_COLUMNS, select(*values).select_from(written)).add_cte(written)
+    )
+
+
+# PostgreSQL only: SQLite has no data-modifying CTEs.
+_ANSWER_INSERTING_STATE = _log_after(_STATE_INSERT)
+_ANSWER_UPDATING_STATE = _log_after(_STATE_UPDATE)
+
+
+def card_for_answer(db: Executor, user_id: int, card_id: int, review_id: str) -> Any:
+    """The row `study.prepare_answer` computes from; None: no such card the user can see."""
+    return db.first(
+        _CARD_FOR_ANSWER, {"user_id": user_id, "card_id": card_id, "review_id": review_id}
+    )
+
+
+def log_of_review_id(db: Executor, review_id: str) -> Any:
+    """The log row of the answer with this review id, or None."""
+    return db.first(_LOG_BY_REVIEW_ID, {"review_id": review_id})
+
+
+def insert_log(db: Executor, log: dict[str, Any]) -> None:
+    db.execute(_INSERT_LOG, log)
+
+
+def insert_state(db: Executor, params: dict[str, Any]) -> None:
+    """A card's first state (`b_`-prefixed parameters: see `_STATE_INSERT`)."""
+    db.execute(_INSERT_STATE_ROW, params)
+
+
+def update_state(db: Executor, params: dict[str, Any], *, restore: bool = False) -> bool:
+    """Whether the state still had the version read and is now written; `restore` (undo)
+    writes introduced_at too."""
+    return db.execute(_RESTORE_STATE_ROW if restore else _UPDATE_STATE_ROW, params) == 1
+
+
+def write_state_and_log(db: Executor, params: dict[str, Any], *, first: bool) -> bool:
+    """The state (inserted if `first`) and the log (`l_`-prefixed), in one statement: whether
+    the state was written. PostgreSQL only."""
+    statement = _ANSWER_INSERTING_STATE if first else _ANSWER_UPDATING_STATE
+    return db.execute(statement, params) == 1

@@ -6,19 +6,19 @@ from __future__ import annotations
 from typing import TypeVar
 
 from .. import accounts
-from ..errors import Unauthorized
+from ..errors import MissingToken
 from ..http import app_context, current_request, direct
 
 T = TypeVar("T")
 
 
 def bearer_token() -> str:
-    """The token of `Authorization: Bearer <token>`; Unauthorized when there is none."""
+    """The token of `Authorization: Bearer <token>`; MissingToken when there is none."""
     authorization = current_request().headers.get("Authorization", "")
     scheme, _, token = authorization.strip().partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
-        raise Unauthorized("send an API token as 'Authorization: Bearer <token>'")
+        raise MissingToken("send an API token as 'Authorization: Bearer <token>'")
     return token
 
 
@@ -33,7 +33,7 @@ def current_caller() -> accounts.Caller:
 
 
 def current_user_id() -> int:
-    """The id of the user whose token came with the request; Unauthorized otherwise."""
+    """The id of the user whose token came with the request; NotAuthenticated otherwise."""
     g = app_context().g
     user_id: int | None = g.get("_api_user_id")
     if user_id is None:

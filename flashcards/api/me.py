@@ -8,7 +8,7 @@ from flask import Response, current_app, jsonify
 
 from .. import accounts
 from ..db import utcnow
-from ..errors import Forbidden, InvalidInput
+from ..errors import InvalidInput, SignupClosed
 from ..http import change_password_limited, db, signup_key, signup_limiter
 from ..names import hidden_characters_class
 from ..settings import (
@@ -65,7 +65,7 @@ SIGNUP_FIELDS = {"email", "password", "display_name", "locale", "timezone"}
 @bp.post("/users")
 def sign_up() -> tuple[Response, int]:
     if not current_app.config.get("SIGNUP_OPEN", True):
-        raise Forbidden("sign-up is closed on this server; ask an administrator for an account")
+        raise SignupClosed("sign-up is closed on this server; ask an administrator for an account")
     body = json_body()
     reject_unknown(body, SIGNUP_FIELDS)
     email = string_field(body, "email", max_length=accounts.MAX_EMAIL_LENGTH)

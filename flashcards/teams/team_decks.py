@@ -25,7 +25,7 @@ from ..decks.deckfile import (
 )
 from ..decks.quizfile import parse_quiz, quiz_to_locale, slugify
 from ..decks.sync import SyncReport, sync_deck
-from ..errors import Conflict, InvalidInput, NotFound
+from ..errors import EditingRetiredCard, InvalidInput, LastCardOfDeck, NotFound
 from ..locales import check_locale
 from ..models import Card, CardText, Deck, DeckText
 from .roles import LEADS, clean_text, membership, team_deck
@@ -291,7 +291,7 @@ def set_card(
     if key not in source.keys and _retired(session, deck.id, key):
         # Most likely an edit from a page opened before another lead retired the card:
         # taking it as new would bring the old question back with everyone's progress.
-        raise Conflict(
+        raise EditingRetiredCard(
             "this card was retired from the deck and can no longer be edited", field="key"
         )
     if key not in source.keys and locale != deck.default_locale:
@@ -326,7 +326,7 @@ def retire_card(
     if key not in source.keys:
         raise NotFound("no such card in this deck")
     if len(source.keys) == 1:
-        raise Conflict("a deck keeps at least one card; delete the deck instead")
+        raise LastCardOfDeck("a deck keeps at least one card; delete the deck instead")
     locales = {
         loc: replace(ls, cards=tuple(c for c in ls.cards if c.key != key))
         for loc, ls in source.locales.items()

@@ -117,6 +117,14 @@ class NothingToUndo(FlashcardsError):
 # Teams and decks.
 
 
+class InvalidLabel(InvalidInput):
+    """An invitation link's label that is too long or has control characters."""
+
+
+class DueDateInPast(InvalidInput):
+    """An assignment's due date before the lead's today."""
+
+
 class InvitationNotUsable(NotFound):
     """An invitation link that is unknown, revoked, expired or used up."""
 

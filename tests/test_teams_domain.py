@@ -22,6 +22,7 @@ from flashcards.errors import (
     NotFound,
     NothingToUndo,
     OwnerCannotLeave,
+    OwnerNotRemovable,
     RoleRequired,
 )
 from flashcards.models import (
@@ -136,7 +137,7 @@ def test_team_lifecycle_roles_and_owner_rules(engine: Engine) -> None:
         membership.change_role(s, team.id, lead, ana, "manager")
         with pytest.raises(InvalidInput):
             membership.change_role(s, team.id, lead, ben, "owner")
-        with pytest.raises(RoleRequired):
+        with pytest.raises(OwnerNotRemovable):
             membership.remove_member(s, team.id, ana, lead, now=T0)
         with pytest.raises(NotFound):
             membership.remove_member(s, team.id, lead, eve, now=T0)

@@ -14,7 +14,13 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
-from ..errors import InvalidInput, InvitationNotUsable, NotFound, NotPermitted
+from ..errors import (
+    InvalidInput,
+    InvalidLabel,
+    InvitationNotUsable,
+    NotFound,
+    NotPermitted,
+)
 from ..models import TeamInvitation, TeamMember, TeamRemoval
 from ..settings import CONTROL_CHARS
 from .assignments import subscribe_to_team_assignments
@@ -83,13 +89,13 @@ def create_invitation(
 
 def _check_label(label: object) -> str:
     if not isinstance(label, str):
-        raise InvalidInput("label must be a string", field="label")
+        raise InvalidLabel("label must be a string", field="label")
     label = " ".join(label.split())  # one line in the list of links
     if len(label) > MAX_LABEL:
-        raise InvalidInput(f"label may have at most {MAX_LABEL} characters", field="label")
+        raise InvalidLabel(f"label may have at most {MAX_LABEL} characters", field="label")
     if CONTROL_CHARS.search(label) or BIDI_CONTROLS.search(label):
         # A right-to-left override would make the rest of the leads' list read backwards.
-        raise InvalidInput("label may not contain control characters", field="label")
+        raise InvalidLabel("label may not contain control characters", field="label")
     return label
 
 

@@ -17,6 +17,7 @@ from ..db import MAX_ID, transaction, utcnow
 from ..errors import (
     AlreadyOwner,
     InvalidInput,
+    InvalidLabel,
     NotFound,
     OwnerCannotLeave,
     OwnerRoleByTransferOnly,
@@ -140,17 +141,17 @@ def create_invitation(team_id: int) -> Response:
             max_uses=max_uses,
             label=request.form.get("label", ""),
         )
-    except (ValueError, OverflowError, InvalidInput) as exc:  # Overflow: days beyond timedelta's
-        if isinstance(exc, InvalidInput) and exc.field == "label":
-            flash(
-                _(
-                    "A label may have at most %(max)d characters and no control characters.",
-                    max=invitations.MAX_LABEL,
-                ),
-                "error",
-            )
-        else:
-            flash(_("A link lasts 1 to 90 days and may be used 1 to 10,000 times."), "error")
+    except InvalidLabel:
+        flash(
+            _(
+                "A label may have at most %(max)d characters and no control characters.",
+                max=invitations.MAX_LABEL,
+            ),
+            "error",
+        )
+        return _back(team_id)
+    except (ValueError, OverflowError, InvalidInput):  # Overflow: days beyond timedelta's
+        flash(_("A link lasts 1 to 90 days and may be used 1 to 10,000 times."), "error")
         return _back(team_id)
     session.commit()
     link = invitation_link(new.token)

@@ -82,7 +82,12 @@ PROBLEM_SCHEMA: dict[str, Any] = {
     "description": "An error, as RFC 9457 problem details.",
     "required": ["type", "title", "status", "detail"],
     "properties": {
-        "type": {"type": "string"},
+        "type": {
+            "type": "string",
+            "description": "What happened, as a URI reference to compare: "
+            "/api/v1/problems/<slug> (e.g. review-id-reused) for the service's own errors, "
+            "about:blank for plain HTTP ones (no such route, an unexpected error).",
+        },
         "title": {"type": "string"},
         "status": {"type": "integer", "minimum": 400, "maximum": 599},
         "detail": {"type": "string"},

@@ -125,6 +125,14 @@ class DueDateInPast(InvalidInput):
     """An assignment's due date before the lead's today."""
 
 
+class TextTooLong(InvalidInput):
+    """A card's question, answer or explanation longer than a card holds."""
+
+
+class LanguageNotInDeck(InvalidInput):
+    """A card edited in a language the deck has no text in."""
+
+
 class InvitationNotUsable(NotFound):
     """An invitation link that is unknown, revoked, expired or used up."""
 
@@ -166,6 +174,17 @@ class DeckFileError(InvalidInput):
         self.path = path
         self.line = line
         self.problem = problem
+
+
+class QuestionCountMismatch(DeckFileError):
+    """A quiz given as a translation with another number of questions than the deck's cards."""
+
+    def __init__(self, path: str, questions: int, cards: int) -> None:
+        super().__init__(
+            path, None, f"the quiz has {questions} questions but the deck has {cards} cards"
+        )
+        self.questions = questions
+        self.cards = cards
 
 
 class TooMuchContention(FlashcardsError):

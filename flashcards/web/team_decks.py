@@ -18,7 +18,15 @@ from werkzeug.wrappers import Response
 
 from ..db import retrying, utcnow
 from ..decks.deckfile import MAX_TEXT
-from ..errors import DeckFileError, EditingRetiredCard, InvalidInput, LastCardOfDeck
+from ..errors import (
+    DeckFileError,
+    EditingRetiredCard,
+    InvalidInput,
+    LanguageNotInDeck,
+    LastCardOfDeck,
+    QuestionCountMismatch,
+    TextTooLong,
+)
 from ..http import db
 from ..locales import UnknownLocale
 from ..models import Card
@@ -31,7 +39,6 @@ from .error_table import flash_error, message_for
 from .teams import team_id_checked
 
 LINE_RE = re.compile(r"^line (\d+):")
-COUNT_RE = re.compile(r"has (\d+) questions but the deck has (\d+) cards")
 MAX_UPLOAD_CHARS = 500_000  # a quiz or CSV text; the body limit (1 MiB) comes first anyway
 
 
@@ -70,14 +77,13 @@ def _upload_text() -> str:
 def upload_error(exc: InvalidInput) -> str:
     """A translated sentence for an upload the domain refused."""
     if isinstance(exc, DeckFileError):
-        count = COUNT_RE.search(exc.problem)
-        if count is not None:
+        if isinstance(exc, QuestionCountMismatch):
             return str(
                 _(
                     "Questions in the text: %(questions)d; cards in the deck: %(cards)d. "
                     "A translation needs one question per card.",
-                    questions=int(count.group(1)),
-                    cards=int(count.group(2)),
+                    questions=exc.questions,
+                    cards=exc.cards,
                 )
             )
         if exc.line is not None:
@@ -199,13 +205,13 @@ def edit_team_card(team_id: int, slug: str, key: str) -> Response:
 def _card_problem(exc: InvalidInput) -> str:
     """What was wrong with a card the domain refused, as a translated sentence."""
     field = exc.field or ""
-    if "at most" in exc.detail:
+    if isinstance(exc, TextTooLong):
         return str(
             _("A text may have at most %(count)s characters.", count=format_number(MAX_TEXT))
         )
     if field in ("front", "back"):
         return str(_("The question and the answer must not be empty."))
-    if field == "locale" and "has no language" in exc.detail:
+    if isinstance(exc, LanguageNotInDeck):
         return str(_("This deck is not available in that language."))
     if field == "locale":
         return str(_("Add the card in the deck's default language first, then translate it."))

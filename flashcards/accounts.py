@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from .days import Clock
-from .errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthorized
+from .errors import FlashcardsError, InvalidInput, NotAuthenticated, NotFound
 from .hot_sql import tokens
 from .models import ApiToken, SchedulerSettings, User, WebSession
 from .names import fold, hidden_character
@@ -33,9 +33,9 @@ EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
 PASSWORD_METHOD = "scrypt:32768:8:1"
 
 
-class WrongPassword(Forbidden, InvalidInput):
-    """A wrong current password: 403 for the API (the request is well formed, the caller
-    failed to prove who they are), and still an InvalidInput for forms that catch that."""
+class WrongPassword(FlashcardsError):
+    """A wrong current password given to change a setting that needs it: the caller, though
+    signed in, failed to prove who they are."""
 
 
 class SamePassword(InvalidInput):
@@ -46,7 +46,7 @@ class SamePassword(InvalidInput):
         super().__init__("new_password must differ from the current password", field="new_password")
 
 
-class EmailTaken(Conflict):
+class EmailTaken(FlashcardsError):
     def __init__(self) -> None:
         super().__init__(
             "this email cannot be used for a new account; if it is yours, sign in",
@@ -108,9 +108,9 @@ def create_user(
     timezone: str = "UTC",
     is_admin: bool = False,
 ) -> User:
-    """Add a user and their default scheduler settings; EmailTaken (a Conflict) if the email
-    is taken. Every value is checked before the email is looked up, and the password hashed
-    either way: a refusal for a value tells nothing of the email, and a taken one takes as
+    """Add a user and their default scheduler settings; EmailTaken if the email is taken.
+    Every value is checked before the email is looked up, and the password hashed either
+    way: a refusal for a value tells nothing of the email, and a taken one takes as
     long as an account made."""
     address = normalise_email(email)
     check_password_strength(password)
@@ -245,7 +245,7 @@ def issue_token(session: Session, user_id: int, *, now: datetime, name: str = ""
 _MAX_TOKEN_LENGTH = 256
 
 
-class InvalidToken(Unauthorized):
+class InvalidToken(NotAuthenticated):
     def __init__(self) -> None:
         super().__init__("the API token is not valid or has been revoked")
 

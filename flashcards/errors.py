@@ -1,4 +1,13 @@
-"""One rooted exception hierarchy; the web layer and the CLI each translate it in one place."""
+"""One rooted exception hierarchy, each error named by what happened.
+
+The domain raises these without knowing HTTP: `api/errors.py` maps each class to a status and
+a problem type, `web/errors.py` to a page or a translated message, and the CLI prints the
+detail as one line. A few broad classes stay as bases where the broad meaning is the whole
+meaning: a value that fails validation (`InvalidInput`), a lookup that finds nothing
+(`NotFound`), a caller who is not identified (`NotAuthenticated`), or one whose role does not
+allow the action (`NotPermitted`). Errors of one domain module's own (`EmailTaken`,
+`RemovedFromTeam`, `AnkiPackageError`, `RateLimited`...) live beside the code that raises them.
+"""
 
 from __future__ import annotations
 
@@ -6,71 +15,154 @@ from __future__ import annotations
 class FlashcardsError(Exception):
     """Base of every error the service reports to a person or a client."""
 
-    status = 400
-    title = "Bad request"
-
     def __init__(self, detail: str, *, field: str | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
-        self.field = field
+        self.field = field  # the request or form field at fault, when there is one
 
 
-class BadRequest(FlashcardsError):
-    """The request itself is malformed, e.g. its body is not valid JSON."""
+# The request as sent cannot be read.
 
 
-class UnsupportedMediaType(FlashcardsError):
-    status = 415
-    title = "Unsupported media type"
+class MalformedRequest(FlashcardsError):
+    """The request cannot be read: a body that is not JSON, a NUL character in a value."""
+
+
+class UnsupportedContentType(FlashcardsError):
+    """The body is sent as a type the operation does not read."""
+
+
+class BodyTooLarge(FlashcardsError):
+    """The body is larger than the operation takes."""
+
+
+# Broad meanings, each a base for errors of that kind.
 
 
 class InvalidInput(FlashcardsError):
-    status = 422
-    title = "Invalid input"
+    """A value that fails validation; `field` names it."""
 
 
 class NotFound(FlashcardsError):
-    status = 404
-    title = "Not found"
+    """Nothing by that name or id, or nothing the caller may see."""
 
 
-class Forbidden(FlashcardsError):
-    status = 403
-    title = "Forbidden"
+class NotAuthenticated(FlashcardsError):
+    """The caller is not identified: no credentials, or wrong ones."""
 
 
-class Conflict(FlashcardsError):
-    status = 409
-    title = "Conflict"
+class NotPermitted(FlashcardsError):
+    """The caller is identified, and their role does not allow the action."""
 
 
-class Unauthorized(FlashcardsError):
-    status = 401
-    title = "Unauthorized"
+class MissingToken(NotAuthenticated):
+    """An API request without a bearer token."""
 
 
-class TooManyRequests(FlashcardsError):
-    status = 429
-    title = "Too many requests"
+class WrongCredentials(NotAuthenticated):
+    """A sign-in whose email and password do not match an account."""
 
 
-class PayloadTooLarge(FlashcardsError):
-    status = 413
-    title = "Payload too large"
+class RoleRequired(NotPermitted):
+    """The action needs a role in the team the caller does not have."""
 
 
-class TooMuchContention(FlashcardsError):
-    """Every attempt lost a race with other writes of the same rows (`db.with_retries`)."""
+class OwnerNotRemovable(NotPermitted):
+    """A team's owner cannot be removed from it (ownership is handed over first)."""
 
-    status = 503
-    title = "Service unavailable"
-    retry_after = 1  # seconds: the writes it lost to take milliseconds
 
-    def __init__(self) -> None:
-        super().__init__(
-            "too many concurrent changes to the same data; nothing was written, "
-            "retry after Retry-After seconds"
-        )
+class ManagerRemovesMembersOnly(NotPermitted):
+    """A manager may remove plain members, not other managers."""
+
+
+class NotDeckOwner(NotPermitted):
+    """Only the person who imported a deck (or a team's leads, its team's) may delete it."""
+
+
+class SignupClosed(NotPermitted):
+    """Self sign-up is switched off on this server."""
+
+
+# Studying.
+
+
+class CardNotFound(NotFound):
+    """No card by that id."""
+
+
+class ReviewIdReused(FlashcardsError):
+    """A review_id already used for another card, user or rating."""
+
+
+class NotSubscribed(FlashcardsError):
+    """An answer or a queue for a deck the person does not study."""
+
+
+class CardRetired(FlashcardsError):
+    """An answer to a new card retired from its deck, which is introduced to nobody."""
+
+
+class UnknownReviewId(NotFound):
+    """An undo naming an answer the person does not have (possibly undone already)."""
+
+
+class NotLatestAnswer(FlashcardsError):
+    """An undo naming an answer that is not the person's latest of today."""
+
+
+class NothingToUndo(FlashcardsError):
+    """An undo on a study day without answers."""
+
+
+# Teams and decks.
+
+
+class InvalidLabel(InvalidInput):
+    """An invitation link's label that is too long or has control characters."""
+
+
+class DueDateInPast(InvalidInput):
+    """An assignment's due date before the lead's today."""
+
+
+class TextTooLong(InvalidInput):
+    """A card's question, answer or explanation longer than a card holds."""
+
+
+class LanguageNotInDeck(InvalidInput):
+    """A card edited in a language the deck has no text in."""
+
+
+class InvitationNotUsable(NotFound):
+    """An invitation link that is unknown, revoked, expired or used up."""
+
+
+class OwnerRoleByTransferOnly(FlashcardsError):
+    """Nobody is made owner, nor the owner demoted, by a role change: ownership is handed over."""
+
+
+class AlreadyOwner(FlashcardsError):
+    """Handing a team over to its own owner."""
+
+
+class RemovingSelf(FlashcardsError):
+    """A lead removing themselves, which leaving the team does."""
+
+
+class OwnerCannotLeave(FlashcardsError):
+    """A team always keeps its one owner, who hands it over before leaving."""
+
+
+class EditingRetiredCard(FlashcardsError):
+    """An edit of a card retired from its team's deck: its text stays as it was last studied."""
+
+
+class LastCardOfDeck(FlashcardsError):
+    """A deck keeps at least one card; deleting the deck removes the last."""
+
+
+class DeckNameTaken(FlashcardsError):
+    """A deck's slug is already another deck's."""
 
 
 class DeckFileError(InvalidInput):
@@ -82,3 +174,26 @@ class DeckFileError(InvalidInput):
         self.path = path
         self.line = line
         self.problem = problem
+
+
+class QuestionCountMismatch(DeckFileError):
+    """A quiz given as a translation with another number of questions than the deck's cards."""
+
+    def __init__(self, path: str, questions: int, cards: int) -> None:
+        super().__init__(
+            path, None, f"the quiz has {questions} questions but the deck has {cards} cards"
+        )
+        self.questions = questions
+        self.cards = cards
+
+
+class TooMuchContention(FlashcardsError):
+    """Every attempt lost a race with other writes of the same rows (`db.with_retries`)."""
+
+    retry_after = 1  # seconds: the writes it lost to take milliseconds
+
+    def __init__(self) -> None:
+        super().__init__(
+            "too many concurrent changes to the same data; nothing was written, "
+            "retry after Retry-After seconds"
+        )

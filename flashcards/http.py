@@ -18,7 +18,7 @@ from werkzeug.exceptions import BadRequest
 
 from . import accounts
 from .db import make_engine, transaction, writer
-from .errors import InvalidInput, Unauthorized
+from .errors import InvalidInput, WrongCredentials
 from .kept_connections import KeptConnections
 from .models import User
 from .ratelimit import Backend, DatabaseBackend, Limiter, RedisBackend
@@ -176,14 +176,14 @@ def signin_key(email: str) -> str:
 def signed_in(email: str, password: str) -> User:
     """The user with this email and password, the attempt counted against the email and
     client address before the slow password check: however many arrive at once, no more than
-    the allowance are checked. A success forgives the key's failures. Unauthorized (401) for
+    the allowance are checked. A success forgives the key's failures. WrongCredentials (401) for
     a wrong email or password, RateLimited (429) with no place left, even for the right one."""
     limiter = signin_limiter()
     key = signin_key(email)
     limiter.reserve(key)
     user = authenticate(email, password)
     if user is None:
-        raise Unauthorized("wrong email or password")
+        raise WrongCredentials("wrong email or password")
     limiter.reset(key)
     return user
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
-from .errors import Forbidden
+from .errors import NotDeckOwner
 from .models import Deck
 from .subscriptions import find_visible_deck
 
 
 def find_own_deck(session: Session, user_id: int, slug: str) -> Deck:
-    """NotFound for a deck they cannot see; Forbidden for a shipped or a team's deck."""
+    """NotFound for a deck they cannot see; NotDeckOwner for a shipped or a team's deck."""
     deck = find_visible_deck(session, user_id, slug)
     if deck.owner_user_id != user_id:
-        raise Forbidden(
+        raise NotDeckOwner(
             "only a deck you imported yourself can be deleted; a team's deck by its leads"
         )
     return deck

@@ -24,7 +24,7 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from .db import utcnow
-from .errors import TooManyRequests
+from .errors import FlashcardsError
 from .models import RateLimitCount
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,9 @@ _COUNTS = cast(Table, RateLimitCount.__table__)
 _PRUNE_BATCH = 100
 
 
-class RateLimited(TooManyRequests):
+class RateLimited(FlashcardsError):
+    """No place left in a limit's window; `retry_after` is the seconds until one frees."""
+
     def __init__(self, detail: str, *, retry_after: int) -> None:
         super().__init__(detail)
         self.retry_after = retry_after

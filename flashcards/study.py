@@ -34,7 +34,16 @@ from .access import visible_decks
 from .accounts import user_clock
 from .days import Clock, day_bounds
 from .db import LostRace
-from .errors import Conflict, InvalidInput, NotFound
+from .errors import (
+    CardNotFound,
+    CardRetired,
+    InvalidInput,
+    NothingToUndo,
+    NotLatestAnswer,
+    NotSubscribed,
+    ReviewIdReused,
+    UnknownReviewId,
+)
 from .hot_sql import answers as sql
 from .hot_sql.answers import rl
 from .models import Deck
@@ -134,22 +143,22 @@ def prepare_answer(
         existing = sql.log_of_review_id(db, review_id)
         if existing is not None:
             if existing.user_id != user_id or existing.card_id != card_id:
-                raise Conflict(
+                raise ReviewIdReused(
                     "this review_id was already used for another answer", field="review_id"
                 )
             if existing.rating != int(rating):
                 # A resend carries the same answer; another rating is another answer (a second
                 # tab, a client bug), and applying neither silently would lose it.
-                raise Conflict(
+                raise ReviewIdReused(
                     "this review_id was already used with another rating", field="review_id"
                 )
             return _result_from_log(existing)
     if row is None:
-        raise NotFound(f"no card {card_id}")
+        raise CardNotFound(f"no card {card_id}")
     if row.subscribed_deck_id is None:
         # As in Anki, only cards of decks one studies are answered: an answer here would
         # start a schedule that no queue shows and no statistics count.
-        raise Conflict("subscribe to this card's deck before answering it", field="card_id")
+        raise NotSubscribed("subscribe to this card's deck before answering it", field="card_id")
     before = state_from_row(row)
     last_review = before.last_review if before is not None else None
     if reviewed_at is None:
@@ -167,7 +176,7 @@ def prepare_answer(
         if last_review is not None and when < last_review:
             raise InvalidInput("reviewed_at is before the card's last review", field="reviewed_at")
     if before is None and row.retired_at is not None:
-        raise Conflict("this card was retired from its deck and is no longer introduced")
+        raise CardRetired("this card was retired from its deck and is no longer introduced")
 
     config = config_from(row, _Overrides(row))
     reps_before = before.reps if before else 0
@@ -345,16 +354,16 @@ def undo(
     if review_id is not None and (log is None or log.review_id != review_id):
         named = select(rl.c.id).where(rl.c.review_id == review_id, rl.c.user_id == user_id)
         if session.scalar(named) is None:
-            raise NotFound(
+            raise UnknownReviewId(
                 "you have no answer with this review_id (it may have been undone already)",
                 field="review_id",
             )
-        raise Conflict(
+        raise NotLatestAnswer(
             "only your latest answer of today can be undone, and this is not it",
             field="review_id",
         )
     if log is None:
-        raise Conflict("there is no answer from today to undo")
+        raise NothingToUndo("there is no answer from today to undo")
     # The version only while no later answer of the card is there, read in one statement (one
     # snapshot): one committed since `log` was read would otherwise pass the version check,
     # and the restore would overwrite its state while its log stayed.

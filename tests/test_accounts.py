@@ -7,7 +7,7 @@ from sqlalchemy import Engine, func, select
 
 from flashcards import accounts
 from flashcards.db import transaction
-from flashcards.errors import Conflict, Forbidden, InvalidInput
+from flashcards.errors import InvalidInput
 from flashcards.models import ApiToken, SchedulerSettings, User, WebSession
 from flashcards.settings import ME_FIELDS, apply_user_settings, user_settings, validate_settings
 
@@ -58,7 +58,7 @@ def test_create_user_stores_lower_case_email_hash_and_default_settings(engine: E
 
 def test_emails_are_unique_case_insensitively(engine: Engine) -> None:
     add_user(engine, "ana@example.com")
-    with pytest.raises(Conflict) as info, transaction(engine) as s:
+    with pytest.raises(accounts.EmailTaken) as info, transaction(engine) as s:
         accounts.create_user(s, "ANA@example.com", "another password", now=T0)
     assert info.value.field == "email"
     with transaction(engine) as s:
@@ -94,11 +94,10 @@ def test_authenticate(engine: Engine) -> None:
 
 def test_change_password(engine: Engine) -> None:
     user_id = add_user(engine)
-    with pytest.raises(Forbidden) as info, transaction(engine) as s:
+    with pytest.raises(accounts.WrongPassword) as info, transaction(engine) as s:
         accounts.change_password(s, user_id, "wrong password", "new password!")
     assert info.value.field == "current_password"
-    assert info.value.status == 403
-    assert isinstance(info.value, InvalidInput)  # what the settings form catches
+    assert not isinstance(info.value, InvalidInput)  # the form catches it by name
     with pytest.raises(InvalidInput) as info, transaction(engine) as s:
         accounts.change_password(s, user_id, "correct horse", "short")
     assert info.value.field == "new_password"

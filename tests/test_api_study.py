@@ -30,13 +30,18 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def assert_problem(response: Any, status: int, field: str | None = None) -> dict[str, Any]:
+def assert_problem(
+    response: Any, status: int, field: str | None = None, *, kind: str | None = None
+) -> dict[str, Any]:
+    """A problem+json of this status; `kind` is its type's slug, when the test names one."""
     assert response.status_code == status, response.get_data(as_text=True)
     assert response.mimetype == PROBLEM
     body: dict[str, Any] = response.get_json(force=True)
     assert body["status"] == status and body["title"] and body["detail"]
     if field is not None:
         assert body.get("field") == field, body
+    if kind is not None:
+        assert body["type"] == f"/api/v1/problems/{kind}", body
     return body
 
 
@@ -171,7 +176,12 @@ def test_next_card_intervals_are_the_preview_and_counts(client: FlaskClient, wor
     }
     assert body["intervals"]["again"] == 60 and body["intervals"]["good"] == 600
     # A deck Ana does not study has no queue of hers: said so, not "nothing due".
-    assert_problem(client.get("/api/v1/study/next?deck=beta", headers=world.ana_h), 409, "deck")
+    assert_problem(
+        client.get("/api/v1/study/next?deck=beta", headers=world.ana_h),
+        409,
+        "deck",
+        kind="not-subscribed",
+    )
     for slug in ("bens", "nope"):
         assert_problem(client.get(f"/api/v1/study/next?deck={slug}", headers=world.ana_h), 404)
     assert_problem(client.get("/api/v1/study/next?deck=%00", headers=world.ana_h), 400)
@@ -240,7 +250,11 @@ def test_same_review_id_is_201_then_200_with_the_same_body(
     shown = client.get(f"/api/v1/cards/{world.cards[0]}", headers=world.ana_h).get_json()
     assert shown["state"]["reps"] == 1
     other_card = dict(body, card_id=world.cards[1])
-    assert_problem(client.post("/api/v1/reviews", json=other_card, headers=world.ana_h), 409)
+    assert_problem(
+        client.post("/api/v1/reviews", json=other_card, headers=world.ana_h),
+        409,
+        kind="review-id-reused",
+    )
     other_rating = dict(body, rating=1)
     problem = assert_problem(
         client.post("/api/v1/reviews", json=other_rating, headers=world.ana_h), 409
@@ -253,7 +267,9 @@ def test_same_review_id_is_201_then_200_with_the_same_body(
 
 
 def test_undo(client: FlaskClient, world: World) -> None:
-    assert_problem(client.post("/api/v1/reviews/undo", headers=world.ana_h), 409)
+    assert_problem(
+        client.post("/api/v1/reviews/undo", headers=world.ana_h), 409, kind="nothing-to-undo"
+    )
     card = world.cards[0]
     first = client.post("/api/v1/reviews", json=review_body(card, "again"), headers=world.ana_h)
     client.post("/api/v1/reviews", json=review_body(card, "good"), headers=world.ana_h)
@@ -276,8 +292,15 @@ def test_undo_of_a_named_answer_is_safe_to_retry(
     def undo(body: Any, headers: dict[str, str] = world.ana_h) -> Any:
         return client.post("/api/v1/reviews/undo", json=body, headers=headers)
 
-    assert_problem(undo({"review_id": first["review_id"]}), 409, "review_id")
-    assert_problem(undo({"review_id": first["review_id"]}, world.ben_h), 404, "review_id")
+    assert_problem(
+        undo({"review_id": first["review_id"]}), 409, "review_id", kind="not-latest-answer"
+    )
+    assert_problem(
+        undo({"review_id": first["review_id"]}, world.ben_h),
+        404,
+        "review_id",
+        kind="unknown-review-id",
+    )
     assert_problem(undo({"review_id": "not-a-uuid"}), 422, "review_id")
     assert_problem(undo({"review_id": 7}), 422, "review_id")
     assert_problem(undo({"card_id": world.cards[1]}), 422, "card_id")

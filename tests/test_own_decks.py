@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from flashcards import own_decks
 from flashcards.db import transaction
-from flashcards.errors import Forbidden, NotFound
+from flashcards.errors import NotDeckOwner, NotFound
 from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription
 from flashcards.teams import team_decks
 from flashcards.teams.membership import create_team
@@ -49,9 +49,9 @@ def test_deleting_ones_own_deck_takes_its_cards_and_progress_and_nothing_else(
             title="Team deck", now=T0,
         )  # fmt: skip
     with transaction(engine) as s:
-        with pytest.raises(Forbidden):
+        with pytest.raises(NotDeckOwner):
             own_decks.delete_own_deck(s, w["ana"], "shipped")
-        with pytest.raises(Forbidden):  # a team's deck is deleted by its leads, on the team
+        with pytest.raises(NotDeckOwner):  # a team's deck is deleted by its leads, on the team
             own_decks.delete_own_deck(s, w["ana"], team_deck.slug)
         with pytest.raises(NotFound):  # another's deck is not even seen
             own_decks.delete_own_deck(s, w["ana"], "ben-private")

@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from flashcards import accounts, db, state_rows, study
+from flashcards.api.errors import problem_type
 from flashcards.db import (
     RETRY_ATTEMPTS,
     RETRY_FIRST_DELAY,
@@ -27,7 +28,7 @@ from flashcards.db import (
     with_retries,
     writer,
 )
-from flashcards.errors import Conflict, FlashcardsError, NotFound, TooMuchContention
+from flashcards.errors import FlashcardsError, NotFound, NotLatestAnswer, TooMuchContention
 from flashcards.models import ReviewLog, ReviewState, User
 from tests import factories as f
 from tests.test_study import NOW, setup_card
@@ -82,7 +83,7 @@ def test_it_gives_up_after_the_attempts_with_a_503_that_says_when_to_retry() -> 
     assert recorder.rollbacks == RETRY_ATTEMPTS
     assert len(recorder.waits) == RETRY_ATTEMPTS - 1  # no wait after the last attempt
     assert isinstance(raised.value, FlashcardsError)
-    assert raised.value.status == 503 and raised.value.retry_after >= 1
+    assert problem_type(raised.value).status == 503 and raised.value.retry_after >= 1
     assert isinstance(raised.value.__cause__, study.ConcurrentAnswer)
 
 
@@ -309,7 +310,7 @@ def test_an_answer_committed_during_an_undo_is_not_overwritten(engine: Engine) -
 
     with Session(writer(engine), expire_on_commit=False) as s:
         event.listen(s, "do_orm_execute", answer_meanwhile)
-        with pytest.raises(Conflict, match="latest"):
+        with pytest.raises(NotLatestAnswer, match="latest"):
             retrying(s, lambda: study.undo(s, user, now=NOW, review_id=first.review_id))
     assert meanwhile
     with transaction(engine) as s:

@@ -16,7 +16,14 @@ from sqlalchemy.orm import Session
 
 from flashcards import migrate, state_rows, study
 from flashcards.db import make_engine, retrying, transaction, writer
-from flashcards.errors import Conflict, InvalidInput, NotFound
+from flashcards.errors import (
+    CardRetired,
+    InvalidInput,
+    NotFound,
+    NothingToUndo,
+    NotLatestAnswer,
+    ReviewIdReused,
+)
 from flashcards.hot_sql import answers
 from flashcards.models import Card, ReviewLog, ReviewState
 
@@ -61,7 +68,7 @@ def test_same_review_id_is_applied_once_and_returns_the_same_result(engine: Engi
     assert first.created and not again.created
     assert (again.review_id, again.card_id, again.state) == (rid, card, first.state)
     # The same id with another rating is another answer: refused, not dropped unseen.
-    with pytest.raises(Conflict) as info, transaction(engine) as s:
+    with pytest.raises(ReviewIdReused) as info, transaction(engine) as s:
         f.answer(s, user, card, Rating.Easy, now=NOW + timedelta(minutes=6), review_id=rid)
     assert info.value.field == "review_id"
     with transaction(engine) as s:
@@ -76,7 +83,7 @@ def test_review_id_of_another_card_or_user_is_a_conflict(engine: Engine) -> None
             s, user, card, Rating.Good, now=NOW, review_id="11111111-1111-1111-1111-111111111111"
         )
     for who, which in ((user, other_card), (other_user, card)):
-        with pytest.raises(Conflict) as info, transaction(engine) as s:
+        with pytest.raises(ReviewIdReused) as info, transaction(engine) as s:
             f.answer(
                 s,
                 who,
@@ -209,7 +216,7 @@ def test_undo_restores_every_column_back_through_the_day_then_conflicts(engine: 
             with transaction(engine) as s:
                 assert result.state == state_rows.card_state(s, user, which)
     # Yesterday's answers are not undone today.
-    with pytest.raises(Conflict), transaction(engine) as s:
+    with pytest.raises(NothingToUndo), transaction(engine) as s:
         study.undo(s, user, now=later)
     with transaction(engine) as s:
         assert log_count(s, user) == 2
@@ -217,7 +224,7 @@ def test_undo_restores_every_column_back_through_the_day_then_conflicts(engine: 
 
 def test_undo_with_nothing_to_undo_is_a_conflict(engine: Engine) -> None:
     user, _ = setup_card(engine)
-    with pytest.raises(Conflict), transaction(engine) as s:
+    with pytest.raises(NothingToUndo), transaction(engine) as s:
         study.undo(s, user, now=NOW)
 
 
@@ -293,7 +300,7 @@ def test_retired_cards_are_not_introduced_but_keep_being_reviewed(engine: Engine
     with transaction(engine) as s:
         f.answer(s, user, started, Rating.Good, now=NOW)
         s.execute(update(Card).values(retired_at=NOW))
-    with pytest.raises(Conflict), transaction(engine) as s:
+    with pytest.raises(CardRetired), transaction(engine) as s:
         f.answer(s, user, fresh, Rating.Good, now=NOW)
     with transaction(engine) as s:
         assert f.answer(s, user, started, Rating.Good, now=NOW + timedelta(minutes=10)).created
@@ -383,7 +390,7 @@ def test_undo_of_a_named_answer_undoes_it_once_and_only_while_it_is_the_latest(
         second = f.answer(s, user, second_card, Rating.Again, now=NOW)
         others = f.answer(s, other, first_card, Rating.Good, now=NOW)
     # Not the latest: refused, and nothing changes.
-    with pytest.raises(Conflict, match="latest"), transaction(engine) as s:
+    with pytest.raises(NotLatestAnswer, match="latest"), transaction(engine) as s:
         study.undo(s, user, now=NOW, review_id=first.review_id)
     # Someone else's answer is no answer of yours.
     with pytest.raises(NotFound), transaction(engine) as s:

@@ -32,6 +32,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from flashcards.anki import export_deck, import_package
+from flashcards.api.errors import problem_type
 from flashcards.cli import main
 from flashcards.db import Base, transaction, writer
 from flashcards.decks.deckfile import load_decks
@@ -122,7 +123,7 @@ def mutate(valid: str) -> st.SearchStrategy[str]:
 
 def assert_clear(exc: FlashcardsError) -> None:
     assert exc.detail.strip() and "Traceback" not in exc.detail, repr(exc)
-    assert exc.status in (400, 404, 409, 413, 415, 422), exc
+    assert problem_type(exc).status in (400, 404, 409, 413, 415, 422), exc
 
 
 def refused_cleanly(engine: Engine, action: Callable[[Session], object]) -> bool:

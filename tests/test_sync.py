@@ -17,7 +17,7 @@ from flashcards.cli import main
 from flashcards.db import Base, transaction
 from flashcards.decks.deckfile import load_deck_dir, load_decks
 from flashcards.decks.sync import SyncReport, sync_deck
-from flashcards.errors import Conflict
+from flashcards.errors import DeckNameTaken
 from flashcards.models import (
     Card,
     CardText,
@@ -269,7 +269,7 @@ def test_a_taken_slug_is_a_conflict(loaded_engine: Engine) -> None:
     after_user = dump(loaded_engine)
     assert after_user != before
     (source,) = load_decks(DECKS)
-    with pytest.raises(Conflict), transaction(loaded_engine) as session:
+    with pytest.raises(DeckNameTaken), transaction(loaded_engine) as session:
         sync_deck(session, source, now=T1, owner_user_id=user_id)
     assert dump(loaded_engine) == after_user
 

@@ -15,7 +15,16 @@ from flashcards import deck_settings, queue, study
 from flashcards.access import visible_decks
 from flashcards.accounts import create_user
 from flashcards.db import transaction
-from flashcards.errors import Conflict, Forbidden, InvalidInput, NotFound
+from flashcards.errors import (
+    EditingRetiredCard,
+    InvalidInput,
+    ManagerRemovesMembersOnly,
+    NotFound,
+    NothingToUndo,
+    OwnerCannotLeave,
+    OwnerNotRemovable,
+    RoleRequired,
+)
 from flashcards.models import (
     Deck,
     ReviewState,
@@ -117,28 +126,28 @@ def test_team_lifecycle_roles_and_owner_rules(engine: Engine) -> None:
             "member",
             "owner",
         ]
-        with pytest.raises(Forbidden):
+        with pytest.raises(RoleRequired):
             membership.list_members(s, team.id, ana)
         with pytest.raises(NotFound):
             membership.list_members(s, team.id, eve)
         with pytest.raises(NotFound):
             membership.get_team(s, team.id, eve)
-        with pytest.raises(Forbidden):
+        with pytest.raises(RoleRequired):
             membership.change_role(s, team.id, ana, ben, "manager")
         membership.change_role(s, team.id, lead, ana, "manager")
         with pytest.raises(InvalidInput):
             membership.change_role(s, team.id, lead, ben, "owner")
-        with pytest.raises(Forbidden):
+        with pytest.raises(OwnerNotRemovable):
             membership.remove_member(s, team.id, ana, lead, now=T0)
         with pytest.raises(NotFound):
             membership.remove_member(s, team.id, lead, eve, now=T0)
-        with pytest.raises(Conflict):
+        with pytest.raises(OwnerCannotLeave):
             membership.leave_team(s, team.id, lead, now=T0)
         membership.transfer_ownership(s, team.id, lead, ben)
         roles = {m.user_id: m.role for m in membership.list_members(s, team.id, ben)}
         assert roles == {lead: "manager", ana: "manager", ben: "owner"}
         assert sorted(roles.values()).count("owner") == 1
-        with pytest.raises(Forbidden):
+        with pytest.raises(ManagerRemovesMembersOnly):
             membership.remove_member(s, team.id, lead, ana, now=T0)  # managers: plain members only
         membership.leave_team(s, team.id, lead, now=T0)
         with pytest.raises(NotFound):
@@ -192,7 +201,7 @@ def test_assignment_subscribes_in_each_language_and_paces(loaded_engine: Engine)
         invitations.join(s, ana, inv.token, now=T0)
         # Due in 3 days (4 study days including today): ceil(15 / 4) = 4 < default 20.
         assignments.assign(s, team.id, lead, "eks-model-training", T0.date() + timedelta(3), now=T0)
-        with pytest.raises(Forbidden):
+        with pytest.raises(RoleRequired):
             assignments.assign(s, team.id, ana, "eks-model-training", None, now=T0)
         deck_id = s.scalar(select(Deck.id).where(Deck.slug == "eks-model-training"))
         sub = s.get(Subscription, (ana, deck_id))
@@ -271,7 +280,7 @@ def test_team_deck_upload_edit_keeps_progress_and_removal_ends_access(engine: En
             s, team.id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
         )
         assert deck.slug == f"team{team.id}-team-quiz" and report.added == ["q01", "q02"]
-        with pytest.raises(Forbidden):
+        with pytest.raises(RoleRequired):
             team_decks.create_team_deck(
                 s, team.id, ana, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
             )
@@ -333,7 +342,7 @@ def test_team_deck_upload_edit_keeps_progress_and_removal_ends_access(engine: En
         assert cards.keys == ["q01", "q03"]
         # An edit of the retired card (a page opened before it was retired) is refused,
         # rather than bringing the old question back with everyone's progress.
-        with pytest.raises(Conflict):
+        with pytest.raises(EditingRetiredCard):
             team_decks.set_card(
                 s, team.id, lead, deck.slug, "q02",
                 locale="en", question="Two?", answer="2", explanation="", now=later,
@@ -397,7 +406,7 @@ def test_deleting_a_team_keeps_shipped_history(loaded_engine: Engine) -> None:
         card, _ = queue.next_card(s, ana, now=T0, deck_id=shipped)
         assert card is not None
         study.answer(s, ana, card.card_id, Rating.Again, str(uuid.uuid4()), now=T0)
-        with pytest.raises(Forbidden):
+        with pytest.raises(RoleRequired):
             membership.delete_team(s, team.id, ana, now=T0)
         membership.delete_team(s, team.id, lead, now=T0)
         assert s.get(ReviewState, (ana, card.card_id)) is not None
@@ -477,7 +486,7 @@ def test_dashboard_numbers_hardest_and_csv(loaded_engine: Engine) -> None:
                 study.answer(s, user, card.card_id, rating, str(uuid.uuid4()), now=T0)
                 answered.setdefault(user, []).append(card.card_id)
         later = T0 + timedelta(days=30)
-        with pytest.raises(Forbidden):
+        with pytest.raises(RoleRequired):
             progress.dashboard(s, team.id, ana, now=later)
         rows = {r.email: r for r in progress.dashboard(s, team.id, lead, now=later)}
         a = rows["ana@example.com"]
@@ -543,7 +552,7 @@ def test_undo_leaves_alone_a_team_deck_the_member_has_left(engine: Engine) -> No
         membership.leave_team(s, team.id, ana, now=T0)
         # Her history stays, but the deck is no longer hers to change.
         assert study.undoable(s, ana, now=T0) is None
-        with pytest.raises(Conflict):
+        with pytest.raises(NothingToUndo):
             study.undo(s, ana, now=T0)
         state = s.get(ReviewState, (ana, card.card_id))
         assert state is not None and state.reps == 1

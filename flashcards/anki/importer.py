@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from ..decks.deckfile import SLUG_RE
 from ..decks.quizfile import slugify
-from ..errors import Conflict, InvalidInput, NotFound
+from ..errors import DeckNameTaken, InvalidInput, NotFound
 from ..locales import check_locale
 from ..models import Card, CardText, Deck, DeckText, ReviewLog, ReviewState, SchedulerSettings, User
 from .errors import AnkiPackageError
@@ -192,7 +192,7 @@ def import_package(
     if slug is not None:
         slug = prefix + slug
         if session.scalar(select(Deck.id).where(Deck.slug == slug)) is not None:
-            raise Conflict(f"the deck name '{slug}' is already taken", field="slug")
+            raise DeckNameTaken(f"the deck name '{slug}' is already taken", field="slug")
     else:
         slug = _free_slug(session, prefix + slugify(title))
 

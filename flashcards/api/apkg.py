@@ -16,7 +16,7 @@ from ..anki import ImportReport, export_deck, import_package, read_for_import
 from ..anki.importer import check_names
 from ..config import parse_bool
 from ..db import retrying, utcnow
-from ..errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
+from ..errors import BodyTooLarge, InvalidInput, UnsupportedContentType
 from ..http import db
 from ..models import Deck, User
 from . import bp
@@ -115,7 +115,7 @@ def export_apkg(slug: str) -> Response:
 def _package_body(limit: int) -> bytes:
     """The uploaded package: the raw body, or the multipart field `file`; 413 above `limit`."""
     mimetype = request.mimetype
-    too_large = PayloadTooLarge(
+    too_large = BodyTooLarge(
         f"the package is larger than the limit of {limit} bytes ({limit / MIB:.1f} MiB)"
     )
     # Set before anything reads the body; Werkzeug then stops reading at the limit, with or
@@ -136,7 +136,7 @@ def _package_body(limit: int) -> bytes:
             return data
     except RequestEntityTooLarge:
         raise too_large from None
-    raise UnsupportedMediaType(
+    raise UnsupportedContentType(
         "send the .apkg as the request body with Content-Type: application/octet-stream, "
         "or as the field 'file' of a multipart/form-data form"
     )

@@ -8,19 +8,19 @@ from typing import TypeVar
 from flask import g, request
 
 from .. import accounts
-from ..errors import Unauthorized
+from ..errors import MissingToken
 from ..http import direct
 
 T = TypeVar("T")
 
 
 def bearer_token() -> str:
-    """The token of `Authorization: Bearer <token>`; Unauthorized when there is none."""
+    """The token of `Authorization: Bearer <token>`; MissingToken when there is none."""
     authorization = request.headers.get("Authorization", "")
     scheme, _, token = authorization.strip().partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
-        raise Unauthorized("send an API token as 'Authorization: Bearer <token>'")
+        raise MissingToken("send an API token as 'Authorization: Bearer <token>'")
     return token
 
 
@@ -34,7 +34,7 @@ def current_caller() -> accounts.Caller:
 
 
 def current_user_id() -> int:
-    """The id of the user whose token came with the request; Unauthorized otherwise."""
+    """The id of the user whose token came with the request; NotAuthenticated otherwise."""
     user_id: int | None = g.get("api_user_id")
     if user_id is None:
         user_id = g.api_user_id = _valid(accounts.user_id_for_token(direct(), bearer_token()))

@@ -1,8 +1,9 @@
 """Every API error as application/problem+json (RFC 9457), and strict request-body parsing.
 
-FlashcardsError subclasses carry their status and title; Werkzeug's HTTP errors (routing 404
-and 405, 413 from MAX_CONTENT_LENGTH) become problems too when the URL is under /api/. The
-request's session is closed without commit by teardown, so nothing partial is written.
+`PROBLEM_TYPES` is the one table from an error class to its status, problem type and title;
+the domain's errors know nothing of HTTP. Werkzeug's HTTP errors (routing 404 and 405, 413
+from MAX_CONTENT_LENGTH) become problems too when the URL is under /api/. The request's session
+is closed without commit by teardown, so nothing partial is written.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from flask import Response, current_app, request
@@ -17,23 +19,149 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
+from ..accounts import EmailTaken, InvalidToken, SamePassword, WrongPassword
+from ..anki.errors import AnkiPackageError
+from ..backup import BackupError
 from ..db import database_unavailable
 from ..errors import (
-    BadRequest,
+    AlreadyOwner,
+    BodyTooLarge,
+    CardNotFound,
+    CardRetired,
+    DeckFileError,
+    DeckNameTaken,
+    DueDateInPast,
+    EditingRetiredCard,
     FlashcardsError,
     InvalidInput,
-    Unauthorized,
-    UnsupportedMediaType,
+    InvalidLabel,
+    InvitationNotUsable,
+    LanguageNotInDeck,
+    LastCardOfDeck,
+    MalformedRequest,
+    ManagerRemovesMembersOnly,
+    MissingToken,
+    NotAuthenticated,
+    NotDeckOwner,
+    NotFound,
+    NothingToUndo,
+    NotLatestAnswer,
+    NotPermitted,
+    NotSubscribed,
+    OwnerCannotLeave,
+    OwnerNotRemovable,
+    OwnerRoleByTransferOnly,
+    QuestionCountMismatch,
+    RemovingSelf,
+    ReviewIdReused,
+    RoleRequired,
+    SignupClosed,
+    TextTooLong,
+    TooMuchContention,
+    UnknownReviewId,
+    UnsupportedContentType,
+    WrongCredentials,
 )
 from ..http import current_request
+from ..locales import UnknownLocale
+from ..ratelimit import RateLimited
+from ..teams.invitations import RemovedFromTeam
+from ..teams.team_decks import UnknownCardKey
 from . import bp
 from .models import Body
 
 PROBLEM_MIMETYPE = "application/problem+json"
 API_PREFIX = "/api/"
+# A problem's `type` is this plus its slug: a URI reference the same on every instance
+# (RFC 9457 3.1.1), which a client compares rather than dereferences.
+PROBLEM_TYPE_PREFIX = "/api/v1/problems/"
 # What a client waits before retrying when the database is out of reach (a restart, a
 # failover): long enough not to pile on, short enough for a person at the keyboard.
 UNAVAILABLE_RETRY_AFTER = 5
+
+
+@dataclass(frozen=True)
+class ProblemType:
+    status: int
+    slug: str
+    title: str
+
+    @property
+    def uri(self) -> str:
+        return PROBLEM_TYPE_PREFIX + self.slug
+
+
+P = ProblemType
+PROBLEM_TYPES: dict[type[FlashcardsError], ProblemType] = {
+    # The request as sent
+    MalformedRequest: P(400, "malformed-request", "Malformed request"),
+    UnsupportedContentType: P(415, "unsupported-content-type", "Unsupported media type"),
+    BodyTooLarge: P(413, "body-too-large", "Payload too large"),
+    # Validation
+    InvalidInput: P(422, "invalid-input", "Invalid input"),
+    DeckFileError: P(422, "invalid-deck-file", "Invalid deck file"),
+    UnknownLocale: P(422, "unknown-locale", "Unknown language code"),
+    InvalidLabel: P(422, "invalid-label", "Invalid label"),
+    DueDateInPast: P(422, "due-date-in-past", "Due date in the past"),
+    TextTooLong: P(422, "text-too-long", "Text too long"),
+    LanguageNotInDeck: P(422, "language-not-in-deck", "Language not in the deck"),
+    QuestionCountMismatch: P(422, "question-count-mismatch", "Questions do not match the cards"),
+    UnknownCardKey: P(422, "unknown-card-key", "Unknown card key"),
+    AnkiPackageError: P(422, "invalid-package", "Unreadable Anki package"),
+    SamePassword: P(422, "same-password", "New password equals the current one"),
+    BackupError: P(422, "invalid-backup", "Unusable backup"),
+    # Lookups
+    NotFound: P(404, "not-found", "Not found"),
+    CardNotFound: P(404, "card-not-found", "No such card"),
+    UnknownReviewId: P(404, "unknown-review-id", "No answer with this review_id"),
+    InvitationNotUsable: P(404, "invitation-not-usable", "Invitation unknown or no longer valid"),
+    # Identity
+    NotAuthenticated: P(401, "not-authenticated", "Unauthorized"),
+    MissingToken: P(401, "missing-token", "No API token"),
+    InvalidToken: P(401, "invalid-token", "Invalid API token"),
+    WrongCredentials: P(401, "wrong-credentials", "Wrong email or password"),
+    # The current password proves who a signed-in caller is: well formed, and refused.
+    WrongPassword: P(403, "wrong-password", "Wrong current password"),
+    # Permission
+    NotPermitted: P(403, "not-permitted", "Forbidden"),
+    RoleRequired: P(403, "role-required", "Role required"),
+    OwnerNotRemovable: P(403, "owner-not-removable", "The owner cannot be removed"),
+    ManagerRemovesMembersOnly: P(
+        403, "manager-removes-members-only", "Managers remove plain members only"
+    ),
+    NotDeckOwner: P(403, "not-deck-owner", "Not the deck's owner"),
+    SignupClosed: P(403, "signup-closed", "Sign-up is closed"),
+    RemovedFromTeam: P(403, "removed-from-team", "Removed from the team"),
+    # State that does not allow the change
+    ReviewIdReused: P(409, "review-id-reused", "review_id already used"),
+    NotSubscribed: P(409, "not-subscribed", "Not subscribed to the deck"),
+    CardRetired: P(409, "card-retired", "Card retired"),
+    EditingRetiredCard: P(409, "editing-retired-card", "Retired cards are not edited"),
+    NotLatestAnswer: P(409, "not-latest-answer", "Not the latest answer"),
+    NothingToUndo: P(409, "nothing-to-undo", "Nothing to undo"),
+    OwnerRoleByTransferOnly: P(
+        409, "owner-role-by-transfer-only", "Ownership is transferred, not assigned"
+    ),
+    AlreadyOwner: P(409, "already-owner", "Already the owner"),
+    RemovingSelf: P(409, "removing-self", "Leave instead of removing yourself"),
+    OwnerCannotLeave: P(409, "owner-cannot-leave", "The owner cannot leave"),
+    LastCardOfDeck: P(409, "last-card-of-deck", "A deck keeps one card"),
+    DeckNameTaken: P(409, "deck-name-taken", "Deck name taken"),
+    EmailTaken: P(409, "email-taken", "Email cannot be used"),
+    # Load
+    RateLimited: P(429, "rate-limited", "Too many requests"),
+    TooMuchContention: P(503, "too-much-contention", "Service unavailable"),
+}
+del P
+
+
+def problem_type(exc: FlashcardsError) -> ProblemType:
+    """The table's entry for the error's class, or for its nearest mapped base."""
+    for cls in type(exc).__mro__:
+        found = PROBLEM_TYPES.get(cls)
+        if found is not None:
+            return found
+    raise LookupError(f"{type(exc).__name__} is missing from PROBLEM_TYPES")
 
 
 def problem(
@@ -41,10 +169,11 @@ def problem(
     title: str,
     detail: str,
     *,
+    type_uri: str = "about:blank",
     field: str | None = None,
     headers: dict[str, str] | None = None,
 ) -> Response:
-    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status}
+    body: dict[str, Any] = {"type": type_uri, "title": title, "status": status}
     body["detail"] = detail
     if field is not None:
         body["field"] = field
@@ -58,13 +187,15 @@ def problem(
 
 @bp.errorhandler(FlashcardsError)
 def _flashcards_error(exc: FlashcardsError) -> Response:
+    kind = problem_type(exc)
     headers: dict[str, str] = {}
-    if isinstance(exc, Unauthorized):
+    if isinstance(exc, NotAuthenticated):
         headers["WWW-Authenticate"] = 'Bearer realm="flashcards"'
-    retry_after = getattr(exc, "retry_after", None)
-    if retry_after is not None:
-        headers["Retry-After"] = str(int(retry_after))
-    return problem(exc.status, exc.title, exc.detail, field=exc.field, headers=headers)
+    if isinstance(exc, (RateLimited, TooMuchContention)):
+        headers["Retry-After"] = str(int(exc.retry_after))
+    return problem(
+        kind.status, kind.title, exc.detail, type_uri=kind.uri, field=exc.field, headers=headers
+    )
 
 
 def http_problem(exc: HTTPException) -> Response:
@@ -144,7 +275,7 @@ def json_body() -> dict[str, Any]:
     req = current_request()
     mimetype = req.mimetype
     if mimetype != "application/json" and not mimetype.endswith("+json"):
-        raise UnsupportedMediaType(
+        raise UnsupportedContentType(
             "the request body must be JSON, sent with Content-Type: application/json"
         )
     data = req.get_data(cache=True)  # raises 413 above MAX_CONTENT_LENGTH
@@ -152,9 +283,11 @@ def json_body() -> dict[str, Any]:
         body = _loads(data)
     except (ValueError, RecursionError) as exc:
         # ValueError covers JSONDecodeError and undecodable bytes.
-        raise BadRequest(f"the request body is not valid JSON: {exc}") from None
+        raise MalformedRequest(f"the request body is not valid JSON: {exc}") from None
     if (b"\\ud" in data or b"\\uD" in data) and _has_lone_surrogate(body):
-        raise BadRequest("the request body has a lone UTF-16 surrogate escape, which is not text")
+        raise MalformedRequest(
+            "the request body has a lone UTF-16 surrogate escape, which is not text"
+        )
     if not isinstance(body, dict):
         raise InvalidInput("the request body must be a JSON object")
     if b"\\u0000" in data:
@@ -182,7 +315,7 @@ def parse_body(model: type[B], *, optional: bool = False) -> B:
         return model.model_validate({})
     mimetype = req.mimetype
     if mimetype != "application/json" and not mimetype.endswith("+json"):
-        raise UnsupportedMediaType(
+        raise UnsupportedContentType(
             "the request body must be JSON, sent with Content-Type: application/json"
         )
     data = req.get_data(cache=True)  # raises 413 above MAX_CONTENT_LENGTH

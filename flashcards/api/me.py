@@ -6,7 +6,7 @@ from flask import Response, current_app
 
 from .. import accounts
 from ..db import utcnow
-from ..errors import Forbidden, InvalidInput
+from ..errors import InvalidInput, SignupClosed
 from ..http import change_password_limited, db, signup_key, signup_limiter
 from ..settings import ME_FIELDS, apply_user_settings, user_settings, validate_settings
 from . import bp
@@ -86,7 +86,7 @@ def change_password() -> tuple[str, int]:
 )
 def sign_up() -> Response:
     if not current_app.config.get("SIGNUP_OPEN", True):
-        raise Forbidden("sign-up is closed on this server; ask an administrator for an account")
+        raise SignupClosed("sign-up is closed on this server; ask an administrator for an account")
     body = parse_body(SignUp)
     limiter = signup_limiter()
     key = signup_key()

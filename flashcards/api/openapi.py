@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from flask import Flask, Response, current_app, jsonify
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from pydantic.json_schema import models_json_schema
 
 from . import bp
@@ -55,11 +55,15 @@ _PARAMETER_SCHEMAS: dict[str, dict[str, Any]] = {"int": {"type": "integer", "min
 class Problem(Reply):
     """An error, as RFC 9457 problem details."""
 
-    type: str
+    type: str = Field(
+        description="What happened, as a URI reference to compare: /api/v1/problems/<slug> "
+        "(e.g. review-id-reused) for the service's own errors, about:blank for plain HTTP ones "
+        "(no such route, an unexpected error)."
+    )
     title: str
-    status: int
+    status: int = Field(ge=400, le=599)
     detail: str
-    field: str | None = None
+    field: str | None = Field(None, description="The request field at fault.")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from .. import own_decks, queue, state_rows, study, subscriptions
 from ..access import visible_decks
 from ..db import MAX_ID, retrying, utcnow, with_retries
-from ..errors import Conflict, NotFound
+from ..errors import NotFound, NotSubscribed
 from ..http import db, direct, refresh_pacing
 from ..models import Card, Deck, Subscription, User
 from ..models import CardText as CardTextRow
@@ -149,7 +149,7 @@ def next_card() -> Response:
         deck_id = subscriptions.find_visible_deck(db(), user_id, request.args["deck"]).id
         if db().get(Subscription, (user_id, deck_id)) is None:
             # Not "nothing due" (204): this deck has no queue of theirs at all.
-            raise Conflict("subscribe to this deck before studying it", field="deck")
+            raise NotSubscribed("subscribe to this deck before studying it", field="deck")
     now = utcnow()
     if caller.paced:
         refresh_pacing(user_id, now)

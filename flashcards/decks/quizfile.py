@@ -15,7 +15,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..errors import DeckFileError
+from ..errors import DeckFileError, QuestionCountMismatch
 from .deckfile import CardSource, LocaleSource, refuse_nul
 
 ANSWER_MARKERS = frozenset(
@@ -151,11 +151,7 @@ def quiz_to_locale(
 ) -> LocaleSource:
     """Deck-file content for a quiz; `keys` reuses another locale's keys, question by question."""
     if keys is not None and len(keys) != len(quiz.items):
-        raise DeckFileError(
-            path,
-            None,
-            f"the quiz has {len(quiz.items)} questions but the deck has {len(keys)} cards",
-        )
+        raise QuestionCountMismatch(path, len(quiz.items), len(keys))
     cards = []
     for i, item in enumerate(quiz.items):
         short, explanation = split_answer(item.answer)

@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from ..errors import Conflict
+from ..errors import DeckNameTaken
 from ..models import Card, CardText, Deck, DeckText, Subscription, User
 from .deckfile import CardSource, DeckSource
 
@@ -65,7 +65,7 @@ def sync_deck(
         session.flush()
         report.created = True
     elif (deck.owner_user_id, deck.owner_team_id) != (owner_user_id, owner_team_id):
-        raise Conflict(f"the deck name '{source.slug}' is already taken", field="slug")
+        raise DeckNameTaken(f"the deck name '{source.slug}' is already taken", field="slug")
     if deck.default_locale != source.default_locale:
         deck.default_locale = source.default_locale
         report.deck_changed = True

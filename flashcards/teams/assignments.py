@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session
 from ..access import visible_decks
 from ..accounts import user_clock
 from ..days import day_bounds, study_date
-from ..errors import InvalidInput, NotFound
+from ..errors import DueDateInPast, NotFound
 from ..models import (
     Card,
     Deck,
@@ -113,7 +113,7 @@ def check_due_date(session: Session, actor_id: int, due: date, *, now: datetime)
     clock = user_clock(session, actor_id)
     today = study_date(now, clock.timezone, clock.day_start_hour)
     if due < today:
-        raise InvalidInput(
+        raise DueDateInPast(
             f"due_date must be today ({today.isoformat()} for you) or later", field="due_date"
         )
 

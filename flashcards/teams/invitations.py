@@ -14,7 +14,13 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
-from ..errors import Forbidden, InvalidInput, NotFound
+from ..errors import (
+    InvalidInput,
+    InvalidLabel,
+    InvitationNotUsable,
+    NotFound,
+    NotPermitted,
+)
 from ..models import TeamInvitation, TeamMember, TeamRemoval
 from ..settings import CONTROL_CHARS
 from .assignments import subscribe_to_team_assignments
@@ -29,7 +35,7 @@ MAX_LABEL = 100
 BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
-class RemovedFromTeam(Forbidden):
+class RemovedFromTeam(NotPermitted):
     """A lead removed this person; no link lets them back in until a lead allows it."""
 
     def __init__(self, team_id: int) -> None:
@@ -83,13 +89,13 @@ def create_invitation(
 
 def _check_label(label: object) -> str:
     if not isinstance(label, str):
-        raise InvalidInput("label must be a string", field="label")
+        raise InvalidLabel("label must be a string", field="label")
     label = " ".join(label.split())  # one line in the list of links
     if len(label) > MAX_LABEL:
-        raise InvalidInput(f"label may have at most {MAX_LABEL} characters", field="label")
+        raise InvalidLabel(f"label may have at most {MAX_LABEL} characters", field="label")
     if CONTROL_CHARS.search(label) or BIDI_CONTROLS.search(label):
         # A right-to-left override would make the rest of the leads' list read backwards.
-        raise InvalidInput("label may not contain control characters", field="label")
+        raise InvalidLabel("label may not contain control characters", field="label")
     return label
 
 
@@ -130,12 +136,12 @@ def invitation_state(invitation: TeamInvitation, now: datetime) -> str:
 def join(session: Session, user_id: int, token: str, *, now: datetime) -> TeamMember:
     """Join through a link; someone already in the team stays as they are (no use counted)."""
     if not TOKEN_RE.match(token):
-        raise NotFound("no such invitation", field="token")
+        raise InvitationNotUsable("no such invitation", field="token")
     invitation = session.scalar(
         select(TeamInvitation).where(TeamInvitation.token_hash == token_hash(token))
     )
     if invitation is None:
-        raise NotFound("no such invitation", field="token")
+        raise InvitationNotUsable("no such invitation", field="token")
     existing = session.get(TeamMember, (invitation.team_id, user_id))
     if existing is not None:
         return existing
@@ -143,7 +149,7 @@ def join(session: Session, user_id: int, token: str, *, now: datetime) -> TeamMe
         raise RemovedFromTeam(invitation.team_id)
     state = invitation_state(invitation, now)
     if state != "active":
-        raise NotFound(f"this invitation is {state.replace('_', ' ')}", field="token")
+        raise InvitationNotUsable(f"this invitation is {state.replace('_', ' ')}", field="token")
     # Counted with a guarded UPDATE so that two people racing for the last use cannot both win.
     used = session.execute(
         update(TeamInvitation)
@@ -158,7 +164,7 @@ def join(session: Session, user_id: int, token: str, *, now: datetime) -> TeamMe
         .execution_options(synchronize_session=False)
     )
     if not getattr(used, "rowcount", 0):
-        raise NotFound("this invitation is used up", field="token")
+        raise InvitationNotUsable("this invitation is used up", field="token")
     member = TeamMember(team_id=invitation.team_id, user_id=user_id, role=MEMBER, joined_at=now)
     session.add(member)
     session.flush()

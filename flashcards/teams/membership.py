@@ -18,7 +18,16 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ..errors import Conflict, Forbidden, InvalidInput, NotFound
+from ..errors import (
+    AlreadyOwner,
+    InvalidInput,
+    ManagerRemovesMembersOnly,
+    NotFound,
+    OwnerCannotLeave,
+    OwnerNotRemovable,
+    OwnerRoleByTransferOnly,
+    RemovingSelf,
+)
 from ..models import Deck, Subscription, Team, TeamAssignment, TeamMember, TeamRemoval, User
 from .assignments import refresh_pacing
 from .roles import (
@@ -135,7 +144,9 @@ def change_role(
         )
     target = member_of(session, team_id, target_id)
     if target.role == OWNER:
-        raise Conflict("the owner's role changes only by transferring ownership", field="role")
+        raise OwnerRoleByTransferOnly(
+            "the owner's role changes only by transferring ownership", field="role"
+        )
     target.role = role
     session.flush()
     return target
@@ -146,7 +157,7 @@ def transfer_ownership(session: Session, team_id: int, actor_id: int, target_id:
     actor = membership(session, team_id, actor_id, OWNER)
     target = member_of(session, team_id, target_id)
     if target.user_id == actor.user_id:
-        raise Conflict("you already own this team", field="user_id")
+        raise AlreadyOwner("you already own this team", field="user_id")
     actor.role = MANAGER
     session.flush()  # first: the database allows one owner per team at any moment
     target.role = OWNER
@@ -160,11 +171,11 @@ def remove_member(
     actor = membership(session, team_id, actor_id, *LEADS)
     target = member_of(session, team_id, target_id)
     if target.user_id == actor.user_id:
-        raise Conflict("to leave a team, use leave")
+        raise RemovingSelf("to leave a team, use leave")
     if target.role == OWNER:
-        raise Forbidden("the owner cannot be removed")
+        raise OwnerNotRemovable("the owner cannot be removed")
     if actor.role == MANAGER and target.role != MEMBER:
-        raise Forbidden("a manager may remove plain members only")
+        raise ManagerRemovesMembersOnly("a manager may remove plain members only")
     _end_membership(session, team_id, target_id, now=now)
     session.merge(TeamRemoval(team_id=team_id, user_id=target_id, removed_at=now))
     session.flush()
@@ -204,7 +215,9 @@ def allow_back(session: Session, team_id: int, actor_id: int, target_id: int) ->
 def leave_team(session: Session, team_id: int, user_id: int, *, now: datetime) -> None:
     member = membership(session, team_id, user_id)
     if member.role == OWNER:
-        raise Conflict("the owner cannot leave; transfer ownership first (or delete the team)")
+        raise OwnerCannotLeave(
+            "the owner cannot leave; transfer ownership first (or delete the team)"
+        )
     _end_membership(session, team_id, user_id, now=now)
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..decks.deckfile import SLUG_RE
-from ..errors import Forbidden, InvalidInput, NotFound
+from ..errors import InvalidInput, NotFound, RoleRequired
 from ..models import Deck, TeamMember
 
 OWNER = "owner"
@@ -21,12 +21,12 @@ LEADS = (OWNER, MANAGER)
 
 
 def membership(session: Session, team_id: int, user_id: int, *roles: str) -> TeamMember:
-    """The caller's membership; NotFound outside the team, Forbidden without one of `roles`."""
+    """The caller's membership; NotFound outside the team, RoleRequired without one of `roles`."""
     member = session.get(TeamMember, (team_id, user_id))
     if member is None:
         raise NotFound(f"no team {team_id}")
     if roles and member.role not in roles:
-        raise Forbidden(f"only a team's {' or '.join(roles)} may do this")
+        raise RoleRequired(f"only a team's {' or '.join(roles)} may do this")
     return member
 
 

@@ -25,7 +25,14 @@ from ..decks.deckfile import (
 )
 from ..decks.quizfile import parse_quiz, quiz_to_locale, slugify
 from ..decks.sync import SyncReport, sync_deck
-from ..errors import Conflict, InvalidInput, NotFound
+from ..errors import (
+    EditingRetiredCard,
+    InvalidInput,
+    LanguageNotInDeck,
+    LastCardOfDeck,
+    NotFound,
+    TextTooLong,
+)
 from ..locales import check_locale
 from ..models import Card, CardText, Deck, DeckText
 from .roles import LEADS, clean_text, membership, team_deck
@@ -283,15 +290,15 @@ def set_card(
             raise InvalidInput(f"{name} must not be empty", field=name)
     for name, value in (("front", question), ("back", answer), ("explanation", explanation)):
         if len(value) > MAX_TEXT:
-            raise InvalidInput(f"{name} may have at most {MAX_TEXT} characters", field=name)
+            raise TextTooLong(f"{name} may have at most {MAX_TEXT} characters", field=name)
     source = current_source(session, deck)
     target = source.locales.get(locale)
     if target is None:
-        raise InvalidInput(f"the deck has no language '{locale}'", field="locale")
+        raise LanguageNotInDeck(f"the deck has no language '{locale}'", field="locale")
     if key not in source.keys and _retired(session, deck.id, key):
         # Most likely an edit from a page opened before another lead retired the card:
         # taking it as new would bring the old question back with everyone's progress.
-        raise Conflict(
+        raise EditingRetiredCard(
             "this card was retired from the deck and can no longer be edited", field="key"
         )
     if key not in source.keys and locale != deck.default_locale:
@@ -326,7 +333,7 @@ def retire_card(
     if key not in source.keys:
         raise NotFound("no such card in this deck")
     if len(source.keys) == 1:
-        raise Conflict("a deck keeps at least one card; delete the deck instead")
+        raise LastCardOfDeck("a deck keeps at least one card; delete the deck instead")
     locales = {
         loc: replace(ls, cards=tuple(c for c in ls.cards if c.key != key))
         for loc, ls in source.locales.items()

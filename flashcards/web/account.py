@@ -29,6 +29,7 @@ from .auth import (
     too_many_attempts,
     user_id,
 )
+from .error_table import flash_error
 from .i18n import LANG_COOKIE, locale_code, plain_number
 
 ONE_YEAR = 365 * 24 * 3600
@@ -146,21 +147,18 @@ def change_password() -> Response:
     except RateLimited as exc:
         flash(too_many_attempts(exc), "error")
         return redirect(url_for("web.settings"))
-    except accounts.SamePassword:
-        flash(_("Choose a new password that is not the current one."), "error")
+    except (accounts.SamePassword, accounts.WrongPassword) as exc:
+        flash_error(exc)
         return redirect(url_for("web.settings"))
-    except InvalidInput as exc:
-        if exc.field == "current_password":
-            flash(_("The current password is not correct."), "error")
-        else:
-            flash(
-                _(
-                    "Choose a password of %(min)d to %(max)d characters.",
-                    min=accounts.MIN_PASSWORD_LENGTH,
-                    max=accounts.MAX_PASSWORD_LENGTH,
-                ),
-                "error",
-            )
+    except InvalidInput:  # the new password's length, the one value of this form left
+        flash(
+            _(
+                "Choose a password of %(min)d to %(max)d characters.",
+                min=accounts.MIN_PASSWORD_LENGTH,
+                max=accounts.MAX_PASSWORD_LENGTH,
+            ),
+            "error",
+        )
         return redirect(url_for("web.settings"))
     user = current_user()
     assert user is not None

@@ -19,7 +19,7 @@ from .. import subscriptions
 from ..anki import AnkiPackageError, ImportReport, export_deck, import_package, read_for_import
 from ..db import retrying, utcnow
 from ..decks.deckfile import MAX_TEXT
-from ..errors import FlashcardsError
+from ..errors import InvalidInput
 from ..http import current_request, db
 from ..models import Deck
 from . import bp
@@ -118,7 +118,7 @@ def import_apkg() -> Response | tuple[str, int]:
 
         # A concurrent import can take the same free name first; the retry picks another.
         report = retrying(session, work, retry_on=(IntegrityError,), attempts=3)
-    except FlashcardsError as exc:
+    except InvalidInput as exc:  # the package, or what it asks for, is refused
         session.rollback()
         return library_page(import_error=import_error_message(exc)), 422
     flash(
@@ -148,7 +148,7 @@ def too_large_message(limit: int) -> str:
     )
 
 
-def import_error_message(exc: FlashcardsError) -> str:
+def import_error_message(exc: InvalidInput) -> str:
     """A translated sentence for each kind of problem the importer reports."""
     if not isinstance(exc, AnkiPackageError):
         return str(_("This package could not be imported."))

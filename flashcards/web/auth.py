@@ -25,7 +25,7 @@ from werkzeug.wrappers import Response
 
 from .. import accounts
 from ..db import transaction, utcnow
-from ..errors import InvalidInput, Unauthorized
+from ..errors import InvalidInput, WrongCredentials
 from ..http import (
     db,
     signed_in,
@@ -37,6 +37,7 @@ from ..models import User
 from ..ratelimit import RateLimited
 from ..settings import timezone_names
 from . import bp, csrf
+from .error_table import message_for
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -215,10 +216,8 @@ def signup() -> ResponseReturnValue:
                 locale=locale_code(),
                 timezone=timezone,
             )
-        except accounts.EmailTaken:
-            errors["email"] = _(
-                "This email cannot be used for a new account. If it is yours, sign in."
-            )
+        except accounts.EmailTaken as exc:
+            errors["email"] = message_for(exc)
         except InvalidInput as exc:
             session_db.rollback()
             limiter.refund(key)  # refused for its own values: nothing was looked up
@@ -257,8 +256,8 @@ def signin() -> ResponseReturnValue:
             error = too_many_attempts(exc)
             page = render_template("signin.html", error=error, email=email, next=target)
             return page, 429, {"Retry-After": str(max(1, int(exc.retry_after)))}
-        except Unauthorized:
-            error = _("Wrong email or password.")
+        except WrongCredentials as exc:
+            error = message_for(exc)
             status = 401
         else:
             if PENDING_JOIN_KEY in session and target == url_for("web.library"):

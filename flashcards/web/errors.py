@@ -1,4 +1,5 @@
-"""Error pages for the HTML side, in the visitor's language; /api/ keeps its problem+json."""
+"""Error pages for the HTML side, in the visitor's language, at the status `error_table`
+gives; /api/ keeps its problem+json."""
 
 from __future__ import annotations
 
@@ -12,18 +13,21 @@ from ..db import database_unavailable
 from ..errors import FlashcardsError, TooMuchContention
 from . import apkg, bp
 from .auth import as_signed_out, current_user
+from .error_table import answer_for
 from .library import library_page
 
 
 @bp.errorhandler(FlashcardsError)
 def _domain_error(exc: FlashcardsError) -> tuple[str, int]:
-    return render_template("error.html", status=exc.status), exc.status
+    status = answer_for(exc).status
+    return render_template("error.html", status=status), status
 
 
 @bp.errorhandler(TooMuchContention)
 def _contention(exc: TooMuchContention) -> tuple[str, int, dict[str, str]]:
+    status = answer_for(exc).status
     headers = {"Retry-After": str(exc.retry_after)}
-    return render_template("error.html", status=exc.status, busy=True), exc.status, headers
+    return render_template("error.html", status=status, busy=True), status, headers
 
 
 @bp.errorhandler(HTTPException)

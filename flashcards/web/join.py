@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
 from ..db import retrying, utcnow
-from ..errors import NotFound
+from ..errors import InvitationNotUsable
 from ..http import db
 from ..models import Team, TeamInvitation, TeamMember, TeamRemoval
 from ..teams import invitations
@@ -139,7 +139,7 @@ def join() -> Response:
     try:
         # Two requests joining at once collide on the membership's key; the retry finds it.
         team_id = retrying(session_db, work, retry_on=(IntegrityError,), attempts=2)
-    except NotFound:
+    except InvitationNotUsable:
         return _dead_link()  # revoked, expired or used up since the confirmation was shown
     except invitations.RemovedFromTeam as exc:
         removed_from = session_db.get(Team, exc.team_id)

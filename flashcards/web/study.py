@@ -21,12 +21,22 @@ from werkzeug.wrappers import Response
 from .. import queue, stats, study, subscriptions
 from ..accounts import user_clock
 from ..db import MAX_ID, retrying, utcnow
-from ..errors import Conflict, InvalidInput, NotFound
+from ..errors import (
+    CardNotFound,
+    CardRetired,
+    InvalidInput,
+    NothingToUndo,
+    NotLatestAnswer,
+    NotSubscribed,
+    ReviewIdReused,
+    UnknownReviewId,
+)
 from ..http import db, refresh_pacing
 from ..queue import NextCard
 from ..scheduling import fuzz_seed, preview
 from . import bp
 from .auth import login_required, user_id
+from .error_table import flash_error
 from .i18n import interval, relative, when
 
 
@@ -121,8 +131,8 @@ def answer() -> Response:
             lambda: study.answer(session, uid, card_id, rating, review_id, now=now),
             retry_on=(IntegrityError,),  # a racing first answer, or the same review id
         )
-    except (Conflict, NotFound):
-        flash(_("That card has changed since the page was shown."), "error")
+    except (CardNotFound, NotSubscribed, CardRetired, ReviewIdReused) as exc:
+        flash_error(exc)
         return _back(slug)
     if result.created:
         flash(
@@ -152,14 +162,8 @@ def undo() -> Response:
             session,
             lambda: study.undo(session, uid, now=utcnow(), review_id=review_id),
         )
-    except NotFound:
-        flash(_("That answer has already been undone."), "error")
-        return _back(slug)
-    except Conflict:
-        if review_id is None:
-            flash(_("There is nothing to undo today."), "error")
-        else:
-            flash(_("Only your latest answer of today can be undone."), "error")
+    except (UnknownReviewId, NothingToUndo, NotLatestAnswer) as exc:
+        flash_error(exc)
         return _back(slug)
     flash(_("Undone. The card is back in the queue."))
     return _back(slug)

@@ -18,7 +18,15 @@ from werkzeug.wrappers import Response
 
 from ..db import retrying, utcnow
 from ..decks.deckfile import MAX_TEXT
-from ..errors import Conflict, DeckFileError, InvalidInput
+from ..errors import (
+    DeckFileError,
+    EditingRetiredCard,
+    InvalidInput,
+    LanguageNotInDeck,
+    LastCardOfDeck,
+    QuestionCountMismatch,
+    TextTooLong,
+)
 from ..http import db
 from ..locales import UnknownLocale
 from ..models import Card
@@ -27,10 +35,10 @@ from ..teams.roles import LEADS, team_deck
 from ..teams.roles import membership as role_check
 from . import bp
 from .auth import login_required, user_id
+from .error_table import flash_error, message_for
 from .teams import team_id_checked
 
 LINE_RE = re.compile(r"^line (\d+):")
-COUNT_RE = re.compile(r"has (\d+) questions but the deck has (\d+) cards")
 MAX_UPLOAD_CHARS = 500_000  # a quiz or CSV text; the body limit (1 MiB) comes first anyway
 
 
@@ -69,14 +77,13 @@ def _upload_text() -> str:
 def upload_error(exc: InvalidInput) -> str:
     """A translated sentence for an upload the domain refused."""
     if isinstance(exc, DeckFileError):
-        count = COUNT_RE.search(exc.problem)
-        if count is not None:
+        if isinstance(exc, QuestionCountMismatch):
             return str(
                 _(
                     "Questions in the text: %(questions)d; cards in the deck: %(cards)d. "
                     "A translation needs one question per card.",
-                    questions=int(count.group(1)),
-                    cards=int(count.group(2)),
+                    questions=exc.questions,
+                    cards=exc.cards,
                 )
             )
         if exc.line is not None:
@@ -182,30 +189,32 @@ def edit_team_card(team_id: int, slug: str, key: str) -> Response:
             explanation=request.form.get("explanation", ""),
             now=utcnow(),
         )
-    except (InvalidInput, Conflict) as exc:
+    except InvalidInput as exc:
         session.rollback()
         flash(_("The card was not saved.") + " " + _card_problem(exc), "error")
+        return back
+    except EditingRetiredCard as exc:
+        session.rollback()
+        flash(_("The card was not saved.") + " " + message_for(exc), "error")
         return back
     session.commit()
     flash(_("Card saved. Everyone keeps their progress on it."))
     return back
 
 
-def _card_problem(exc: InvalidInput | Conflict) -> str:
+def _card_problem(exc: InvalidInput) -> str:
     """What was wrong with a card the domain refused, as a translated sentence."""
     field = exc.field or ""
-    if "at most" in exc.detail:
+    if isinstance(exc, TextTooLong):
         return str(
             _("A text may have at most %(count)s characters.", count=format_number(MAX_TEXT))
         )
     if field in ("front", "back"):
         return str(_("The question and the answer must not be empty."))
-    if field == "locale" and "has no language" in exc.detail:
+    if isinstance(exc, LanguageNotInDeck):
         return str(_("This deck is not available in that language."))
     if field == "locale":
         return str(_("Add the card in the deck's default language first, then translate it."))
-    if field == "key":
-        return str(_("This card was retired from the deck, so it can no longer be edited."))
     return str(_("Reload the page and try again."))
 
 
@@ -267,9 +276,9 @@ def retire_team_card(team_id: int, slug: str, key: str) -> Response:
         team_decks.retire_card(
             session, team_id_checked(team_id), user_id(), slug, key, now=utcnow()
         )
-    except Conflict:
+    except LastCardOfDeck as exc:
         session.rollback()
-        flash(_("A deck keeps at least one card: delete the deck instead."), "error")
+        flash_error(exc)
         return _to_deck(team_id, slug)
     session.commit()
     flash(_("Card retired. It no longer comes up in anyone’s study."))

@@ -14,7 +14,7 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from ..db import utcnow
-from ..errors import InvalidInput
+from ..errors import DueDateInPast
 from ..http import db
 from ..teams import assignments, membership, progress
 from . import bp
@@ -45,9 +45,7 @@ def assign_deck(team_id: int) -> Response:
             due,
             now=utcnow(),
         )
-    except InvalidInput as exc:
-        if exc.field != "due_date":
-            raise
+    except DueDateInPast:
         session.rollback()
         flash(_("A due date cannot be in the past: choose today or a later day."), "error")
         return redirect(url_for("web.team_page", team_id=team_id), 303)

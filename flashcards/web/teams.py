@@ -14,7 +14,15 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from ..db import MAX_ID, transaction, utcnow
-from ..errors import Conflict, InvalidInput, NotFound
+from ..errors import (
+    AlreadyOwner,
+    InvalidInput,
+    InvalidLabel,
+    NotFound,
+    OwnerCannotLeave,
+    OwnerRoleByTransferOnly,
+    RemovingSelf,
+)
 from ..http import db, engine
 from ..names import looks_like_another
 from ..teams import assignments, invitations, membership, team_decks
@@ -22,6 +30,7 @@ from ..teams.roles import LEADS, MANAGER, MEMBER, OWNER
 from ..teams.roles import membership as role_check
 from . import bp
 from .auth import login_required, user_id
+from .error_table import flash_error
 from .i18n import locale_code
 from .join import invitation_link
 
@@ -132,17 +141,17 @@ def create_invitation(team_id: int) -> Response:
             max_uses=max_uses,
             label=request.form.get("label", ""),
         )
-    except (ValueError, OverflowError, InvalidInput) as exc:  # Overflow: days beyond timedelta's
-        if isinstance(exc, InvalidInput) and exc.field == "label":
-            flash(
-                _(
-                    "A label may have at most %(max)d characters and no control characters.",
-                    max=invitations.MAX_LABEL,
-                ),
-                "error",
-            )
-        else:
-            flash(_("A link lasts 1 to 90 days and may be used 1 to 10,000 times."), "error")
+    except InvalidLabel:
+        flash(
+            _(
+                "A label may have at most %(max)d characters and no control characters.",
+                max=invitations.MAX_LABEL,
+            ),
+            "error",
+        )
+        return _back(team_id)
+    except (ValueError, OverflowError, InvalidInput):  # Overflow: days beyond timedelta's
+        flash(_("A link lasts 1 to 90 days and may be used 1 to 10,000 times."), "error")
         return _back(team_id)
     session.commit()
     link = invitation_link(new.token)
@@ -171,8 +180,8 @@ def leave(team_id: int) -> Response:
     session = db()
     try:
         membership.leave_team(session, team_id_checked(team_id), user_id(), now=utcnow())
-    except Conflict:
-        flash(_("As the owner, hand the team over to someone else before you leave."), "error")
+    except OwnerCannotLeave as exc:
+        flash_error(exc)
         return _back(team_id)
     session.commit()
     flash(_("You left the team. Your own progress is kept."))
@@ -187,8 +196,8 @@ def remove_member(team_id: int, member_id: int) -> Response:
         membership.remove_member(
             session, team_id_checked(team_id), user_id(), _member(member_id), now=utcnow()
         )
-    except Conflict:
-        flash(_("To leave the team yourself, use “Leave this team”."), "error")
+    except RemovingSelf as exc:
+        flash_error(exc)
         return _back(team_id)
     session.commit()
     flash(_("The member was removed. Their own progress is kept."))
@@ -217,8 +226,9 @@ def change_role(team_id: int, member_id: int) -> Response:
             _member(member_id),
             request.form.get("role", ""),
         )
-    except (InvalidInput, Conflict):
-        flash(_("That role cannot be given here; ownership is handed over instead."), "error")
+    except (InvalidInput, OwnerRoleByTransferOnly):
+        # The form offers manager and member: any other role sent is the owner's.
+        flash_error(OwnerRoleByTransferOnly)
         return _back(team_id)
     session.commit()
     flash(_("Role changed."))
@@ -233,8 +243,8 @@ def transfer_ownership(team_id: int, member_id: int) -> Response:
         membership.transfer_ownership(
             session, team_id_checked(team_id), user_id(), _member(member_id)
         )
-    except Conflict:
-        flash(_("You already own this team."), "error")
+    except AlreadyOwner as exc:
+        flash_error(exc)
         return _back(team_id)
     session.commit()
     flash(_("Ownership handed over. You are now a manager of this team."))

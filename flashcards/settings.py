@@ -23,6 +23,13 @@ from .names import hidden_character, nfkc
 SUPPORTED_LOCALES = ("en", "es", "ko")
 MAX_STEPS = 10
 MAX_STEP_SECONDS = 86_400
+# Each setting's bounds, written once: the validators below and the API's models use them.
+DAY_START_HOURS = (0, 23)
+MAXIMUM_INTERVALS = (1, 36500)
+NEW_PER_DAY = (0, 9999)
+REVIEWS_PER_DAY = (0, 99999)
+DESIRED_RETENTIONS = (0.70, 0.99)
+MAX_DISPLAY_NAME = 100
 
 USER_FIELDS = frozenset({"display_name", "locale", "timezone", "day_start_hour"})
 # The scheduler fields a subscription may override too (the columns of both tables).
@@ -79,28 +86,29 @@ def _int(name: str, value: object, low: int, high: int) -> int:
 
 
 def _day_start_hour(value: object) -> int:
-    return _int("day_start_hour", value, 0, 23)
+    return _int("day_start_hour", value, *DAY_START_HOURS)
 
 
 def _maximum_interval(value: object) -> int:
-    return _int("maximum_interval", value, 1, 36500)
+    return _int("maximum_interval", value, *MAXIMUM_INTERVALS)
 
 
 def _new_per_day(value: object) -> int:
-    return _int("new_per_day", value, 0, 9999)
+    return _int("new_per_day", value, *NEW_PER_DAY)
 
 
 def _reviews_per_day(value: object) -> int:
-    return _int("reviews_per_day", value, 0, 99999)
+    return _int("reviews_per_day", value, *REVIEWS_PER_DAY)
 
 
 def _desired_retention(value: object) -> float:
     name = "desired_retention"
+    low, high = DESIRED_RETENTIONS
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidInput(f"{name} must be a number from 0.70 to 0.99", field=name)
+        raise InvalidInput(f"{name} must be a number from {low:.2f} to {high:.2f}", field=name)
     number = float(value)
-    if math.isnan(number) or not 0.70 <= number <= 0.99:
-        raise InvalidInput(f"{name} must be from 0.70 to 0.99, not {value}", field=name)
+    if math.isnan(number) or not low <= number <= high:
+        raise InvalidInput(f"{name} must be from {low:.2f} to {high:.2f}, not {value}", field=name)
     return number
 
 
@@ -165,8 +173,10 @@ def _display_name(value: object) -> str:
         raise InvalidInput("display_name must be a string", field="display_name")
     # NFKC: a fullwidth or otherwise compatibility-spelled name is the ordinary one.
     name = nfkc(value).strip()
-    if len(name) > 100:
-        raise InvalidInput("display_name may be at most 100 characters", field="display_name")
+    if len(name) > MAX_DISPLAY_NAME:
+        raise InvalidInput(
+            f"display_name may be at most {MAX_DISPLAY_NAME} characters", field="display_name"
+        )
     if CONTROL_CHARS.search(name):
         raise InvalidInput("display_name may not contain control characters", field="display_name")
     if hidden_character(name) is not None:

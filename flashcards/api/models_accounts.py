@@ -8,7 +8,18 @@ from pydantic import ConfigDict, Field
 
 from .. import accounts
 from ..names import hidden_characters_class
-from ..settings import MAX_STEP_SECONDS, MAX_STEPS, SUPPORTED_LOCALES, timezone_names
+from ..settings import (
+    DAY_START_HOURS,
+    DESIRED_RETENTIONS,
+    MAX_DISPLAY_NAME,
+    MAX_STEP_SECONDS,
+    MAX_STEPS,
+    MAXIMUM_INTERVALS,
+    NEW_PER_DAY,
+    REVIEWS_PER_DAY,
+    SUPPORTED_LOCALES,
+    timezone_names,
+)
 from .models import WHOLE, Body, Reply
 
 MAX_TOKEN_NAME = 100
@@ -17,7 +28,7 @@ _EMAIL = Field(max_length=accounts.MAX_EMAIL_LENGTH, json_schema_extra={"format"
 # Checked and normalised (NFKC, trimmed) by `settings`, so only described here.
 _DISPLAY_NAME: dict[str, Any] = {
     "type": "string",
-    "maxLength": 100,
+    "maxLength": MAX_DISPLAY_NAME,
     "pattern": f"^[^\\u0000-\\u001f\\u007f-\\u009f{hidden_characters_class()}]*$",
     "description": "No control characters, and no invisible or text-direction ones (Unicode "
     "format characters such as U+200B or U+202E); stored in NFKC form, with surrounding "
@@ -28,6 +39,13 @@ _TIMEZONE: dict[str, Any] = {
     "description": "IANA name, e.g. America/Los_Angeles.",
     "enum": sorted(timezone_names()),
 }
+
+
+def _within(bounds: tuple[float, float]) -> Any:
+    low, high = bounds
+    return Field(ge=low, le=high)
+
+
 Steps = Annotated[
     list[Annotated[int, Field(ge=1, le=MAX_STEP_SECONDS), WHOLE]],
     Field(max_length=MAX_STEPS, description="Step lengths in seconds."),
@@ -87,13 +105,13 @@ class MePatch(Body):
     display_name: str | None = Field(None, json_schema_extra=_DISPLAY_NAME)
     locale: str | None = Field(None, json_schema_extra=_LOCALE)
     timezone: str | None = Field(None, json_schema_extra=_TIMEZONE)
-    day_start_hour: Annotated[int, Field(ge=0, le=23), WHOLE] | None = None
-    desired_retention: Annotated[float, Field(ge=0.7, le=0.99)] | None = None
+    day_start_hour: Annotated[int, _within(DAY_START_HOURS), WHOLE] | None = None
+    desired_retention: Annotated[float, _within(DESIRED_RETENTIONS)] | None = None
     learning_steps: Steps | None = None
     relearning_steps: Steps | None = None
-    maximum_interval: Annotated[int, Field(ge=1, le=36500), WHOLE] | None = None
-    new_per_day: Annotated[int, Field(ge=0, le=9999), WHOLE] | None = None
-    reviews_per_day: Annotated[int, Field(ge=0, le=99999), WHOLE] | None = None
+    maximum_interval: Annotated[int, _within(MAXIMUM_INTERVALS), WHOLE] | None = None
+    new_per_day: Annotated[int, _within(NEW_PER_DAY), WHOLE] | None = None
+    reviews_per_day: Annotated[int, _within(REVIEWS_PER_DAY), WHOLE] | None = None
 
 
 class Me(Reply):

@@ -17,12 +17,12 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import BadRequest
 
 from . import accounts
-from .db import make_engine, transaction, writer
 from .errors import InvalidInput, Unauthorized
 from .kept_connections import KeptConnections
 from .models import User
 from .ratelimit import Backend, DatabaseBackend, Limiter, RedisBackend
 from .rawsql import DirectConnection
+from .storage.engine import make_engine, transaction, writer
 from .teams import assignments
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

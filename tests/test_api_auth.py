@@ -13,9 +13,9 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine, event, select
 
 from flashcards import accounts, create_app
-from flashcards.db import transaction
 from flashcards.models import RateLimitCount
 from flashcards.ratelimit import DatabaseBackend, Limiter, RateLimited, RedisBackend
+from flashcards.storage.engine import transaction
 
 from . import factories as f
 from .conftest import T0

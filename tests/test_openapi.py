@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from sqlalchemy import Engine
 
 from flashcards import accounts
-from flashcards.db import transaction
+from flashcards.storage.engine import transaction
 
 from .conftest import T0
 

@@ -8,8 +8,9 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine, select
 
 from flashcards.days import study_date
-from flashcards.db import transaction, utcnow
 from flashcards.models import Deck, SchedulerSettings, Subscription
+from flashcards.storage.engine import transaction
+from flashcards.storage.schema import utcnow
 from flashcards.teams import assignments, invitations, membership
 from tests.conftest import load_shipped_decks
 from tests.factories import make_token, make_user

@@ -22,10 +22,11 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 from flashcards import http, study
-from flashcards.db import UTCDateTime, make_engine, transaction
 from flashcards.kept_connections import KeptConnections
 from flashcards.models import ApiToken, Deck, ReviewLog, ReviewState, SchedulerSettings
 from flashcards.rawsql import DirectConnection, Statement, executor
+from flashcards.storage.engine import make_engine, transaction
+from flashcards.storage.schema import UTCDateTime
 
 from . import factories as f
 from .conftest import T0

@@ -20,8 +20,8 @@ from schemathesis import checks
 from sqlalchemy import Engine, select
 
 from flashcards.api import study_spec
-from flashcards.db import transaction
 from flashcards.models import Card, Deck
+from flashcards.storage.engine import transaction
 
 from . import factories as f
 from .conftest import T0

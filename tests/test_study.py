@@ -15,9 +15,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from flashcards import answer_sql, migrate, state_rows, study
-from flashcards.db import make_engine, retrying, transaction, writer
 from flashcards.errors import Conflict, InvalidInput, NotFound
 from flashcards.models import Card, ReviewLog, ReviewState
+from flashcards.storage.engine import make_engine, transaction, writer
+from flashcards.storage.retry import retrying
 
 from . import factories as f
 from .conftest import T0

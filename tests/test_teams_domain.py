@@ -14,7 +14,6 @@ from sqlalchemy.orm import Session
 from flashcards import deck_settings, queue, study
 from flashcards.access import visible_decks
 from flashcards.accounts import create_user
-from flashcards.db import transaction
 from flashcards.errors import Conflict, Forbidden, InvalidInput, NotFound
 from flashcards.models import (
     Deck,
@@ -26,6 +25,7 @@ from flashcards.models import (
     User,
 )
 from flashcards.queue import new_allowance
+from flashcards.storage.engine import transaction
 from flashcards.subscriptions import subscribe
 from flashcards.teams import assignments, invitations, membership, progress, team_decks
 from flashcards.teams.assignments import expected_introduced, status, team_pace

@@ -15,10 +15,11 @@ from .. import subscriptions
 from ..anki import ImportReport, export_deck, import_package, read_for_import
 from ..anki.importer import check_names
 from ..config import parse_bool
-from ..db import retrying, utcnow
 from ..errors import InvalidInput, PayloadTooLarge, UnsupportedMediaType
 from ..http import db
 from ..models import Deck, User
+from ..storage.retry import retrying
+from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
 

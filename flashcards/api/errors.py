@@ -14,7 +14,6 @@ from typing import Any
 from flask import Response, current_app, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
-from ..db import database_unavailable
 from ..errors import (
     BadRequest,
     FlashcardsError,
@@ -23,6 +22,7 @@ from ..errors import (
     UnsupportedMediaType,
 )
 from ..http import current_request
+from ..storage.engine import database_unavailable
 from . import bp
 
 PROBLEM_MIMETYPE = "application/problem+json"

@@ -7,7 +7,6 @@ from typing import Any
 from flask import Response, current_app, jsonify
 
 from .. import accounts
-from ..db import utcnow
 from ..errors import Forbidden, InvalidInput
 from ..http import change_password_limited, db, signup_key, signup_limiter
 from ..names import hidden_characters_class
@@ -21,6 +20,7 @@ from ..settings import (
     user_settings,
     validate_settings,
 )
+from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
 from .errors import json_body, reject_unknown, string_field

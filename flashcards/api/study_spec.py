@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..db import MAX_ID
+from ..storage.schema import MAX_ID
 from .openapi import BODY_PROBLEMS, json_content, json_request, problems, ref
 
 _NULLABLE_STATE = {"anyOf": [ref("CardState"), {"type": "null"}]}

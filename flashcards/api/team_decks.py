@@ -7,8 +7,9 @@ from typing import Any
 from flask import Response, jsonify
 from sqlalchemy.exc import IntegrityError
 
-from ..db import retrying, utcnow
 from ..http import db
+from ..storage.retry import retrying
+from ..storage.schema import utcnow
 from ..teams import team_decks
 from . import bp
 from .auth import current_user_id

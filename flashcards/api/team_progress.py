@@ -6,9 +6,9 @@ from typing import Any
 
 from flask import Response, jsonify, request
 
-from ..db import utcnow
 from ..errors import InvalidInput
 from ..http import db
+from ..storage.schema import utcnow
 from ..teams import progress
 from . import bp
 from .auth import current_user_id

@@ -12,12 +12,14 @@ from typing import Any
 from flask import Response, jsonify, request
 from sqlalchemy.exc import IntegrityError
 
-from ..db import MAX_ID, retrying, transaction, utcnow
 from ..decks.sync import SyncReport
 from ..errors import InvalidInput, NotFound
 from ..http import db, engine
 from ..models import TeamInvitation
 from ..names import looks_like_another
+from ..storage.engine import transaction
+from ..storage.retry import retrying
+from ..storage.schema import MAX_ID, utcnow
 from ..teams import assignments, invitations, membership
 from . import bp
 from .auth import current_user_id

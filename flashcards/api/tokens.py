@@ -7,8 +7,8 @@ from typing import Any
 from flask import Response, jsonify
 
 from .. import accounts
-from ..db import utcnow
 from ..http import db, signed_in, token_key, token_limiter
+from ..storage.schema import utcnow
 from . import bp
 from .auth import bearer_token, current_user_id
 from .errors import json_body, reject_unknown, string_field

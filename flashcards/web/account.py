@@ -14,11 +14,11 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from .. import accounts, apitokens
-from ..db import utcnow
 from ..errors import InvalidInput, NotFound
 from ..http import change_password_limited, db, token_key, token_limiter
 from ..ratelimit import RateLimited
 from ..settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
+from ..storage.schema import utcnow
 from . import bp
 from .auth import (
     browser_session_id,

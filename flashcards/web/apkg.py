@@ -17,11 +17,12 @@ from werkzeug.wrappers import Response
 
 from .. import subscriptions
 from ..anki import AnkiPackageError, ImportReport, export_deck, import_package, read_for_import
-from ..db import retrying, utcnow
 from ..decks.deckfile import MAX_TEXT
 from ..errors import FlashcardsError
 from ..http import current_request, db
 from ..models import Deck
+from ..storage.retry import retrying
+from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user, login_required, user_id
 from .i18n import one_decimal, whole_number

@@ -24,7 +24,6 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from .. import accounts
-from ..db import transaction, utcnow
 from ..errors import InvalidInput, Unauthorized
 from ..http import (
     db,
@@ -36,6 +35,8 @@ from ..http import (
 from ..models import User
 from ..ratelimit import RateLimited
 from ..settings import timezone_names
+from ..storage.engine import transaction
+from ..storage.schema import utcnow
 from . import bp, csrf
 
 P = ParamSpec("P")

@@ -15,10 +15,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
-from ..db import retrying, utcnow
 from ..errors import NotFound
 from ..http import db
 from ..models import Team, TeamInvitation, TeamMember, TeamRemoval
+from ..storage.retry import retrying
+from ..storage.schema import utcnow
 from ..teams import invitations
 from . import bp
 from .auth import PENDING_JOIN_KEY, current_user, login_required, user_id

@@ -8,10 +8,10 @@ from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from .. import deck_settings, own_decks, queue, subscriptions
-from ..db import utcnow
 from ..errors import InvalidInput
 from ..http import db
 from ..settings import user_settings
+from ..storage.schema import utcnow
 from . import bp
 from .account import WHOLE_NUMBER, field_labels
 from .auth import current_user, login_required, user_id

@@ -16,12 +16,13 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
-from ..db import retrying, utcnow
 from ..decks.deckfile import MAX_TEXT
 from ..errors import Conflict, DeckFileError, InvalidInput
 from ..http import db
 from ..locales import UnknownLocale
 from ..models import Card
+from ..storage.retry import retrying
+from ..storage.schema import utcnow
 from ..teams import membership, team_decks
 from ..teams.roles import LEADS, team_deck
 from ..teams.roles import membership as role_check

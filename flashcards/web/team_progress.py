@@ -13,9 +13,9 @@ from flask_babel import format_decimal, format_percent
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
-from ..db import utcnow
 from ..errors import InvalidInput
 from ..http import db
+from ..storage.schema import utcnow
 from ..teams import assignments, membership, progress
 from . import bp
 from .auth import login_required, user_id

@@ -13,10 +13,11 @@ from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
-from ..db import MAX_ID, transaction, utcnow
 from ..errors import Conflict, InvalidInput, NotFound
 from ..http import db, engine
 from ..names import looks_like_another
+from ..storage.engine import transaction
+from ..storage.schema import MAX_ID, utcnow
 from ..teams import assignments, invitations, membership, team_decks
 from ..teams.roles import LEADS, MANAGER, MEMBER, OWNER
 from ..teams.roles import membership as role_check

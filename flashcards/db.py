@@ -1,19 +1,10 @@
-"""The old import path of what now lives in `flashcards.storage`, kept only for the modules
-other branches are changing at the same time (the hot path's and the study views'); import
-from `flashcards.storage` instead. To be removed once those branches are merged."""
+"""The old import path of what now lives in `flashcards.storage`, kept only for the hot
+path's modules (`rawsql`, `study`) that another branch is rewriting at the same time; import
+from `flashcards.storage` instead. To be removed once that branch is merged."""
 
 from __future__ import annotations
 
-from .storage.retry import LostRace, retrying, with_retries
-from .storage.schema import MAX_ID, utcnow
+from .storage.retry import LostRace
 from .storage.sqlite_writers import enter_writer_gate, leave_writer_gate
 
-__all__ = [
-    "MAX_ID",
-    "LostRace",
-    "enter_writer_gate",
-    "leave_writer_gate",
-    "retrying",
-    "utcnow",
-    "with_retries",
-]
+__all__ = ["LostRace", "enter_writer_gate", "leave_writer_gate"]

@@ -324,7 +324,7 @@ def test_sign_in_limit_is_shared_through_redis(
     finally:
         other.extensions["flashcards.engine"].dispose()
         for instance in (app, other):
-            backend = instance.extensions["flashcards.signin_limiter"].backend
+            backend = instance.extensions["flashcards.limiters"]["signin"].backend
             assert isinstance(backend, RedisBackend)
             backend.close()
 

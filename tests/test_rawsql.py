@@ -21,7 +21,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
-from flashcards import http, study
+from flashcards import request_db, study
 from flashcards.kept_connections import KeptConnections
 from flashcards.models import ApiToken, Deck, ReviewLog, ReviewState, SchedulerSettings
 from flashcards.rawsql import DirectConnection, Statement, executor
@@ -316,7 +316,7 @@ def test_a_kept_connection_is_replaced_when_lost_or_old(engine: Engine) -> None:
 
 def test_disposing_the_engine_closes_the_apps_kept_connections(app: Flask) -> None:
     with app.test_request_context("/api/v1/study/next"):
-        connection = http.direct()
+        connection = request_db.direct()
         assert connection.first(ONE, {}).one == 1
     assert not connection.closed  # kept for the next request
     app.extensions["flashcards.engine"].dispose()

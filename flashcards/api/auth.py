@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from flask import g, request
+
 from .. import accounts
 from ..errors import Unauthorized
-from ..http import app_context, current_request, direct
+from ..request_db import direct
 
 T = TypeVar("T")
 
 
 def bearer_token() -> str:
     """The token of `Authorization: Bearer <token>`; Unauthorized when there is none."""
-    authorization = current_request().headers.get("Authorization", "")
+    authorization = request.headers.get("Authorization", "")
     scheme, _, token = authorization.strip().partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
@@ -24,20 +26,18 @@ def bearer_token() -> str:
 
 def current_caller() -> accounts.Caller:
     """The caller, with their clock and whether team pacing applies (see `accounts.Caller`)."""
-    g = app_context().g
-    caller: accounts.Caller | None = g.get("_api_caller")
+    caller: accounts.Caller | None = g.get("api_caller")
     if caller is None:
-        caller = g._api_caller = _valid(accounts.caller_for_token(direct(), bearer_token()))
-        g._api_user_id = caller.user_id
+        caller = g.api_caller = _valid(accounts.caller_for_token(direct(), bearer_token()))
+        g.api_user_id = caller.user_id
     return caller
 
 
 def current_user_id() -> int:
     """The id of the user whose token came with the request; Unauthorized otherwise."""
-    g = app_context().g
-    user_id: int | None = g.get("_api_user_id")
+    user_id: int | None = g.get("api_user_id")
     if user_id is None:
-        user_id = g._api_user_id = _valid(accounts.user_id_for_token(direct(), bearer_token()))
+        user_id = g.api_user_id = _valid(accounts.user_id_for_token(direct(), bearer_token()))
     return user_id
 
 

@@ -21,7 +21,6 @@ from ..errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
-from ..http import current_request
 from ..storage.engine import database_unavailable
 from . import bp
 
@@ -137,13 +136,12 @@ def _has_nul(body: Any) -> bool:
 
 def json_body() -> dict[str, Any]:
     """The request body as a JSON object, or a 400/413/415/422 problem saying what is wrong."""
-    req = current_request()
-    mimetype = req.mimetype
+    mimetype = request.mimetype
     if mimetype != "application/json" and not mimetype.endswith("+json"):
         raise UnsupportedMediaType(
             "the request body must be JSON, sent with Content-Type: application/json"
         )
-    data = req.get_data(cache=True)  # raises 413 above MAX_CONTENT_LENGTH
+    data = request.get_data(cache=True)  # raises 413 above MAX_CONTENT_LENGTH
     try:
         body = _loads(data)
     except (ValueError, RecursionError) as exc:

@@ -7,8 +7,8 @@ from typing import Any
 from flask import Response, jsonify
 from sqlalchemy import literal, select
 
-from ..http import direct
 from ..rawsql import Statement
+from ..request_db import direct
 from . import bp
 from .openapi import json_content
 

@@ -8,8 +8,9 @@ from flask import Response, current_app, jsonify
 
 from .. import accounts
 from ..errors import Forbidden, InvalidInput
-from ..http import change_password_limited, db, signup_key, signup_limiter
 from ..names import hidden_characters_class
+from ..request_db import db, writes
+from ..request_policies import change_password_limited, signup_key, signup_limiter
 from ..settings import (
     MAX_STEP_SECONDS,
     MAX_STEPS,
@@ -33,6 +34,7 @@ def get_me() -> Response:
 
 
 @bp.patch("/me")
+@writes
 def patch_me() -> Response:
     user_id = current_user_id()
     values = validate_settings(json_body(), allowed=ME_FIELDS)
@@ -53,9 +55,8 @@ def change_password() -> tuple[str, int]:
     revoke_tokens = body.get("revoke_tokens", False)
     if not isinstance(revoke_tokens, bool):
         raise InvalidInput("revoke_tokens must be true or false", field="revoke_tokens")
-    session = db()
-    change_password_limited(session, user_id, current, new, revoke_tokens=revoke_tokens)
-    session.commit()
+    change_password_limited(user_id, current, new, revoke_tokens=revoke_tokens)
+    db().commit()
     return "", 204
 
 
@@ -63,6 +64,7 @@ SIGNUP_FIELDS = {"email", "password", "display_name", "locale", "timezone"}
 
 
 @bp.post("/users")
+@writes
 def sign_up() -> tuple[Response, int]:
     if not current_app.config.get("SIGNUP_OPEN", True):
         raise Forbidden("sign-up is closed on this server; ask an administrator for an account")

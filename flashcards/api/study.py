@@ -12,12 +12,14 @@ from sqlalchemy.exc import IntegrityError
 
 from .. import own_decks, queue, state_rows, study, subscriptions
 from ..access import visible_decks
-from ..db import MAX_ID, retrying, utcnow, with_retries
 from ..errors import Conflict, FlashcardsError, InvalidInput, NotFound
-from ..http import db, direct, refresh_pacing
 from ..models import Card, CardText, Deck, Subscription, User
+from ..request_db import db, direct, writes
+from ..request_policies import refresh_pacing
 from ..scheduling import CardState, fuzz_seed, preview
 from ..settings import json_int
+from ..storage.retry import retrying, with_retries
+from ..storage.schema import MAX_ID, utcnow
 from . import bp
 from .auth import bearer_token_hash, current_caller, current_user_id
 from .errors import json_body, reject_unknown
@@ -61,6 +63,7 @@ def list_decks() -> Response:
 
 
 @bp.put("/decks/<slug>/subscription")
+@writes
 def subscribe(slug: str) -> Response:
     user_id = current_user_id()
     body = json_body() if request.get_data() else {}
@@ -76,6 +79,7 @@ def subscribe(slug: str) -> Response:
 
 
 @bp.delete("/decks/<slug>/subscription")
+@writes
 def unsubscribe(slug: str) -> Response:
     user_id = current_user_id()
     session = db()
@@ -87,6 +91,7 @@ def unsubscribe(slug: str) -> Response:
 
 
 @bp.delete("/decks/<slug>")
+@writes
 def delete_deck(slug: str) -> Response:
     user_id = current_user_id()
     session = db()
@@ -204,6 +209,7 @@ def post_review() -> tuple[Response, int]:
 
 
 @bp.post("/reviews/undo")
+@writes
 def undo_review() -> Response:
     user_id = current_user_id()
     body = json_body() if request.get_data() else {}

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Response, jsonify
 from sqlalchemy.exc import IntegrityError
 
-from ..http import db
+from ..request_db import db, writes
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from ..teams import team_decks
@@ -47,6 +47,7 @@ def list_team_decks(team_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/decks")
+@writes
 def create_team_deck(team_id: int) -> tuple[Response, int]:
     user_id = current_user_id()
     fmt, content, locale, title = _upload_fields(json_body())
@@ -96,6 +97,7 @@ def get_team_deck(team_id: int, slug: str) -> Response:
 
 
 @bp.delete("/teams/<int:team_id>/decks/<slug>")
+@writes
 def delete_team_deck(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
     session = db()
@@ -105,6 +107,7 @@ def delete_team_deck(team_id: int, slug: str) -> Response:
 
 
 @bp.put("/teams/<int:team_id>/decks/<slug>/source")
+@writes
 def upload_team_deck_locale(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
     fmt, content, locale, title = _upload_fields(json_body())
@@ -125,6 +128,7 @@ def upload_team_deck_locale(team_id: int, slug: str) -> Response:
 
 
 @bp.put("/teams/<int:team_id>/decks/<slug>/cards/<key>")
+@writes
 def set_team_card(team_id: int, slug: str, key: str) -> Response:
     user_id = current_user_id()
     body = json_body()
@@ -151,6 +155,7 @@ def set_team_card(team_id: int, slug: str, key: str) -> Response:
 
 
 @bp.delete("/teams/<int:team_id>/decks/<slug>/cards/<key>")
+@writes
 def retire_team_card(team_id: int, slug: str, key: str) -> Response:
     user_id = current_user_id()
     session = db()

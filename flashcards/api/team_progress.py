@@ -7,7 +7,7 @@ from typing import Any
 from flask import Response, jsonify, request
 
 from ..errors import InvalidInput
-from ..http import db
+from ..request_db import db
 from ..storage.schema import utcnow
 from ..teams import progress
 from . import bp

@@ -14,10 +14,9 @@ from sqlalchemy.exc import IntegrityError
 
 from ..decks.sync import SyncReport
 from ..errors import InvalidInput, NotFound
-from ..http import db, engine
 from ..models import TeamInvitation
 from ..names import looks_like_another
-from ..storage.engine import transaction
+from ..request_db import db, write_transaction, writes
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from ..teams import assignments, invitations, membership
@@ -84,6 +83,7 @@ def list_teams() -> Response:
 
 
 @bp.post("/teams")
+@writes
 def create_team() -> tuple[Response, int]:
     user_id = current_user_id()
     body = json_body()
@@ -103,6 +103,7 @@ def get_team(team_id: int) -> Response:
 
 
 @bp.patch("/teams/<int:team_id>")
+@writes
 def rename_team(team_id: int) -> Response:
     user_id = current_user_id()
     body = json_body()
@@ -115,6 +116,7 @@ def rename_team(team_id: int) -> Response:
 
 
 @bp.delete("/teams/<int:team_id>")
+@writes
 def delete_team(team_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -147,6 +149,7 @@ def list_members(team_id: int) -> Response:
 
 
 @bp.patch("/teams/<int:team_id>/members/<int:member_id>")
+@writes
 def change_role(team_id: int, member_id: int) -> Response:
     user_id = current_user_id()
     body = json_body()
@@ -161,6 +164,7 @@ def change_role(team_id: int, member_id: int) -> Response:
 
 
 @bp.delete("/teams/<int:team_id>/members/<int:member_id>")
+@writes
 def remove_member(team_id: int, member_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -189,6 +193,7 @@ def list_removed(team_id: int) -> Response:
 
 
 @bp.delete("/teams/<int:team_id>/removals/<int:member_id>")
+@writes
 def allow_back(team_id: int, member_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -200,6 +205,7 @@ def allow_back(team_id: int, member_id: int) -> Response:
 
 
 @bp.delete("/teams/<int:team_id>/membership")
+@writes
 def leave_team(team_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -209,6 +215,7 @@ def leave_team(team_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/transfer")
+@writes
 def transfer(team_id: int) -> Response:
     user_id = current_user_id()
     body = json_body()
@@ -233,6 +240,7 @@ def list_invitations(team_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/invitations")
+@writes
 def create_invitation(team_id: int) -> tuple[Response, int]:
     user_id = current_user_id()
     body = json_body() if request.get_data() else {}
@@ -255,6 +263,7 @@ def create_invitation(team_id: int) -> tuple[Response, int]:
 
 
 @bp.delete("/teams/<int:team_id>/invitations/<int:invitation_id>")
+@writes
 def revoke_invitation(team_id: int, invitation_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -270,6 +279,7 @@ def revoke_invitation(team_id: int, invitation_id: int) -> Response:
 
 
 @bp.post("/teams/join")
+@writes
 def join_team() -> Response:
     user_id = current_user_id()
     body = json_body()
@@ -294,13 +304,10 @@ def list_assignments(team_id: int) -> Response:
     user_id = current_user_id()
     now = utcnow()
     team = checked_id(team_id, "team")
-    # Today's pace is stored for the study queue: a short write transaction of its own, so
-    # that this GET's reads never have to turn into a write.
-    with transaction(engine()) as session:
-        assignments.refresh_pacing(session, user_id, now=now)
-    reader = db()
-    reader.commit()  # end the read snapshot taken by the token check, to see the new pace
-    views = assignments.list_assignments(reader, team, user_id, now=now, refresh=False)
+    # Today's pace is shown as the study queue will use it (a short write when it changed).
+    session = db()
+    assignments.keep_pacing_current(session, user_id, now=now, write=write_transaction)
+    views = assignments.list_assignments(session, team, user_id, now=now)
     return jsonify(
         assignments=[
             {
@@ -319,6 +326,7 @@ def list_assignments(team_id: int) -> Response:
 
 
 @bp.put("/teams/<int:team_id>/assignments/<slug>")
+@writes
 def assign(team_id: int, slug: str) -> tuple[Response, int]:
     user_id = current_user_id()
     body = json_body() if request.get_data() else {}
@@ -347,6 +355,7 @@ def assign(team_id: int, slug: str) -> tuple[Response, int]:
 
 
 @bp.delete("/teams/<int:team_id>/assignments/<slug>")
+@writes
 def unassign(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
     session = db()

@@ -7,7 +7,8 @@ from typing import Any
 from flask import Response, jsonify
 
 from .. import accounts
-from ..http import db, signed_in, token_key, token_limiter
+from ..request_db import begin_writing, db, writes
+from ..request_policies import signed_in, token_key, token_limiter
 from ..storage.schema import utcnow
 from . import bp
 from .auth import bearer_token, current_user_id
@@ -24,13 +25,15 @@ def create_token() -> tuple[Response, int]:
     name = string_field(body, "name", required=False, max_length=100)
     user = signed_in(email, password)  # 401, or 429 with Retry-After
     token_limiter().reserve(token_key(user.id))  # every token made counts
-    session = db()
+    # The sign-in read and the reservation done, the token is this request's write.
+    session = begin_writing()
     token = accounts.issue_token(session, user.id, now=utcnow(), name=name)
     session.commit()
     return jsonify({"token": token}), 201
 
 
 @bp.delete("/tokens/current")
+@writes
 def revoke_current_token() -> tuple[str, int]:
     current_user_id()
     session = db()

@@ -23,7 +23,8 @@ they joined) to the due date. Before the due date they are "on_track" or "behind
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import date, datetime
 
@@ -193,18 +194,37 @@ def refresh_pacing(
     `assigned_decks` is what `assigned` returned, when the caller has read it already.
     Returns whether any allowance changed.
     """
+    changes = pace_changes(
+        session, user_id, now=now, deck_ids=deck_ids, assigned_decks=assigned_decks
+    )
+    for sub, pace in changes:
+        sub.paced_new_per_day = pace
+    session.flush()
+    return bool(changes)
+
+
+def pace_changes(
+    session: Session,
+    user_id: int,
+    *,
+    now: datetime,
+    deck_ids: list[int] | None = None,
+    assigned_decks: list[tuple[int, date | None]] | None = None,
+) -> list[tuple[Subscription, int | None]]:
+    """The subscriptions whose team pace is out of date, with the pace each should have: a
+    read (see `refresh_pacing` for the arguments)."""
     if assigned_decks is None:
         assigned_decks = assigned(session, user_id)
     if not assigned_decks and not deck_ids:
-        return False  # the common case, people in no team: one indexed read
+        return []  # the common case, people in no team: one indexed read
     user = user_clock(session, user_id)
     today = study_date(now, user.timezone, user.day_start_hour)
     dues = _due_dates(assigned_decks, today)
     targets = list(dues) if deck_ids is None else deck_ids
     if not targets:
-        return False
+        return []
     day_start, _ = day_bounds(now, user.timezone, user.day_start_hour)
-    changed = False
+    changes: list[tuple[Subscription, int | None]] = []
     for deck_id in targets:
         sub = session.get(Subscription, (user_id, deck_id))
         if sub is None:
@@ -215,10 +235,29 @@ def refresh_pacing(
             remaining = remaining_new(session, user_id, deck_id, since=day_start)
             pace = team_pace(remaining, today, due)
         if sub.paced_new_per_day != pace:
-            sub.paced_new_per_day = pace
-            changed = True
-    session.flush()
-    return changed
+            changes.append((sub, pace))
+    return changes
+
+
+def keep_pacing_current(
+    session: Session,
+    user_id: int,
+    *,
+    now: datetime,
+    write: Callable[[], AbstractContextManager[Session]],
+    assigned_decks: list[tuple[int, date | None]] | None = None,
+) -> bool:
+    """Bring team pacing up to date before someone studies or looks at their assignments.
+
+    Paces change at most once a study day, so the check is a read in `session`; only when
+    one is out of date does it open `write` (the caller's write unit of work: a request's
+    `write_transaction`, a command's `transaction`) and set it there. Returns whether it did.
+    """
+    if not pace_changes(session, user_id, now=now, assigned_decks=assigned_decks):
+        return False
+    with write() as writing:
+        refresh_pacing(writing, user_id, now=now)
+    return True
 
 
 def remaining_new(session: Session, user_id: int, deck_id: int, *, since: datetime) -> int:
@@ -249,16 +288,12 @@ class AssignmentView:
 
 
 def list_assignments(
-    session: Session, team_id: int, user_id: int, *, now: datetime, refresh: bool = True
+    session: Session, team_id: int, user_id: int, *, now: datetime
 ) -> list[AssignmentView]:
-    """The team's assignments with the caller's own progress (and nobody else's).
-
-    `refresh`: bring the caller's paced allowances up to date first (a write); a caller that
-    did so in a transaction of its own passes False.
+    """The team's assignments with the caller's own progress (and nobody else's): a read,
+    showing the paces as stored (callers bring them up to date first, `keep_pacing_current`).
     """
     membership(session, team_id, user_id)
-    if refresh:
-        refresh_pacing(session, user_id, now=now)
     user = session.execute(
         select(User.locale, User.timezone, User.day_start_hour).where(User.id == user_id)
     ).one()

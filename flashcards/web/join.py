@@ -16,8 +16,8 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
 from ..errors import NotFound
-from ..http import db
 from ..models import Team, TeamInvitation, TeamMember, TeamRemoval
+from ..request_db import db, writes
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from ..teams import invitations
@@ -112,6 +112,7 @@ def join_page() -> Response:
 
 
 @bp.post("/join")
+@writes
 def open_invitation() -> Response:
     """The link a person opened or pasted: it replaces any invitation they had pending."""
     token = token_from(request.form.get("invitation", ""))
@@ -126,6 +127,7 @@ def open_invitation() -> Response:
 
 
 @bp.post("/join/confirm")
+@writes
 @login_required
 def join() -> Response:
     uid = user_id()

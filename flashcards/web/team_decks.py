@@ -18,9 +18,9 @@ from werkzeug.wrappers import Response
 
 from ..decks.deckfile import MAX_TEXT
 from ..errors import Conflict, DeckFileError, InvalidInput
-from ..http import db
 from ..locales import UnknownLocale
 from ..models import Card
+from ..request_db import db, writes
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from ..teams import membership, team_decks
@@ -114,6 +114,7 @@ def upload_error(exc: InvalidInput) -> str:
 
 
 @bp.post("/teams/<int:team_id>/decks")
+@writes
 @login_required
 def create_team_deck(team_id: int) -> Response:
     session = db()
@@ -166,6 +167,7 @@ def team_deck_page(team_id: int, slug: str) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/cards/<key>")
+@writes
 @login_required
 def edit_team_card(team_id: int, slug: str, key: str) -> Response:
     session = db()
@@ -228,6 +230,7 @@ def _new_card(team_id: int, slug: str) -> tuple[str, str]:
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/cards")
+@writes
 @login_required
 def add_team_card(team_id: int, slug: str) -> Response:
     session = db()
@@ -261,6 +264,7 @@ def add_team_card(team_id: int, slug: str) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/cards/<key>/retire")
+@writes
 @login_required
 def retire_team_card(team_id: int, slug: str, key: str) -> Response:
     session = db()
@@ -278,6 +282,7 @@ def retire_team_card(team_id: int, slug: str, key: str) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/source")
+@writes
 @login_required
 def upload_team_deck_locale(team_id: int, slug: str) -> Response:
     session = db()
@@ -322,6 +327,7 @@ def delete_team_deck_page(team_id: int, slug: str) -> str:
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/delete")
+@writes
 @login_required
 def delete_team_deck(team_id: int, slug: str) -> Response:
     session = db()

@@ -14,7 +14,7 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from ..errors import InvalidInput
-from ..http import db
+from ..request_db import db, writes
 from ..storage.schema import utcnow
 from ..teams import assignments, membership, progress
 from . import bp
@@ -27,6 +27,7 @@ HARDEST_LIMIT = 20
 
 
 @bp.post("/teams/<int:team_id>/assignments")
+@writes
 @login_required
 def assign_deck(team_id: int) -> Response:
     session = db()
@@ -60,6 +61,7 @@ def assign_deck(team_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/assignments/<slug>/remove")
+@writes
 @login_required
 def unassign_deck(team_id: int, slug: str) -> Response:
     session = db()

@@ -14,9 +14,8 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from ..errors import Conflict, InvalidInput, NotFound
-from ..http import db, engine
 from ..names import looks_like_another
-from ..storage.engine import transaction
+from ..request_db import db, write_transaction, writes
 from ..storage.schema import MAX_ID, utcnow
 from ..teams import assignments, invitations, membership, team_decks
 from ..teams.roles import LEADS, MANAGER, MEMBER, OWNER
@@ -62,6 +61,7 @@ def teams_page() -> str:
 
 
 @bp.post("/teams")
+@writes
 @login_required
 def create_team() -> Response:
     session = db()
@@ -94,7 +94,7 @@ def render_team(team_id: int, *, new_link: str | None = None, status: int = 200)
         removed=removed,
         lookalikes={m.user_id for m in members if looks_like_another(m.display_name, m.email)},
         links=[(i, invitations.invitation_state(i, now)) for i in links],
-        assignments=assignments.list_assignments(session, team.id, uid, now=now, refresh=False),
+        assignments=assignments.list_assignments(session, team.id, uid, now=now),
         assignable=assignments.assignable_decks(session, team.id, locale_code()) if lead else [],
         new_link=new_link,
         roles=role_names(),
@@ -109,14 +109,13 @@ def render_team(team_id: int, *, new_link: str | None = None, status: int = 200)
 @bp.get("/teams/<int:team_id>")
 @login_required
 def team_page(team_id: int) -> Response:
-    # Today's pace is stored for the study queue: a short write transaction of its own, so
-    # that this GET's reads never turn into a write (as the API's assignments list does).
-    with transaction(engine()) as session:
-        assignments.refresh_pacing(session, user_id(), now=utcnow())
+    # Today's pace is shown as the study queue will use it (a short write when it changed).
+    assignments.keep_pacing_current(db(), user_id(), now=utcnow(), write=write_transaction)
     return render_team(team_id)
 
 
 @bp.post("/teams/<int:team_id>/invitations")
+@writes
 @login_required
 def create_invitation(team_id: int) -> Response:
     session = db()
@@ -153,6 +152,7 @@ def create_invitation(team_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/invitations/<int:invitation_id>/revoke")
+@writes
 @login_required
 def revoke_invitation(team_id: int, invitation_id: int) -> Response:
     session = db()
@@ -167,6 +167,7 @@ def revoke_invitation(team_id: int, invitation_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/leave")
+@writes
 @login_required
 def leave(team_id: int) -> Response:
     session = db()
@@ -181,6 +182,7 @@ def leave(team_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/members/<int:member_id>/remove")
+@writes
 @login_required
 def remove_member(team_id: int, member_id: int) -> Response:
     session = db()
@@ -197,6 +199,7 @@ def remove_member(team_id: int, member_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/removals/<int:member_id>/allow")
+@writes
 @login_required
 def allow_back(team_id: int, member_id: int) -> Response:
     session = db()
@@ -207,6 +210,7 @@ def allow_back(team_id: int, member_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/members/<int:member_id>/role")
+@writes
 @login_required
 def change_role(team_id: int, member_id: int) -> Response:
     session = db()
@@ -227,6 +231,7 @@ def change_role(team_id: int, member_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/members/<int:member_id>/owner")
+@writes
 @login_required
 def transfer_ownership(team_id: int, member_id: int) -> Response:
     session = db()
@@ -249,6 +254,7 @@ def _member(member_id: int) -> int:
 
 
 @bp.post("/teams/<int:team_id>/rename")
+@writes
 @login_required
 def rename_team(team_id: int) -> Response:
     session = db()
@@ -281,6 +287,7 @@ def delete_team_page(team_id: int) -> str:
 
 
 @bp.post("/teams/<int:team_id>/delete")
+@writes
 @login_required
 def delete_team(team_id: int) -> Response:
     session = db()

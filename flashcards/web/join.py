@@ -112,9 +112,9 @@ def join_page() -> Response:
 
 
 @bp.post("/join")
-@writes
 def open_invitation() -> Response:
-    """The link a person opened or pasted: it replaces any invitation they had pending."""
+    """The link a person opened or pasted: it replaces any invitation they had pending (in
+    the cookie: the database is only read)."""
     token = token_from(request.form.get("invitation", ""))
     invited = _invited_team(token)
     if invited is None or not (invited[1] or _is_member(invited[0])):

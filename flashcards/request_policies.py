@@ -11,7 +11,7 @@ from . import account_limits, accounts
 from .models import User
 from .ratelimit import Limiter
 from .request_db import begin_writing, db, direct, engine, write_transaction
-from .teams import assignments
+from .teams import pacing
 
 
 def limiter(name: str) -> Limiter:
@@ -71,8 +71,8 @@ def change_password_limited(user_id: int, current: str, new: str, *, revoke_toke
 def refresh_pacing(user_id: int, now: datetime) -> None:
     """Team pacing brought up to date before the queue is shown (`keep_pacing_current`):
     people in no team cost one read on the direct connection."""
-    assigned = assignments.assigned(direct(), user_id)
+    assigned = pacing.assigned(direct(), user_id)
     if assigned:
-        assignments.keep_pacing_current(
+        pacing.keep_pacing_current(
             db(), user_id, now=now, assigned_decks=assigned, write=write_transaction
         )

@@ -28,7 +28,8 @@ from flashcards.queue import new_allowance
 from flashcards.storage.engine import transaction
 from flashcards.subscriptions import subscribe
 from flashcards.teams import assignments, invitations, membership, progress, team_decks
-from flashcards.teams.assignments import expected_introduced, status, team_pace
+from flashcards.teams.assignments import expected_introduced, status
+from flashcards.teams.pacing import team_pace
 from tests.conftest import T0
 
 QUIZ = """Team quiz

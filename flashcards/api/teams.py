@@ -19,7 +19,7 @@ from ..names import looks_like_another
 from ..request_db import db, write_transaction, writes
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
-from ..teams import assignments, invitations, membership
+from ..teams import assignments, invitations, membership, pacing
 from . import bp
 from .auth import current_user_id
 from .errors import json_body, reject_unknown, string_field
@@ -306,7 +306,7 @@ def list_assignments(team_id: int) -> Response:
     team = checked_id(team_id, "team")
     # Today's pace is shown as the study queue will use it (a short write when it changed).
     session = db()
-    assignments.keep_pacing_current(session, user_id, now=now, write=write_transaction)
+    pacing.keep_pacing_current(session, user_id, now=now, write=write_transaction)
     views = assignments.list_assignments(session, team, user_id, now=now)
     return jsonify(
         assignments=[

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from ..errors import Conflict, Forbidden, InvalidInput, NotFound
 from ..models import Deck, Subscription, Team, TeamAssignment, TeamMember, TeamRemoval, User
-from .assignments import refresh_pacing
+from .pacing import refresh_pacing
 from .roles import (
     LEADS,
     MANAGER,

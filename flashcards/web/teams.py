@@ -17,7 +17,7 @@ from ..errors import Conflict, InvalidInput, NotFound
 from ..names import looks_like_another
 from ..request_db import db, write_transaction, writes
 from ..storage.schema import MAX_ID, utcnow
-from ..teams import assignments, invitations, membership, team_decks
+from ..teams import assignments, invitations, membership, pacing, team_decks
 from ..teams.roles import LEADS, MANAGER, MEMBER, OWNER
 from ..teams.roles import membership as role_check
 from . import bp
@@ -110,7 +110,7 @@ def render_team(team_id: int, *, new_link: str | None = None, status: int = 200)
 @login_required
 def team_page(team_id: int) -> Response:
     # Today's pace is shown as the study queue will use it (a short write when it changed).
-    assignments.keep_pacing_current(db(), user_id(), now=utcnow(), write=write_transaction)
+    pacing.keep_pacing_current(db(), user_id(), now=utcnow(), write=write_transaction)
     return render_team(team_id)
 
 

@@ -307,7 +307,7 @@ def list_assignments(team_id: int) -> Response:
     # Today's pace is shown as the study queue will use it (a short write when it changed).
     session = db()
     pacing.keep_pacing_current(session, user_id, now=now, write=write_transaction)
-    views = assignments.list_assignments(session, team, user_id, now=now)
+    views = assignments.list_assignments(session, team, user_id, now=now, refresh=False)
     return jsonify(
         assignments=[
             {

@@ -141,12 +141,16 @@ class AssignmentView:
 
 
 def list_assignments(
-    session: Session, team_id: int, user_id: int, *, now: datetime
+    session: Session, team_id: int, user_id: int, *, now: datetime, refresh: bool = True
 ) -> list[AssignmentView]:
-    """The team's assignments with the caller's own progress (and nobody else's): a read,
-    showing the paces as stored (callers bring them up to date first, `keep_pacing_current`).
+    """The team's assignments with the caller's own progress (and nobody else's).
+
+    `refresh`: bring the caller's paced allowances up to date first (a write, in `session`);
+    a caller that checked them with a read (`pacing.keep_pacing_current`) passes False.
     """
     membership(session, team_id, user_id)
+    if refresh:
+        refresh_pacing(session, user_id, now=now)
     user = session.execute(
         select(User.locale, User.timezone, User.day_start_hour).where(User.id == user_id)
     ).one()

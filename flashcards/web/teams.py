@@ -94,7 +94,7 @@ def render_team(team_id: int, *, new_link: str | None = None, status: int = 200)
         removed=removed,
         lookalikes={m.user_id for m in members if looks_like_another(m.display_name, m.email)},
         links=[(i, invitations.invitation_state(i, now)) for i in links],
-        assignments=assignments.list_assignments(session, team.id, uid, now=now),
+        assignments=assignments.list_assignments(session, team.id, uid, now=now, refresh=False),
         assignable=assignments.assignable_decks(session, team.id, locale_code()) if lead else [],
         new_link=new_link,
         roles=role_names(),

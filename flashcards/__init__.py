@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,29 +11,8 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from .config import load_secret_key, settings_from_env
 
 
-class FlashcardsApp(Flask):
-    """Flask, remembering which hooks and views are coroutine functions.
-
-    Flask asks `inspect` before every call of every hook and view, six times on an API
-    request; the answer never changes once a function is registered.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._sync_functions: dict[Callable[..., Any], Callable[..., Any]] = {}
-
-    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
-        found = self._sync_functions.get(func)
-        if found is None:
-            found = super().ensure_sync(func)
-            # Registered functions are few; a function made anew per request is not kept.
-            if len(self._sync_functions) < 1000:
-                self._sync_functions[func] = found
-        return found
-
-
 def create_app(config: dict[str, Any] | None = None) -> Flask:
-    app = FlashcardsApp(__name__, instance_relative_config=True)
+    app = Flask(__name__, instance_relative_config=True)
     instance = Path(app.instance_path)
     instance.mkdir(parents=True, exist_ok=True)
     app.config.update(settings_from_env(instance))
@@ -56,9 +34,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
             app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies
         )
 
-    from . import http
+    from . import request_db, request_guards
 
-    http.init_app(app)
+    request_db.init_app(app)
+    request_guards.init_app(app)
 
     from .api import bp as api_bp
 

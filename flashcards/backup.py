@@ -51,8 +51,9 @@ from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import TypeDecorator
 
 from . import models  # noqa: F401  (registers every table on Base.metadata)
-from .db import Base, utcnow, writer
 from .errors import FlashcardsError
+from .storage.engine import writer
+from .storage.schema import Base, utcnow
 
 FORMAT = "flashcards-backup"
 VERSION = 1

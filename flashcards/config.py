@@ -133,7 +133,11 @@ def is_loopback(host: str) -> bool:
         return False  # a host name that resolves elsewhere: assume it is reachable
 
 
-def startup_warnings(config: Mapping[str, Any], host: str) -> list[str]:
+# PostgreSQL's default max_connections, less a few it keeps for superusers.
+POSTGRESQL_DEFAULT_CONNECTIONS = 97
+
+
+def startup_warnings(config: Mapping[str, Any], host: str, *, connections: int = 0) -> list[str]:
     """Settings that work but leave a deployment weaker than it looks, for the operator.
 
     Warnings rather than errors: a short key or plain-HTTP cookies are a choice some setups
@@ -154,5 +158,12 @@ def startup_warnings(config: Mapping[str, Any], host: str) -> list[str]:
             f"serving on {host}, reachable from other machines, with FLASHCARDS_SECURE_COOKIES "
             "off: session cookies would also travel over plain HTTP; serve behind an HTTPS "
             "proxy and set FLASHCARDS_SECURE_COOKIES=1"
+        )
+    url = str(config.get("DATABASE_URL", ""))
+    if url.startswith("postgresql") and connections > POSTGRESQL_DEFAULT_CONNECTIONS:
+        warnings.append(
+            f"the workers and threads may open up to {connections} connections to "
+            f"PostgreSQL, whose max_connections is 100 unless set higher: raise it, or serve "
+            "with fewer workers or threads"
         )
     return warnings

@@ -21,7 +21,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .db import Base, utcnow
+from .storage.schema import Base, utcnow
 
 
 class User(Base):

@@ -33,7 +33,6 @@ from sqlalchemy.orm import Session
 from .access import visible_decks
 from .accounts import user_clock
 from .days import Clock, day_bounds
-from .db import LostRace
 from .errors import (
     CardNotFound,
     CardRetired,
@@ -51,6 +50,7 @@ from .rawsql import DirectConnection, Executor, executor
 from .scheduling import CardState, fuzz_seed, review
 from .settings import json_int
 from .state_rows import config_from, rs, state_from_row
+from .storage.retry import LostRace
 
 # Clocks of offline clients drift; an answer a little "in the future" is still accepted.
 CLOCK_SKEW = timedelta(seconds=60)

@@ -34,9 +34,9 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from flashcards import create_app, migrate
-from flashcards.db import make_engine, transaction
 from flashcards.decks.deckfile import load_decks
 from flashcards.decks.sync import sync_deck
+from flashcards.storage.engine import make_engine, transaction
 
 REPO = Path(__file__).resolve().parent.parent
 DECKS = REPO / "decks"

@@ -6,10 +6,10 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from flashcards import accounts
-from flashcards.db import transaction
 from flashcards.errors import InvalidInput
 from flashcards.models import ApiToken, SchedulerSettings, User, WebSession
 from flashcards.settings import ME_FIELDS, apply_user_settings, user_settings, validate_settings
+from flashcards.storage.engine import transaction
 
 from .conftest import T0
 

@@ -23,8 +23,8 @@ from flashcards.anki import AnkiPackageError, export_deck, import_package, plann
 from flashcards.anki.reader import read_package
 from flashcards.anki.timing import study_date
 from flashcards.cli import main
-from flashcards.db import transaction
 from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription, User
+from flashcards.storage.engine import transaction
 from flashcards.subscriptions import subscribe
 
 from .factories import answer, make_user

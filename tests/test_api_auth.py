@@ -13,9 +13,9 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine, event, select
 
 from flashcards import accounts, create_app
-from flashcards.db import transaction
 from flashcards.models import RateLimitCount
 from flashcards.ratelimit import DatabaseBackend, Limiter, RateLimited, RedisBackend
+from flashcards.storage.engine import transaction
 
 from . import factories as f
 from .conftest import T0
@@ -326,7 +326,7 @@ def test_sign_in_limit_is_shared_through_redis(
     finally:
         other.extensions["flashcards.engine"].dispose()
         for instance in (app, other):
-            backend = instance.extensions["flashcards.signin_limiter"].backend
+            backend = instance.extensions["flashcards.limiters"]["signin"].backend
             assert isinstance(backend, RedisBackend)
             backend.close()
 

@@ -8,8 +8,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 
 from flashcards import accounts
-from flashcards.db import transaction
 from flashcards.models import User
+from flashcards.storage.engine import transaction
 
 from .conftest import T0
 from .web_helpers import PASSWORD, csrf

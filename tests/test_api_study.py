@@ -13,9 +13,10 @@ from fsrs import Rating, State
 from sqlalchemy import Engine, func, select
 
 from flashcards import study
-from flashcards.db import transaction, utcnow
 from flashcards.models import ReviewLog, ReviewState
 from flashcards.scheduling import SchedulerConfig, fuzz_seed, preview
+from flashcards.storage.engine import transaction
+from flashcards.storage.schema import utcnow
 
 from . import factories as f
 from .conftest import T0

@@ -20,8 +20,9 @@ from sqlalchemy import JSON, Engine, Text, cast, select, text, update
 from flashcards import accounts, study, subscriptions
 from flashcards.backup import BackupError, backup, restore, verify
 from flashcards.cli import main
-from flashcards.db import Base, make_engine, transaction
 from flashcards.models import Card, Deck, ReviewLog, ReviewState, SchedulerSettings
+from flashcards.storage.engine import make_engine, transaction
+from flashcards.storage.schema import Base
 from flashcards.teams import invitations, membership
 from tests.conftest import PG_URL, T0, Databases, load_shipped_decks, postgres_schema_url
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
@@ -15,9 +13,11 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from flashcards.cli import main
+from flashcards.cli.serve import worker_app
 from flashcards.decks.deckfile import load_deck_dir
 from flashcards.decks.quizfile import parse_quiz
 from flashcards.models import Card, CardText, Deck
+from flashcards.request_db import CONNECTIONS_PER_THREAD
 from tests.conftest import DECKS, SEEDS
 
 SPANISH = SEEDS / "000_2a59eba2e9ee1c24.txt"
@@ -229,20 +229,23 @@ def test_serve_help_lists_its_options() -> None:
     assert CliRunner().invoke(main, ["serve", "--port", "0"]).exit_code == 2
 
 
-def test_a_served_worker_leaves_its_app_out_of_the_collectors_walks(tmp_path: Path) -> None:
-    # In a process of its own: a frozen app would stay in this one for the rest of the run.
-    code = "import gc; from flashcards.cli.serve import worker_app; worker_app(); "
-    code += "print(gc.get_freeze_count())"
-    env = {
-        **os.environ,
-        "FLASHCARDS_DATABASE_URL": f"sqlite:///{tmp_path / 'worker.sqlite3'}",
-        "FLASHCARDS_SECRET_KEY": "test-secret",
-    }
-    result = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    )
-    # The app's objects, tens of thousands of them, not a handful.
-    assert int(result.stdout.split()[-1]) > 50_000
+def test_a_served_workers_pool_fits_its_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FLASHCARDS_DATABASE_URL", f"sqlite:///{tmp_path / 'worker.sqlite3'}")
+    monkeypatch.setenv("FLASHCARDS_SECRET_KEY", "test-secret")
+    engine = worker_app(8).extensions["flashcards.engine"]
+    try:
+        with ExitStack() as held:
+            # Each thread may hold its kept connection, its session's and a rate limit's at
+            # once: all of them at the same time are handed out without waiting (a pool too
+            # small would time out here).
+            connections = [
+                held.enter_context(engine.connect()) for _ in range(CONNECTIONS_PER_THREAD * 8)
+            ]
+            assert all(c.exec_driver_sql("SELECT 1").scalar() == 1 for c in connections)
+    finally:
+        engine.dispose()
 
 
 def test_serve_reports_a_bad_setting_before_starting(monkeypatch: pytest.MonkeyPatch) -> None:

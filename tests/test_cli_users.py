@@ -6,8 +6,8 @@ from sqlalchemy import Engine, select
 
 from flashcards import accounts
 from flashcards.cli import main
-from flashcards.db import transaction
 from flashcards.models import User
+from flashcards.storage.engine import transaction
 
 
 @pytest.fixture(autouse=True)

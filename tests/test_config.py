@@ -18,16 +18,16 @@ from sqlalchemy.exc import IntegrityError
 from flashcards import create_app
 from flashcards.cli import main
 from flashcards.config import load_secret_key, settings_from_env
-from flashcards.db import (
-    CHECKPOINT_EVERY,
-    SQLITE_AUTOCHECKPOINT_PAGES,
-    _checkpointers,
-    transaction,
-    writer_gate_path,
-)
 from flashcards.errors import InvalidInput
 from flashcards.models import Card, Deck
 from flashcards.rawsql import DirectConnection, Statement
+from flashcards.storage.engine import transaction
+from flashcards.storage.sqlite_writers import (
+    CHECKPOINT_EVERY,
+    SQLITE_AUTOCHECKPOINT_PAGES,
+    checkpointers,
+    writer_gate_path,
+)
 
 from .conftest import T0
 
@@ -197,7 +197,7 @@ def test_sqlite_checkpoints_after_the_writer_gate(engine: Engine) -> None:
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     gate = writer_gate_path(engine.url)
     assert gate is not None
-    _checkpointers.pop(gate, None)  # count from zero
+    checkpointers.pop(gate, None)  # count from zero
 
     def in_database_file() -> int:
         file = sqlite3.connect(f"file:{database}?immutable=1", uri=True)
@@ -231,6 +231,6 @@ def test_sqlite_checkpoints_after_the_writer_gate(engine: Engine) -> None:
         direct.close()
     # On the checkpoint thread: wait for it, a few seconds at most.
     deadline = time.monotonic() + 10
-    while _checkpointers[gate].done == 0 and time.monotonic() < deadline:
+    while checkpointers[gate].done == 0 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert in_database_file() == before + CHECKPOINT_EVERY

@@ -25,9 +25,9 @@ from sqlalchemy import Engine, select
 
 from flashcards import state_rows
 from flashcards.accounts import user_clock
-from flashcards.db import transaction
 from flashcards.models import ReviewLog, ReviewState
 from flashcards.scheduling import CardState, SchedulerConfig, fuzz_seed, review
+from flashcards.storage.engine import transaction
 from tests.test_servers import Server, check_chains, seed
 from tests.web_helpers import CSRF_RE
 

@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 
 from flashcards import queue
 from flashcards.days import day_bounds, study_date
-from flashcards.db import transaction
+from flashcards.storage.engine import transaction
 
 from . import factories as f
 

@@ -28,7 +28,6 @@ from flashcards import migrate
 from flashcards.accounts import create_user, issue_token
 from flashcards.anki import AnkiPackageError, import_package
 from flashcards.cli import main
-from flashcards.db import transaction
 from flashcards.decks.deckfile import MAX_TEXT, load_deck_dir
 from flashcards.errors import DeckFileError
 from flashcards.locales import UnknownLocale, is_known_locale
@@ -42,6 +41,7 @@ from flashcards.models import (
     Subscription,
     User,
 )
+from flashcards.storage.engine import transaction
 from tests import factories as f
 from tests.conftest import T0
 from tests.test_anki_export import export, study_eks, wall_now

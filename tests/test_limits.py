@@ -15,8 +15,8 @@ from sqlalchemy import Engine, func, select
 
 from flashcards import accounts
 from flashcards.cli import main
-from flashcards.db import transaction
 from flashcards.models import ApiToken, User
+from flashcards.storage.engine import transaction
 
 from .conftest import T0
 from .web_helpers import PASSWORD, csrf, sign_up

@@ -24,9 +24,9 @@ import redis
 from sqlalchemy import Engine, func, select
 
 from flashcards import accounts
-from flashcards.db import transaction
 from flashcards.models import ApiToken, User
 from flashcards.ratelimit import Limiter
+from flashcards.storage.engine import transaction
 from tests.conftest import T0
 from tests.test_api_auth import REDIS_URL, redis_available
 from tests.test_servers import Server

@@ -13,10 +13,10 @@ from sqlalchemy import Engine, select, update
 
 from flashcards import accounts, migrate
 from flashcards.cli import main
-from flashcards.db import transaction
 from flashcards.errors import InvalidInput
 from flashcards.models import TeamMember, User
 from flashcards.names import hidden_character, looks_like_another, mixed_script, script
+from flashcards.storage.engine import transaction
 from flashcards.teams import membership
 
 from .conftest import T0

@@ -12,7 +12,6 @@ from sqlalchemy import Engine, delete, func, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
 from flashcards import migrate
-from flashcards.db import Base, make_engine, transaction
 from flashcards.models import (
     Card,
     Deck,
@@ -24,6 +23,8 @@ from flashcards.models import (
     TeamMember,
     User,
 )
+from flashcards.storage.engine import make_engine, transaction
+from flashcards.storage.schema import Base
 
 from .conftest import T0
 from .factories import answer, card_ids, make_deck, make_user, subscribe

@@ -15,7 +15,8 @@ from sqlalchemy import Engine
 from flashcards import accounts
 from flashcards.api.models_teams import MAX_CARD_TEXT, MAX_UPLOAD
 from flashcards.api.openapi import build_document
-from flashcards.db import MAX_ID, transaction
+from flashcards.storage.engine import transaction
+from flashcards.storage.schema import MAX_ID
 from flashcards.teams import membership
 from flashcards.teams.membership import create_team
 

@@ -8,9 +8,9 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from flashcards import own_decks
-from flashcards.db import transaction
 from flashcards.errors import NotDeckOwner, NotFound
 from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription
+from flashcards.storage.engine import transaction
 from flashcards.teams import team_decks
 from flashcards.teams.membership import create_team
 

@@ -20,17 +20,6 @@ PUBLIC_DESPITE_UNDERSCORE = frozenset(
 )
 # Typeshed's stub-only module, for annotations: it exists for type checkers, never at run time.
 TYPING_ONLY_MODULES = frozenset({"_typeshed"})
-# Sites another branch of issue 20 removes (http.py and web/auth.py name attributes of `g`
-# with an underscore and bypass werkzeug's proxies). The lead empties this set at the merge;
-# `test_pending_sites_still_exist` fails once one of them is gone, so it cannot go stale.
-PENDING_ELSEWHERE = frozenset(
-    {
-        ("http.py", "_db_session"),
-        ("http.py", "_db_direct"),
-        ("http.py", "_get_current_object"),
-        ("web/auth.py", "_web_user"),
-    }
-)
 
 
 def _private(name: str) -> bool:
@@ -84,16 +73,9 @@ def _uses_in_package() -> dict[tuple[str, str], list[int]]:
 def test_the_service_uses_no_private_name_of_a_dependency() -> None:
     uses = _uses_in_package()
     offending = sorted(
-        f"flashcards/{file}:{lines[0]}: {name}"
-        for (file, name), lines in uses.items()
-        if (file, name) not in PENDING_ELSEWHERE
+        f"flashcards/{file}:{lines[0]}: {name}" for (file, name), lines in uses.items()
     )
     assert offending == []
-
-
-def test_pending_sites_still_exist() -> None:
-    uses = _uses_in_package()
-    assert sorted(PENDING_ELSEWHERE - set(uses)) == [], "gone: take them out of PENDING_ELSEWHERE"
 
 
 def test_the_check_catches_each_kind_of_private_use() -> None:

@@ -22,13 +22,14 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
-from flashcards import http, study
-from flashcards.db import UTCDateTime, make_engine, transaction
+from flashcards import request_db, study
 from flashcards.hot_sql import answers, tokens
 from flashcards.hot_sql import next_card as next_card_sql
 from flashcards.kept_connections import KeptConnections
 from flashcards.models import ApiToken, Deck, ReviewLog, ReviewState, SchedulerSettings
 from flashcards.rawsql import DirectConnection, Statement, executor
+from flashcards.storage.engine import make_engine, transaction
+from flashcards.storage.schema import UTCDateTime
 
 from . import factories as f
 from .conftest import T0
@@ -328,7 +329,7 @@ def test_a_kept_connection_is_replaced_when_lost_or_old(engine: Engine) -> None:
 
 def test_disposing_the_engine_closes_the_apps_kept_connections(app: Flask) -> None:
     with app.test_request_context("/api/v1/study/next"):
-        connection = http.direct()
+        connection = request_db.direct()
         assert connection.first(ONE, {}).one == 1
     assert not connection.closed  # kept for the next request
     app.extensions["flashcards.engine"].dispose()

@@ -11,8 +11,8 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 
 from flashcards.accounts import create_user, issue_token
-from flashcards.db import transaction
 from flashcards.models import TeamInvitation, TeamMember, TeamRemoval
+from flashcards.storage.engine import transaction
 from tests.conftest import T0
 from tests.test_teams_api import Api
 from tests.web_helpers import csrf, sign_up

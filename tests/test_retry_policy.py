@@ -1,4 +1,4 @@
-"""The one retry policy (`db.with_retries`): what it retries, how long it waits, how it gives up."""
+"""The one retry policy (`storage.retry`): what it retries, how long it waits, how it gives up."""
 
 from __future__ import annotations
 
@@ -14,22 +14,21 @@ from sqlalchemy import Engine, event, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
-from flashcards import accounts, db, state_rows, study
+from flashcards import accounts, state_rows, study
 from flashcards.api.errors import problem_type
-from flashcards.db import (
+from flashcards.errors import FlashcardsError, NotFound, NotLatestAnswer, TooMuchContention
+from flashcards.models import ReviewLog, ReviewState, User
+from flashcards.storage.engine import make_engine, transaction, writer
+from flashcards.storage.retry import (
     RETRY_ATTEMPTS,
     RETRY_FIRST_DELAY,
     RETRY_MAX_DELAY,
     backoff,
-    make_engine,
+    is_lost_race,
     retrying,
-    transaction,
-    utcnow,
     with_retries,
-    writer,
 )
-from flashcards.errors import FlashcardsError, NotFound, NotLatestAnswer, TooMuchContention
-from flashcards.models import ReviewLog, ReviewState, User
+from flashcards.storage.schema import utcnow
 from tests import factories as f
 from tests.test_study import NOW, setup_card
 from tests.web_helpers import CARD_ID_RE, csrf, sign_up, subscribe
@@ -131,7 +130,7 @@ class SQLiteError(Exception):
 )
 def test_database_conflicts_that_mean_try_again(orig: Exception, retried: bool) -> None:
     error = OperationalError("UPDATE", {}, orig)
-    assert db.is_lost_race(error) is retried
+    assert is_lost_race(error) is retried
     recorder = Recorder(1, error)
     if retried:
         assert run(recorder) == "done"

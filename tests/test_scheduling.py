@@ -19,7 +19,6 @@ from sqlalchemy import Engine, select
 
 from flashcards import state_rows, study
 from flashcards.days import Clock
-from flashcards.db import transaction
 from flashcards.models import ReviewLog
 from flashcards.scheduling import (
     CardState,
@@ -30,6 +29,7 @@ from flashcards.scheduling import (
     preview,
     review,
 )
+from flashcards.storage.engine import transaction
 
 from . import factories as f
 from .conftest import T0

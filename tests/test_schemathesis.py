@@ -21,8 +21,8 @@ from sqlalchemy import Engine, select
 
 from flashcards.api import study
 from flashcards.api.openapi import OPERATIONS
-from flashcards.db import transaction
 from flashcards.models import Card, Deck
+from flashcards.storage.engine import transaction
 
 from . import factories as f
 from .conftest import T0

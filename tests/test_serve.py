@@ -104,6 +104,19 @@ def test_no_warnings_for_a_long_key_or_a_loopback_bind(monkeypatch: pytest.Monke
     assert startup_warnings({"SESSION_COOKIE_SECURE": True}, "localhost") == []
 
 
+def test_more_connections_than_postgresql_allows_by_default_are_warned_of(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FLASHCARDS_SECRET_KEY", STRONG_KEY)
+    config = {"SESSION_COOKIE_SECURE": True, "DATABASE_URL": "postgresql+psycopg://db/cards"}
+    assert startup_warnings(config, "127.0.0.1", connections=27) == []
+    (warning,) = startup_warnings(config, "127.0.0.1", connections=9 * 8 * 3)
+    assert "216 connections" in warning
+    # SQLite has no connection limit to speak of.
+    config["DATABASE_URL"] = "sqlite:///cards.sqlite3"
+    assert startup_warnings(config, "127.0.0.1", connections=9 * 8 * 3) == []
+
+
 @pytest.mark.parametrize(
     ("host", "loopback"),
     [

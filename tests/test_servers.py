@@ -26,8 +26,8 @@ import pytest
 from sqlalchemy import Engine, func, select, text
 
 from flashcards import accounts, subscriptions
-from flashcards.db import transaction
 from flashcards.models import Card, Deck, ReviewLog, ReviewState
+from flashcards.storage.engine import transaction
 from tests.conftest import REPO, T0, load_shipped_decks
 
 pytestmark = pytest.mark.slow

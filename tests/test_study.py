@@ -15,7 +15,6 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from flashcards import migrate, state_rows, study
-from flashcards.db import make_engine, retrying, transaction, writer
 from flashcards.errors import (
     CardRetired,
     InvalidInput,
@@ -26,6 +25,8 @@ from flashcards.errors import (
 )
 from flashcards.hot_sql import answers
 from flashcards.models import Card, ReviewLog, ReviewState
+from flashcards.storage.engine import make_engine, transaction, writer
+from flashcards.storage.retry import retrying
 
 from . import factories as f
 from .conftest import T0

@@ -34,11 +34,12 @@ from sqlalchemy.orm import Session
 from flashcards.anki import export_deck, import_package
 from flashcards.api.errors import problem_type
 from flashcards.cli import main
-from flashcards.db import Base, transaction, writer
 from flashcards.decks.deckfile import load_decks
 from flashcards.decks.sync import sync_deck
 from flashcards.errors import FlashcardsError
 from flashcards.models import Deck, User
+from flashcards.storage.engine import transaction, writer
+from flashcards.storage.schema import Base
 from flashcards.teams import team_decks
 from flashcards.teams.membership import create_team
 

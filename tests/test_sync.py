@@ -14,7 +14,6 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from flashcards.cli import main
-from flashcards.db import Base, transaction
 from flashcards.decks.deckfile import load_deck_dir, load_decks
 from flashcards.decks.sync import SyncReport, sync_deck
 from flashcards.errors import DeckNameTaken
@@ -28,6 +27,8 @@ from flashcards.models import (
     Subscription,
     User,
 )
+from flashcards.storage.engine import transaction
+from flashcards.storage.schema import Base
 from tests.conftest import DECKS, T0
 
 T1 = T0 + timedelta(days=1)

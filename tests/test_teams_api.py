@@ -14,8 +14,9 @@ from sqlalchemy import Engine, select
 
 from flashcards.accounts import create_user, issue_token
 from flashcards.days import study_date
-from flashcards.db import transaction, utcnow
 from flashcards.models import Card, Deck
+from flashcards.storage.engine import transaction
+from flashcards.storage.schema import utcnow
 from tests import factories as f
 from tests.conftest import T0, load_shipped_decks
 

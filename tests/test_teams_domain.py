@@ -14,7 +14,6 @@ from sqlalchemy.orm import Session
 from flashcards import deck_settings, queue, study
 from flashcards.access import visible_decks
 from flashcards.accounts import create_user
-from flashcards.db import transaction
 from flashcards.errors import (
     EditingRetiredCard,
     InvalidInput,
@@ -35,9 +34,11 @@ from flashcards.models import (
     User,
 )
 from flashcards.queue import new_allowance
+from flashcards.storage.engine import transaction
 from flashcards.subscriptions import subscribe
 from flashcards.teams import assignments, invitations, membership, progress, team_decks
-from flashcards.teams.assignments import expected_introduced, status, team_pace
+from flashcards.teams.assignments import expected_introduced, status
+from flashcards.teams.pacing import team_pace
 from tests.conftest import T0
 
 QUIZ = """Team quiz

@@ -15,8 +15,8 @@ from sqlalchemy import Engine, func, select
 
 from flashcards import migrate
 from flashcards.accounts import create_user, issue_token
-from flashcards.db import transaction
 from flashcards.models import Card
+from flashcards.storage.engine import transaction
 from flashcards.teams import invitations, membership, team_decks
 from tests.conftest import T0, load_shipped_decks
 from tests.test_teams_domain import QUIZ

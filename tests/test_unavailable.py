@@ -17,7 +17,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from flashcards import create_app
-from flashcards.db import database_unavailable
+from flashcards.storage.engine import database_unavailable
 
 from .conftest import PG_URL
 from .web_helpers import csrf, sign_up

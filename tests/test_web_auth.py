@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session
 from werkzeug.test import TestResponse
 
 from flashcards import accounts
-from flashcards.db import utcnow
 from flashcards.models import User, WebSession
+from flashcards.storage.schema import utcnow
 
 from .web_helpers import PASSWORD, csrf, sign_in, sign_up
 

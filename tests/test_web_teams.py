@@ -13,7 +13,6 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 
-from flashcards.db import transaction, utcnow
 from flashcards.models import (
     Card,
     CardText,
@@ -26,6 +25,8 @@ from flashcards.models import (
     TeamMember,
     User,
 )
+from flashcards.storage.engine import transaction
+from flashcards.storage.schema import utcnow
 
 from .conftest import SEEDS
 from .web_helpers import PASSWORD, answer_shown_card, csrf, sign_up

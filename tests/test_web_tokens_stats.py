@@ -14,8 +14,8 @@ from sqlalchemy import Engine, insert, select
 from flashcards import deck_settings, queue, stats
 from flashcards.accounts import create_user
 from flashcards.days import day_bounds
-from flashcards.db import transaction
 from flashcards.models import Card, ReviewLog, ReviewState, SchedulerSettings, User
+from flashcards.storage.engine import transaction
 from flashcards.study import answer
 from flashcards.subscriptions import find_visible_deck, subscribe, unsubscribe
 

@@ -6,7 +6,7 @@ from typing import cast
 
 from sqlalchemy import Table
 
-from ..db import Base
+from ..storage.schema import Base
 
 
 def table(model: type[Base]) -> Table:

@@ -15,10 +15,11 @@ from .. import subscriptions
 from ..anki import ImportReport, export_deck, import_package, read_for_import
 from ..anki.importer import check_names
 from ..config import parse_bool
-from ..db import retrying, utcnow
 from ..errors import BodyTooLarge, InvalidInput, UnsupportedContentType
-from ..http import db
 from ..models import Deck, User
+from ..request_db import begin_writing, db
+from ..storage.retry import retrying
+from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
 from .models import reply
@@ -186,7 +187,7 @@ def import_apkg() -> Response:
     package = read_for_import(
         _package_body(limit), with_scheduling=with_scheduling, max_notes=max_notes, max_bytes=limit
     )
-    session = db()
+    session = begin_writing()
     owner = session.get(User, user_id)
     # A package that names no deck gets a title in its owner's language, as on the web.
     with force_locale(owner.locale if owner is not None else "en"):

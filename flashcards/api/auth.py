@@ -9,7 +9,7 @@ from flask import g, request
 
 from .. import accounts
 from ..errors import MissingToken
-from ..http import direct
+from ..request_db import direct
 
 T = TypeVar("T")
 

@@ -22,7 +22,6 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed
 from ..accounts import EmailTaken, InvalidToken, SamePassword, WrongPassword
 from ..anki.errors import AnkiPackageError
 from ..backup import BackupError
-from ..db import database_unavailable
 from ..errors import (
     AlreadyOwner,
     BodyTooLarge,
@@ -62,9 +61,9 @@ from ..errors import (
     UnsupportedContentType,
     WrongCredentials,
 )
-from ..http import current_request
 from ..locales import UnknownLocale
 from ..ratelimit import RateLimited
+from ..storage.engine import database_unavailable
 from ..teams.invitations import RemovedFromTeam
 from ..teams.team_decks import UnknownCardKey
 from . import bp
@@ -272,13 +271,12 @@ def _has_nul(body: Any) -> bool:
 
 def json_body() -> dict[str, Any]:
     """The request body as a JSON object, or a 400/413/415/422 problem saying what is wrong."""
-    req = current_request()
-    mimetype = req.mimetype
+    mimetype = request.mimetype
     if mimetype != "application/json" and not mimetype.endswith("+json"):
         raise UnsupportedContentType(
             "the request body must be JSON, sent with Content-Type: application/json"
         )
-    data = req.get_data(cache=True)  # raises 413 above MAX_CONTENT_LENGTH
+    data = request.get_data(cache=True)  # raises 413 above MAX_CONTENT_LENGTH
     try:
         body = _loads(data)
     except (ValueError, RecursionError) as exc:
@@ -310,7 +308,7 @@ def parse_body(model: type[B], *, optional: bool = False) -> B:
 
     `optional`: an empty body stands for `{}`, whatever its content type.
     """
-    req = current_request()
+    req = request
     if optional and not req.get_data(cache=True):
         return model.model_validate({})
     mimetype = req.mimetype

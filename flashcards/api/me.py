@@ -5,10 +5,11 @@ from __future__ import annotations
 from flask import Response, current_app
 
 from .. import accounts
-from ..db import utcnow
 from ..errors import InvalidInput, SignupClosed
-from ..http import change_password_limited, db, signup_key, signup_limiter
+from ..request_db import db, writes
+from ..request_policies import change_password_limited, signup_key, signup_limiter
 from ..settings import ME_FIELDS, apply_user_settings, user_settings, validate_settings
+from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
 from .errors import parse_body
@@ -27,6 +28,7 @@ def get_me() -> Response:
 
 @bp.patch("/me")
 @documented("patchMe", "Change any subset of the caller's settings.", _ME, body=MePatch)
+@writes
 def patch_me() -> Response:
     user_id = current_user_id()
     sent = parse_body(MePatch).model_dump(exclude_unset=True)
@@ -57,15 +59,10 @@ def patch_me() -> Response:
 def change_password() -> tuple[str, int]:
     user_id = current_user_id()
     body = parse_body(PasswordChange)
-    session = db()
     change_password_limited(
-        session,
-        user_id,
-        body.current_password,
-        body.new_password,
-        revoke_tokens=body.revoke_tokens,
+        user_id, body.current_password, body.new_password, revoke_tokens=body.revoke_tokens
     )
-    session.commit()
+    db().commit()
     return "", 204
 
 
@@ -84,6 +81,7 @@ def change_password() -> tuple[str, int]:
     body=SignUp,
     public=True,
 )
+@writes
 def sign_up() -> Response:
     if not current_app.config.get("SIGNUP_OPEN", True):
         raise SignupClosed("sign-up is closed on this server; ask an administrator for an account")

@@ -10,9 +10,9 @@ from fsrs import Rating
 from pydantic import AfterValidator, Field, PlainValidator, WithJsonSchema
 
 from .. import study
-from ..db import MAX_ID
 from ..errors import InvalidInput
 from ..scheduling import CardState
+from ..storage.schema import MAX_ID
 from .models import WHOLE, Body, Reply, Timestamp
 
 MAX_DURATION_MS = 24 * 3600 * 1000

@@ -7,8 +7,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field
 
-from ..db import MAX_ID
 from ..decks.sync import SyncReport
+from ..storage.schema import MAX_ID
 from ..teams import invitations, membership
 from .models import WHOLE, Body, Reply, Timestamp
 

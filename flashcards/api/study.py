@@ -11,12 +11,14 @@ from sqlalchemy.exc import IntegrityError
 
 from .. import own_decks, queue, state_rows, study, subscriptions
 from ..access import visible_decks
-from ..db import MAX_ID, retrying, utcnow, with_retries
 from ..errors import NotFound, NotSubscribed
-from ..http import db, direct, refresh_pacing
 from ..models import Card, Deck, Subscription, User
 from ..models import CardText as CardTextRow
+from ..request_db import db, direct, writes
+from ..request_policies import refresh_pacing
 from ..scheduling import CardState, fuzz_seed, preview
+from ..storage.retry import retrying, with_retries
+from ..storage.schema import MAX_ID, utcnow
 from . import bp
 from .auth import current_caller, current_user_id
 from .errors import parse_body
@@ -86,6 +88,7 @@ def list_decks() -> Response:
     body=SubscriptionRequest,
     body_required=False,
 )
+@writes
 def subscribe(slug: str) -> Response:
     user_id = current_user_id()
     body = parse_body(SubscriptionRequest, optional=True)
@@ -100,6 +103,7 @@ def subscribe(slug: str) -> Response:
 @documented(
     "unsubscribe", "Stop studying a deck; progress is kept.", {204: Answer("Unsubscribed.")}
 )
+@writes
 def unsubscribe(slug: str) -> Response:
     user_id = current_user_id()
     session = db()
@@ -118,6 +122,7 @@ def unsubscribe(slug: str) -> Response:
     {204: Answer("Deleted.")},
     403,
 )
+@writes
 def delete_deck(slug: str) -> Response:
     user_id = current_user_id()
     session = db()
@@ -229,6 +234,7 @@ def post_review() -> Response:
     body=UndoRequest,
     body_required=False,
 )
+@writes
 def undo_review() -> Response:
     user_id = current_user_id()
     sent = parse_body(UndoRequest, optional=True).review_id

@@ -5,8 +5,9 @@ from __future__ import annotations
 from flask import Response
 from sqlalchemy.exc import IntegrityError
 
-from ..db import retrying, utcnow
-from ..http import db
+from ..request_db import db, writes
+from ..storage.retry import retrying
+from ..storage.schema import utcnow
 from ..teams import team_decks
 from . import bp
 from .auth import current_user_id
@@ -66,6 +67,7 @@ def list_team_decks(team_id: int) -> Response:
     body=Upload,
     tags=TAGS,
 )
+@writes
 def create_team_deck(team_id: int) -> Response:
     user_id = current_user_id()
     fmt, content, locale, title = _upload_fields()
@@ -127,6 +129,7 @@ def get_team_deck(team_id: int, slug: str) -> Response:
     403,
     tags=TAGS,
 )
+@writes
 def delete_team_deck(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
     session = db()
@@ -145,6 +148,7 @@ def delete_team_deck(team_id: int, slug: str) -> Response:
     body=Upload,
     tags=TAGS,
 )
+@writes
 def upload_team_deck_locale(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
     fmt, content, locale, title = _upload_fields()
@@ -174,6 +178,7 @@ def upload_team_deck_locale(team_id: int, slug: str) -> Response:
     body=CardEdit,
     tags=TAGS,
 )
+@writes
 def set_team_card(team_id: int, slug: str, key: str) -> Response:
     user_id = current_user_id()
     body = parse_body(CardEdit)
@@ -203,6 +208,7 @@ def set_team_card(team_id: int, slug: str, key: str) -> Response:
     409,
     tags=TAGS,
 )
+@writes
 def retire_team_card(team_id: int, slug: str, key: str) -> Response:
     user_id = current_user_id()
     session = db()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flask import Response, request
 
-from ..db import utcnow
 from ..errors import InvalidInput
-from ..http import db
+from ..request_db import db
+from ..storage.schema import utcnow
 from ..teams import progress
 from . import bp
 from .auth import current_user_id

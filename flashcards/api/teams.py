@@ -11,12 +11,13 @@ from datetime import timedelta
 from flask import Response
 from sqlalchemy.exc import IntegrityError
 
-from ..db import MAX_ID, retrying, transaction, utcnow
 from ..errors import NotFound
-from ..http import db, engine
 from ..models import TeamInvitation as InvitationRow
 from ..names import looks_like_another
-from ..teams import assignments, invitations, membership
+from ..request_db import db, write_transaction, writes
+from ..storage.retry import retrying
+from ..storage.schema import MAX_ID, utcnow
+from ..teams import assignments, invitations, membership, pacing
 from . import bp
 from .auth import current_user_id
 from .errors import parse_body
@@ -92,6 +93,7 @@ def list_teams() -> Response:
     body=TeamName,
     tags=TAGS,
 )
+@writes
 def create_team() -> Response:
     user_id = current_user_id()
     name = parse_body(TeamName).name
@@ -118,6 +120,7 @@ def get_team(team_id: int) -> Response:
     body=TeamName,
     tags=TAGS,
 )
+@writes
 def rename_team(team_id: int) -> Response:
     user_id = current_user_id()
     name = parse_body(TeamName).name
@@ -135,6 +138,7 @@ def rename_team(team_id: int) -> Response:
     403,
     tags=TAGS,
 )
+@writes
 def delete_team(team_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -184,6 +188,7 @@ def list_members(team_id: int) -> Response:
     body=RoleChange,
     tags=TAGS,
 )
+@writes
 def change_role(team_id: int, member_id: int) -> Response:
     user_id = current_user_id()
     role = parse_body(RoleChange).role
@@ -204,6 +209,7 @@ def change_role(team_id: int, member_id: int) -> Response:
     409,
     tags=TAGS,
 )
+@writes
 def remove_member(team_id: int, member_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -248,6 +254,7 @@ def list_removed(team_id: int) -> Response:
     403,
     tags=TAGS,
 )
+@writes
 def allow_back(team_id: int, member_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -260,6 +267,7 @@ def allow_back(team_id: int, member_id: int) -> Response:
 
 @bp.delete("/teams/<int:team_id>/membership")
 @documented("leaveTeam", "Leave the team (not the owner).", _done("Left."), 409, tags=TAGS)
+@writes
 def leave_team(team_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -278,6 +286,7 @@ def leave_team(team_id: int) -> Response:
     body=Transfer,
     tags=TAGS,
 )
+@writes
 def transfer(team_id: int) -> Response:
     user_id = current_user_id()
     target = parse_body(Transfer).user_id
@@ -314,6 +323,7 @@ def list_invitations(team_id: int) -> Response:
     body_required=False,
     tags=TAGS,
 )
+@writes
 def create_invitation(team_id: int) -> Response:
     user_id = current_user_id()
     body = parse_body(InvitationRequest, optional=True)
@@ -334,6 +344,7 @@ def create_invitation(team_id: int) -> Response:
 
 @bp.delete("/teams/<int:team_id>/invitations/<int:invitation_id>")
 @documented("revokeTeamInvitation", "Revoke a link.", _done("Revoked."), 403, tags=TAGS)
+@writes
 def revoke_invitation(team_id: int, invitation_id: int) -> Response:
     user_id = current_user_id()
     session = db()
@@ -359,6 +370,7 @@ def revoke_invitation(team_id: int, invitation_id: int) -> Response:
     body=JoinRequest,
     tags=TAGS,
 )
+@writes
 def join_team() -> Response:
     user_id = current_user_id()
     token = parse_body(JoinRequest).token
@@ -387,13 +399,10 @@ def list_assignments(team_id: int) -> Response:
     user_id = current_user_id()
     now = utcnow()
     team = checked_id(team_id, "team")
-    # Today's pace is stored for the study queue: a short write transaction of its own, so
-    # that this GET's reads never have to turn into a write.
-    with transaction(engine()) as session:
-        assignments.refresh_pacing(session, user_id, now=now)
-    reader = db()
-    reader.commit()  # end the read snapshot taken by the token check, to see the new pace
-    views = assignments.list_assignments(reader, team, user_id, now=now, refresh=False)
+    # Today's pace is shown as the study queue will use it (a short write when it changed).
+    session = db()
+    pacing.keep_pacing_current(session, user_id, now=now, write=write_transaction)
+    views = assignments.list_assignments(session, team, user_id, now=now, refresh=False)
     return reply(
         TeamAssignmentList(
             assignments=[
@@ -426,6 +435,7 @@ def list_assignments(team_id: int) -> Response:
     body_required=False,
     tags=TAGS,
 )
+@writes
 def assign(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
     due = parse_body(AssignRequest, optional=True).due_date
@@ -443,6 +453,7 @@ def assign(team_id: int, slug: str) -> Response:
 
 @bp.delete("/teams/<int:team_id>/assignments/<slug>")
 @documented("unassignTeamDeck", "End an assignment.", _done("Unassigned."), 403, tags=TAGS)
+@writes
 def unassign(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
     session = db()

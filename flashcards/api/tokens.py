@@ -5,8 +5,9 @@ from __future__ import annotations
 from flask import Response
 
 from .. import accounts
-from ..db import utcnow
-from ..http import db, signed_in, token_key, token_limiter
+from ..request_db import begin_writing, db, writes
+from ..request_policies import signed_in, token_key, token_limiter
+from ..storage.schema import utcnow
 from . import bp
 from .auth import bearer_token, current_user_id
 from .errors import parse_body
@@ -33,7 +34,8 @@ def create_token() -> Response:
     body = parse_body(TokenRequest)
     user = signed_in(body.email, body.password)  # 401, or 429 with Retry-After
     token_limiter().reserve(token_key(user.id))  # every token made counts
-    session = db()
+    # The sign-in read and the reservation done, the token is this request's write.
+    session = begin_writing()
     token = accounts.issue_token(session, user.id, now=utcnow(), name=body.name)
     session.commit()
     return reply(Token(token=token), 201)
@@ -45,6 +47,7 @@ def create_token() -> Response:
     "Sign out: revoke the token sent with this request.",
     {204: Answer("Revoked.")},
 )
+@writes
 def revoke_current_token() -> tuple[str, int]:
     current_user_id()
     session = db()

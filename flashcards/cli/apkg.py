@@ -14,9 +14,9 @@ from sqlalchemy.orm import Session
 
 from ..anki import export_deck, import_package
 from ..anki.importer import DEFAULT_MAX_BYTES, DEFAULT_MAX_NOTES
-from ..db import transaction
 from ..errors import NotFound
 from ..models import Deck, User
+from ..storage.engine import transaction
 from ..subscriptions import subscribe
 from . import context
 

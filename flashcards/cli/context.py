@@ -10,7 +10,8 @@ from flask import Flask
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from .. import db
+from ..storage import engine as storage_engine
+from ..storage.schema import utcnow
 
 
 def app() -> Flask:
@@ -40,9 +41,9 @@ def open_engine() -> Iterator[Engine]:
 @contextmanager
 def transaction() -> Iterator[Session]:
     """One write transaction on the configured database, for a command's whole work."""
-    with open_engine() as e, db.transaction(e) as session:
+    with open_engine() as e, storage_engine.transaction(e) as session:
         yield session
 
 
 def now() -> datetime:
-    return db.utcnow()
+    return utcnow()

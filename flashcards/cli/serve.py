@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -27,19 +26,11 @@ def default_workers() -> int:
     return min((cores or 1) + 1, 9)
 
 
-def worker_app() -> Flask:
-    """A worker's app, built after the fork, with the collector told to leave it be.
-
-    The app, its routes, SQLAlchemy's metadata and compiled statements are objects that live
-    as long as the worker, and Python's full collection walks them all every time it runs,
-    pausing the answer that triggers it. Frozen, they are out of its reach; garbage made
-    while serving is collected as before.
-    """
+def worker_app(threads: int) -> Flask:
+    """A worker's app, built after the fork, its connection pool sized for its threads."""
     from .. import create_app
 
-    app = create_app()
-    gc.freeze()
-    return app
+    return create_app({"THREADS": threads})
 
 
 @click.command("serve")
@@ -56,6 +47,7 @@ def serve(host: str, port: int, workers: int | None, threads: int) -> None:
 
     from .. import create_app
     from ..config import startup_warnings
+    from ..request_db import CONNECTIONS_PER_THREAD
 
     class Server(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
@@ -72,12 +64,14 @@ def serve(host: str, port: int, workers: int | None, threads: int) -> None:
 
         def load(self) -> Any:
             # Each worker builds its own app, so no connection is shared across a fork.
-            return worker_app()
+            return worker_app(threads)
 
     # Built once here so that a bad setting is one line now, not a traceback in every worker.
     app = create_app()
     app.extensions["flashcards.engine"].dispose()
-    for warning in startup_warnings(app.config, host):
+    # Every worker's pool is sized for its threads (see `request_db.init_app`).
+    connections = (workers or default_workers()) * threads * CONNECTIONS_PER_THREAD
+    for warning in startup_warnings(app.config, host, connections=connections):
         click.echo(f"warning: {warning}", err=True)
     # gunicorn names itself in a Server header on every response and drops one the app sets;
     # its responses read this module constant, for which it has no setting. Set before the

@@ -1,18 +1,5 @@
-"""Decks a team assigns to its members, with an optional due date, and pacing.
-
-Pacing. With a due date, a member's daily new-card allowance for the deck is
-
-    max(their own new cards per day for the deck, ceil(N / D))
-
-where N is the number of the deck's cards still new to them at the start of their study day
-(cards they introduced today count as still new, so the allowance does not shrink during
-the day) and D the study days left including today: due date - today + 1, at least 1. On
-or after the due date everything left is allowed. The pace, ceil(N / D), is stored in the
-subscription's `paced_new_per_day`, apart from the person's own override, and recomputed
-when the deck is assigned, when someone joins, and each day on read (`refresh_pacing`,
-called when members look at their assignments; the study queue calls it too). When several
-teams assign the same deck, the earliest due date that is not past wins. Without a due date
-(or when the assignment ends) the pace is cleared and the person's own setting alone applies.
+"""Decks a team assigns to its members, with an optional due date, and how each member
+is getting on (team pacing itself is `pacing`).
 
 On track: by the end of each study day a member should have introduced their share of the
 deck, ceil(total * elapsed / span), counted in days from the day the deck was assigned (or
@@ -27,18 +14,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from sqlalchemy import bindparam, delete, func, or_, select
+from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
 from ..access import visible_decks
 from ..accounts import user_clock
-from ..days import day_bounds, study_date
+from ..days import study_date
 from ..errors import DueDateInPast, NotFound
 from ..models import (
-    Card,
     Deck,
     DeckText,
-    ReviewState,
     SchedulerSettings,
     Subscription,
     TeamAssignment,
@@ -46,15 +31,9 @@ from ..models import (
     User,
 )
 from ..queue import new_allowance
-from ..rawsql import Executor, Statement, executor
 from ..subscriptions import subscribe
+from .pacing import card_count, introduced_count, refresh_pacing
 from .roles import LEADS, check_slug, member_ids, membership
-
-
-def team_pace(remaining_new: int, today: date, due: date) -> int:
-    """The new cards a day that introduce `remaining_new` cards by `due`."""
-    days_left = max(1, (due - today).days + 1)
-    return math.ceil(remaining_new / days_left)
 
 
 def expected_introduced(total: int, start: date, today: date, due: date) -> int:
@@ -147,93 +126,6 @@ def subscribe_to_team_assignments(
     refresh_pacing(session, user_id, now=now, deck_ids=[d.id for d in decks])
 
 
-# It runs every time someone's queue is shown, so on the direct executor too.
-_ASSIGNED = Statement(
-    select(TeamAssignment.deck_id, TeamAssignment.due_date)
-    .join(TeamMember, TeamMember.team_id == TeamAssignment.team_id)
-    .where(TeamMember.user_id == bindparam("user_id"))
-)
-
-
-def assigned(db: Session | Executor, user_id: int) -> list[tuple[int, date | None]]:
-    """(deck, due date) of every assignment of every team the user belongs to."""
-    return [(deck_id, due) for deck_id, due in executor(db).all(_ASSIGNED, {"user_id": user_id})]
-
-
-def _due_dates(rows: list[tuple[int, date | None]], today: date) -> dict[int, date | None]:
-    """Per deck assigned to the user by any of their teams, the due date that paces it."""
-    result: dict[int, date | None] = {}
-    for deck_id, due in rows:
-        best = result.get(deck_id)
-        if deck_id not in result or (
-            due is not None and (best is None or _earlier(due, best, today))
-        ):
-            result[deck_id] = due
-    return result
-
-
-def _earlier(a: date, b: date, today: date) -> bool:
-    # An upcoming due date beats a past one; among upcoming ones (or past ones) the earliest.
-    if (a >= today) != (b >= today):
-        return a >= today
-    return a < b
-
-
-def refresh_pacing(
-    session: Session,
-    user_id: int,
-    *,
-    now: datetime,
-    deck_ids: list[int] | None = None,
-    assigned_decks: list[tuple[int, date | None]] | None = None,
-) -> bool:
-    """Set (or clear) the team pace of the user's subscriptions.
-
-    `deck_ids` limits the work to those decks; by default every deck a team assigned them.
-    `assigned_decks` is what `assigned` returned, when the caller has read it already.
-    Returns whether any allowance changed.
-    """
-    if assigned_decks is None:
-        assigned_decks = assigned(session, user_id)
-    if not assigned_decks and not deck_ids:
-        return False  # the common case, people in no team: one indexed read
-    user = user_clock(session, user_id)
-    today = study_date(now, user.timezone, user.day_start_hour)
-    dues = _due_dates(assigned_decks, today)
-    targets = list(dues) if deck_ids is None else deck_ids
-    if not targets:
-        return False
-    day_start, _ = day_bounds(now, user.timezone, user.day_start_hour)
-    changed = False
-    for deck_id in targets:
-        sub = session.get(Subscription, (user_id, deck_id))
-        if sub is None:
-            continue
-        due = dues.get(deck_id)
-        pace = None
-        if due is not None:
-            remaining = remaining_new(session, user_id, deck_id, since=day_start)
-            pace = team_pace(remaining, today, due)
-        if sub.paced_new_per_day != pace:
-            sub.paced_new_per_day = pace
-            changed = True
-    session.flush()
-    return changed
-
-
-def remaining_new(session: Session, user_id: int, deck_id: int, *, since: datetime) -> int:
-    """Live cards not introduced before `since` (the start of the user's study day)."""
-    seen = introduced_count(session, user_id, deck_id, before=since)
-    return max(0, card_count(session, deck_id) - seen)
-
-
-def card_count(session: Session, deck_id: int) -> int:
-    count = session.scalar(
-        select(func.count()).where(Card.deck_id == deck_id, Card.retired_at.is_(None))
-    )
-    return int(count or 0)
-
-
 @dataclass(frozen=True)
 class AssignmentView:
     deck_id: int
@@ -253,8 +145,8 @@ def list_assignments(
 ) -> list[AssignmentView]:
     """The team's assignments with the caller's own progress (and nobody else's).
 
-    `refresh`: bring the caller's paced allowances up to date first (a write); a caller that
-    did so in a transaction of its own passes False.
+    `refresh`: bring the caller's paced allowances up to date first (a write, in `session`);
+    a caller that checked them with a read (`pacing.keep_pacing_current`) passes False.
     """
     membership(session, team_id, user_id)
     if refresh:
@@ -304,25 +196,6 @@ def list_assignments(
             )
         )
     return views
-
-
-def introduced_count(
-    session: Session, user_id: int, deck_id: int, *, before: datetime | None = None
-) -> int:
-    """Live cards of the deck the user has seen (before `before`, when given)."""
-    query = (
-        select(func.count())
-        .select_from(ReviewState)
-        .join(Card, Card.id == ReviewState.card_id)
-        .where(
-            ReviewState.user_id == user_id,
-            ReviewState.deck_id == deck_id,
-            Card.retired_at.is_(None),
-        )
-    )
-    if before is not None:
-        query = query.where(ReviewState.introduced_at < before)
-    return int(session.scalar(query) or 0)
 
 
 def deck_title(session: Session, deck: Deck, locale: str) -> tuple[str, str | None]:

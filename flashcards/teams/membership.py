@@ -29,7 +29,7 @@ from ..errors import (
     RemovingSelf,
 )
 from ..models import Deck, Subscription, Team, TeamAssignment, TeamMember, TeamRemoval, User
-from .assignments import refresh_pacing
+from .pacing import refresh_pacing
 from .roles import (
     LEADS,
     MANAGER,

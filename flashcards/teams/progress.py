@@ -33,7 +33,8 @@ from ..models import (
 )
 from ..scheduling import retrievability
 from ..state_rows import config_from, state_from_row
-from .assignments import card_count, deck_titles, status
+from .assignments import deck_titles, status
+from .pacing import card_count
 from .roles import LEADS, check_slug, membership
 
 REVIEW_STATE = 2

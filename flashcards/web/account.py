@@ -14,11 +14,12 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from .. import accounts, apitokens
-from ..db import utcnow
 from ..errors import InvalidInput, NotFound
-from ..http import change_password_limited, db, token_key, token_limiter
 from ..ratelimit import RateLimited
+from ..request_db import begin_writing, db, writes
+from ..request_policies import change_password_limited, token_key, token_limiter
 from ..settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
+from ..storage.schema import utcnow
 from . import bp
 from .auth import (
     browser_session_id,
@@ -110,6 +111,7 @@ def settings() -> str | Response | tuple[str, int]:
                 field=field_labels().get(field, field),
             )
         else:
+            session = begin_writing()
             apply_user_settings(session, uid, clean)
             session.commit()
             # Said in the language just chosen: the request's own was picked before the change.
@@ -135,10 +137,8 @@ def settings() -> str | Response | tuple[str, int]:
 @bp.post("/settings/password")
 @login_required
 def change_password() -> Response:
-    session = db()
     try:
         revoked = change_password_limited(
-            session,
             user_id(),
             request.form.get("current_password", ""),
             request.form.get("new_password", ""),
@@ -178,6 +178,7 @@ def change_password() -> Response:
 
 
 @bp.post("/settings/sessions")
+@writes
 @login_required
 def sign_out_elsewhere() -> Response:
     session = db()
@@ -188,6 +189,7 @@ def sign_out_elsewhere() -> Response:
 
 
 @bp.post("/language")
+@writes
 def language() -> Response:
     """The language switcher: the profile for a signed-in person, a cookie for a visitor."""
     locale = request.form.get("locale", "")
@@ -225,9 +227,6 @@ def create_token() -> str | tuple[str, int] | tuple[str, int, dict[str, str]]:
     uid = user_id()
     session = db()
     name = request.form.get("name", "").strip()[:100]
-    # Ends the read that found the signed-in person: on SQLite it holds the write lock,
-    # which counting the token in the database needs.
-    session.commit()
     try:
         # Shared with the API's sign-in: a stolen cookie must not mint tokens without limit.
         token_limiter().reserve(token_key(uid))
@@ -241,6 +240,8 @@ def create_token() -> str | tuple[str, int] | tuple[str, int, dict[str, str]]:
             "tokens.html", tokens=apitokens.list_tokens(session, uid), new_token=None, error=error
         )
         return page, 429, {"Retry-After": str(exc.retry_after)}
+    # Declared after the reservation, which is the limiter's own transaction.
+    session = begin_writing()
     token = accounts.issue_token(session, uid, now=utcnow(), name=name)
     session.commit()
     # Shown once, in this response only: only its hash is stored.
@@ -250,6 +251,7 @@ def create_token() -> str | tuple[str, int] | tuple[str, int, dict[str, str]]:
 
 
 @bp.post("/tokens/<int:token_id>/revoke")
+@writes
 @login_required
 def revoke_token(token_id: int) -> Response:
     session = db()

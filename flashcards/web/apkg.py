@@ -17,11 +17,12 @@ from werkzeug.wrappers import Response
 
 from .. import subscriptions
 from ..anki import AnkiPackageError, ImportReport, export_deck, import_package, read_for_import
-from ..db import retrying, utcnow
 from ..decks.deckfile import MAX_TEXT
 from ..errors import InvalidInput
-from ..http import current_request, db
 from ..models import Deck
+from ..request_db import begin_writing, db
+from ..storage.retry import retrying
+from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user, login_required, user_id
 from .i18n import one_decimal, whole_number
@@ -36,9 +37,8 @@ def _allow_large_upload() -> None:
     # Runs before the CSRF check, which is the first to read (and so size-check) the form.
     # Only for someone signed in: a visitor's body stays under the site-wide limit, so an
     # anonymous client cannot make the server take in a package-sized upload for nothing.
-    req = current_request()
-    if req.endpoint == UPLOAD_ENDPOINT and current_user() is not None:
-        req.max_content_length = current_app.config["MAX_UPLOAD_BYTES"] + MULTIPART_SLACK
+    if request.endpoint == UPLOAD_ENDPOINT and current_user() is not None:
+        request.max_content_length = current_app.config["MAX_UPLOAD_BYTES"] + MULTIPART_SLACK
 
 
 def init_app(app: Flask) -> None:
@@ -87,10 +87,6 @@ def import_apkg() -> Response | tuple[str, int]:
     limit = current_app.config["MAX_UPLOAD_BYTES"]
     if len(data) > limit:
         return library_page(import_error=too_large_message(limit)), 413
-    session = db()
-    # The sign-in check began a write transaction: it ends before the package is read, so
-    # that on SQLite other people's writes do not wait on the parsing.
-    session.commit()
     with_scheduling = request.form.get("with_scheduling") == "1"
     now = utcnow()
     try:
@@ -100,6 +96,8 @@ def import_apkg() -> Response | tuple[str, int]:
             max_notes=current_app.config["APKG_MAX_NOTES"],
             max_bytes=limit,
         )
+        # Read and checked first: on SQLite nobody's writes wait on the parsing.
+        session = begin_writing()
 
         def work() -> ImportReport:
             report = import_package(
@@ -119,7 +117,7 @@ def import_apkg() -> Response | tuple[str, int]:
         # A concurrent import can take the same free name first; the retry picks another.
         report = retrying(session, work, retry_on=(IntegrityError,), attempts=3)
     except InvalidInput as exc:  # the package, or what it asks for, is refused
-        session.rollback()
+        db().rollback()
         return library_page(import_error=import_error_message(exc)), 422
     flash(
         ngettext(

@@ -24,18 +24,13 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from .. import accounts
-from ..db import transaction, utcnow
 from ..errors import InvalidInput, WrongCredentials
-from ..http import (
-    db,
-    signed_in,
-    signup_key,
-    signup_limiter,
-    writing_engine,
-)
 from ..models import User
 from ..ratelimit import RateLimited
+from ..request_db import begin_writing, db, write_transaction, writes
+from ..request_policies import signed_in, signup_key, signup_limiter
 from ..settings import timezone_names
+from ..storage.schema import utcnow
 from . import bp, csrf
 from .error_table import message_for
 
@@ -48,7 +43,7 @@ PENDING_JOIN_KEY = "join_token"
 
 
 def current_user() -> User | None:
-    if "_web_user" not in g:
+    if "web_user" not in g:
         user_id = session.get(USER_KEY)
         session_id = session.get(SESSION_KEY)
         user = None
@@ -70,21 +65,21 @@ def current_user() -> User | None:
                 # Signed out elsewhere (or by a new password), expired, or the account is gone.
                 session.clear()
                 flash(_("You were signed out. Sign in again to continue."))
-        g._web_user = user
-    found: User | None = g._web_user
+        g.web_user = user
+    found: User | None = g.web_user
     return found
 
 
 def as_signed_out() -> None:
     """The rest of this request treats the visitor as signed out, without asking the
     database who they are: for the page that says the database is out of reach."""
-    g._web_user = None
+    g.web_user = None
 
 
 def _renew(session_id: str, now: datetime) -> None:
-    # In a transaction of its own: the first look at the signed-in person comes before the
-    # view writes anything. The cookie is signed anew too: its signature has its own limit.
-    with transaction(writing_engine()) as database:
+    # A write in a request that may only read: a short one of its own, or part of the
+    # view's when it writes. The cookie is signed anew too: its signature has its own limit.
+    with write_transaction() as database:
         accounts.renew_web_session(database, session_id, now=now)
     session.modified = True
 
@@ -159,7 +154,7 @@ def start_session(user: User) -> None:
     previous = session.get(SESSION_KEY)
     pending_join = session.get(PENDING_JOIN_KEY)
     session.clear()
-    database = db()
+    database = begin_writing()
     session_id = accounts.start_web_session(
         database,
         user.id,
@@ -173,7 +168,7 @@ def start_session(user: User) -> None:
     if isinstance(pending_join, str):
         session[PENDING_JOIN_KEY] = pending_join
     csrf.new_token()
-    g._web_user = user
+    g.web_user = user
 
 
 @bp.route("/signup", methods=["GET", "POST"])
@@ -205,7 +200,8 @@ def signup() -> ResponseReturnValue:
             # The browser's guess (if any) is not a zone we know, as Chrome's "Etc/Unknown"
             # is not: UTC until they choose in settings.
             timezone = "UTC"
-        session_db = db()
+        # Declared after the reservation, which is the limiter's own transaction.
+        session_db = begin_writing()
         try:
             user = accounts.create_user(
                 session_db,
@@ -271,6 +267,7 @@ def signin() -> ResponseReturnValue:
 
 
 @bp.post("/signout")
+@writes
 def signout() -> Response:
     session_id = session.get(SESSION_KEY)
     if isinstance(session_id, str):

@@ -10,9 +10,7 @@ from __future__ import annotations
 import hmac
 import secrets
 
-from flask import Flask, abort, session
-
-from ..http import current_request
+from flask import Flask, abort, request, session
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 FIELD = "csrf_token"
@@ -34,11 +32,10 @@ def new_token() -> str:
 
 
 def _check() -> None:
-    req = current_request()
-    if req.method in SAFE_METHODS or req.path.startswith(EXEMPT_PREFIXES):
+    if request.method in SAFE_METHODS or request.path.startswith(EXEMPT_PREFIXES):
         return
     expected = session.get(FIELD)
-    sent = req.headers.get(HEADER) or req.form.get(FIELD, "")
+    sent = request.headers.get(HEADER) or request.form.get(FIELD, "")
     if not isinstance(expected, str) or not hmac.compare_digest(
         expected.encode(), sent.encode("utf-8", "surrogatepass")
     ):

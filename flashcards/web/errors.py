@@ -9,8 +9,8 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response
 
 from ..api.errors import API_PREFIX, UNAVAILABLE_RETRY_AFTER, http_problem
-from ..db import database_unavailable
 from ..errors import FlashcardsError, TooMuchContention
+from ..storage.engine import database_unavailable
 from . import apkg, bp
 from .auth import as_signed_out, current_user
 from .error_table import answer_for

@@ -15,10 +15,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
-from ..db import retrying, utcnow
 from ..errors import InvitationNotUsable
-from ..http import db
 from ..models import Team, TeamInvitation, TeamMember, TeamRemoval
+from ..request_db import db, writes
+from ..storage.retry import retrying
+from ..storage.schema import utcnow
 from ..teams import invitations
 from . import bp
 from .auth import PENDING_JOIN_KEY, current_user, login_required, user_id
@@ -112,7 +113,8 @@ def join_page() -> Response:
 
 @bp.post("/join")
 def open_invitation() -> Response:
-    """The link a person opened or pasted: it replaces any invitation they had pending."""
+    """The link a person opened or pasted: it replaces any invitation they had pending (in
+    the cookie: the database is only read)."""
     token = token_from(request.form.get("invitation", ""))
     invited = _invited_team(token)
     if invited is None or not (invited[1] or _is_member(invited[0])):
@@ -125,6 +127,7 @@ def open_invitation() -> Response:
 
 
 @bp.post("/join/confirm")
+@writes
 @login_required
 def join() -> Response:
     uid = user_id()

@@ -8,10 +8,10 @@ from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from .. import deck_settings, own_decks, queue, subscriptions
-from ..db import utcnow
 from ..errors import InvalidInput
-from ..http import db
+from ..request_db import db, writes
 from ..settings import user_settings
+from ..storage.schema import utcnow
 from . import bp
 from .account import WHOLE_NUMBER, field_labels
 from .auth import current_user, login_required, user_id
@@ -65,6 +65,7 @@ def _summary(session: Session, uid: int, deck_id: int) -> subscriptions.DeckSumm
 
 
 @bp.post("/decks/<slug>/settings")
+@writes
 @login_required
 def deck_settings_form(slug: str) -> Response:
     uid = user_id()
@@ -101,6 +102,7 @@ def deck_settings_form(slug: str) -> Response:
 
 
 @bp.post("/decks/<slug>/subscription")
+@writes
 @login_required
 def subscribe(slug: str) -> Response:
     uid = user_id()
@@ -118,6 +120,7 @@ def subscribe(slug: str) -> Response:
 
 
 @bp.post("/decks/<slug>/unsubscribe")
+@writes
 @login_required
 def unsubscribe(slug: str) -> Response:
     uid = user_id()
@@ -141,6 +144,7 @@ def delete_deck_page(slug: str) -> str:
 
 
 @bp.post("/decks/<slug>/delete")
+@writes
 @login_required
 def delete_deck(slug: str) -> Response:
     session = db()

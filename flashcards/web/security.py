@@ -63,26 +63,14 @@ class SecurityHeaders:
 
 
 class SessionInterface(SecureCookieSessionInterface):
-    """Flask's signed cookie sessions, minus work that requests without a session do.
-
-    The JSON API authenticates with bearer tokens and never reads the session, so its
-    requests get Flask's null session: no cookie parsing, nothing to save. Elsewhere the
-    signing serializer is built once per key; Flask builds it on every request.
-    """
-
-    _cached: tuple[Any, Any] | None = None
+    """Flask's signed cookie sessions, except on the JSON API: it authenticates with bearer
+    tokens and never reads the session, so its requests get Flask's null session (no cookie
+    parsing, nothing to save)."""
 
     def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
         if request.path.startswith(NO_SESSION_PREFIXES):
             return self.make_null_session(app)
         return super().open_session(app, request)
-
-    def get_signing_serializer(self, app: Flask) -> Any:
-        key = (app.secret_key, tuple(app.config.get("SECRET_KEY_FALLBACKS") or ()))
-        cached = self._cached
-        if cached is None or cached[0] != key:
-            cached = self._cached = (key, super().get_signing_serializer(app))
-        return cached[1]
 
 
 def init_app(app: Flask) -> None:

@@ -7,8 +7,8 @@ from flask_babel import format_date, format_decimal, format_percent
 from flask_babel import gettext as _
 
 from .. import stats
-from ..db import utcnow
-from ..http import db
+from ..request_db import db
+from ..storage.schema import utcnow
 from . import bp
 from .auth import login_required, user_id
 from .charts import bar_chart

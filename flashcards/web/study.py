@@ -20,7 +20,6 @@ from werkzeug.wrappers import Response
 
 from .. import queue, stats, study, subscriptions
 from ..accounts import user_clock
-from ..db import MAX_ID, retrying, utcnow
 from ..errors import (
     CardNotFound,
     CardRetired,
@@ -31,9 +30,12 @@ from ..errors import (
     ReviewIdReused,
     UnknownReviewId,
 )
-from ..http import db, refresh_pacing
 from ..queue import NextCard
+from ..request_db import db, writes
+from ..request_policies import refresh_pacing
 from ..scheduling import fuzz_seed, preview
+from ..storage.retry import retrying
+from ..storage.schema import MAX_ID, utcnow
 from . import bp
 from .auth import login_required, user_id
 from .error_table import flash_error
@@ -110,6 +112,7 @@ def _back(slug: str | None) -> Response:
 
 
 @bp.post("/study/answer")
+@writes
 @login_required
 def answer() -> Response:
     uid = user_id()
@@ -146,6 +149,7 @@ def answer() -> Response:
 
 
 @bp.post("/study/undo")
+@writes
 @login_required
 def undo() -> Response:
     uid = user_id()

@@ -16,7 +16,6 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
-from ..db import retrying, utcnow
 from ..decks.deckfile import MAX_TEXT
 from ..errors import (
     DeckFileError,
@@ -27,9 +26,11 @@ from ..errors import (
     QuestionCountMismatch,
     TextTooLong,
 )
-from ..http import db
 from ..locales import UnknownLocale
 from ..models import Card
+from ..request_db import db, writes
+from ..storage.retry import retrying
+from ..storage.schema import utcnow
 from ..teams import membership, team_decks
 from ..teams.roles import LEADS, team_deck
 from ..teams.roles import membership as role_check
@@ -120,6 +121,7 @@ def upload_error(exc: InvalidInput) -> str:
 
 
 @bp.post("/teams/<int:team_id>/decks")
+@writes
 @login_required
 def create_team_deck(team_id: int) -> Response:
     session = db()
@@ -172,6 +174,7 @@ def team_deck_page(team_id: int, slug: str) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/cards/<key>")
+@writes
 @login_required
 def edit_team_card(team_id: int, slug: str, key: str) -> Response:
     session = db()
@@ -236,6 +239,7 @@ def _new_card(team_id: int, slug: str) -> tuple[str, str]:
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/cards")
+@writes
 @login_required
 def add_team_card(team_id: int, slug: str) -> Response:
     session = db()
@@ -269,6 +273,7 @@ def add_team_card(team_id: int, slug: str) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/cards/<key>/retire")
+@writes
 @login_required
 def retire_team_card(team_id: int, slug: str, key: str) -> Response:
     session = db()
@@ -286,6 +291,7 @@ def retire_team_card(team_id: int, slug: str, key: str) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/source")
+@writes
 @login_required
 def upload_team_deck_locale(team_id: int, slug: str) -> Response:
     session = db()
@@ -330,6 +336,7 @@ def delete_team_deck_page(team_id: int, slug: str) -> str:
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/delete")
+@writes
 @login_required
 def delete_team_deck(team_id: int, slug: str) -> Response:
     session = db()

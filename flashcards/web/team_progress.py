@@ -13,9 +13,9 @@ from flask_babel import format_decimal, format_percent
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
-from ..db import utcnow
 from ..errors import DueDateInPast
-from ..http import db
+from ..request_db import db, writes
+from ..storage.schema import utcnow
 from ..teams import assignments, membership, progress
 from . import bp
 from .auth import login_required, user_id
@@ -27,6 +27,7 @@ HARDEST_LIMIT = 20
 
 
 @bp.post("/teams/<int:team_id>/assignments")
+@writes
 @login_required
 def assign_deck(team_id: int) -> Response:
     session = db()
@@ -58,6 +59,7 @@ def assign_deck(team_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/assignments/<slug>/remove")
+@writes
 @login_required
 def unassign_deck(team_id: int, slug: str) -> Response:
     session = db()

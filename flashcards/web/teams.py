@@ -13,7 +13,6 @@ from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
-from ..db import MAX_ID, transaction, utcnow
 from ..errors import (
     AlreadyOwner,
     InvalidInput,
@@ -23,9 +22,10 @@ from ..errors import (
     OwnerRoleByTransferOnly,
     RemovingSelf,
 )
-from ..http import db, engine
 from ..names import looks_like_another
-from ..teams import assignments, invitations, membership, team_decks
+from ..request_db import db, write_transaction, writes
+from ..storage.schema import MAX_ID, utcnow
+from ..teams import assignments, invitations, membership, pacing, team_decks
 from ..teams.roles import LEADS, MANAGER, MEMBER, OWNER
 from ..teams.roles import membership as role_check
 from . import bp
@@ -70,6 +70,7 @@ def teams_page() -> str:
 
 
 @bp.post("/teams")
+@writes
 @login_required
 def create_team() -> Response:
     session = db()
@@ -117,14 +118,13 @@ def render_team(team_id: int, *, new_link: str | None = None, status: int = 200)
 @bp.get("/teams/<int:team_id>")
 @login_required
 def team_page(team_id: int) -> Response:
-    # Today's pace is stored for the study queue: a short write transaction of its own, so
-    # that this GET's reads never turn into a write (as the API's assignments list does).
-    with transaction(engine()) as session:
-        assignments.refresh_pacing(session, user_id(), now=utcnow())
+    # Today's pace is shown as the study queue will use it (a short write when it changed).
+    pacing.keep_pacing_current(db(), user_id(), now=utcnow(), write=write_transaction)
     return render_team(team_id)
 
 
 @bp.post("/teams/<int:team_id>/invitations")
+@writes
 @login_required
 def create_invitation(team_id: int) -> Response:
     session = db()
@@ -161,6 +161,7 @@ def create_invitation(team_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/invitations/<int:invitation_id>/revoke")
+@writes
 @login_required
 def revoke_invitation(team_id: int, invitation_id: int) -> Response:
     session = db()
@@ -175,6 +176,7 @@ def revoke_invitation(team_id: int, invitation_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/leave")
+@writes
 @login_required
 def leave(team_id: int) -> Response:
     session = db()
@@ -189,6 +191,7 @@ def leave(team_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/members/<int:member_id>/remove")
+@writes
 @login_required
 def remove_member(team_id: int, member_id: int) -> Response:
     session = db()
@@ -205,6 +208,7 @@ def remove_member(team_id: int, member_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/removals/<int:member_id>/allow")
+@writes
 @login_required
 def allow_back(team_id: int, member_id: int) -> Response:
     session = db()
@@ -215,6 +219,7 @@ def allow_back(team_id: int, member_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/members/<int:member_id>/role")
+@writes
 @login_required
 def change_role(team_id: int, member_id: int) -> Response:
     session = db()
@@ -236,6 +241,7 @@ def change_role(team_id: int, member_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/members/<int:member_id>/owner")
+@writes
 @login_required
 def transfer_ownership(team_id: int, member_id: int) -> Response:
     session = db()
@@ -258,6 +264,7 @@ def _member(member_id: int) -> int:
 
 
 @bp.post("/teams/<int:team_id>/rename")
+@writes
 @login_required
 def rename_team(team_id: int) -> Response:
     session = db()
@@ -290,6 +297,7 @@ def delete_team_page(team_id: int) -> str:
 
 
 @bp.post("/teams/<int:team_id>/delete")
+@writes
 @login_required
 def delete_team(team_id: int) -> Response:
     session = db()

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import flashcards.db
+import flashcards.storage.schema
 
 revision: str = "0001"
 down_revision: str | None = None
@@ -29,7 +29,7 @@ def upgrade() -> None:
     sa.Column('timezone', sa.String(length=64), nullable=False),
     sa.Column('day_start_hour', sa.SmallInteger(), nullable=False),
     sa.Column('is_admin', sa.Boolean(), nullable=False),
-    sa.Column('created_at', flashcards.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
     sa.CheckConstraint('day_start_hour BETWEEN 0 AND 23', name=op.f('ck_users_day_start_hour')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_users')),
     sa.UniqueConstraint('email', name=op.f('uq_users_email'))
@@ -39,7 +39,7 @@ def upgrade() -> None:
     sa.Column('user_id', sa.Integer(), nullable=False),
     sa.Column('token_hash', sa.String(length=64), nullable=False),
     sa.Column('name', sa.String(length=100), nullable=False),
-    sa.Column('created_at', flashcards.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['user_id'], ['users.id'], name=op.f('fk_api_tokens_user_id_users'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_api_tokens')),
     sa.UniqueConstraint('token_hash', name=op.f('uq_api_tokens_token_hash'))
@@ -52,8 +52,8 @@ def upgrade() -> None:
     sa.Column('slug', sa.String(length=100), nullable=False),
     sa.Column('default_locale', sa.String(length=16), nullable=False),
     sa.Column('owner_user_id', sa.Integer(), nullable=True),
-    sa.Column('created_at', flashcards.db.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('updated_at', flashcards.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('updated_at', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['owner_user_id'], ['users.id'], name=op.f('fk_decks_owner_user_id_users'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_decks')),
     sa.UniqueConstraint('slug', name=op.f('uq_decks_slug'))
@@ -78,9 +78,9 @@ def upgrade() -> None:
     sa.Column('deck_id', sa.Integer(), nullable=False),
     sa.Column('key', sa.String(length=100), nullable=False),
     sa.Column('position', sa.Integer(), nullable=False),
-    sa.Column('retired_at', flashcards.db.UTCDateTime(timezone=True), nullable=True),
-    sa.Column('created_at', flashcards.db.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('updated_at', flashcards.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('retired_at', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('updated_at', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['deck_id'], ['decks.id'], name=op.f('fk_cards_deck_id_decks'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_cards')),
     sa.UniqueConstraint('deck_id', 'key', name=op.f('uq_cards_deck_id_key'))
@@ -100,7 +100,7 @@ def upgrade() -> None:
     sa.Column('user_id', sa.Integer(), nullable=False),
     sa.Column('deck_id', sa.Integer(), nullable=False),
     sa.Column('locale', sa.String(length=16), nullable=False),
-    sa.Column('created_at', flashcards.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
     sa.Column('desired_retention', sa.Float(), nullable=True),
     sa.Column('learning_steps', sa.JSON(), nullable=True),
     sa.Column('relearning_steps', sa.JSON(), nullable=True),
@@ -117,7 +117,7 @@ def upgrade() -> None:
     sa.Column('question', sa.Text(), nullable=False),
     sa.Column('answer', sa.Text(), nullable=False),
     sa.Column('explanation', sa.Text(), nullable=False),
-    sa.Column('updated_at', flashcards.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('updated_at', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['card_id'], ['cards.id'], name=op.f('fk_card_texts_card_id_cards'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('card_id', 'locale', name=op.f('pk_card_texts'))
     )
@@ -128,22 +128,22 @@ def upgrade() -> None:
     sa.Column('card_id', sa.Integer(), nullable=False),
     sa.Column('deck_id', sa.Integer(), nullable=False),
     sa.Column('rating', sa.SmallInteger(), nullable=False),
-    sa.Column('reviewed_at', flashcards.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('reviewed_at', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
     sa.Column('duration_ms', sa.Integer(), nullable=True),
     sa.Column('state_before', sa.SmallInteger(), nullable=True),
     sa.Column('step_before', sa.SmallInteger(), nullable=True),
     sa.Column('stability_before', sa.Float(), nullable=True),
     sa.Column('difficulty_before', sa.Float(), nullable=True),
-    sa.Column('due_before', flashcards.db.UTCDateTime(timezone=True), nullable=True),
-    sa.Column('last_review_before', flashcards.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('due_before', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('last_review_before', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=True),
     sa.Column('reps_before', sa.Integer(), nullable=False),
     sa.Column('lapses_before', sa.Integer(), nullable=False),
-    sa.Column('introduced_at_before', flashcards.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('introduced_at_before', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=True),
     sa.Column('state', sa.SmallInteger(), nullable=False),
     sa.Column('step', sa.SmallInteger(), nullable=True),
     sa.Column('stability', sa.Float(), nullable=False),
     sa.Column('difficulty', sa.Float(), nullable=False),
-    sa.Column('due', flashcards.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('due', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
     sa.Column('reps', sa.Integer(), nullable=False),
     sa.Column('lapses', sa.Integer(), nullable=False),
     sa.CheckConstraint('rating BETWEEN 1 AND 4', name=op.f('ck_review_logs_rating')),
@@ -165,11 +165,11 @@ def upgrade() -> None:
     sa.Column('step', sa.SmallInteger(), nullable=True),
     sa.Column('stability', sa.Float(), nullable=True),
     sa.Column('difficulty', sa.Float(), nullable=True),
-    sa.Column('due', flashcards.db.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('last_review', flashcards.db.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('due', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('last_review', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=True),
     sa.Column('reps', sa.Integer(), nullable=False),
     sa.Column('lapses', sa.Integer(), nullable=False),
-    sa.Column('introduced_at', flashcards.db.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('introduced_at', flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
     sa.Column('version', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['card_id'], ['cards.id'], name=op.f('fk_review_states_card_id_cards'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['deck_id'], ['decks.id'], name=op.f('fk_review_states_deck_id_decks'), ondelete='CASCADE'),

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import flashcards.db
+import flashcards.storage.schema
 
 revision: str = "0002"
 down_revision: str | None = "0001"
@@ -24,7 +24,7 @@ def upgrade() -> None:
         "teams",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("name", sa.String(length=100), nullable=False),
-        sa.Column("created_at", flashcards.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_teams")),
     )
     op.create_table(
@@ -33,11 +33,11 @@ def upgrade() -> None:
         sa.Column("team_id", sa.Integer(), nullable=False),
         sa.Column("token_hash", sa.String(length=64), nullable=False),
         sa.Column("created_by", sa.Integer(), nullable=True),
-        sa.Column("created_at", flashcards.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("expires_at", flashcards.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
         sa.Column("max_uses", sa.Integer(), nullable=True),
         sa.Column("uses", sa.Integer(), nullable=False),
-        sa.Column("revoked_at", flashcards.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("revoked_at", flashcards.storage.schema.UTCDateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
             ["created_by"],
             ["users.id"],
@@ -61,7 +61,7 @@ def upgrade() -> None:
         sa.Column("team_id", sa.Integer(), nullable=False),
         sa.Column("user_id", sa.Integer(), nullable=False),
         sa.Column("role", sa.String(length=16), nullable=False),
-        sa.Column("joined_at", flashcards.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("joined_at", flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
         sa.CheckConstraint(
             "role IN ('owner', 'manager', 'member')", name=op.f("ck_team_members_role")
         ),
@@ -95,7 +95,7 @@ def upgrade() -> None:
         sa.Column("team_id", sa.Integer(), nullable=False),
         sa.Column("deck_id", sa.Integer(), nullable=False),
         sa.Column("due_date", sa.Date(), nullable=True),
-        sa.Column("created_at", flashcards.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["deck_id"],
             ["decks.id"],

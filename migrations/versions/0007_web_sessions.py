@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import flashcards.db
+import flashcards.storage.schema
 
 revision: str = "0007"
 down_revision: str | None = "0006"
@@ -23,8 +23,8 @@ def upgrade() -> None:
         "web_sessions",
         sa.Column("id_hash", sa.String(length=64), nullable=False),
         sa.Column("user_id", sa.Integer(), nullable=False),
-        sa.Column("created_at", flashcards.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("seen_at", flashcards.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("seen_at", flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["user_id"],
             ["users.id"],

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import flashcards.db
+import flashcards.storage.schema
 
 revision: str = "0008"
 down_revision: str | None = "0007"
@@ -23,7 +23,7 @@ def upgrade() -> None:
         "rate_limits",
         sa.Column("key", sa.String(length=64), nullable=False),
         sa.Column("failures", sa.Integer(), nullable=False),
-        sa.Column("window_ends", flashcards.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("window_ends", flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("key", name=op.f("pk_rate_limits")),
     )
     with op.batch_alter_table("rate_limits", schema=None) as batch_op:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import flashcards.db
+import flashcards.storage.schema
 
 revision: str = "0011"
 down_revision: str | None = "0010"
@@ -24,7 +24,7 @@ def upgrade() -> None:
         "team_removals",
         sa.Column("team_id", sa.Integer(), nullable=False),
         sa.Column("user_id", sa.Integer(), nullable=False),
-        sa.Column("removed_at", flashcards.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("removed_at", flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["team_id"],
             ["teams.id"],

@@ -25,8 +25,9 @@ from fsrs import Rating, Scheduler
 from sqlalchemy import Engine, insert
 
 from flashcards.anki import export_deck, import_package
-from flashcards.db import transaction, utcnow
 from flashcards.models import Card, CardText, Deck, DeckText, ReviewLog, ReviewState
+from flashcards.storage.engine import transaction
+from flashcards.storage.schema import utcnow
 
 from ..factories import make_user
 

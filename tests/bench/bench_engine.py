@@ -22,7 +22,7 @@ from fsrs import Rating, Scheduler
 from sqlalchemy import create_engine, text
 
 from flashcards import create_app, study
-from flashcards.db import make_engine, transaction
+from flashcards.storage.engine import make_engine, transaction
 from tests.bench.conftest import report
 from tests.bench.dataset import build
 from tests.conftest import PG_URL, postgres_schema_url

@@ -23,8 +23,8 @@ from sqlalchemy import Engine, create_engine, func, select, text
 
 from flashcards import study
 from flashcards.days import day_bounds
-from flashcards.db import make_engine, transaction
 from flashcards.models import ReviewLog
+from flashcards.storage.engine import make_engine, transaction
 from tests.bench.conftest import (
     CONNECTIONS,
     RUNS,

@@ -16,7 +16,6 @@ from typing import Any
 from sqlalchemy import Engine, insert
 
 from flashcards import accounts, migrate
-from flashcards.db import Base
 from flashcards.models import (
     ApiToken,
     Card,
@@ -28,6 +27,7 @@ from flashcards.models import (
     User,
 )
 from flashcards.settings import scheduler_defaults
+from flashcards.storage.schema import Base
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 BATCH = 20_000

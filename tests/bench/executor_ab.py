@@ -20,8 +20,8 @@ from fsrs import Rating
 
 from flashcards import accounts, queue, study
 from flashcards.days import Clock
-from flashcards.db import make_engine, transaction
 from flashcards.rawsql import DirectConnection
+from flashcards.storage.engine import make_engine, transaction
 from tests import factories as f
 from tests.conftest import T0
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from flashcards import create_app, migrate
-from flashcards.db import make_engine
+from flashcards.storage.engine import make_engine
 
 from ..conftest import load_shipped_decks
 

@@ -25,7 +25,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         app.config.update(config)
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = load_secret_key(instance)
-    from .request_body import ChunkedBodyGuard
+    from .http.request_body import ChunkedBodyGuard
 
     app.wsgi_app = ChunkedBodyGuard(app.wsgi_app)  # type: ignore[method-assign]
     proxies = app.config["TRUSTED_PROXIES"]
@@ -34,7 +34,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
             app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies
         )
 
-    from . import request_db, request_guards
+    from .http import request_db, request_guards
 
     request_db.init_app(app)
     request_guards.init_app(app)

@@ -188,7 +188,7 @@ class QuestionCountMismatch(DeckFileError):
 
 
 class TooMuchContention(FlashcardsError):
-    """Every attempt lost a race with other writes of the same rows (`db.with_retries`)."""
+    """Every attempt lost a race with other writes of the same rows (`storage.retry`)."""
 
     retry_after = 1  # seconds: the writes it lost to take milliseconds
 

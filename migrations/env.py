@@ -5,8 +5,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
-from flashcards.models import User  # noqa: F401  (registers every model on Base.metadata)
 from flashcards.storage.engine import make_engine
+from flashcards.storage.models import User  # noqa: F401  (registers every model on Base.metadata)
 from flashcards.storage.schema import Base
 
 config = context.config

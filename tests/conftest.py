@@ -33,9 +33,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from flashcards import create_app, migrate
+from flashcards import create_app
 from flashcards.decks.deckfile import load_decks
 from flashcards.decks.sync import sync_deck
+from flashcards.storage import migrate
 from flashcards.storage.engine import make_engine, transaction
 
 REPO = Path(__file__).resolve().parent.parent

@@ -17,8 +17,9 @@ from fsrs import Rating, State
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from flashcards import accounts, study, subscriptions
-from flashcards.models import (
+from flashcards.people import accounts
+from flashcards.srs import study, subscriptions
+from flashcards.storage.models import (
     Card,
     CardText,
     Deck,

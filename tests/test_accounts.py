@@ -5,11 +5,11 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import Engine, func, select
 
-from flashcards import accounts
 from flashcards.errors import InvalidInput
-from flashcards.models import ApiToken, SchedulerSettings, User, WebSession
-from flashcards.settings import ME_FIELDS, apply_user_settings, user_settings, validate_settings
+from flashcards.people import accounts
+from flashcards.srs.settings import ME_FIELDS, apply_user_settings, user_settings, validate_settings
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import ApiToken, SchedulerSettings, User, WebSession
 
 from .conftest import T0
 

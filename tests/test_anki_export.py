@@ -23,8 +23,8 @@ from sqlalchemy.orm import Session
 
 from flashcards.anki import export_deck
 from flashcards.anki.schema import NOTETYPE_ID, NOTETYPE_NAME
-from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import Card, CardText, Deck, ReviewLog, ReviewState
 from flashcards.storage.schema import utcnow
 
 from .factories import answer, card_ids, make_deck, make_user, subscribe

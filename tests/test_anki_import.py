@@ -18,14 +18,22 @@ from click.testing import CliRunner
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from flashcards import queue, study
 from flashcards.anki import AnkiPackageError, export_deck, import_package, planning, reader
 from flashcards.anki.reader import read_package
 from flashcards.anki.timing import study_date
 from flashcards.cli import main
-from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription, User
+from flashcards.srs import queue, study
+from flashcards.srs.subscriptions import subscribe
 from flashcards.storage.engine import transaction
-from flashcards.subscriptions import subscribe
+from flashcards.storage.models import (
+    Card,
+    CardText,
+    Deck,
+    ReviewLog,
+    ReviewState,
+    Subscription,
+    User,
+)
 
 from .factories import answer, make_user
 from .test_anki_export import (

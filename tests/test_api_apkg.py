@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, delete, func, select
 
-from flashcards.models import CardText, Deck, ReviewLog, ReviewState, Subscription
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import CardText, Deck, ReviewLog, ReviewState, Subscription
 
 from . import factories as f
 from .conftest import T0

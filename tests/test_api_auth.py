@@ -12,10 +12,11 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, event, select
 
-from flashcards import accounts, create_app
-from flashcards.models import RateLimitCount
-from flashcards.ratelimit import DatabaseBackend, Limiter, RateLimited, RedisBackend
+from flashcards import create_app
+from flashcards.people import accounts
+from flashcards.people.ratelimit import DatabaseBackend, Limiter, RateLimited, RedisBackend
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import RateLimitCount
 
 from . import factories as f
 from .conftest import T0

@@ -7,9 +7,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 
-from flashcards import accounts
-from flashcards.models import User
+from flashcards.people import accounts
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import User
 
 from .conftest import T0
 from .web_helpers import PASSWORD, csrf

@@ -12,10 +12,10 @@ from flask.testing import FlaskClient
 from fsrs import Rating, State
 from sqlalchemy import Engine, func, select
 
-from flashcards import study
-from flashcards.models import ReviewLog, ReviewState
-from flashcards.scheduling import SchedulerConfig, fuzz_seed, preview
+from flashcards.srs import study
+from flashcards.srs.scheduling import SchedulerConfig, fuzz_seed, preview
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import ReviewLog, ReviewState
 from flashcards.storage.schema import utcnow
 
 from . import factories as f

@@ -17,11 +17,12 @@ from click.testing import CliRunner
 from fsrs import Rating
 from sqlalchemy import JSON, Engine, Text, cast, select, text, update
 
-from flashcards import accounts, study, subscriptions
-from flashcards.backup import BackupError, backup, restore, verify
 from flashcards.cli import main
-from flashcards.models import Card, Deck, ReviewLog, ReviewState, SchedulerSettings
+from flashcards.people import accounts
+from flashcards.srs import study, subscriptions
+from flashcards.storage.backup import BackupError, backup, restore, verify
 from flashcards.storage.engine import make_engine, transaction
+from flashcards.storage.models import Card, Deck, ReviewLog, ReviewState, SchedulerSettings
 from flashcards.storage.schema import Base
 from flashcards.teams import invitations, membership
 from tests.conftest import PG_URL, T0, Databases, load_shipped_decks, postgres_schema_url

@@ -16,8 +16,8 @@ from flashcards.cli import main
 from flashcards.cli.serve import worker_app
 from flashcards.decks.deckfile import load_deck_dir
 from flashcards.decks.quizfile import parse_quiz
-from flashcards.models import Card, CardText, Deck
-from flashcards.request_db import CONNECTIONS_PER_THREAD
+from flashcards.http.request_db import CONNECTIONS_PER_THREAD
+from flashcards.storage.models import Card, CardText, Deck
 from tests.conftest import DECKS, SEEDS
 
 SPANISH = SEEDS / "000_2a59eba2e9ee1c24.txt"

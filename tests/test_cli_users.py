@@ -4,10 +4,10 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import Engine, select
 
-from flashcards import accounts
 from flashcards.cli import main
-from flashcards.models import User
+from flashcards.people import accounts
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import User
 
 
 @pytest.fixture(autouse=True)

@@ -19,9 +19,9 @@ from flashcards import create_app
 from flashcards.cli import main
 from flashcards.config import load_secret_key, settings_from_env
 from flashcards.errors import InvalidInput
-from flashcards.models import Card, Deck
-from flashcards.rawsql import DirectConnection, Statement
+from flashcards.hot_sql.rawsql import DirectConnection, Statement
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import Card, Deck
 from flashcards.storage.sqlite_writers import (
     CHECKPOINT_EVERY,
     SQLITE_AUTOCHECKPOINT_PAGES,

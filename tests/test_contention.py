@@ -23,11 +23,11 @@ import pytest
 from fsrs import Rating
 from sqlalchemy import Engine, select
 
-from flashcards import state_rows
-from flashcards.accounts import user_clock
-from flashcards.models import ReviewLog, ReviewState
-from flashcards.scheduling import CardState, SchedulerConfig, fuzz_seed, review
+from flashcards.people.accounts import user_clock
+from flashcards.srs import state_rows
+from flashcards.srs.scheduling import CardState, SchedulerConfig, fuzz_seed, review
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import ReviewLog, ReviewState
 from tests.test_servers import Server, check_chains, seed
 from tests.web_helpers import CSRF_RE
 

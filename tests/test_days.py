@@ -8,8 +8,8 @@ import pytest
 from fsrs import State
 from sqlalchemy import Engine
 
-from flashcards import queue
-from flashcards.days import day_bounds, study_date
+from flashcards.srs import queue
+from flashcards.srs.days import day_bounds, study_date
 from flashcards.storage.engine import transaction
 
 from . import factories as f

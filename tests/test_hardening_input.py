@@ -24,14 +24,15 @@ from gunicorn.http.body import Body, ChunkedReader
 from gunicorn.http.unreader import IterUnreader
 from sqlalchemy import Engine, func, select, update
 
-from flashcards import migrate
-from flashcards.accounts import create_user, issue_token
 from flashcards.anki import AnkiPackageError, import_package
 from flashcards.cli import main
 from flashcards.decks.deckfile import MAX_TEXT, load_deck_dir
+from flashcards.decks.locales import UnknownLocale, is_known_locale
 from flashcards.errors import DeckFileError
-from flashcards.locales import UnknownLocale, is_known_locale
-from flashcards.models import (
+from flashcards.people.accounts import create_user, issue_token
+from flashcards.storage import migrate
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import (
     Card,
     CardText,
     Deck,
@@ -41,7 +42,6 @@ from flashcards.models import (
     Subscription,
     User,
 )
-from flashcards.storage.engine import transaction
 from tests import factories as f
 from tests.conftest import T0
 from tests.test_anki_export import export, study_eks, wall_now

@@ -13,10 +13,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 
-from flashcards import accounts
 from flashcards.cli import main
-from flashcards.models import ApiToken, User
+from flashcards.people import accounts
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import ApiToken, User
 
 from .conftest import T0
 from .web_helpers import PASSWORD, csrf, sign_up

@@ -23,10 +23,10 @@ import pytest
 import redis
 from sqlalchemy import Engine, func, select
 
-from flashcards import accounts
-from flashcards.models import ApiToken, User
-from flashcards.ratelimit import Limiter
+from flashcards.people import accounts
+from flashcards.people.ratelimit import Limiter
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import ApiToken, User
 from tests.conftest import T0
 from tests.test_api_auth import REDIS_URL, redis_available
 from tests.test_servers import Server

@@ -11,12 +11,13 @@ from click.testing import CliRunner
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, select, update
 
-from flashcards import accounts, migrate
 from flashcards.cli import main
 from flashcards.errors import InvalidInput
-from flashcards.models import TeamMember, User
-from flashcards.names import hidden_character, looks_like_another, mixed_script, script
+from flashcards.people import accounts
+from flashcards.people.names import hidden_character, looks_like_another, mixed_script, script
+from flashcards.storage import migrate
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import TeamMember, User
 from flashcards.teams import membership
 
 from .conftest import T0
@@ -279,7 +280,7 @@ def test_the_documented_name_pattern_refuses_what_the_validator_refuses() -> Non
     import re
 
     from flashcards.api.models_accounts import SignUp
-    from flashcards.settings import CONTROL_CHARS
+    from flashcards.srs.settings import CONTROL_CHARS
 
     pattern = re.compile(SignUp.model_json_schema()["properties"]["display_name"]["pattern"])
     for code in range(0x10000):

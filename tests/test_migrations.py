@@ -11,8 +11,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, delete, func, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
-from flashcards import migrate
-from flashcards.models import (
+from flashcards.storage import migrate
+from flashcards.storage.engine import make_engine, transaction
+from flashcards.storage.models import (
     Card,
     Deck,
     ReviewLog,
@@ -23,7 +24,6 @@ from flashcards.models import (
     TeamMember,
     User,
 )
-from flashcards.storage.engine import make_engine, transaction
 from flashcards.storage.schema import Base
 
 from .conftest import T0

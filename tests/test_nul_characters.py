@@ -10,8 +10,8 @@ from __future__ import annotations
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 
-from flashcards.models import ApiToken, Team, User
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import ApiToken, Team, User
 
 from .web_helpers import PASSWORD, csrf, sign_up
 

@@ -12,9 +12,9 @@ from flask.testing import FlaskClient
 from hypothesis import HealthCheck, given, settings
 from sqlalchemy import Engine
 
-from flashcards import accounts
 from flashcards.api.models_teams import MAX_CARD_TEXT, MAX_UPLOAD
 from flashcards.api.openapi import build_document
+from flashcards.people import accounts
 from flashcards.storage.engine import transaction
 from flashcards.storage.schema import MAX_ID
 from flashcards.teams import membership

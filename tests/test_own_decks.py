@@ -7,10 +7,10 @@ from flask import Flask
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from flashcards import own_decks
+from flashcards.decks import own_decks
 from flashcards.errors import NotDeckOwner, NotFound
-from flashcards.models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import Card, CardText, Deck, ReviewLog, ReviewState, Subscription
 from flashcards.teams import team_decks
 from flashcards.teams.membership import create_team
 

@@ -10,9 +10,9 @@ import pytest
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, select
 
-from flashcards.days import study_date
-from flashcards.models import Deck, SchedulerSettings, Subscription
+from flashcards.srs.days import study_date
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import Deck, SchedulerSettings, Subscription
 from flashcards.storage.schema import utcnow
 from flashcards.teams import assignments, invitations, membership
 from tests.conftest import load_shipped_decks

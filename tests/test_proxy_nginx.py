@@ -27,7 +27,7 @@ from sqlalchemy import Engine, select
 
 from flashcards.cli import main
 from flashcards.deploy import nginx_config
-from flashcards.models import ReviewLog
+from flashcards.storage.models import ReviewLog
 from tests.test_servers import Server, free_port, seed
 
 pytestmark = pytest.mark.slow

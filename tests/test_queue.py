@@ -9,10 +9,10 @@ import psycopg
 from fsrs import Rating, State
 from sqlalchemy import Engine, delete, update
 
-from flashcards import queue, subscriptions
 from flashcards.hot_sql import next_card as next_card_sql
-from flashcards.models import Card, CardText
+from flashcards.srs import queue, subscriptions
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import Card, CardText
 
 from . import factories as f
 from .conftest import T0

@@ -22,13 +22,14 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
-from flashcards import request_db, study
 from flashcards.hot_sql import answers, tokens
 from flashcards.hot_sql import next_card as next_card_sql
-from flashcards.kept_connections import KeptConnections
-from flashcards.models import ApiToken, Deck, ReviewLog, ReviewState, SchedulerSettings
-from flashcards.rawsql import DirectConnection, Statement, executor
+from flashcards.hot_sql.kept_connections import KeptConnections
+from flashcards.hot_sql.rawsql import DirectConnection, Statement, executor
+from flashcards.http import request_db
+from flashcards.srs import study
 from flashcards.storage.engine import make_engine, transaction
+from flashcards.storage.models import ApiToken, Deck, ReviewLog, ReviewState, SchedulerSettings
 from flashcards.storage.schema import UTCDateTime
 
 from . import factories as f

@@ -10,9 +10,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 
-from flashcards.accounts import create_user, issue_token
-from flashcards.models import TeamInvitation, TeamMember, TeamRemoval
+from flashcards.people.accounts import create_user, issue_token
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import TeamInvitation, TeamMember, TeamRemoval
 from tests.conftest import T0
 from tests.test_teams_api import Api
 from tests.web_helpers import csrf, sign_up

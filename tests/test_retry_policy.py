@@ -14,11 +14,12 @@ from sqlalchemy import Engine, event, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
-from flashcards import accounts, state_rows, study
 from flashcards.api.errors import problem_type
 from flashcards.errors import FlashcardsError, NotFound, NotLatestAnswer, TooMuchContention
-from flashcards.models import ReviewLog, ReviewState, User
+from flashcards.people import accounts
+from flashcards.srs import state_rows, study
 from flashcards.storage.engine import make_engine, transaction, writer
+from flashcards.storage.models import ReviewLog, ReviewState, User
 from flashcards.storage.retry import (
     RETRY_ATTEMPTS,
     RETRY_FIRST_DELAY,

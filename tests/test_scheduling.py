@@ -17,10 +17,9 @@ from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import FUZZ_RANGES
 from sqlalchemy import Engine, select
 
-from flashcards import state_rows, study
-from flashcards.days import Clock
-from flashcards.models import ReviewLog
-from flashcards.scheduling import (
+from flashcards.srs import state_rows, study
+from flashcards.srs.days import Clock
+from flashcards.srs.scheduling import (
     CardState,
     SchedulerConfig,
     fuzz_seed,
@@ -30,6 +29,7 @@ from flashcards.scheduling import (
     review,
 )
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import ReviewLog
 
 from . import factories as f
 from .conftest import T0

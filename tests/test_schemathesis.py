@@ -21,8 +21,8 @@ from sqlalchemy import Engine, select
 
 from flashcards.api import study
 from flashcards.api.openapi import OPERATIONS
-from flashcards.models import Card, Deck
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import Card, Deck
 
 from . import factories as f
 from .conftest import T0

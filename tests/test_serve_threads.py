@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, select
 
-from flashcards import accounts, subscriptions
-from flashcards.models import Deck
+from flashcards.people import accounts
+from flashcards.srs import subscriptions
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import Deck
 from tests.conftest import T0, load_shipped_decks
 from tests.test_servers import Server
 

@@ -25,9 +25,10 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select, text
 
-from flashcards import accounts, subscriptions
-from flashcards.models import Card, Deck, ReviewLog, ReviewState
+from flashcards.people import accounts
+from flashcards.srs import subscriptions
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import Card, Deck, ReviewLog, ReviewState
 from tests.conftest import REPO, T0, load_shipped_decks
 
 pytestmark = pytest.mark.slow

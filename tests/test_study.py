@@ -14,7 +14,6 @@ from sqlalchemy import Engine, event, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from flashcards import migrate, state_rows, study
 from flashcards.errors import (
     CardRetired,
     InvalidInput,
@@ -24,8 +23,10 @@ from flashcards.errors import (
     ReviewIdReused,
 )
 from flashcards.hot_sql import answers
-from flashcards.models import Card, ReviewLog, ReviewState
+from flashcards.srs import state_rows, study
+from flashcards.storage import migrate
 from flashcards.storage.engine import make_engine, transaction, writer
+from flashcards.storage.models import Card, ReviewLog, ReviewState
 from flashcards.storage.retry import retrying
 
 from . import factories as f
@@ -230,7 +231,7 @@ def test_undo_with_nothing_to_undo_is_a_conflict(engine: Engine) -> None:
 
 
 def test_undo_of_a_first_answer_makes_the_card_new_and_introducible_again(engine: Engine) -> None:
-    from flashcards import queue
+    from flashcards.srs import queue
 
     user, (card,) = setup_card(engine, new_per_day=1)
     with transaction(engine) as s:

@@ -29,8 +29,8 @@ from sqlalchemy.orm import Session
 from werkzeug.test import TestResponse
 
 from flashcards import create_app
-from flashcards.models import ApiToken, CardText, DeckText
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import ApiToken, CardText, DeckText
 from flashcards.storage.schema import Base
 from flashcards.teams import assignments, invitations, team_decks
 from flashcards.teams.membership import create_team

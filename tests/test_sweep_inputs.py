@@ -37,8 +37,8 @@ from flashcards.cli import main
 from flashcards.decks.deckfile import load_decks
 from flashcards.decks.sync import sync_deck
 from flashcards.errors import FlashcardsError
-from flashcards.models import Deck, User
 from flashcards.storage.engine import transaction, writer
+from flashcards.storage.models import Deck, User
 from flashcards.storage.schema import Base
 from flashcards.teams import team_decks
 from flashcards.teams.membership import create_team

@@ -17,7 +17,8 @@ from flashcards.cli import main
 from flashcards.decks.deckfile import load_deck_dir, load_decks
 from flashcards.decks.sync import SyncReport, sync_deck
 from flashcards.errors import DeckNameTaken
-from flashcards.models import (
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import (
     Card,
     CardText,
     Deck,
@@ -27,7 +28,6 @@ from flashcards.models import (
     Subscription,
     User,
 )
-from flashcards.storage.engine import transaction
 from flashcards.storage.schema import Base
 from tests.conftest import DECKS, T0
 

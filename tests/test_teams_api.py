@@ -12,10 +12,10 @@ import pytest
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, select
 
-from flashcards.accounts import create_user, issue_token
-from flashcards.days import study_date
-from flashcards.models import Card, Deck
+from flashcards.people.accounts import create_user, issue_token
+from flashcards.srs.days import study_date
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import Card, Deck
 from flashcards.storage.schema import utcnow
 from tests import factories as f
 from tests.conftest import T0, load_shipped_decks

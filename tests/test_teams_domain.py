@@ -11,9 +11,7 @@ from fsrs import Rating
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from flashcards import deck_settings, queue, study
-from flashcards.access import visible_decks
-from flashcards.accounts import create_user
+from flashcards.decks.access import visible_decks
 from flashcards.errors import (
     EditingRetiredCard,
     InvalidInput,
@@ -24,7 +22,12 @@ from flashcards.errors import (
     OwnerNotRemovable,
     RoleRequired,
 )
-from flashcards.models import (
+from flashcards.people.accounts import create_user
+from flashcards.srs import deck_settings, queue, study
+from flashcards.srs.queue import new_allowance
+from flashcards.srs.subscriptions import subscribe
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import (
     Deck,
     ReviewState,
     SchedulerSettings,
@@ -33,9 +36,6 @@ from flashcards.models import (
     TeamAssignment,
     User,
 )
-from flashcards.queue import new_allowance
-from flashcards.storage.engine import transaction
-from flashcards.subscriptions import subscribe
 from flashcards.teams import assignments, invitations, membership, progress, team_decks
 from flashcards.teams.assignments import expected_introduced, status
 from flashcards.teams.pacing import team_pace
@@ -522,7 +522,7 @@ def test_dashboard_numbers_hardest_and_csv(loaded_engine: Engine) -> None:
 def test_the_database_allows_one_owner_per_team(engine: Engine) -> None:
     from sqlalchemy.exc import IntegrityError
 
-    from flashcards.models import TeamMember
+    from flashcards.storage.models import TeamMember
 
     with transaction(engine) as s:
         lead, ana, *_ = users(s)

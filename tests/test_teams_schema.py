@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from schemathesis.checks import positive_data_acceptance
 from sqlalchemy import Engine, func, select
 
-from flashcards import migrate
-from flashcards.accounts import create_user, issue_token
-from flashcards.models import Card
+from flashcards.people.accounts import create_user, issue_token
+from flashcards.storage import migrate
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import Card
 from flashcards.teams import invitations, membership, team_decks
 from tests.conftest import T0, load_shipped_decks
 from tests.test_teams_domain import QUIZ

@@ -16,8 +16,8 @@ from werkzeug.datastructures import FileStorage, MultiDict
 from werkzeug.test import TestResponse, encode_multipart
 
 from flashcards.anki import AnkiPackageError
-from flashcards.models import Card, CardText, Deck, DeckText, ReviewLog, User
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import Card, CardText, Deck, DeckText, ReviewLog, User
 from flashcards.web.apkg import import_error_message
 
 from .test_anki_export import anki_import

@@ -10,8 +10,8 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 from werkzeug.test import TestResponse
 
-from flashcards import accounts
-from flashcards.models import User, WebSession
+from flashcards.people import accounts
+from flashcards.storage.models import User, WebSession
 from flashcards.storage.schema import utcnow
 
 from .web_helpers import PASSWORD, csrf, sign_in, sign_up

@@ -9,7 +9,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from flashcards.models import ReviewLog, ReviewState
+from flashcards.storage.models import ReviewLog, ReviewState
 
 from .web_helpers import CARD_ID_RE, REVIEW_ID_RE, csrf, sign_up, subscribe
 

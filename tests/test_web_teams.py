@@ -13,7 +13,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 
-from flashcards.models import (
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import (
     Card,
     CardText,
     Deck,
@@ -25,7 +26,6 @@ from flashcards.models import (
     TeamMember,
     User,
 )
-from flashcards.storage.engine import transaction
 from flashcards.storage.schema import utcnow
 
 from .conftest import SEEDS

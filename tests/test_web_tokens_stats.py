@@ -11,13 +11,13 @@ from flask.testing import FlaskClient
 from fsrs import Rating
 from sqlalchemy import Engine, insert, select
 
-from flashcards import deck_settings, queue, stats
-from flashcards.accounts import create_user
-from flashcards.days import day_bounds
-from flashcards.models import Card, ReviewLog, ReviewState, SchedulerSettings, User
+from flashcards.people.accounts import create_user
+from flashcards.srs import deck_settings, queue, stats
+from flashcards.srs.days import day_bounds
+from flashcards.srs.study import answer
+from flashcards.srs.subscriptions import find_visible_deck, subscribe, unsubscribe
 from flashcards.storage.engine import transaction
-from flashcards.study import answer
-from flashcards.subscriptions import find_visible_deck, subscribe, unsubscribe
+from flashcards.storage.models import Card, ReviewLog, ReviewState, SchedulerSettings, User
 
 from .web_helpers import answer_shown_card, csrf, sign_up
 from .web_helpers import subscribe as web_subscribe

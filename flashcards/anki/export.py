@@ -22,9 +22,9 @@ from fsrs.scheduler import DEFAULT_PARAMETERS
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..decks.locales import display_name
 from ..errors import InvalidInput, NotFound
-from ..locales import display_name
-from ..models import (
+from ..storage.models import (
     Card,
     CardText,
     Deck,

@@ -18,10 +18,19 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from ..decks.deckfile import SLUG_RE
+from ..decks.locales import check_locale
 from ..decks.quizfile import slugify
 from ..errors import DeckNameTaken, InvalidInput, NotFound
-from ..locales import check_locale
-from ..models import Card, CardText, Deck, DeckText, ReviewLog, ReviewState, SchedulerSettings, User
+from ..storage.models import (
+    Card,
+    CardText,
+    Deck,
+    DeckText,
+    ReviewLog,
+    ReviewState,
+    SchedulerSettings,
+    User,
+)
 from .errors import AnkiPackageError
 from .planning import SKIP_REASONS, PlannedCard, Progress, complete_language, plan_cards
 from .reader import AnkiCard, Collection, read_package

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..decks.deckfile import KEY_RE, MAX_TEXT
+from ..decks.locales import is_known_locale, unknown_locale_problem
 from ..errors import InvalidInput
-from ..locales import is_known_locale, unknown_locale_problem
 from . import cloze, schema
 from .errors import AnkiPackageError
 from .reader import CLOZE, AnkiCard, Collection, Note

@@ -17,9 +17,9 @@ from typing import Any
 from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler, State
 
-from ..days import Clock
-from ..models import SchedulerSettings, User
-from ..scheduling import last_review_for_fsrs
+from ..srs.days import Clock
+from ..srs.scheduling import last_review_for_fsrs
+from ..storage.models import SchedulerSettings, User
 from .reader import AnkiCard, Collection, Revlog
 from .schema import memory_value
 from .timing import DAY, day_start, from_epoch, source_today, study_date

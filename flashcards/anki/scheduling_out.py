@@ -9,7 +9,7 @@ from typing import Any
 
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
-from ..models import Card, SchedulerSettings, User
+from ..storage.models import Card, SchedulerSettings, User
 from .schema import memory_value
 from .timing import DAY, anki_day, to_epoch_ms
 

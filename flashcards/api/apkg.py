@@ -11,13 +11,13 @@ from flask_babel import force_locale, gettext
 from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from .. import subscriptions
 from ..anki import ImportReport, export_deck, import_package, read_for_import
 from ..anki.importer import check_names
 from ..config import parse_bool
 from ..errors import BodyTooLarge, InvalidInput, UnsupportedContentType
-from ..models import Deck, User
-from ..request_db import begin_writing, db
+from ..http.request_db import begin_writing, db
+from ..srs import subscriptions
+from ..storage.models import Deck, User
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp

@@ -7,9 +7,9 @@ from typing import TypeVar
 
 from flask import g, request
 
-from .. import accounts
 from ..errors import MissingToken
-from ..request_db import direct
+from ..http.request_db import direct
+from ..people import accounts
 
 T = TypeVar("T")
 

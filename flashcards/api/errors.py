@@ -19,9 +19,8 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
-from ..accounts import EmailTaken, InvalidToken, SamePassword, WrongPassword
 from ..anki.errors import AnkiPackageError
-from ..backup import BackupError
+from ..decks.locales import UnknownLocale
 from ..errors import (
     AlreadyOwner,
     BodyTooLarge,
@@ -61,8 +60,9 @@ from ..errors import (
     UnsupportedContentType,
     WrongCredentials,
 )
-from ..locales import UnknownLocale
-from ..ratelimit import RateLimited
+from ..people.accounts import EmailTaken, InvalidToken, SamePassword, WrongPassword
+from ..people.ratelimit import RateLimited
+from ..storage.backup import BackupError
 from ..storage.engine import database_unavailable
 from ..teams.invitations import RemovedFromTeam
 from ..teams.team_decks import UnknownCardKey

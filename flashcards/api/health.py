@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Response
 from sqlalchemy import literal, select
 
-from ..rawsql import Statement
-from ..request_db import direct
+from ..hot_sql.rawsql import Statement
+from ..http.request_db import direct
 from . import bp
 from .models import reply
 from .models_accounts import Health

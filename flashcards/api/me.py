@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from flask import Response, current_app
 
-from .. import accounts
 from ..errors import InvalidInput, SignupClosed
-from ..request_db import db, writes
-from ..request_policies import change_password_limited, signup_key, signup_limiter
-from ..settings import ME_FIELDS, apply_user_settings, user_settings, validate_settings
+from ..http.request_db import db, writes
+from ..http.request_policies import change_password_limited, signup_key, signup_limiter
+from ..people import accounts
+from ..srs.settings import ME_FIELDS, apply_user_settings, user_settings, validate_settings
 from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id

@@ -6,9 +6,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from .. import accounts
-from ..names import hidden_characters_class
-from ..settings import (
+from ..people import accounts
+from ..people.names import hidden_characters_class
+from ..srs.settings import (
     DAY_START_HOURS,
     DESIRED_RETENTIONS,
     MAX_DISPLAY_NAME,

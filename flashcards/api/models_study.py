@@ -1,4 +1,4 @@
-"""Bodies of the study endpoints (`study.py`): decks, subscriptions, next card, answers."""
+"""Bodies of the study endpoints (`api/study.py`): decks, subscriptions, next card, answers."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Annotated, ClassVar, Literal
 from fsrs import Rating
 from pydantic import AfterValidator, Field, PlainValidator, WithJsonSchema
 
-from .. import study
 from ..errors import InvalidInput
-from ..scheduling import CardState
+from ..srs import study
+from ..srs.scheduling import CardState
 from ..storage.schema import MAX_ID
 from .models import WHOLE, Body, Reply, Timestamp
 

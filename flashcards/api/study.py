@@ -9,14 +9,15 @@ from flask import Response, request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from .. import own_decks, queue, state_rows, study, subscriptions
-from ..access import visible_decks
+from ..decks import own_decks
+from ..decks.access import visible_decks
 from ..errors import NotFound, NotSubscribed
-from ..models import Card, Deck, Subscription, User
-from ..models import CardText as CardTextRow
-from ..request_db import db, direct, writes
-from ..request_policies import refresh_pacing
-from ..scheduling import CardState, fuzz_seed, preview
+from ..http.request_db import db, direct, writes
+from ..http.request_policies import refresh_pacing
+from ..srs import queue, state_rows, study, subscriptions
+from ..srs.scheduling import CardState, fuzz_seed, preview
+from ..storage.models import Card, Deck, Subscription, User
+from ..storage.models import CardText as CardTextRow
 from ..storage.retry import retrying, with_retries
 from ..storage.schema import MAX_ID, utcnow
 from . import bp

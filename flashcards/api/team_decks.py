@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Response
 from sqlalchemy.exc import IntegrityError
 
-from ..request_db import db, writes
+from ..http.request_db import db, writes
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from ..teams import team_decks

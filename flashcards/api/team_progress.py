@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Response, request
 
 from ..errors import InvalidInput
-from ..request_db import db
+from ..http.request_db import db
 from ..storage.schema import utcnow
 from ..teams import progress
 from . import bp

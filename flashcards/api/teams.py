@@ -12,9 +12,9 @@ from flask import Response
 from sqlalchemy.exc import IntegrityError
 
 from ..errors import NotFound
-from ..models import TeamInvitation as InvitationRow
-from ..names import looks_like_another
-from ..request_db import db, write_transaction, writes
+from ..http.request_db import db, write_transaction, writes
+from ..people.names import looks_like_another
+from ..storage.models import TeamInvitation as InvitationRow
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from ..teams import assignments, invitations, membership, pacing

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flask import Response
 
-from .. import accounts
-from ..request_db import begin_writing, db, writes
-from ..request_policies import signed_in, token_key, token_limiter
+from ..http.request_db import begin_writing, db, writes
+from ..http.request_policies import signed_in, token_key, token_limiter
+from ..people import accounts
 from ..storage.schema import utcnow
 from . import bp
 from .auth import bearer_token, current_user_id

@@ -15,9 +15,9 @@ from sqlalchemy.orm import Session
 from ..anki import export_deck, import_package
 from ..anki.importer import DEFAULT_MAX_BYTES, DEFAULT_MAX_NOTES
 from ..errors import NotFound
-from ..models import Deck, User
+from ..srs.subscriptions import subscribe
 from ..storage.engine import transaction
-from ..subscriptions import subscribe
+from ..storage.models import Deck, User
 from . import context
 
 # Below this many notes a bar would only flicker.

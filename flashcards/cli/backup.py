@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .. import backup as backups
+from ..storage import backup as backups
 from . import context
 
 

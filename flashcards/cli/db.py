@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .. import migrate
+from ..storage import migrate
 from . import context
 
 

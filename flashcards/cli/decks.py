@@ -17,11 +17,11 @@ from ..decks.deckfile import (
     read_text,
     render_locale_file,
 )
+from ..decks.locales import is_known_locale, unknown_locale_problem
 from ..decks.quizfile import parse_quiz, quiz_to_locale, slugify
 from ..decks.sync import sync_deck
 from ..errors import DeckFileError
-from ..locales import is_known_locale, unknown_locale_problem
-from ..models import Card, Deck, DeckText
+from ..storage.models import Card, Deck, DeckText
 from . import context
 
 

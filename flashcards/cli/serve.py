@@ -47,7 +47,7 @@ def serve(host: str, port: int, workers: int | None, threads: int) -> None:
 
     from .. import create_app
     from ..config import startup_warnings
-    from ..request_db import CONNECTIONS_PER_THREAD
+    from ..http.request_db import CONNECTIONS_PER_THREAD
 
     class Server(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:

@@ -11,8 +11,8 @@ import sys
 import click
 from sqlalchemy import select
 
-from .. import accounts
-from ..models import User
+from ..people import accounts
+from ..storage.models import User
 from . import context
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import DeckFileError
-from ..locales import LOCALE_RE, is_known_locale, unknown_locale_problem
+from .locales import LOCALE_RE, is_known_locale, unknown_locale_problem
 
 KEY_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")
 SLUG_RE = KEY_RE

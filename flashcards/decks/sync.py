@@ -12,7 +12,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ..errors import DeckNameTaken
-from ..models import Card, CardText, Deck, DeckText, Subscription, User
+from ..storage.models import Card, CardText, Deck, DeckText, Subscription, User
 from .deckfile import CardSource, DeckSource
 
 

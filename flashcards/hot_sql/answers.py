@@ -15,10 +15,10 @@ from sqlalchemy import (
 from sqlalchemy import cast as cast_as
 from sqlalchemy.sql.elements import BindParameter
 
-from ..access import visible_decks
-from ..models import Card, Deck, ReviewLog, SchedulerSettings, Subscription, User
-from ..rawsql import Executor, Statement
-from ..state_rows import STATE_COLUMNS, rs
+from ..decks.access import visible_decks
+from ..srs.state_rows import STATE_COLUMNS, rs
+from ..storage.models import Card, Deck, ReviewLog, SchedulerSettings, Subscription, User
+from .rawsql import Executor, Statement
 
 rl = cast(Table, ReviewLog.__table__)
 _USER: BindParameter[int] = bindparam("user_id")

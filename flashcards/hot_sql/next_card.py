@@ -15,9 +15,9 @@ from sqlalchemy.orm import aliased
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import BindParameter
 
-from ..models import Card, CardText, Deck, ReviewLog, SchedulerSettings, Subscription, User
-from ..rawsql import Executor, Statement
-from ..state_rows import STATE_COLUMNS, rs
+from ..srs.state_rows import STATE_COLUMNS, rs
+from ..storage.models import Card, CardText, Deck, ReviewLog, SchedulerSettings, Subscription, User
+from .rawsql import Executor, Statement
 
 # The review answers of a day counted at most, per deck, in the one statement of the counts:
 # the queue needs only as many as the daily review limit, and this is the default limit. A

@@ -6,8 +6,8 @@ from typing import Any
 
 from sqlalchemy import bindparam, exists, select
 
-from ..models import ApiToken, TeamAssignment, TeamMember, User
-from ..rawsql import Executor, Statement
+from ..storage.models import ApiToken, TeamAssignment, TeamMember, User
+from .rawsql import Executor, Statement
 
 _USER_ID_FOR_HASH = Statement(select(ApiToken.user_id).where(ApiToken.token_hash == bindparam("h")))
 # The same lookup, for the queue: its first reads ride along instead of costing their own.

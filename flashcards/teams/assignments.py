@@ -17,11 +17,13 @@ from datetime import date, datetime
 from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
-from ..access import visible_decks
-from ..accounts import user_clock
-from ..days import study_date
+from ..decks.access import visible_decks
 from ..errors import DueDateInPast, NotFound
-from ..models import (
+from ..people.accounts import user_clock
+from ..srs.days import study_date
+from ..srs.queue import new_allowance
+from ..srs.subscriptions import subscribe
+from ..storage.models import (
     Deck,
     DeckText,
     SchedulerSettings,
@@ -30,8 +32,6 @@ from ..models import (
     TeamMember,
     User,
 )
-from ..queue import new_allowance
-from ..subscriptions import subscribe
 from .pacing import card_count, introduced_count, refresh_pacing
 from .roles import LEADS, check_slug, member_ids, membership
 

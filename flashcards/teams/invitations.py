@@ -21,8 +21,8 @@ from ..errors import (
     NotFound,
     NotPermitted,
 )
-from ..models import TeamInvitation, TeamMember, TeamRemoval
-from ..settings import CONTROL_CHARS
+from ..srs.settings import CONTROL_CHARS
+from ..storage.models import TeamInvitation, TeamMember, TeamRemoval
 from .assignments import subscribe_to_team_assignments
 from .roles import LEADS, MEMBER, membership
 

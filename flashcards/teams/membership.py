@@ -28,7 +28,7 @@ from ..errors import (
     OwnerRoleByTransferOnly,
     RemovingSelf,
 )
-from ..models import Deck, Subscription, Team, TeamAssignment, TeamMember, TeamRemoval, User
+from ..storage.models import Deck, Subscription, Team, TeamAssignment, TeamMember, TeamRemoval, User
 from .pacing import refresh_pacing
 from .roles import (
     LEADS,

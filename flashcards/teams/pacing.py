@@ -25,16 +25,10 @@ from datetime import date, datetime
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
-from ..accounts import user_clock
-from ..days import day_bounds, study_date
-from ..models import (
-    Card,
-    ReviewState,
-    Subscription,
-    TeamAssignment,
-    TeamMember,
-)
-from ..rawsql import Executor, Statement, executor
+from ..hot_sql.rawsql import Executor, Statement, executor
+from ..people.accounts import user_clock
+from ..srs.days import day_bounds, study_date
+from ..storage.models import Card, ReviewState, Subscription, TeamAssignment, TeamMember
 
 
 def team_pace(remaining_new: int, today: date, due: date) -> int:

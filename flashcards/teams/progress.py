@@ -18,8 +18,10 @@ from datetime import date, datetime, timedelta
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from ..days import study_date
-from ..models import (
+from ..srs.days import study_date
+from ..srs.scheduling import retrievability
+from ..srs.state_rows import config_from, state_from_row
+from ..storage.models import (
     Card,
     CardText,
     Deck,
@@ -31,8 +33,6 @@ from ..models import (
     TeamMember,
     User,
 )
-from ..scheduling import retrievability
-from ..state_rows import config_from, state_from_row
 from .assignments import deck_titles, status
 from .pacing import card_count
 from .roles import LEADS, check_slug, membership

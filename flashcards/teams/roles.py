@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from ..decks.deckfile import SLUG_RE
 from ..errors import InvalidInput, NotFound, RoleRequired
-from ..models import Deck, TeamMember
+from ..storage.models import Deck, TeamMember
 
 OWNER = "owner"
 MANAGER = "manager"

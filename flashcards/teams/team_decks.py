@@ -23,6 +23,7 @@ from ..decks.deckfile import (
     DeckSource,
     LocaleSource,
 )
+from ..decks.locales import check_locale
 from ..decks.quizfile import parse_quiz, quiz_to_locale, slugify
 from ..decks.sync import SyncReport, sync_deck
 from ..errors import (
@@ -33,8 +34,7 @@ from ..errors import (
     NotFound,
     TextTooLong,
 )
-from ..locales import check_locale
-from ..models import Card, CardText, Deck, DeckText
+from ..storage.models import Card, CardText, Deck, DeckText
 from .roles import LEADS, clean_text, membership, team_deck
 
 FORMATS = ("quiz", "csv")

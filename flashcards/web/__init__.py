@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Flask
 
-from ..request_guards import refuse_nul_in_form
+from ..http.request_guards import refuse_nul_in_form
 
 bp = Blueprint("web", __name__)
 # The web's routes only, after the app's own hooks (the upload limit, the CSRF check).

@@ -13,12 +13,12 @@ from flask_babel import force_locale, ngettext
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
-from .. import accounts, apitokens
 from ..errors import InvalidInput, NotFound
-from ..ratelimit import RateLimited
-from ..request_db import begin_writing, db, writes
-from ..request_policies import change_password_limited, token_key, token_limiter
-from ..settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
+from ..http.request_db import begin_writing, db, writes
+from ..http.request_policies import change_password_limited, token_key, token_limiter
+from ..people import accounts, apitokens
+from ..people.ratelimit import RateLimited
+from ..srs.settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
 from ..storage.schema import utcnow
 from . import bp
 from .auth import (

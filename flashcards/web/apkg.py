@@ -15,12 +15,12 @@ from flask_babel import ngettext
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
-from .. import subscriptions
 from ..anki import AnkiPackageError, ImportReport, export_deck, import_package, read_for_import
 from ..decks.deckfile import MAX_TEXT
 from ..errors import InvalidInput
-from ..models import Deck
-from ..request_db import begin_writing, db
+from ..http.request_db import begin_writing, db
+from ..srs import subscriptions
+from ..storage.models import Deck
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp

@@ -23,13 +23,13 @@ from flask.typing import ResponseReturnValue
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
-from .. import accounts
 from ..errors import InvalidInput, WrongCredentials
-from ..models import User
-from ..ratelimit import RateLimited
-from ..request_db import begin_writing, db, write_transaction, writes
-from ..request_policies import signed_in, signup_key, signup_limiter
-from ..settings import timezone_names
+from ..http.request_db import begin_writing, db, write_transaction, writes
+from ..http.request_policies import signed_in, signup_key, signup_limiter
+from ..people import accounts
+from ..people.ratelimit import RateLimited
+from ..srs.settings import timezone_names
+from ..storage.models import User
 from ..storage.schema import utcnow
 from . import bp, csrf
 from .error_table import message_for

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from flask import flash
 from flask_babel import gettext as _
 
-from ..accounts import EmailTaken, InvalidToken, SamePassword, WrongPassword
 from ..anki.errors import AnkiPackageError
-from ..backup import BackupError
+from ..decks.locales import UnknownLocale
 from ..errors import (
     AlreadyOwner,
     BodyTooLarge,
@@ -55,8 +54,9 @@ from ..errors import (
     UnsupportedContentType,
     WrongCredentials,
 )
-from ..locales import UnknownLocale
-from ..ratelimit import RateLimited
+from ..people.accounts import EmailTaken, InvalidToken, SamePassword, WrongPassword
+from ..people.ratelimit import RateLimited
+from ..storage.backup import BackupError
 from ..teams.invitations import RemovedFromTeam
 from ..teams.team_decks import UnknownCardKey
 

@@ -16,8 +16,8 @@ from babel.units import format_unit
 from flask import Flask, request
 from flask_babel import Babel, get_locale, get_timezone
 
-from ..locales import display_name
-from ..settings import SUPPORTED_LOCALES
+from ..decks.locales import display_name
+from ..srs.settings import SUPPORTED_LOCALES
 from .auth import current_page, current_user
 
 LANG_COOKIE = "lang"

@@ -16,8 +16,8 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
 from ..errors import InvitationNotUsable
-from ..models import Team, TeamInvitation, TeamMember, TeamRemoval
-from ..request_db import db, writes
+from ..http.request_db import db, writes
+from ..storage.models import Team, TeamInvitation, TeamMember, TeamRemoval
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from ..teams import invitations

@@ -7,10 +7,11 @@ from flask_babel import gettext as _
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
-from .. import deck_settings, own_decks, queue, subscriptions
+from ..decks import own_decks
 from ..errors import InvalidInput
-from ..request_db import db, writes
-from ..settings import user_settings
+from ..http.request_db import db, writes
+from ..srs import deck_settings, queue, subscriptions
+from ..srs.settings import user_settings
 from ..storage.schema import utcnow
 from . import bp
 from .account import WHOLE_NUMBER, field_labels

@@ -6,8 +6,8 @@ from flask import render_template
 from flask_babel import format_date, format_decimal, format_percent
 from flask_babel import gettext as _
 
-from .. import stats
-from ..request_db import db
+from ..http.request_db import db
+from ..srs import stats
 from ..storage.schema import utcnow
 from . import bp
 from .auth import login_required, user_id

@@ -18,8 +18,6 @@ from flask_babel import gettext as _
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
-from .. import queue, stats, study, subscriptions
-from ..accounts import user_clock
 from ..errors import (
     CardNotFound,
     CardRetired,
@@ -30,10 +28,12 @@ from ..errors import (
     ReviewIdReused,
     UnknownReviewId,
 )
-from ..queue import NextCard
-from ..request_db import db, writes
-from ..request_policies import refresh_pacing
-from ..scheduling import fuzz_seed, preview
+from ..http.request_db import db, writes
+from ..http.request_policies import refresh_pacing
+from ..people.accounts import user_clock
+from ..srs import queue, stats, study, subscriptions
+from ..srs.queue import NextCard
+from ..srs.scheduling import fuzz_seed, preview
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from . import bp

@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
 from ..decks.deckfile import MAX_TEXT
+from ..decks.locales import UnknownLocale
 from ..errors import (
     DeckFileError,
     EditingRetiredCard,
@@ -26,9 +27,8 @@ from ..errors import (
     QuestionCountMismatch,
     TextTooLong,
 )
-from ..locales import UnknownLocale
-from ..models import Card
-from ..request_db import db, writes
+from ..http.request_db import db, writes
+from ..storage.models import Card
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from ..teams import membership, team_decks

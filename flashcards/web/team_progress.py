@@ -14,7 +14,7 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from ..errors import DueDateInPast
-from ..request_db import db, writes
+from ..http.request_db import db, writes
 from ..storage.schema import utcnow
 from ..teams import assignments, membership, progress
 from . import bp

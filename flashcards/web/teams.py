@@ -22,8 +22,8 @@ from ..errors import (
     OwnerRoleByTransferOnly,
     RemovingSelf,
 )
-from ..names import looks_like_another
-from ..request_db import db, write_transaction, writes
+from ..http.request_db import db, write_transaction, writes
+from ..people.names import looks_like_another
 from ..storage.schema import MAX_ID, utcnow
 from ..teams import assignments, invitations, membership, pacing, team_decks
 from ..teams.roles import LEADS, MANAGER, MEMBER, OWNER

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from flashcards.locales import is_known_locale
+from flashcards.decks.locales import is_known_locale
 
 revision: str = "0014"
 down_revision: str | None = "0013"

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, create_engine, func, select, text
 
-from flashcards.models import ReviewLog
 from flashcards.storage.engine import make_engine
+from flashcards.storage.models import ReviewLog
 from tests.bench.conftest import (
     CONNECTIONS,
     RUNS,

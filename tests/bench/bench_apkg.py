@@ -25,8 +25,8 @@ from fsrs import Rating, Scheduler
 from sqlalchemy import Engine, insert
 
 from flashcards.anki import export_deck, import_package
-from flashcards.models import Card, CardText, Deck, DeckText, ReviewLog, ReviewState
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import Card, CardText, Deck, DeckText, ReviewLog, ReviewState
 from flashcards.storage.schema import utcnow
 
 from ..factories import make_user

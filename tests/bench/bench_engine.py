@@ -21,7 +21,8 @@ from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler
 from sqlalchemy import create_engine, text
 
-from flashcards import create_app, study
+from flashcards import create_app
+from flashcards.srs import study
 from flashcards.storage.engine import make_engine, transaction
 from tests.bench.conftest import report
 from tests.bench.dataset import build

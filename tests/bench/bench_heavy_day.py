@@ -21,10 +21,10 @@ import pytest
 from fsrs import Rating
 from sqlalchemy import Engine, create_engine, func, select, text
 
-from flashcards import study
-from flashcards.days import day_bounds
-from flashcards.models import ReviewLog
+from flashcards.srs import study
+from flashcards.srs.days import day_bounds
 from flashcards.storage.engine import make_engine, transaction
+from flashcards.storage.models import ReviewLog
 from tests.bench.conftest import (
     CONNECTIONS,
     RUNS,

@@ -15,8 +15,10 @@ from typing import Any
 
 from sqlalchemy import Engine, insert
 
-from flashcards import accounts, migrate
-from flashcards.models import (
+from flashcards.people import accounts
+from flashcards.srs.settings import scheduler_defaults
+from flashcards.storage import migrate
+from flashcards.storage.models import (
     ApiToken,
     Card,
     CardText,
@@ -26,7 +28,6 @@ from flashcards.models import (
     Subscription,
     User,
 )
-from flashcards.settings import scheduler_defaults
 from flashcards.storage.schema import Base
 
 NOW = datetime.now(UTC).replace(microsecond=0)

@@ -18,9 +18,10 @@ from datetime import timedelta
 
 from fsrs import Rating
 
-from flashcards import accounts, queue, study
-from flashcards.days import Clock
-from flashcards.rawsql import DirectConnection
+from flashcards.hot_sql.rawsql import DirectConnection
+from flashcards.people import accounts
+from flashcards.srs import queue, study
+from flashcards.srs.days import Clock
 from flashcards.storage.engine import make_engine, transaction
 from tests import factories as f
 from tests.conftest import T0

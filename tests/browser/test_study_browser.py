@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from flashcards import create_app, migrate
+from flashcards import create_app
+from flashcards.storage import migrate
 from flashcards.storage.engine import make_engine
 
 from ..conftest import load_shipped_decks

@@ -21,7 +21,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .storage.schema import Base, utcnow
+from .schema import Base, utcnow
 
 
 class User(Base):

@@ -23,9 +23,9 @@ from sqlalchemy import Engine, Table, case, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from .errors import FlashcardsError
-from .models import RateLimitCount
-from .storage.schema import utcnow
+from ..errors import FlashcardsError
+from ..storage.models import RateLimitCount
+from ..storage.schema import utcnow
 
 log = logging.getLogger(__name__)
 

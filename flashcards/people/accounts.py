@@ -15,13 +15,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from .days import Clock
-from .errors import FlashcardsError, InvalidInput, NotAuthenticated, NotFound
-from .hot_sql import tokens
-from .models import ApiToken, SchedulerSettings, User, WebSession
+from ..errors import FlashcardsError, InvalidInput, NotAuthenticated, NotFound
+from ..hot_sql import tokens
+from ..hot_sql.rawsql import Executor, executor
+from ..srs.days import Clock
+from ..srs.settings import scheduler_defaults, validate_settings
+from ..storage.models import ApiToken, SchedulerSettings, User, WebSession
 from .names import fold, hidden_character
-from .rawsql import Executor, executor
-from .settings import scheduler_defaults, validate_settings
 
 MIN_PASSWORD_LENGTH = 8
 # scrypt's cost does not grow with the password, but nobody needs a megabyte-long one.

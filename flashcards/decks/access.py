@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import ColumnElement, and_, or_, select
 
-from .models import Deck, TeamMember
+from ..storage.models import Deck, TeamMember
 
 
 def visible_decks(user_id: int | ColumnElement[int]) -> ColumnElement[bool]:

@@ -16,9 +16,9 @@ from zoneinfo import available_timezones
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from .errors import InvalidInput, NotFound
-from .models import SchedulerSettings, User
-from .names import hidden_character, nfkc
+from ..errors import InvalidInput, NotFound
+from ..people.names import hidden_character, nfkc
+from ..storage.models import SchedulerSettings, User
 
 SUPPORTED_LOCALES = ("en", "es", "ko")
 MAX_STEPS = 10

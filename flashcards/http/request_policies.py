@@ -7,11 +7,11 @@ from datetime import datetime
 
 from flask import current_app, request
 
-from . import account_limits, accounts
-from .models import User
-from .ratelimit import Limiter
+from ..people import account_limits, accounts
+from ..people.ratelimit import Limiter
+from ..storage.models import User
+from ..teams import pacing
 from .request_db import begin_writing, db, direct, engine, write_transaction
-from .teams import pacing
 
 
 def limiter(name: str) -> Limiter:

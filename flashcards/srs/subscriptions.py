@@ -8,9 +8,9 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from .access import visible_decks
-from .errors import InvalidInput, NotFound
-from .models import Card, Deck, DeckText, Subscription, User
+from ..decks.access import visible_decks
+from ..errors import InvalidInput, NotFound
+from ..storage.models import Card, Deck, DeckText, Subscription, User
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
+from ..errors import InvalidInput, WrongCredentials
+from ..storage.engine import writer
+from ..storage.models import User
 from . import accounts
-from .errors import InvalidInput, WrongCredentials
-from .models import User
 from .ratelimit import Backend, DatabaseBackend, Limiter, RedisBackend
-from .storage.engine import writer
 
 SIGNIN_WINDOW_SECONDS = 15 * 60
 SIGNUP_WINDOW_SECONDS = 60 * 60

@@ -28,8 +28,8 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable
 
+from ..storage.sqlite_writers import enter_writer_gate, leave_writer_gate
 from .libpq import LibpqRunner
-from .storage.sqlite_writers import enter_writer_gate, leave_writer_gate
 
 Params = Mapping[str, Any]
 Processor = Callable[[Any], Any]

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 
 from sqlalchemy.orm import Session
 
-from .errors import NotFound
-from .models import Subscription
+from ..errors import NotFound
+from ..storage.models import Subscription
 from .settings import validate_settings
 
 DECK_FIELDS = ("desired_retention", "new_per_day", "reviews_per_day", "maximum_interval")

@@ -50,10 +50,10 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import TypeDecorator
 
+from ..errors import FlashcardsError
 from . import models  # noqa: F401  (registers every table on Base.metadata)
-from .errors import FlashcardsError
-from .storage.engine import writer
-from .storage.schema import Base, utcnow
+from .engine import writer
+from .schema import Base, utcnow
 
 FORMAT = "flashcards-backup"
 VERSION = 1

@@ -12,10 +12,9 @@ from datetime import date, datetime, timedelta
 from sqlalchemy import and_, exists, func, select
 from sqlalchemy.orm import Session
 
-from .access import visible_decks
-from .accounts import user_clock
-from .days import day_bounds, day_start, study_date
-from .models import (
+from ..decks.access import visible_decks
+from ..people.accounts import user_clock
+from ..storage.models import (
     Card,
     CardText,
     Deck,
@@ -24,6 +23,7 @@ from .models import (
     SchedulerSettings,
     Subscription,
 )
+from .days import day_bounds, day_start, study_date
 from .queue import LEARN_AHEAD, LEARNING_STATES, REVIEW_STATE, new_allowance
 
 AGAIN = 1

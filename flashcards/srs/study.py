@@ -7,11 +7,11 @@ PostgreSQL takes as one statement (`store_answer`). The web and the API both ans
 `answer`, for a caller the edge has already identified.
 
 Concurrency: every state row carries a version. The update only applies when the version is
-still the one read; otherwise `ConcurrentAnswer` (a `db.LostRace`) is raised and the caller
-retries the whole transaction (`db.with_retries`, or `db.retrying` for a session). On SQLite,
-write transactions take the lock at BEGIN, so the race cannot happen there; on PostgreSQL the
-version check (and the unique review id and primary keys) make sure no answer is lost or
-applied twice.
+still the one read; otherwise `ConcurrentAnswer` (a `storage.retry.LostRace`) is raised and
+the caller retries the whole transaction (`storage.retry.with_retries`, or `retrying` for a
+session). On SQLite, write transactions take the lock at BEGIN, so the race cannot happen
+there; on PostgreSQL the version check (and the unique review id and primary keys) make sure
+no answer is lost or applied twice.
 """
 
 from __future__ import annotations
@@ -30,10 +30,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from .access import visible_decks
-from .accounts import user_clock
-from .days import Clock, day_bounds
-from .errors import (
+from ..decks.access import visible_decks
+from ..errors import (
     CardNotFound,
     CardRetired,
     InvalidInput,
@@ -43,14 +41,16 @@ from .errors import (
     ReviewIdReused,
     UnknownReviewId,
 )
-from .hot_sql import answers as sql
-from .hot_sql.answers import rl
-from .models import Deck
-from .rawsql import DirectConnection, Executor, executor
+from ..hot_sql import answers as sql
+from ..hot_sql.answers import rl
+from ..hot_sql.rawsql import DirectConnection, Executor, executor
+from ..people.accounts import user_clock
+from ..storage.models import Deck
+from ..storage.retry import LostRace
+from .days import Clock, day_bounds
 from .scheduling import CardState, fuzz_seed, review
 from .settings import json_int
 from .state_rows import config_from, rs, state_from_row
-from .storage.retry import LostRace
 
 # Clocks of offline clients drift; an answer a little "in the future" is still accepted.
 CLOCK_SKEW = timedelta(seconds=60)
@@ -245,7 +245,7 @@ def answer(
 
     In a session's transaction (the caller commits), or on a direct connection in one
     transaction of its own (`store_answer`). Raises what `write_answer` raises when another
-    transaction got there first: the caller retries (`db.with_retries`, `db.retrying`).
+    transaction got there first: the caller retries (`storage.retry.with_retries`, `retrying`).
     """
     prepared = prepare_answer(
         db, user_id, card_id, rating, review_id,

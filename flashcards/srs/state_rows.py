@@ -11,7 +11,7 @@ from fsrs import State
 from sqlalchemy import Table, select
 from sqlalchemy.orm import Session
 
-from .models import ReviewState
+from ..storage.models import ReviewState
 from .scheduling import CardState, SchedulerConfig
 
 STATE_COLUMNS = ("state", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses")

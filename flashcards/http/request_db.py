@@ -22,9 +22,9 @@ from flask import Flask, current_app, g
 from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session
 
-from .kept_connections import KeptConnections
-from .rawsql import DirectConnection
-from .storage.engine import make_engine, writer
+from ..hot_sql.kept_connections import KeptConnections
+from ..hot_sql.rawsql import DirectConnection
+from ..storage.engine import make_engine, writer
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -11,8 +11,8 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from .models import ApiToken
-from .storage.schema import MAX_ID
+from ..storage.models import ApiToken
+from ..storage.schema import MAX_ID
 
 
 @dataclass(frozen=True)

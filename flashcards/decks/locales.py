@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from babel import Locale, UnknownLocaleError
 
-from .errors import InvalidInput
+from ..errors import InvalidInput
 
 # Babel's own spelling: a language, and optionally a territory ("pt_BR").
 LOCALE_RE = re.compile(r"^[a-z]{2,3}(_[A-Z]{2})?$")

@@ -9,7 +9,7 @@ from alembic.config import Config
 from sqlalchemy import Engine
 
 # An installed package carries a copy of the migrations (setup.py); a checkout reads its own.
-MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
 if not MIGRATIONS_DIR.is_dir():
     MIGRATIONS_DIR = MIGRATIONS_DIR.parents[1] / "migrations"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
-from .errors import NotDeckOwner
-from .models import Deck
-from .subscriptions import find_visible_deck
+from ..errors import NotDeckOwner
+from ..srs.subscriptions import find_visible_deck
+from ..storage.models import Deck
 
 
 def find_own_deck(session: Session, user_id: int, slug: str) -> Deck:

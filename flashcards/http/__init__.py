@@ -1,0 +1,3 @@
+"""Flask glue shared by the JSON API and the HTML views: the request's unit of work, its
+guards and the policies it applies.
+"""

@@ -56,9 +56,7 @@ def simulate_learner(
         for _ in range(6):
             for card_id in [c for c, when in due.items() if when <= at]:
                 rating = _rating(rng, truth, memory[card_id], at)
-                result = study.answer(
-                    session, user_id, card_id, rating, str(uuid.uuid4()), now=at
-                )
+                result = study.answer(session, user_id, card_id, rating, str(uuid.uuid4()), now=at)
                 due[card_id] = result.state.due
                 memory[card_id], _ = truth.review_card(memory[card_id], rating, at)
                 answers += 1

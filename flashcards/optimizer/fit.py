@@ -24,6 +24,8 @@ OPTIMIZER_PACKAGE = "fsrs_rs_python"
 # The later share of the answers, in time, that a fit is judged on and never trained on.
 HELD_OUT_SHARE = 0.25
 DEFAULTS: tuple[float, ...] = tuple(DEFAULT_PARAMETERS)
+# Differences in a score below this are rounding (fsrs-rs computes in 32-bit floats).
+NOISE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,15 @@ def score(parameters: Sequence[float], items: Sequence[TrainingItem]) -> Scores:
 
 
 def judge(candidate: Scores, current: Scores) -> bool:
-    """Adopt only a set that predicts better: lower log loss, and RMSE(bins) no worse."""
-    return candidate.log_loss < current.log_loss and candidate.rmse_bins <= current.rmse_bins
+    """Adopt only a set that predicts better: lower log loss, and RMSE(bins) no worse.
+
+    Lower by more than `NOISE`: the scores are computed in single precision, and a set fitted
+    again to the same history scores the same but for rounding, which is no reason to switch.
+    """
+    return (
+        candidate.log_loss < current.log_loss - NOISE
+        and candidate.rmse_bins <= current.rmse_bins + NOISE
+    )
 
 
 def fit_and_judge(

@@ -98,16 +98,28 @@ def test_the_judge_adopts_only_a_set_that_predicts_better() -> None:
     assert not judge(Scores(0.40 - 1e-8, 0.05 - 1e-8), current)  # rounding is no gain
 
 
-def test_a_worse_candidate_is_refused_on_real_answers(engine: Engine) -> None:
+def test_a_worse_candidate_is_refused_and_a_stale_judgement_is_not_adopted(
+    engine: Engine,
+) -> None:
     with transaction(engine) as session:
         user = make_user(session)
-        simulate_learner(session, user, T0, days=40)
-        items = store.person_items(session, user)
-    _, held_out = split_in_time(items)
+        simulate_learner(session, user, T0, days=60)
+    with transaction(engine) as session:
+        history = store.read_history(session, user)
+    _, held_out = split_in_time(history.items)
     truth = score(TRUE_PARAMETERS, held_out)
     # The defaults misjudge this learner: as a candidate against the truth they are refused.
     assert not judge(score(DEFAULTS, held_out), truth)
     assert judge(truth, score(DEFAULTS, held_out))
+
+    outcome = store.fit(history)
+    assert outcome.adopt  # it beats the defaults, which were in force when it was read...
+    with transaction(engine) as session:  # ...but other parameters came into force meanwhile
+        session.get_one(SchedulerSettings, user).parameters = list(TRUE_PARAMETERS)
+    with transaction(engine) as session:
+        fitted = store.record(session, history, outcome, now=T0 + timedelta(days=61))
+        assert fitted.adopted is False and fitted.id is not None
+    assert _parameters(engine, user) == list(TRUE_PARAMETERS)
 
 
 # --- Storage, API and CLI ---

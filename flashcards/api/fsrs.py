@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from flask import Response
+from sqlalchemy.orm import Session
 
 from ..db import utcnow
-from ..http import db
+from ..http import db, engine
 from ..optimizer import store
 from ..optimizer.fit import optimizer_available
 from . import bp
@@ -48,8 +49,13 @@ def get_fsrs() -> Response:
 )
 def optimize_fsrs() -> Response:
     user_id = current_user_id()
+    # Read in a read-only unit of work and fit outside any transaction: the fit takes up to a
+    # second, and no writer (on SQLite, every other answer) is to wait on it.
+    with Session(engine()) as reading:
+        history = store.read_history(reading, user_id)
+    outcome = store.fit(history)
     session = db()
-    fitted = store.optimize(session, user_id, now=utcnow())
+    fitted = store.record(session, history, outcome, now=utcnow())
     body = FsrsParameterSetReply.of(fitted)
     session.commit()
     return reply(body)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import click
+from sqlalchemy.orm import Session
 
-from .. import accounts
+from .. import accounts, db
 from ..models import FsrsParameterSet
 from ..optimizer import store
 from . import context
@@ -38,12 +39,15 @@ def fsrs_group() -> None:
 @click.option("--user", "email", required=True, help="The person's email.")
 def optimize(email: str) -> None:
     """Fit the person's parameters; adopt them only when they predict better."""
-    with context.transaction() as session:
-        user = accounts.user_by_email(session, email)
-        fitted = store.optimize(
-            session, user.id, now=context.now(), progress=lambda line: click.echo(line)
-        )
-        click.echo(_outcome(fitted))
+    with context.open_engine() as engine:
+        with Session(engine) as reading:
+            user_id = accounts.user_by_email(reading, email).id
+            history = store.read_history(reading, user_id)
+        click.echo(f"fitting on {len(history.items)} answers on {history.cards} cards")
+        outcome = store.fit(history)
+        with db.transaction(engine) as session:
+            fitted = store.record(session, history, outcome, now=context.now())
+            click.echo(_outcome(fitted))
 
 
 @fsrs_group.command("revert")

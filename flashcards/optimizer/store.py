@@ -1,5 +1,8 @@
 """Each person's parameter sets: fit and record, revert, and what is in force.
 
+A fit is three steps, so that no transaction stays open while it computes: `read_history`
+(a read), `fit` (no database), `record` (one short write transaction).
+
 The scheduler reads the parameters in force from `SchedulerSettings.parameters`; adopting a
 set writes them there, and a revert writes back those of the set adopted before it (or the
 defaults), each in the caller's one transaction. Functions take a `session` and `now` and
@@ -8,7 +11,6 @@ never commit.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -18,10 +20,8 @@ from sqlalchemy.orm import Session
 from ..accounts import user_clock
 from ..errors import NothingToRevert
 from ..models import FsrsParameterSet, ReviewLog, SchedulerSettings
-from .fit import DEFAULTS, MINIMUM, HistoryMinimum, fit_and_judge
+from .fit import DEFAULTS, MINIMUM, FitOutcome, HistoryMinimum, fit_and_judge
 from .items import LoggedAnswer, TrainingItem, training_items
-
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,20 @@ class InForce:
     history: list[FsrsParameterSet]  # every fit, newest first
 
 
-def person_items(session: Session, user_id: int) -> list[TrainingItem]:
+@dataclass(frozen=True)
+class History:
+    """What a fit needs, read in one snapshot: the items and the parameters then in force."""
+
+    user_id: int
+    items: list[TrainingItem]
+    parameters: list[float] | None  # None: the defaults
+
+    @property
+    def cards(self) -> int:
+        return len({item.card_id for item in self.items})
+
+
+def read_history(session: Session, user_id: int) -> History:
     """The person's training items from their whole review log (imported answers included)."""
     rows = session.execute(
         select(
@@ -42,29 +55,29 @@ def person_items(session: Session, user_id: int) -> list[TrainingItem]:
         LoggedAnswer(row.card_id, row.reviewed_at, row.rating, row.state_before is None)
         for row in rows
     )
-    return training_items(answers, user_clock(session, user_id))
+    items = training_items(answers, user_clock(session, user_id))
+    settings = _settings(session, user_id, lock=False)
+    return History(user_id, items, settings.parameters)
 
 
-def optimize(
-    session: Session,
-    user_id: int,
-    *,
-    now: datetime,
-    minimum: HistoryMinimum = MINIMUM,
-    progress: Progress | None = None,
+def fit(history: History, minimum: HistoryMinimum = MINIMUM) -> FitOutcome:
+    """The fit and its judgement: CPU only, so the caller runs it outside any transaction
+    (up to a second for 100,000 answers, which no write lock should wait on)."""
+    return fit_and_judge(history.items, history.parameters, minimum)
+
+
+def record(
+    session: Session, history: History, outcome: FitOutcome, *, now: datetime
 ) -> FsrsParameterSet:
-    """Fit the person's parameters and record the fit; adopt it when it predicts better.
+    """Keep the fit, and adopt it if it won against the parameters still in force.
 
-    NotEnoughHistory below `minimum`, OptimizerUnavailable without the optimizer package.
+    A fit judged against parameters that changed since the history was read (another fit, a
+    revert) is kept, not adopted: it was not shown to beat the new ones.
     """
-    settings = _settings(session, user_id)
-    items = person_items(session, user_id)
-    if progress is not None:
-        cards = len({item.card_id for item in items})
-        progress(f"fitting on {len(items)} answers on {cards} cards")
-    outcome = fit_and_judge(items, settings.parameters, minimum)
+    settings = _settings(session, history.user_id)
+    adopt = outcome.adopt and settings.parameters == history.parameters
     fitted = FsrsParameterSet(
-        user_id=user_id,
+        user_id=history.user_id,
         parameters=list(outcome.parameters),
         created_at=now,
         answers=outcome.answers,
@@ -75,10 +88,10 @@ def optimize(
         previous_rmse_bins=outcome.previous.rmse_bins,
         default_log_loss=outcome.defaults.log_loss,
         default_rmse_bins=outcome.defaults.rmse_bins,
-        adopted=outcome.adopt,
+        adopted=adopt,
     )
     session.add(fitted)
-    if outcome.adopt:
+    if adopt:
         settings.parameters = list(outcome.parameters)
     session.flush()
     return fitted

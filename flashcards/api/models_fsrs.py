@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..models import FsrsParameterSet
+from ..optimizer.fit import DEFAULTS
 from ..optimizer.store import InForce
 from .models import Reply, Timestamp
 
@@ -56,7 +57,7 @@ class FsrsOverview(Reply):
     """The caller's FSRS parameters in force, where they came from, and every fit."""
 
     parameters: list[float] = Field(description="The parameters the scheduler uses now.")
-    personal: bool = Field(description="Fitted to the caller; false: the defaults.")
+    personal: bool = Field(description="Personal parameters; false: the defaults.")
     in_force_set_id: int | None = Field(description="The fit they came from, if any.")
     scores: FsrsScores | None = Field(
         description="Those of the parameters in force when they were adopted, on that fit's "
@@ -75,7 +76,7 @@ class FsrsOverview(Reply):
         current = state.set
         return cls(
             parameters=list(state.parameters),
-            personal=current is not None,
+            personal=state.parameters != DEFAULTS,
             in_force_set_id=current.id if current is not None else None,
             scores=FsrsScores(log_loss=current.log_loss, rmse_bins=current.rmse_bins)
             if current is not None

@@ -28,7 +28,7 @@ from flashcards.optimizer.fit import (
 from flashcards.optimizer.items import LoggedAnswer, training_items
 
 from .conftest import T0
-from .factories import make_token, make_user
+from .factories import answer, card_ids, make_deck, make_token, make_user
 from .fsrs_learner import TRUE_PARAMETERS, simulate_learner
 
 PROBLEM = "application/problem+json"
@@ -255,7 +255,13 @@ def test_cli_optimizes_with_a_progress_line_and_reverts(engine: Engine, cli: Cli
     assert lines[0].startswith("fitting on ") and lines[0].endswith(" cards")
     assert lines[1].startswith("adopted")
     assert "defaults:  log loss" in result.output
-    assert _parameters(engine, user) is not None
+    adopted = _parameters(engine, user)
+    assert adopted is not None
+    # The scheduler now uses them: a new card answered Good starts at their stability for Good.
+    with transaction(engine) as session:
+        card = card_ids(session, make_deck(session, "after-fit", 1).id)[0]
+        first = answer(session, user, card, "good", now=T0 + timedelta(days=91))
+    assert first.state.stability == pytest.approx(adopted[2]) != pytest.approx(DEFAULTS[2])
 
     result = cli.invoke(main, ["fsrs", "revert", "--user", "learner@example.com"])
     assert result.exit_code == 0, result.output

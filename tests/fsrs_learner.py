@@ -16,7 +16,7 @@ from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler
 from sqlalchemy.orm import Session
 
-from flashcards import study
+from flashcards.srs import study
 
 from .factories import card_ids, make_deck, subscribe
 

@@ -11,10 +11,7 @@ from fsrs import Scheduler
 from sqlalchemy import Engine, func, select
 
 from flashcards.cli import main
-from flashcards.days import Clock
-from flashcards.db import transaction
 from flashcards.errors import OptimizerUnavailable
-from flashcards.models import FsrsParameterSet, SchedulerSettings
 from flashcards.optimizer import store
 from flashcards.optimizer.fit import (
     DEFAULTS,
@@ -26,6 +23,9 @@ from flashcards.optimizer.fit import (
     split_in_time,
 )
 from flashcards.optimizer.items import LoggedAnswer, training_items
+from flashcards.srs.days import Clock
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import FsrsParameterSet, SchedulerSettings
 
 from .conftest import T0
 from .factories import answer, card_ids, make_deck, make_token, make_user

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from flask import Response
-from sqlalchemy.orm import Session
 
-from ..db import utcnow
-from ..http import db, engine
+from ..http.request_db import db, write_transaction, writes
 from ..optimizer import store
 from ..optimizer.fit import optimizer_available
+from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
 from .models import reply
@@ -49,15 +48,14 @@ def get_fsrs() -> Response:
 )
 def optimize_fsrs() -> Response:
     user_id = current_user_id()
-    # Read in a read-only unit of work and fit outside any transaction: the fit takes up to a
-    # second, and no writer (on SQLite, every other answer) is to wait on it.
-    with Session(engine()) as reading:
-        history = store.read_history(reading, user_id)
+    # The request reads, fits outside any transaction, then writes in a short one: a fit
+    # takes up to a second, and no writer (on SQLite, anyone's answer) is to wait on it.
+    history = store.read_history(db(), user_id)
+    db().rollback()  # the read is over: no snapshot kept open while fitting
     outcome = store.fit(history)
-    session = db()
-    fitted = store.record(session, history, outcome, now=utcnow())
-    body = FsrsParameterSetReply.of(fitted)
-    session.commit()
+    with write_transaction() as session:
+        fitted = store.record(session, history, outcome, now=utcnow())
+        body = FsrsParameterSetReply.of(fitted)
     return reply(body)
 
 
@@ -69,6 +67,7 @@ def optimize_fsrs() -> Response:
     409,
     description="409 when the defaults are in force already.",
 )
+@writes
 def revert_fsrs() -> Response:
     user_id = current_user_id()
     session = db()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..models import FsrsParameterSet
 from ..optimizer.fit import DEFAULTS
 from ..optimizer.store import InForce
+from ..storage.models import FsrsParameterSet
 from .models import Reply, Timestamp
 
 

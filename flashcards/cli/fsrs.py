@@ -5,9 +5,10 @@ from __future__ import annotations
 import click
 from sqlalchemy.orm import Session
 
-from .. import accounts, db
-from ..models import FsrsParameterSet
 from ..optimizer import store
+from ..people import accounts
+from ..storage import engine as storage_engine
+from ..storage.models import FsrsParameterSet
 from . import context
 
 
@@ -45,7 +46,7 @@ def optimize(email: str) -> None:
             history = store.read_history(reading, user_id)
         click.echo(f"fitting on {len(history.items)} answers on {history.cards} cards")
         outcome = store.fit(history)
-        with db.transaction(engine) as session:
+        with storage_engine.transaction(engine) as session:
             fitted = store.record(session, history, outcome, now=context.now())
             click.echo(_outcome(fitted))
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..days import Clock, study_date
+from ..srs.days import Clock, study_date
 
 
 @dataclass(frozen=True)

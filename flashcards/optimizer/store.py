@@ -17,9 +17,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..accounts import user_clock
 from ..errors import NothingToRevert
-from ..models import FsrsParameterSet, ReviewLog, SchedulerSettings
+from ..people.accounts import user_clock
+from ..storage.models import FsrsParameterSet, ReviewLog, SchedulerSettings
 from .fit import DEFAULTS, MINIMUM, FitOutcome, HistoryMinimum, fit_and_judge
 from .items import LoggedAnswer, TrainingItem, training_items
 

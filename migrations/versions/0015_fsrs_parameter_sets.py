@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-import flashcards.db
+import flashcards.storage.schema
 
 revision: str = "0015"
 down_revision: str | None = "0014"
@@ -24,7 +24,7 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("user_id", sa.Integer(), nullable=False),
         sa.Column("parameters", sa.JSON(), nullable=False),
-        sa.Column("created_at", flashcards.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", flashcards.storage.schema.UTCDateTime(timezone=True), nullable=False),
         sa.Column("answers", sa.Integer(), nullable=False),
         sa.Column("cards", sa.Integer(), nullable=False),
         sa.Column("log_loss", sa.Float(), nullable=False),
@@ -34,7 +34,7 @@ def upgrade() -> None:
         sa.Column("default_log_loss", sa.Float(), nullable=False),
         sa.Column("default_rmse_bins", sa.Float(), nullable=False),
         sa.Column("adopted", sa.Boolean(), nullable=False),
-        sa.Column("reverted_at", flashcards.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("reverted_at", flashcards.storage.schema.UTCDateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
             ["user_id"],
             ["users.id"],

@@ -17,9 +17,9 @@ from datetime import UTC, datetime, timedelta
 from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler
 
-from flashcards.days import Clock
 from flashcards.optimizer.fit import fit_and_judge
 from flashcards.optimizer.items import LoggedAnswer, training_items
+from flashcards.srs.days import Clock
 
 from ..fsrs_learner import TRUE_PARAMETERS
 

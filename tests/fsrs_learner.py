@@ -37,7 +37,7 @@ def simulate_learner(
     parameters: tuple[float, ...] = TRUE_PARAMETERS,
     seed: int = 7,
 ) -> int:
-    """Study a fresh deck once a day for `days` days from `start`; the number of answers."""
+    """Study a fresh deck once a day for `days` days from `start`; the deck's id."""
     deck = make_deck(session, f"sim{uuid.uuid4().hex[:8]}", days * new_per_day, now=start)
     subscribe(session, user_id, deck, now=start)
     waiting = card_ids(session, deck.id)
@@ -45,7 +45,6 @@ def simulate_learner(
     rng = random.Random(seed)
     due: dict[int, datetime] = {}
     memory: dict[int, FsrsCard] = {}
-    answers = 0
     for day in range(days):
         at = start + timedelta(days=day)
         for card_id in waiting[:new_per_day]:
@@ -59,11 +58,10 @@ def simulate_learner(
                 result = study.answer(session, user_id, card_id, rating, str(uuid.uuid4()), now=at)
                 due[card_id] = result.state.due
                 memory[card_id], _ = truth.review_card(memory[card_id], rating, at)
-                answers += 1
                 at += timedelta(seconds=20)
             at += timedelta(minutes=15)
     session.flush()
-    return answers
+    return deck.id
 
 
 def _rating(rng: random.Random, truth: Scheduler, card: FsrsCard, at: datetime) -> Rating:

@@ -10,6 +10,7 @@ from flask.testing import FlaskClient
 from fsrs import Scheduler
 from sqlalchemy import Engine, func, select
 
+from flashcards.anki import export_deck, import_package
 from flashcards.cli import main
 from flashcards.errors import OptimizerUnavailable
 from flashcards.optimizer import store
@@ -84,6 +85,25 @@ def test_the_split_keeps_the_later_answers_for_judging() -> None:
     train, held_out = split_in_time(items, 0.25)
     assert len(held_out) == round(len(items) * 0.25)
     assert max(i.answered_at for i in train) <= min(i.answered_at for i in held_out)
+
+
+def test_answers_imported_from_anki_count_as_the_same_items(engine: Engine) -> None:
+    later = T0 + timedelta(days=41)
+    with transaction(engine) as session:
+        learner = make_user(session)
+        deck_id = simulate_learner(session, learner, T0, days=40)
+        importer = make_user(session)
+    with transaction(engine) as session:
+        package = export_deck(
+            session, deck_id, locales=["en"], user_id=learner, with_scheduling=True, now=later
+        ).data
+    with transaction(engine) as session:
+        import_package(session, package, owner_user_id=importer, with_scheduling=True, now=later)
+    with transaction(engine) as session:
+        studied_here = store.read_history(session, learner).items
+        imported = store.read_history(session, importer).items
+    assert len(studied_here) > 100
+    assert [item.reviews for item in imported] == [item.reviews for item in studied_here]
 
 
 # --- The judge ---

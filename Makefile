@@ -13,7 +13,7 @@ $(BIN)/python:
 
 # Stamp files make `pip install` run only when the packaging changes.
 $(VENV)/.run-stamp: pyproject.toml setup.py | $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[optimizer]'
 	touch $@
 
 $(VENV)/.test-stamp: pyproject.toml setup.py | $(BIN)/python

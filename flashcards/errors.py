@@ -197,3 +197,18 @@ class TooMuchContention(FlashcardsError):
             "too many concurrent changes to the same data; nothing was written, "
             "retry after Retry-After seconds"
         )
+
+
+# Personal FSRS parameters (flashcards/optimizer/).
+
+
+class OptimizerUnavailable(FlashcardsError):
+    """The optimizer's optional package is not installed on this server."""
+
+
+class NotEnoughHistory(FlashcardsError):
+    """Too few answers, or on too few cards, to fit parameters that could be trusted."""
+
+
+class NothingToRevert(FlashcardsError):
+    """A revert while the parameters in force are already the defaults."""

@@ -41,11 +41,14 @@ from ..errors import (
     MissingToken,
     NotAuthenticated,
     NotDeckOwner,
+    NotEnoughHistory,
     NotFound,
+    NothingToRevert,
     NothingToUndo,
     NotLatestAnswer,
     NotPermitted,
     NotSubscribed,
+    OptimizerUnavailable,
     OwnerCannotLeave,
     OwnerNotRemovable,
     OwnerRoleByTransferOnly,
@@ -150,6 +153,10 @@ PROBLEM_TYPES: dict[type[FlashcardsError], ProblemType] = {
     # Load
     RateLimited: P(429, "rate-limited", "Too many requests"),
     TooMuchContention: P(503, "too-much-contention", "Service unavailable"),
+    # Personal FSRS parameters
+    NotEnoughHistory: P(409, "not-enough-history", "Not enough history to fit parameters"),
+    NothingToRevert: P(409, "nothing-to-revert", "No parameters to revert"),
+    OptimizerUnavailable: P(503, "optimizer-unavailable", "Optimizer not installed"),
 }
 del P
 

@@ -371,3 +371,33 @@ class TeamAssignment(Base):
     )
     due_date: Mapped[date | None] = mapped_column(default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+# --- Personal FSRS parameters (flashcards/optimizer/) ---
+
+
+class FsrsParameterSet(Base):
+    """One fit of a person's FSRS parameters, adopted or not, with the scores that decided it.
+
+    Every score is measured on the same held-out answers: this set's, the set in force when
+    it was fitted (`previous_*`) and py-fsrs's defaults'. The parameters in force stay in
+    `SchedulerSettings.parameters`, which the scheduler reads; the latest adopted set not
+    reverted is the one they came from.
+    """
+
+    __tablename__ = "fsrs_parameter_sets"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    parameters: Mapped[list[float]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column()
+    answers: Mapped[int] = mapped_column(Integer)  # training items: answers on a later day
+    cards: Mapped[int] = mapped_column(Integer)
+    log_loss: Mapped[float] = mapped_column(Float)
+    rmse_bins: Mapped[float] = mapped_column(Float)
+    previous_log_loss: Mapped[float] = mapped_column(Float)
+    previous_rmse_bins: Mapped[float] = mapped_column(Float)
+    default_log_loss: Mapped[float] = mapped_column(Float)
+    default_rmse_bins: Mapped[float] = mapped_column(Float)
+    adopted: Mapped[bool] = mapped_column(Boolean)
+    reverted_at: Mapped[datetime | None] = mapped_column(default=None)

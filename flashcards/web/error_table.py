@@ -35,11 +35,14 @@ from ..errors import (
     MissingToken,
     NotAuthenticated,
     NotDeckOwner,
+    NotEnoughHistory,
     NotFound,
+    NothingToRevert,
     NothingToUndo,
     NotLatestAnswer,
     NotPermitted,
     NotSubscribed,
+    OptimizerUnavailable,
     OwnerCannotLeave,
     OwnerNotRemovable,
     OwnerRoleByTransferOnly,
@@ -134,6 +137,10 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
         # Load: the pages that limit attempts say how long to wait
         RateLimited: WebAnswer(429),
         TooMuchContention: WebAnswer(503),
+        # Personal FSRS parameters: the settings page will word these
+        NotEnoughHistory: WebAnswer(409),
+        NothingToRevert: WebAnswer(409),
+        OptimizerUnavailable: WebAnswer(503),
     }
 
 

@@ -1,0 +1,77 @@
+"""The caller's personal FSRS parameters: GET /api/v1/me/fsrs, POST .../optimize, .../revert."""
+
+from __future__ import annotations
+
+from flask import Response
+
+from ..http.request_db import db, write_transaction, writes
+from ..optimizer import store
+from ..optimizer.fit import optimizer_available
+from ..storage.schema import utcnow
+from . import bp
+from .auth import current_user_id
+from .models import reply
+from .models_fsrs import FsrsOverview, FsrsParameterSetReply
+from .openapi import Answer, documented
+
+
+def _overview(user_id: int) -> FsrsOverview:
+    state = store.in_force(db(), user_id)
+    return FsrsOverview.of(state, optimizer_available=optimizer_available())
+
+
+@bp.get("/me/fsrs")
+@documented(
+    "getFsrs",
+    "The caller's FSRS parameters in force, their scores next to the defaults', and every fit.",
+    {200: Answer("The parameters in force and the history of fits.", FsrsOverview)},
+)
+def get_fsrs() -> Response:
+    return reply(_overview(current_user_id()))
+
+
+@bp.post("/me/fsrs/optimize")
+@documented(
+    "optimizeFsrs",
+    "Fit the caller's FSRS parameters to their review history.",
+    {
+        200: Answer(
+            "The fit, recorded; `adopted` says whether it is now in force (it is only when it "
+            "predicts the later answers it did not train on better than the parameters in "
+            "force).",
+            FsrsParameterSetReply,
+        )
+    },
+    409,
+    description="409 when the history is too short to fit (the detail says how much is "
+    "needed); 503 when this server has no optimizer installed (the detail says so).",
+)
+def optimize_fsrs() -> Response:
+    user_id = current_user_id()
+    # The request reads, fits outside any transaction, then writes in a short one: a fit
+    # takes up to a second, and no writer (on SQLite, anyone's answer) is to wait on it.
+    history = store.read_history(db(), user_id)
+    db().rollback()  # the read is over: no snapshot kept open while fitting
+    outcome = store.fit(history)
+    with write_transaction() as session:
+        fitted = store.record(session, history, outcome, now=utcnow())
+        body = FsrsParameterSetReply.of(fitted)
+    return reply(body)
+
+
+@bp.post("/me/fsrs/revert")
+@documented(
+    "revertFsrs",
+    "Return to the parameters in force before the current ones (the defaults at the start).",
+    {200: Answer("The parameters now in force and the history of fits.", FsrsOverview)},
+    409,
+    description="409 when the defaults are in force already.",
+)
+@writes
+def revert_fsrs() -> Response:
+    user_id = current_user_id()
+    session = db()
+    state = store.revert(session, user_id, now=utcnow())
+    body = FsrsOverview.of(state, optimizer_available=optimizer_available())
+    session.commit()
+    return reply(body)

@@ -1,0 +1,91 @@
+"""Bodies of the personal FSRS endpoints (`fsrs.py`)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ..optimizer.fit import DEFAULTS
+from ..optimizer.store import InForce
+from ..storage.models import FsrsParameterSet
+from .models import Reply, Timestamp
+
+
+class FsrsScores(Reply):
+    """How well parameters predicted held-out answers: lower is better for both."""
+
+    log_loss: float = Field(description="Mean log loss of the predicted recall.")
+    rmse_bins: float = Field(description="RMSE of the predicted recall, binned as Anki bins it.")
+
+
+class FsrsParameterSetReply(Reply):
+    """One fit of the caller's parameters, scored on the later answers it did not train on."""
+
+    id: int
+    parameters: list[float] = Field(description="The 21 FSRS-6 parameters fitted.")
+    created_at: Timestamp
+    answers: int = Field(description="Answers it was fitted and judged on.")
+    cards: int
+    scores: FsrsScores = Field(description="This set's, on the held-out answers.")
+    previous_scores: FsrsScores = Field(
+        description="Those of the parameters in force when it was fitted, on the same answers."
+    )
+    default_scores: FsrsScores = Field(description="The defaults', on the same answers.")
+    adopted: bool = Field(description="Adopted: it predicted better than the parameters in force.")
+    reverted: bool = Field(description="Adopted, and later reverted.")
+
+    @classmethod
+    def of(cls, row: FsrsParameterSet) -> FsrsParameterSetReply:
+        return cls(
+            id=row.id,
+            parameters=list(row.parameters),
+            created_at=row.created_at,
+            answers=row.answers,
+            cards=row.cards,
+            scores=FsrsScores(log_loss=row.log_loss, rmse_bins=row.rmse_bins),
+            previous_scores=FsrsScores(
+                log_loss=row.previous_log_loss, rmse_bins=row.previous_rmse_bins
+            ),
+            default_scores=FsrsScores(
+                log_loss=row.default_log_loss, rmse_bins=row.default_rmse_bins
+            ),
+            adopted=row.adopted,
+            reverted=row.reverted_at is not None,
+        )
+
+
+class FsrsOverview(Reply):
+    """The caller's FSRS parameters in force, where they came from, and every fit."""
+
+    parameters: list[float] = Field(description="The parameters the scheduler uses now.")
+    personal: bool = Field(description="Personal parameters; false: the defaults.")
+    in_force_set_id: int | None = Field(description="The fit they came from, if any.")
+    scores: FsrsScores | None = Field(
+        description="Those of the parameters in force when they were adopted, on that fit's "
+        "held-out answers; null for the defaults."
+    )
+    default_scores: FsrsScores | None = Field(
+        description="The defaults' on the same answers; null for the defaults."
+    )
+    optimizer_available: bool = Field(
+        description="Whether this server can fit parameters (its optional optimizer is installed)."
+    )
+    history: list[FsrsParameterSetReply] = Field(description="Every fit, newest first.")
+
+    @classmethod
+    def of(cls, state: InForce, *, optimizer_available: bool) -> FsrsOverview:
+        current = state.set
+        return cls(
+            parameters=list(state.parameters),
+            personal=state.parameters != DEFAULTS,
+            in_force_set_id=current.id if current is not None else None,
+            scores=FsrsScores(log_loss=current.log_loss, rmse_bins=current.rmse_bins)
+            if current is not None
+            else None,
+            default_scores=FsrsScores(
+                log_loss=current.default_log_loss, rmse_bins=current.default_rmse_bins
+            )
+            if current is not None
+            else None,
+            optimizer_available=optimizer_available,
+            history=[FsrsParameterSetReply.of(row) for row in state.history],
+        )

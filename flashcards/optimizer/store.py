@@ -1,0 +1,147 @@
+"""Each person's parameter sets: fit and record, revert, and what is in force.
+
+A fit is three steps, so that no transaction stays open while it computes: `read_history`
+(a read), `fit` (no database), `record` (one short write transaction).
+
+The scheduler reads the parameters in force from `SchedulerSettings.parameters`; adopting a
+set writes them there, and a revert writes back those of the set adopted before it (or the
+defaults), each in the caller's one transaction. Functions take a `session` and `now` and
+never commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..errors import NothingToRevert
+from ..people.accounts import user_clock
+from ..storage.models import FsrsParameterSet, ReviewLog, SchedulerSettings
+from .fit import DEFAULTS, MINIMUM, FitOutcome, HistoryMinimum, fit_and_judge
+from .items import LoggedAnswer, TrainingItem, training_items
+
+
+@dataclass(frozen=True)
+class InForce:
+    parameters: tuple[float, ...]  # what the scheduler uses
+    set: FsrsParameterSet | None  # where they came from; None: py-fsrs's defaults
+    history: list[FsrsParameterSet]  # every fit, newest first
+
+
+@dataclass(frozen=True)
+class History:
+    """What a fit needs, read in one snapshot: the items and the parameters then in force."""
+
+    user_id: int
+    items: list[TrainingItem]
+    parameters: list[float] | None  # None: the defaults
+
+    @property
+    def cards(self) -> int:
+        return len({item.card_id for item in self.items})
+
+
+def read_history(session: Session, user_id: int) -> History:
+    """The person's training items from their whole review log (imported answers included)."""
+    rows = session.execute(
+        select(
+            ReviewLog.card_id, ReviewLog.reviewed_at, ReviewLog.rating, ReviewLog.state_before
+        ).where(ReviewLog.user_id == user_id)
+    )
+    answers = (
+        LoggedAnswer(row.card_id, row.reviewed_at, row.rating, row.state_before is None)
+        for row in rows
+    )
+    items = training_items(answers, user_clock(session, user_id))
+    settings = _settings(session, user_id, lock=False)
+    return History(user_id, items, settings.parameters)
+
+
+def fit(history: History, minimum: HistoryMinimum = MINIMUM) -> FitOutcome:
+    """The fit and its judgement: CPU only, so the caller runs it outside any transaction
+    (up to a second for 100,000 answers, which no write lock should wait on)."""
+    return fit_and_judge(history.items, history.parameters, minimum)
+
+
+def record(
+    session: Session, history: History, outcome: FitOutcome, *, now: datetime
+) -> FsrsParameterSet:
+    """Keep the fit, and adopt it if it won against the parameters still in force.
+
+    A fit judged against parameters that changed since the history was read (another fit, a
+    revert) is kept, not adopted: it was not shown to beat the new ones.
+    """
+    settings = _settings(session, history.user_id)
+    adopt = outcome.adopt and settings.parameters == history.parameters
+    fitted = FsrsParameterSet(
+        user_id=history.user_id,
+        parameters=list(outcome.parameters),
+        created_at=now,
+        answers=outcome.answers,
+        cards=outcome.cards,
+        log_loss=outcome.scores.log_loss,
+        rmse_bins=outcome.scores.rmse_bins,
+        previous_log_loss=outcome.previous.log_loss,
+        previous_rmse_bins=outcome.previous.rmse_bins,
+        default_log_loss=outcome.defaults.log_loss,
+        default_rmse_bins=outcome.defaults.rmse_bins,
+        adopted=adopt,
+    )
+    session.add(fitted)
+    if adopt:
+        settings.parameters = list(outcome.parameters)
+    session.flush()
+    return fitted
+
+
+def revert(session: Session, user_id: int, *, now: datetime) -> InForce:
+    """Return to the set adopted before the one in force, or to the defaults."""
+    settings = _settings(session, user_id)
+    standing = _adopted_standing(session, user_id)
+    if not standing:
+        raise NothingToRevert(
+            "the parameters in force are the defaults; there is nothing to revert"
+        )
+    standing[0].reverted_at = now
+    settings.parameters = list(standing[1].parameters) if len(standing) > 1 else None
+    session.flush()
+    return in_force(session, user_id)
+
+
+def in_force(session: Session, user_id: int) -> InForce:
+    settings = _settings(session, user_id, lock=False)
+    standing = _adopted_standing(session, user_id)
+    history = list(
+        session.scalars(
+            select(FsrsParameterSet)
+            .where(FsrsParameterSet.user_id == user_id)
+            .order_by(FsrsParameterSet.id.desc())
+        )
+    )
+    parameters = tuple(settings.parameters) if settings.parameters else DEFAULTS
+    return InForce(parameters, standing[0] if standing else None, history)
+
+
+def _adopted_standing(session: Session, user_id: int) -> list[FsrsParameterSet]:
+    """Adopted sets not reverted, newest first: the first is in force."""
+    return list(
+        session.scalars(
+            select(FsrsParameterSet)
+            .where(
+                FsrsParameterSet.user_id == user_id,
+                FsrsParameterSet.adopted.is_(True),
+                FsrsParameterSet.reverted_at.is_(None),
+            )
+            .order_by(FsrsParameterSet.id.desc())
+        )
+    )
+
+
+def _settings(session: Session, user_id: int, *, lock: bool = True) -> SchedulerSettings:
+    # Locked on PostgreSQL for a write: two fits, or a fit and a revert, of one person then
+    # run one after the other, each judged against the parameters the other left.
+    query = select(SchedulerSettings).where(SchedulerSettings.user_id == user_id)
+    return session.scalars(query.with_for_update() if lock else query).one()

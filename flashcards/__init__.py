@@ -19,7 +19,6 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.config.update(
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
-        JSON_SORT_KEYS=False,
     )
     if config:
         app.config.update(config)

@@ -112,6 +112,7 @@ def settings_from_env(instance_path: Path) -> dict[str, Any]:
         "SIGNIN_ATTEMPTS_PER_15_MIN": _env_int("FLASHCARDS_SIGNIN_ATTEMPTS", 10),
         "SIGNUPS_PER_HOUR": _env_int("FLASHCARDS_SIGNUPS_PER_HOUR", 10),
         "TOKENS_PER_HOUR": _env_int("FLASHCARDS_TOKENS_PER_HOUR", 20),
+        "FITS_PER_HOUR": _env_int("FLASHCARDS_FITS_PER_HOUR", 6),
         # How many reverse proxies stand in front: their X-Forwarded-* headers are believed,
         # so rate limits see the client's address instead of the proxy's. 0: none believed.
         "TRUSTED_PROXIES": _env_int("FLASHCARDS_TRUSTED_PROXIES", 0),

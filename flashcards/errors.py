@@ -1,7 +1,7 @@
 """One rooted exception hierarchy, each error named by what happened.
 
 The domain raises these without knowing HTTP: `api/errors.py` maps each class to a status and
-a problem type, `web/errors.py` to a page or a translated message, and the CLI prints the
+a problem type, `web/error_table.py` to a page or a translated message, and the CLI prints the
 detail as one line. A few broad classes stay as bases where the broad meaning is the whole
 meaning: a value that fails validation (`InvalidInput`), a lookup that finds nothing
 (`NotFound`), a caller who is not identified (`NotAuthenticated`), or one whose role does not

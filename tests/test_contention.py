@@ -27,7 +27,8 @@ from flashcards.people.accounts import user_clock
 from flashcards.srs import state_rows
 from flashcards.srs.scheduling import CardState, SchedulerConfig, fuzz_seed, review
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import ReviewLog, ReviewState
+from flashcards.storage.models import ReviewLog, ReviewState, Subscription
+from tests import factories as f
 from tests.test_servers import Server, check_chains, seed
 from tests.web_helpers import CSRF_RE
 
@@ -295,3 +296,28 @@ def test_parallel_undos_of_one_answer_write_the_state_once(
         client.close()
     assert check_chains(engine, user_id) == {cards[0]: 1}
     assert_state_is_the_replay(engine, user_id)
+
+
+def test_parallel_first_subscriptions_to_one_deck(
+    server: tuple[Server, Any], engine: Engine
+) -> None:
+    # A double click or two tabs: every first subscription but one meets the others' row at
+    # the primary key (on PostgreSQL), and is retried onto it instead of failing.
+    srv, (user_id, token, _cards) = server
+    with transaction(engine) as session:
+        slug = f.make_deck(session, f"deck-{uuid.uuid4().hex[:8]}", 2).slug
+    clients = [Raw(srv.port, token=token) for _ in range(PARALLEL)]
+    path = f"/api/v1/decks/{slug}/subscription"
+    for _round in range(ROUNDS):
+        replies = at_once(clients, lambda _i, client: client.send("PUT", path))
+        for reply in replies:
+            assert_success_or_retry_later(reply, (200,))
+        assert any(reply.status == 200 for reply in replies)
+        with transaction(engine) as session:
+            subscribed = session.scalars(
+                select(Subscription.deck_id).where(Subscription.user_id == user_id)
+            ).all()
+            assert len(subscribed) == len(set(subscribed))
+        assert clients[0].send("DELETE", path).status == 204
+    for client in clients:
+        client.close()

@@ -289,3 +289,15 @@ def test_cli_optimizes_with_a_progress_line_and_reverts(engine: Engine, cli: Cli
     assert _parameters(engine, user) is None
     result = cli.invoke(main, ["fsrs", "revert", "--user", "learner@example.com"])
     assert result.exit_code == 1 and "nothing to revert" in result.output
+
+
+def test_fits_are_limited_per_account(engine: Engine, client: FlaskClient) -> None:
+    # A fit costs up to a second of a worker's CPU: a token holder cannot ask without limit.
+    client.application.config["FITS_PER_HOUR"] = 2
+    _user, token = _learner_with_token(engine, days=10)
+    auth = {"Authorization": f"Bearer {token}"}
+    statuses = [client.post("/api/v1/me/fsrs/optimize", headers=auth).status_code for _ in range(3)]
+    assert statuses == [409, 409, 429]  # too little history twice, then no fit at all
+    refused = client.post("/api/v1/me/fsrs/optimize", headers=auth)
+    assert refused.status_code == 429 and refused.headers.get("Retry-After")
+    assert refused.get_json()["type"] == "/api/v1/problems/rate-limited"

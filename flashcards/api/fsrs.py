@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Response
 
 from ..http.request_db import db, write_transaction, writes
+from ..http.request_policies import reserve_fit
 from ..optimizer import store
 from ..optimizer.fit import optimizer_available
 from ..storage.schema import utcnow
@@ -43,11 +44,15 @@ def get_fsrs() -> Response:
         )
     },
     409,
+    429,
     description="409 when the history is too short to fit (the detail says how much is "
-    "needed); 503 when this server has no optimizer installed (the detail says so).",
+    "needed); 429 with Retry-After past the fits an account may ask for per hour "
+    "(FLASHCARDS_FITS_PER_HOUR); 503 when this server has no optimizer installed (the detail "
+    "says so).",
 )
 def optimize_fsrs() -> Response:
     user_id = current_user_id()
+    reserve_fit(user_id)
     # The request reads, fits outside any transaction, then writes in a short one: a fit
     # takes up to a second, and no writer (on SQLite, anyone's answer) is to wait on it.
     history = store.read_history(db(), user_id)

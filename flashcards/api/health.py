@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from flask import Response
-from sqlalchemy import literal, select
 
-from ..hot_sql.rawsql import Statement
+from ..hot_sql.health import ping
 from ..http.request_db import direct
 from . import bp
 from .models import reply
 from .models_accounts import Health
 from .openapi import Answer, documented
-
-_PING = Statement(select(literal(1).label("one")))
 
 
 @bp.get("/health")
@@ -27,5 +24,5 @@ _PING = Statement(select(literal(1).label("one")))
 def health() -> Response:
     # A round trip on the connection that answers use: a database that cannot be reached
     # (or a connection it dropped) is a 503 from the API's error handler.
-    direct().first(_PING, {})
+    ping(direct())
     return reply(Health(status="ok"))

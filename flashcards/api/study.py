@@ -95,8 +95,13 @@ def subscribe(slug: str) -> Response:
     body = parse_body(SubscriptionRequest, optional=True)
     session = db()
     deck = subscriptions.find_visible_deck(session, user_id, slug)
-    sub = subscriptions.subscribe(session, user_id, deck, body.locale, now=utcnow())
-    session.commit()
+    # Two first subscriptions at once (a double click, two tabs) meet at the primary key on
+    # PostgreSQL; the retry finds the other's row and changes or keeps it.
+    sub = retrying(
+        session,
+        lambda: subscriptions.subscribe(session, user_id, deck, body.locale, now=utcnow()),
+        retry_on=(IntegrityError,),
+    )
     return reply(SubscriptionBody(deck=slug, locale=sub.locale))
 
 

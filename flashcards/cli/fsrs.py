@@ -27,7 +27,6 @@ def _outcome(fitted: FsrsParameterSet) -> str:
         f"  new:       {_scores(fitted.log_loss, fitted.rmse_bins)}\n"
         f"  in force:  {_scores(fitted.previous_log_loss, fitted.previous_rmse_bins)}\n"
         f"  defaults:  {_scores(fitted.default_log_loss, fitted.default_rmse_bins)}\n"
-        f"X"
     )
 
 
@@ -48,7 +47,8 @@ def optimize(email: str) -> None:
         outcome = store.fit(history)
         with storage_engine.transaction(engine) as session:
             fitted = store.record(session, history, outcome, now=context.now())
-            click.echo(_outcome(fitted))
+            report = _outcome(fitted)
+        click.echo(report)  # once committed: "adopted" must be true when it is read
 
 
 @fsrs_group.command("revert")
@@ -63,7 +63,7 @@ def revert(email: str) -> None:
             if state.set is not None
             else "the defaults"
         )
-        click.echo(f"reverted: the parameters in force are {where}")
+    click.echo(f"reverted: the parameters in force are {where}")
 
 
 COMMANDS = [fsrs_group]

@@ -8,4 +8,6 @@ session's connection for every other caller. Everything else uses the ORM.
 - `answers`: the answer's one read, and its writes (and undo's restore).
 - `next_card`: the queue's plans and its first due, learning or new card.
 - `tokens`: the API token's owner, and what the queue needs of them.
+- `pacing`: the team assignments that pace a person's new cards.
+- `health`: the health check's round trip.
 """

@@ -209,7 +209,7 @@ class DirectConnection:
         self._gate: str | None = self._raw.info.get("writer_gate")
         self._driver: Any = cast(Any, self._raw.driver_connection)  # sqlite3 or psycopg
         if not self._sqlite:
-            # SQLite connections are already in autocommit mode (see db.make_engine).
+            # SQLite connections are already in autocommit mode (see storage.engine.make_engine).
             self._driver.autocommit = True
         self._cursor = self._raw.cursor()
         self._libpq = None if self._sqlite else _runner(self._raw.info, self._driver)

@@ -15,7 +15,7 @@ from .request_db import begin_writing, db, direct, engine, write_transaction
 
 
 def limiter(name: str) -> Limiter:
-    """The app's limiter `name` ("signin", "signup", "token"); made on first use."""
+    """The app's limiter `name` (see `account_limits.LIMITS`); made on first use."""
     made: dict[str, Limiter] | None = current_app.extensions.get("flashcards.limiters")
     config = current_app.config
     if made is None:
@@ -39,6 +39,11 @@ def signup_limiter() -> Limiter:
 
 def token_limiter() -> Limiter:
     return limiter("token")
+
+
+def reserve_fit(user_id: int) -> None:
+    """Counts an FSRS fit asked for by this account; RateLimited (429) past the allowance."""
+    limiter("fit").reserve(Limiter.key("fit", str(user_id)))
 
 
 def client_address() -> str:

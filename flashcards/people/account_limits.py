@@ -23,8 +23,10 @@ from .ratelimit import Backend, DatabaseBackend, Limiter, RedisBackend
 SIGNIN_WINDOW_SECONDS = 15 * 60
 SIGNUP_WINDOW_SECONDS = 60 * 60
 TOKEN_WINDOW_SECONDS = 60 * 60
+FIT_WINDOW_SECONDS = 60 * 60
 TOO_MANY_FAILURES = "too many failed attempts; try again later"
 TOO_MANY_TOKENS = "too many API tokens were made for this account; try again later"
+TOO_MANY_FITS = "too many FSRS fits were asked for this account; try again later"
 
 
 def backend(engine: Engine, redis_url: str | None) -> Backend:
@@ -41,11 +43,13 @@ def backend(engine: Engine, redis_url: str | None) -> Backend:
 # sign-up attempts per client address, so that a script can neither mass-produce accounts
 # nor ask without limit which emails have one (an account made and an email found taken
 # both count; only a form refused for its own values does not). "token": API tokens made
-# per account, so that a stolen password or cookie cannot mint them without limit.
+# per account, so that a stolen password or cookie cannot mint them without limit. "fit":
+# FSRS parameter fits asked for per account: each costs up to a second of a worker's CPU.
 LIMITS = {
     "signin": ("SIGNIN_ATTEMPTS_PER_15_MIN", SIGNIN_WINDOW_SECONDS, TOO_MANY_FAILURES),
     "signup": ("SIGNUPS_PER_HOUR", SIGNUP_WINDOW_SECONDS, TOO_MANY_FAILURES),
     "token": ("TOKENS_PER_HOUR", TOKEN_WINDOW_SECONDS, TOO_MANY_TOKENS),
+    "fit": ("FITS_PER_HOUR", FIT_WINDOW_SECONDS, TOO_MANY_FITS),
 }
 
 

@@ -9,9 +9,9 @@ PostgreSQL takes as one statement (`store_answer`). The web and the API both ans
 Concurrency: every state row carries a version. The update only applies when the version is
 still the one read; otherwise `ConcurrentAnswer` (a `storage.retry.LostRace`) is raised and
 the caller retries the whole transaction (`storage.retry.with_retries`, or `retrying` for a
-session). On SQLite, write transactions take the lock at BEGIN, so the race cannot happen
-there; on PostgreSQL the version check (and the unique review id and primary keys) make sure
-no answer is lost or applied twice.
+session). The read may come before the write transaction (on a direct connection it does,
+so that SQLite's write lock is held for the writes alone): on either database the version
+check, the unique review id and the primary keys make sure no answer is lost or applied twice.
 """
 
 from __future__ import annotations

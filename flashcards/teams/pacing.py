@@ -22,13 +22,14 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import date, datetime
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..hot_sql.rawsql import Executor, Statement, executor
+from ..hot_sql import pacing as pacing_sql
+from ..hot_sql.rawsql import Executor, executor
 from ..people.accounts import user_clock
 from ..srs.days import day_bounds, study_date
-from ..storage.models import Card, ReviewState, Subscription, TeamAssignment, TeamMember
+from ..storage.models import Card, ReviewState, Subscription
 
 
 def team_pace(remaining_new: int, today: date, due: date) -> int:
@@ -37,17 +38,9 @@ def team_pace(remaining_new: int, today: date, due: date) -> int:
     return math.ceil(remaining_new / days_left)
 
 
-# It runs every time someone's queue is shown, so on the direct executor too.
-_ASSIGNED = Statement(
-    select(TeamAssignment.deck_id, TeamAssignment.due_date)
-    .join(TeamMember, TeamMember.team_id == TeamAssignment.team_id)
-    .where(TeamMember.user_id == bindparam("user_id"))
-)
-
-
 def assigned(db: Session | Executor, user_id: int) -> list[tuple[int, date | None]]:
     """(deck, due date) of every assignment of every team the user belongs to."""
-    return [(deck_id, due) for deck_id, due in executor(db).all(_ASSIGNED, {"user_id": user_id})]
+    return pacing_sql.assigned(executor(db), user_id)
 
 
 def _due_dates(rows: list[tuple[int, date | None]], today: date) -> dict[int, date | None]:

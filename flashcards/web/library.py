@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
@@ -12,6 +13,7 @@ from ..errors import InvalidInput
 from ..http.request_db import db, writes
 from ..srs import deck_settings, queue, subscriptions
 from ..srs.settings import user_settings
+from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp
 from .account import WHOLE_NUMBER, field_labels
@@ -111,11 +113,15 @@ def subscribe(slug: str) -> Response:
     found = subscriptions.find_visible_deck(session, uid, slug)
     locale = request.form.get("locale") or None
     try:
-        sub = subscriptions.subscribe(session, uid, found, locale, now=utcnow())
+        # Two at once meet at the primary key on PostgreSQL: the retry finds the other's row.
+        sub = retrying(
+            session,
+            lambda: subscriptions.subscribe(session, uid, found, locale, now=utcnow()),
+            retry_on=(IntegrityError,),
+        )
     except InvalidInput:
         flash(_("This deck is not available in that language."), "error")
         return redirect(url_for("web.deck", slug=slug))
-    session.commit()
     flash(_("You study this deck in %(language)s.", language=language_in_sentence(sub.locale)))
     return redirect(url_for("web.deck", slug=slug))
 

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from flashcards.cli import main
 from flashcards.optimizer.auto import Thresholds, due_for_fit
+from flashcards.optimizer.fit import OPTIMIZER_SWITCH
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import FsrsParameterSet, ReviewLog
 from flashcards.storage.schema import utcnow
@@ -153,3 +154,11 @@ def test_optimize_takes_either_a_person_or_due(cli: CliRunner) -> None:
     for args in ([], ["--due", "--user", "learner@example.com"]):
         result = cli.invoke(main, ["fsrs", "optimize", *args])
         assert result.exit_code == 2 and "either --user EMAIL or --due" in result.output
+
+
+def test_due_without_the_optimizer_fails_saying_why_even_with_nobody_due(
+    cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(OPTIMIZER_SWITCH, "off")
+    result = cli.invoke(main, ["fsrs", "optimize", "--due"])
+    assert result.exit_code == 1 and "the optimizer is switched off" in result.output

@@ -24,7 +24,7 @@ from ..errors import NotEnoughHistory
 from ..storage import engine as storage_engine
 from ..storage.models import FsrsParameterSet, ReviewLog, User
 from . import store
-from .fit import FitOutcome
+from .fit import FitOutcome, load_optimizer
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,9 @@ def fit_due(
     A person with too little history to fit is skipped, as is one deleted meanwhile; any other
     error (the optimizer missing) stops the run, since it would stop every fit.
     """
+    # Said first, even with nobody due: a cron job on a server without the optimizer is a
+    # mistake to report every night, not a quiet run that fits nobody.
+    load_optimizer()
     with Session(engine) as session:
         due = due_for_fit(session, thresholds, now=now())
     for person in due:

@@ -130,7 +130,7 @@ def test_due_fits_exactly_the_due_people_once_and_too_little_history_never_stops
     assert lines[0].startswith("short@example.com: skipped (")
     assert "need at least 400 answers on 50 cards" in lines[0]
     assert lines[1].startswith("learner@example.com: adopted (")
-    assert "new log loss" in lines[1] and "in force log loss" in lines[1]
+    assert "new log loss" in lines[1] and "previous log loss" in lines[1]
     assert lines[2].startswith("2 due: 1 adopted, 0 kept, 1 skipped")
     assert len(lines) == 3
     with Session(engine) as session:

@@ -44,7 +44,7 @@ def fsrs_group() -> None:
     help="Everyone due for a fit (FLASHCARDS_FSRS_AUTO_MIN_*): the command for cron.",
 )
 def optimize(email: str | None, due: bool) -> None:
-    """Fit a person's parameters, or everyone's due; adopt them only when they predict better."""
+    """Fit one person's parameters, or everyone due; adopt a fit only when it predicts better."""
     if (email is None) == (not due):
         raise click.UsageError("give either --user EMAIL or --due")
     if due:
@@ -84,7 +84,7 @@ def _optimize_due() -> None:
             click.echo(
                 f"{person.email}: {verdict} ({new}); "
                 f"new {_scores(fitted.log_loss, fitted.rmse_bins)}; "
-                f"in force {_scores(fitted.previous_log_loss, fitted.previous_rmse_bins)}"
+                f"previous {_scores(fitted.previous_log_loss, fitted.previous_rmse_bins)}"
             )
     finally:
         engine.dispose()  # a pooled PostgreSQL connection must not outlive the command

@@ -113,6 +113,12 @@ def settings_from_env(instance_path: Path) -> dict[str, Any]:
         "SIGNUPS_PER_HOUR": _env_int("FLASHCARDS_SIGNUPS_PER_HOUR", 10),
         "TOKENS_PER_HOUR": _env_int("FLASHCARDS_TOKENS_PER_HOUR", 20),
         "FITS_PER_HOUR": _env_int("FLASHCARDS_FITS_PER_HOUR", 6),
+        # When `flashcards fsrs optimize --due` fits a person again (see optimizer/auto.py):
+        # this many answers new since their last fit, on this many cards, and that fit at
+        # least this many days old.
+        "FSRS_AUTO_MIN_ANSWERS": _env_int("FLASHCARDS_FSRS_AUTO_MIN_ANSWERS", 400),
+        "FSRS_AUTO_MIN_CARDS": _env_int("FLASHCARDS_FSRS_AUTO_MIN_CARDS", 50),
+        "FSRS_AUTO_MIN_DAYS": _env_int("FLASHCARDS_FSRS_AUTO_MIN_DAYS", 7),
         # How many reverse proxies stand in front: their X-Forwarded-* headers are believed,
         # so rate limits see the client's address instead of the proxy's. 0: none believed.
         "TRUSTED_PROXIES": _env_int("FLASHCARDS_TRUSTED_PROXIES", 0),

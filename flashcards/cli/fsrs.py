@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import click
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from ..optimizer import store
+from ..optimizer import auto, store
 from ..people import accounts
 from ..storage import engine as storage_engine
 from ..storage.models import FsrsParameterSet
@@ -36,19 +37,62 @@ def fsrs_group() -> None:
 
 
 @fsrs_group.command("optimize")
-@click.option("--user", "email", required=True, help="The person's email.")
-def optimize(email: str) -> None:
-    """Fit the person's parameters; adopt them only when they predict better."""
+@click.option("--user", "email", help="The person's email.")
+@click.option(
+    "--due",
+    is_flag=True,
+    help="Everyone due for a fit (FLASHCARDS_FSRS_AUTO_MIN_*): the command for cron.",
+)
+def optimize(email: str | None, due: bool) -> None:
+    """Fit one person's parameters, or everyone due; adopt a fit only when it predicts better."""
+    if (email is None) == (not due):
+        raise click.UsageError("give either --user EMAIL or --due")
+    if due:
+        _optimize_due()
+        return
+    assert email is not None
     with context.open_engine() as engine:
         with Session(engine) as reading:
             user_id = accounts.user_by_email(reading, email).id
-            history = store.read_history(reading, user_id)
+            read = auto.read(reading, user_id)
+        history = read.history
         click.echo(f"fitting on {len(history.items)} answers on {history.cards} cards")
         outcome = store.fit(history)
         with storage_engine.transaction(engine) as session:
-            fitted = store.record(session, history, outcome, now=context.now())
+            fitted = auto.record(session, read, outcome, now=context.now())
             report = _outcome(fitted)
         click.echo(report)  # once committed: "adopted" must be true when it is read
+
+
+def _optimize_due() -> None:
+    flask_app = context.app()
+    thresholds = auto.Thresholds.from_config(flask_app.config)
+    engine: Engine = flask_app.extensions["flashcards.engine"]
+    adopted = kept = skipped = 0
+    try:
+        for result in auto.fit_due(engine, thresholds, now=context.now):
+            person = result.due
+            new = f"{person.new_answers} new answers on {person.new_cards} cards"
+            if result.fitted is None:
+                skipped += 1
+                click.echo(f"{person.email}: skipped ({new}): {result.skipped}")
+                continue
+            fitted = result.fitted
+            adopted += fitted.adopted
+            kept += not fitted.adopted
+            verdict = "adopted" if fitted.adopted else "kept the parameters in force"
+            click.echo(
+                f"{person.email}: {verdict} ({new}); "
+                f"new {_scores(fitted.log_loss, fitted.rmse_bins)}; "
+                f"previous {_scores(fitted.previous_log_loss, fitted.previous_rmse_bins)}"
+            )
+    finally:
+        engine.dispose()  # a pooled PostgreSQL connection must not outlive the command
+    click.echo(
+        f"{adopted + kept + skipped} due: {adopted} adopted, {kept} kept, {skipped} skipped "
+        f"(due: {thresholds.answers} new answers on {thresholds.cards} cards, "
+        f"last fit {thresholds.days} days ago or more)"
+    )
 
 
 @fsrs_group.command("revert")

@@ -401,3 +401,7 @@ class FsrsParameterSet(Base):
     default_rmse_bins: Mapped[float] = mapped_column(Float)
     adopted: Mapped[bool] = mapped_column(Boolean)
     reverted_at: Mapped[datetime | None] = mapped_column(default=None)
+    # The newest review-log row there was when the history was read: rows after it are the
+    # answers new since this fit, whatever their `reviewed_at` (imported answers are dated in
+    # the past). None: recorded without it (before 0016, or by a path that does not set it).
+    history_end_log_id: Mapped[int | None] = mapped_column(Integer, default=None)

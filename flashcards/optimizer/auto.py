@@ -1,0 +1,147 @@
+"""The automatic trigger: who is due for a fit, and fitting them one at a time, outside any request.
+
+A person is due when their review log holds enough answers new since their last fit (or since
+the start, never fitted), on enough cards, and that fit is old enough. `flashcards fsrs
+optimize --due`, run by cron, fits everyone due; no request ever waits on it.
+
+"New since the last fit" is by review-log row, not by date: the fit records the newest row
+there was when its history was read (`FsrsParameterSet.history_end_log_id`), so answers
+imported later with past dates still count as new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine, and_, func, or_, select
+from sqlalchemy.exc import NoResultFound
+from sqlalchemy.orm import Session, aliased
+
+from ..errors import NotEnoughHistory
+from ..storage import engine as storage_engine
+from ..storage.models import FsrsParameterSet, ReviewLog, User
+from . import store
+from .fit import FitOutcome, load_optimizer
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    answers: int = 400  # answers new since the last fit...
+    cards: int = 50  # ...on at least this many cards...
+    days: int = 7  # ...and the last fit at least this many days ago
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Thresholds:
+        return cls(
+            answers=int(config["FSRS_AUTO_MIN_ANSWERS"]),
+            cards=int(config["FSRS_AUTO_MIN_CARDS"]),
+            days=int(config["FSRS_AUTO_MIN_DAYS"]),
+        )
+
+
+@dataclass(frozen=True)
+class Due:
+    user_id: int
+    email: str
+    new_answers: int
+    new_cards: int
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A person's history, and the newest review-log row there was when it was read."""
+
+    history: store.History
+    end_log_id: int | None  # None: no answers at all
+
+
+@dataclass(frozen=True)
+class Result:
+    """One person's turn in a run: the set recorded, or why there is none."""
+
+    due: Due
+    fitted: FsrsParameterSet | None
+    skipped: str | None  # the reason, when nothing was fitted
+
+
+def due_for_fit(session: Session, thresholds: Thresholds, *, now: datetime) -> list[Due]:
+    """Everyone due for a fit, in one statement over the review log and the parameter sets."""
+    latest = (
+        select(FsrsParameterSet.user_id, func.max(FsrsParameterSet.id).label("id"))
+        .group_by(FsrsParameterSet.user_id)
+        .subquery()
+    )
+    last = aliased(FsrsParameterSet)
+    new_since_last = or_(
+        and_(last.history_end_log_id.is_not(None), ReviewLog.id > last.history_end_log_id),
+        # A set recorded without its end (before migration 0016): the answers dated after it.
+        and_(last.history_end_log_id.is_(None), ReviewLog.reviewed_at > last.created_at),
+    )
+    answers = func.count(ReviewLog.id)
+    cards = func.count(ReviewLog.card_id.distinct())
+    query = (
+        select(User.id, User.email, answers, cards)
+        .select_from(ReviewLog)
+        .join(User, User.id == ReviewLog.user_id)
+        .outerjoin(latest, latest.c.user_id == ReviewLog.user_id)
+        .outerjoin(last, last.id == latest.c.id)
+        .where(
+            or_(
+                last.id.is_(None),  # never fitted: every answer is new
+                and_(last.created_at <= now - timedelta(days=thresholds.days), new_since_last),
+            )
+        )
+        .group_by(User.id, User.email)
+        .having(answers >= thresholds.answers, cards >= thresholds.cards)
+        .order_by(User.id)
+    )
+    return [Due(*row) for row in session.execute(query)]
+
+
+def read(session: Session, user_id: int) -> Reading:
+    # The end is read first: an answer written between the two reads is then counted as new
+    # at the next run (at worst one fit early), never lost from the count.
+    end = session.scalar(select(func.max(ReviewLog.id)).where(ReviewLog.user_id == user_id))
+    return Reading(store.read_history(session, user_id), end)
+
+
+def record(
+    session: Session, reading: Reading, outcome: FitOutcome, *, now: datetime
+) -> FsrsParameterSet:
+    """`store.record`, and where the history ended, in the caller's one transaction."""
+    fitted = store.record(session, reading.history, outcome, now=now)
+    fitted.history_end_log_id = reading.end_log_id
+    session.flush()
+    return fitted
+
+
+def fit_due(
+    engine: Engine, thresholds: Thresholds, *, now: Callable[[], datetime]
+) -> Iterator[Result]:
+    """Fit everyone due, one at a time, each as a read, a fit outside any transaction and one
+    short write; yielded as each is done, so the caller can report progress.
+
+    A person with too little history to fit is skipped, as is one deleted meanwhile; any other
+    error (the optimizer missing) stops the run, since it would stop every fit.
+    """
+    # Said first, even with nobody due: a cron job on a server without the optimizer is a
+    # mistake to report every night, not a quiet run that fits nobody.
+    load_optimizer()
+    with Session(engine) as session:
+        due = due_for_fit(session, thresholds, now=now())
+    for person in due:
+        try:
+            with Session(engine) as session:
+                reading = read(session, person.user_id)
+            outcome = store.fit(reading.history)
+            with storage_engine.transaction(engine) as session:
+                fitted = record(session, reading, outcome, now=now())
+        except NotEnoughHistory as exc:
+            yield Result(person, None, str(exc))
+        except NoResultFound:
+            yield Result(person, None, "the account no longer exists")
+        else:
+            yield Result(person, fitted, None)

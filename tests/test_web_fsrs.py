@@ -66,7 +66,15 @@ def learner(engine: Engine, days: int) -> int:
         return user
 
 
-def add_set(engine: Engine, user: int, when: datetime, *, adopted: bool, **scores: float) -> None:
+def add_set(
+    engine: Engine,
+    user: int,
+    when: datetime,
+    *,
+    adopted: bool,
+    parameters: list[float] | None = None,
+    **scores: float,
+) -> None:
     row = {
         "log_loss": 0.35214,
         "rmse_bins": 0.04321,
@@ -76,7 +84,7 @@ def add_set(engine: Engine, user: int, when: datetime, *, adopted: bool, **score
         "default_rmse_bins": 0.06789,
         **scores,
     }
-    parameters = [0.3, *DEFAULTS[1:]]
+    parameters = parameters or [0.3, *DEFAULTS[1:]]
     with transaction(engine) as session:
         session.add(
             FsrsParameterSet(
@@ -220,6 +228,23 @@ def test_optimize_adopts_a_better_fit_and_going_back_restores_the_defaults(
     assert response.status_code == 302
     assert "nothing to go back to" in settings_page(client)
     assert parameters(engine, user) is None
+
+
+def test_going_back_from_a_second_adopted_set_returns_to_the_first(
+    engine: Engine, client: FlaskClient
+) -> None:
+    first = [0.3, *DEFAULTS[1:]]
+    with transaction(engine) as session:
+        user = make_user(session, "ana@example.com", timezone="Asia/Seoul")
+    add_set(engine, user, EARLIER, adopted=True, parameters=first)
+    add_set(engine, user, FITTED_AT, adopted=True, parameters=[0.5, *DEFAULTS[1:]])
+    sign_in(client, "ana@example.com")
+    earlier = "Fri, Jan 10, 2025, 6:00\u202fPM"  # 9:00 UTC in Seoul
+    assert f"This returns to the parameters fitted on {earlier}." in settings_page(client)
+    page = post(client, REVERT)
+    assert f"Back to the parameters fitted on {earlier}." in page
+    assert f"In force: parameters fitted to your history on {earlier}." in page
+    assert parameters(engine, user) == first
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,12 @@ class InForce:
     set: FsrsParameterSet | None  # where they came from; None: py-fsrs's defaults
     history: list[FsrsParameterSet]  # every fit, newest first
 
+    @property
+    def reverts_to(self) -> FsrsParameterSet | None:
+        """The set a revert would put in force (see `revert`); None: the defaults."""
+        standing = [s for s in self.history if s.adopted and s.reverted_at is None]
+        return standing[1] if len(standing) > 1 else None
+
 
 @dataclass(frozen=True)
 class History:

@@ -45,12 +45,6 @@ class FsrsSection:
         """Parameters not the defaults, whether or not a fit here is their source."""
         return self.state.parameters != DEFAULTS
 
-    @property
-    def revert_target(self) -> FsrsParameterSet | None:
-        """The adopted set a revert returns to (as `store.revert` picks it); None: defaults."""
-        standing = [s for s in self.state.history if s.adopted and s.reverted_at is None]
-        return standing[1] if len(standing) > 1 else None
-
     def status(self, row: FsrsParameterSet) -> str:
         if self.current is not None and row.id == self.current.id:
             return str(_("In force"))

@@ -12,7 +12,7 @@ from sqlalchemy import Engine, func, select
 
 from flashcards.optimizer.fit import DEFAULTS, OPTIMIZER_PACKAGE, OPTIMIZER_SWITCH
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import FsrsParameterSet, SchedulerSettings
+from flashcards.storage.models import FsrsParameterSet, ReviewLog, SchedulerSettings
 
 from .conftest import T0
 from .factories import PASSWORD, make_user
@@ -207,6 +207,8 @@ def test_optimize_adopts_a_better_fit_and_going_back_restores_the_defaults(
     with transaction(engine) as session:
         fitted = session.scalars(select(FsrsParameterSet)).one()
         assert fitted.adopted and fitted.parameters == adopted
+        # Where its history ended, from which the automatic trigger counts new answers.
+        assert fitted.history_end_log_id == session.scalar(select(func.max(ReviewLog.id)))
     history = page[page.index('class="fsrs-history"') :]
     assert f"<td>{fitted.answers:,}</td>" in history and "In force" in history
     assert "This returns to the default parameters." in page

@@ -131,11 +131,16 @@ def optimize(
     A fit takes up to a second: no snapshot stays open and no write lock is held while it
     computes (on SQLite, anyone's answer would wait on it). The row is returned as recorded.
     """
-    history = read_history(reading, user_id)
+    # `auto` builds on this module: imported when called, not at the top, where it would be
+    # a cycle. Its read and record also keep where the history ended, which the automatic
+    # trigger counts new answers from, so a fit asked for here is counted as `--due`'s are.
+    from . import auto
+
+    snapshot = auto.read(reading, user_id)
     reading.rollback()  # the read is over: nothing it wrote, no snapshot kept while fitting
-    outcome = fit(history, minimum)
+    outcome = fit(snapshot.history, minimum)
     with writing() as session:
-        return record(session, history, outcome, now=now)
+        return auto.record(session, snapshot, outcome, now=now)
 
 
 class Unavailable(Enum):

@@ -53,14 +53,9 @@ def get_fsrs() -> Response:
 def optimize_fsrs() -> Response:
     user_id = current_user_id()
     reserve_fit(user_id)
-    # The request reads, fits outside any transaction, then writes in a short one: a fit
-    # takes up to a second, and no writer (on SQLite, anyone's answer) is to wait on it.
-    history = store.read_history(db(), user_id)
-    db().rollback()  # the read is over: no snapshot kept open while fitting
-    outcome = store.fit(history)
-    with write_transaction() as session:
-        fitted = store.record(session, history, outcome, now=utcnow())
-        body = FsrsParameterSetReply.of(fitted)
+    # Read, fit outside any transaction, then one short write (see `store.optimize`).
+    fitted = store.optimize(db(), write_transaction, user_id, now=utcnow())
+    body = FsrsParameterSetReply.of(fitted)
     return reply(body)
 
 

@@ -1,26 +1,40 @@
 """Each person's parameter sets: fit and record, revert, and what is in force.
 
 A fit is three steps, so that no transaction stays open while it computes: `read_history`
-(a read), `fit` (no database), `record` (one short write transaction).
+(a read), `fit` (no database), `record` (one short write transaction); `optimize` runs the
+three in that order for the edges that ask for a fit.
 
 The scheduler reads the parameters in force from `SchedulerSettings.parameters`; adopting a
 set writes them there, and a revert writes back those of the set adopted before it (or the
 defaults), each in the caller's one transaction. Functions take a `session` and `now` and
-never commit.
+never commit, but for `optimize`, which ends its read and writes in the transaction the
+caller's `writing` opens.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..errors import NothingToRevert
+from ..errors import NothingToRevert, OptimizerUnavailable
 from ..people.accounts import user_clock
 from ..storage.models import FsrsParameterSet, ReviewLog, SchedulerSettings
-from .fit import DEFAULTS, MINIMUM, FitOutcome, HistoryMinimum, fit_and_judge
+from .fit import (
+    DEFAULTS,
+    MINIMUM,
+    OPTIMIZER_SWITCH,
+    FitOutcome,
+    HistoryMinimum,
+    fit_and_judge,
+    load_optimizer,
+)
 from .items import LoggedAnswer, TrainingItem, training_items
 
 
@@ -29,6 +43,12 @@ class InForce:
     parameters: tuple[float, ...]  # what the scheduler uses
     set: FsrsParameterSet | None  # where they came from; None: py-fsrs's defaults
     history: list[FsrsParameterSet]  # every fit, newest first
+
+    @property
+    def reverts_to(self) -> FsrsParameterSet | None:
+        """The set a revert would put in force (see `revert`); None: the defaults."""
+        standing = [s for s in self.history if s.adopted and s.reverted_at is None]
+        return standing[1] if len(standing) > 1 else None
 
 
 @dataclass(frozen=True)
@@ -95,6 +115,50 @@ def record(
         settings.parameters = list(outcome.parameters)
     session.flush()
     return fitted
+
+
+def optimize(
+    reading: Session,
+    writing: Callable[[], AbstractContextManager[Session]],
+    user_id: int,
+    *,
+    now: datetime,
+    minimum: HistoryMinimum = MINIMUM,
+) -> FsrsParameterSet:
+    """Read the history in `reading`, end that read, fit, and record the fit in the one
+    transaction `writing()` opens and commits (a request's `write_transaction`).
+
+    A fit takes up to a second: no snapshot stays open and no write lock is held while it
+    computes (on SQLite, anyone's answer would wait on it). The row is returned as recorded.
+    """
+    # `auto` builds on this module: imported when called, not at the top, where it would be
+    # a cycle. Its read and record also keep where the history ended, which the automatic
+    # trigger counts new answers from, so a fit asked for here is counted as `--due`'s are.
+    from . import auto
+
+    snapshot = auto.read(reading, user_id)
+    reading.rollback()  # the read is over: nothing it wrote, no snapshot kept while fitting
+    outcome = fit(snapshot.history, minimum)
+    with writing() as session:
+        return auto.record(session, snapshot, outcome, now=now)
+
+
+class Unavailable(Enum):
+    """Why this server cannot fit parameters, for a page to say in the person's language."""
+
+    SWITCHED_OFF = "switched-off"  # FLASHCARDS_OPTIMIZER=off
+    NOT_INSTALLED = "not-installed"  # the optional package is missing
+
+
+def unavailable() -> Unavailable | None:
+    """None when a fit can run here; else why not (`load_optimizer` words it in English)."""
+    try:
+        load_optimizer()
+    except OptimizerUnavailable:
+        if os.environ.get(OPTIMIZER_SWITCH, "").lower() == "off":
+            return Unavailable.SWITCHED_OFF
+        return Unavailable.NOT_INSTALLED
+    return None
 
 
 def revert(session: Session, user_id: int, *, now: datetime) -> InForce:

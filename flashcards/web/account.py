@@ -31,6 +31,7 @@ from .auth import (
     user_id,
 )
 from .error_table import flash_error
+from .fsrs import section as fsrs_section
 from .i18n import LANG_COOKIE, locale_code, plain_number
 
 ONE_YEAR = 365 * 24 * 3600
@@ -131,6 +132,7 @@ def settings() -> str | Response | tuple[str, int]:
             now=utcnow(),
             lifetime=current_app.permanent_session_lifetime,
         ),
+        fsrs=fsrs_section(session, uid),
     ), (422 if errors else 200)
 
 

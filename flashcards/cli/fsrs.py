@@ -54,12 +54,11 @@ def optimize(email: str | None, due: bool) -> None:
     with context.open_engine() as engine:
         with Session(engine) as reading:
             user_id = accounts.user_by_email(reading, email).id
-            read = auto.read(reading, user_id)
-        history = read.history
+            history = store.read_history(reading, user_id)
         click.echo(f"fitting on {len(history.items)} answers on {history.cards} cards")
         outcome = store.fit(history)
         with storage_engine.transaction(engine) as session:
-            fitted = auto.record(session, read, outcome, now=context.now())
+            fitted = store.record(session, history, outcome, now=context.now())
             report = _outcome(fitted)
         click.echo(report)  # once committed: "adopted" must be true when it is read
 

@@ -24,7 +24,7 @@ from ..errors import NotEnoughHistory
 from ..storage import engine as storage_engine
 from ..storage.models import FsrsParameterSet, ReviewLog, User
 from . import store
-from .fit import FitOutcome, load_optimizer
+from .fit import load_optimizer
 
 
 @dataclass(frozen=True)
@@ -48,14 +48,6 @@ class Due:
     email: str
     new_answers: int
     new_cards: int
-
-
-@dataclass(frozen=True)
-class Reading:
-    """A person's history, and the newest review-log row there was when it was read."""
-
-    history: store.History
-    end_log_id: int | None  # None: no answers at all
 
 
 @dataclass(frozen=True)
@@ -101,23 +93,6 @@ def due_for_fit(session: Session, thresholds: Thresholds, *, now: datetime) -> l
     return [Due(*row) for row in session.execute(query)]
 
 
-def read(session: Session, user_id: int) -> Reading:
-    # The end is read first: an answer written between the two reads is then counted as new
-    # at the next run (at worst one fit early), never lost from the count.
-    end = session.scalar(select(func.max(ReviewLog.id)).where(ReviewLog.user_id == user_id))
-    return Reading(store.read_history(session, user_id), end)
-
-
-def record(
-    session: Session, reading: Reading, outcome: FitOutcome, *, now: datetime
-) -> FsrsParameterSet:
-    """`store.record`, and where the history ended, in the caller's one transaction."""
-    fitted = store.record(session, reading.history, outcome, now=now)
-    fitted.history_end_log_id = reading.end_log_id
-    session.flush()
-    return fitted
-
-
 def fit_due(
     engine: Engine, thresholds: Thresholds, *, now: Callable[[], datetime]
 ) -> Iterator[Result]:
@@ -135,10 +110,10 @@ def fit_due(
     for person in due:
         try:
             with Session(engine) as session:
-                reading = read(session, person.user_id)
-            outcome = store.fit(reading.history)
+                history = store.read_history(session, person.user_id)
+            outcome = store.fit(history)
             with storage_engine.transaction(engine) as session:
-                fitted = record(session, reading, outcome, now=now())
+                fitted = store.record(session, history, outcome, now=now())
         except NotEnoughHistory as exc:
             yield Result(person, None, str(exc))
         except NoResultFound:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..errors import NothingToRevert, OptimizerUnavailable
@@ -58,6 +58,8 @@ class History:
     user_id: int
     items: list[TrainingItem]
     parameters: list[float] | None  # None: the defaults
+    # The newest review-log row there was: the automatic trigger counts new answers from it.
+    end_log_id: int | None  # None: no answers at all
 
     @property
     def cards(self) -> int:
@@ -66,6 +68,9 @@ class History:
 
 def read_history(session: Session, user_id: int) -> History:
     """The person's training items from their whole review log (imported answers included)."""
+    # The end is read first: an answer written between the two reads is then counted as new
+    # at the next automatic run (at worst one fit early), never lost from the count.
+    end = session.scalar(select(func.max(ReviewLog.id)).where(ReviewLog.user_id == user_id))
     rows = session.execute(
         select(
             ReviewLog.card_id, ReviewLog.reviewed_at, ReviewLog.rating, ReviewLog.state_before
@@ -77,7 +82,7 @@ def read_history(session: Session, user_id: int) -> History:
     )
     items = training_items(answers, user_clock(session, user_id))
     settings = _settings(session, user_id, lock=False)
-    return History(user_id, items, settings.parameters)
+    return History(user_id, items, settings.parameters, end)
 
 
 def fit(history: History, minimum: HistoryMinimum = MINIMUM) -> FitOutcome:
@@ -109,6 +114,7 @@ def record(
         default_log_loss=outcome.defaults.log_loss,
         default_rmse_bins=outcome.defaults.rmse_bins,
         adopted=adopt,
+        history_end_log_id=history.end_log_id,
     )
     session.add(fitted)
     if adopt:
@@ -131,16 +137,11 @@ def optimize(
     A fit takes up to a second: no snapshot stays open and no write lock is held while it
     computes (on SQLite, anyone's answer would wait on it). The row is returned as recorded.
     """
-    # `auto` builds on this module: imported when called, not at the top, where it would be
-    # a cycle. Its read and record also keep where the history ended, which the automatic
-    # trigger counts new answers from, so a fit asked for here is counted as `--due`'s are.
-    from . import auto
-
-    snapshot = auto.read(reading, user_id)
+    history = read_history(reading, user_id)
     reading.rollback()  # the read is over: nothing it wrote, no snapshot kept while fitting
-    outcome = fit(snapshot.history, minimum)
+    outcome = fit(history, minimum)
     with writing() as session:
-        return auto.record(session, snapshot, outcome, now=now)
+        return record(session, history, outcome, now=now)
 
 
 class Unavailable(Enum):

@@ -137,7 +137,7 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
         # Load: the pages that limit attempts say how long to wait
         RateLimited: WebAnswer(429),
         TooMuchContention: WebAnswer(503),
-        # Personal FSRS parameters: the settings page will word these
+        # Personal FSRS parameters: the settings page words these (`web/fsrs.py`)
         NotEnoughHistory: WebAnswer(409),
         NothingToRevert: WebAnswer(409),
         OptimizerUnavailable: WebAnswer(503),

@@ -24,6 +24,7 @@ from flashcards.storage.models import (
     CardText,
     Deck,
     DeckText,
+    FsrsParameterSet,
     ReviewState,
     SchedulerSettings,
     Subscription,
@@ -186,3 +187,32 @@ def user_day_start(session: Session, user_id: int) -> tuple[str, int]:
         select(User.timezone, User.day_start_hour).where(User.id == user_id)
     ).one()
     return row.timezone, row.day_start_hour
+
+
+def make_parameter_set(
+    session: Session,
+    user_id: int,
+    parameters: Sequence[float],
+    created_at: datetime,
+    *,
+    end_log_id: int | None = None,
+) -> FsrsParameterSet:
+    """An adopted FSRS parameter set with plausible scores (not the scheduler's parameters:
+    set those on the person's SchedulerSettings where a test needs them in force)."""
+    fitted = FsrsParameterSet(
+        user_id=user_id,
+        parameters=list(parameters),
+        created_at=created_at,
+        answers=500,
+        cards=60,
+        log_loss=0.3,
+        rmse_bins=0.05,
+        previous_log_loss=0.4,
+        previous_rmse_bins=0.06,
+        default_log_loss=0.4,
+        default_rmse_bins=0.06,
+        adopted=True,
+        history_end_log_id=end_log_id,
+    )
+    session.add(fitted)
+    return fitted

@@ -17,7 +17,7 @@ from flashcards.storage.models import FsrsParameterSet, ReviewLog
 from flashcards.storage.schema import utcnow
 
 from .conftest import T0
-from .factories import answer, card_ids, make_deck, make_user
+from .factories import answer, card_ids, make_deck, make_parameter_set, make_user
 from .fsrs_learner import simulate_learner
 
 SMALL = Thresholds(answers=6, cards=3, days=7)
@@ -31,24 +31,7 @@ def _answers(session: Session, user: int, cards: list[int], count: int, *, start
 
 def _fit(session: Session, user: int, created_at: datetime, end: int | None) -> None:
     """A fit kept at `created_at` whose history ended at review-log row `end`."""
-    session.add(
-        FsrsParameterSet(
-            user_id=user,
-            parameters=[0.3] * 21,
-            created_at=created_at,
-            answers=500,
-            cards=60,
-            log_loss=0.3,
-            rmse_bins=0.05,
-            previous_log_loss=0.4,
-            previous_rmse_bins=0.06,
-            default_log_loss=0.4,
-            default_rmse_bins=0.06,
-            adopted=True,
-            history_end_log_id=end,
-        )
-    )
-    session.flush()
+    make_parameter_set(session, user, [0.3] * 21, created_at, end_log_id=end)
 
 
 def _last_log_id(session: Session, user: int) -> int | None:

@@ -29,7 +29,7 @@ from flashcards.storage.engine import transaction
 from flashcards.storage.models import FsrsParameterSet, SchedulerSettings
 
 from .conftest import T0
-from .factories import answer, card_ids, make_deck, make_token, make_user
+from .factories import answer, card_ids, make_deck, make_parameter_set, make_token, make_user
 from .fsrs_learner import TRUE_PARAMETERS, simulate_learner
 
 PROBLEM = "application/problem+json"
@@ -207,22 +207,7 @@ def test_revert_steps_back_one_adopted_set_at_a_time(engine: Engine) -> None:
     with transaction(engine) as session:
         user = make_user(session)
         for when, parameters in ((T0, first), (T0 + timedelta(days=30), second)):
-            session.add(
-                FsrsParameterSet(
-                    user_id=user,
-                    parameters=parameters,
-                    created_at=when,
-                    answers=500,
-                    cards=60,
-                    log_loss=0.3,
-                    rmse_bins=0.05,
-                    previous_log_loss=0.4,
-                    previous_rmse_bins=0.06,
-                    default_log_loss=0.4,
-                    default_rmse_bins=0.06,
-                    adopted=True,
-                )
-            )
+            make_parameter_set(session, user, parameters, when)
             session.get_one(SchedulerSettings, user).parameters = parameters
     with transaction(engine) as session:
         state = store.revert(session, user, now=T0 + timedelta(days=31))

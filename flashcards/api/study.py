@@ -10,16 +10,14 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from ..decks import own_decks
-from ..decks.access import visible_decks
 from ..errors import NotFound, NotSubscribed
 from ..http.request_db import db, direct, writes
 from ..http.request_policies import refresh_pacing
-from ..srs import queue, state_rows, study, subscriptions
+from ..srs import cards, queue, study, subscriptions
 from ..srs.scheduling import CardState, fuzz_seed, preview
-from ..storage.models import Card, Deck, Subscription, User
-from ..storage.models import CardText as CardTextRow
+from ..storage.models import Subscription, User
 from ..storage.retry import retrying, with_retries
-from ..storage.schema import MAX_ID, utcnow
+from ..storage.schema import utcnow
 from . import bp
 from .auth import current_caller, current_user_id
 from .errors import parse_body
@@ -264,42 +262,24 @@ def undo_review() -> Response:
     {200: Answer("The card.", CardView)},
 )
 def get_card(card_id: int) -> Response:
-    user_id = current_user_id()
-    if card_id > MAX_ID:
-        raise NotFound(f"no card {card_id}")
-    session = db()
-    row = session.execute(
-        select(
-            Card.id, Card.key, Card.retired_at, Deck.slug, Deck.default_locale, Subscription.locale
-        )
-        .join(Deck, Deck.id == Card.deck_id)
-        .outerjoin(
-            Subscription,
-            (Subscription.deck_id == Deck.id) & (Subscription.user_id == user_id),
-        )
-        .where(Card.id == card_id, visible_decks(user_id))
-    ).first()
-    if row is None:
-        raise NotFound(f"no card {card_id}")
-    texts = {
-        t.locale: CardText(front=t.question, back=t.answer, explanation=t.explanation)
-        for t in session.scalars(select(CardTextRow).where(CardTextRow.card_id == card_id))
-    }
-    locale = row.locale if row.locale in texts else row.default_locale
-    shown = texts.get(locale, CardText(front="", back="", explanation=""))
+    card = cards.seen_card(db(), current_user_id(), card_id)
+    shown = card.shown
     return reply(
         CardView(
             card=CardDetail(
-                id=row.id,
-                deck=row.slug,
-                key=row.key,
-                locale=locale,
-                retired=row.retired_at is not None,
+                id=card.id,
+                deck=card.deck_slug,
+                key=card.key,
+                locale=card.locale,
+                retired=card.retired,
                 front=shown.front,
                 back=shown.back,
                 explanation=shown.explanation,
-                translations=texts,
+                translations={
+                    locale: CardText(front=t.front, back=t.back, explanation=t.explanation)
+                    for locale, t in card.texts.items()
+                },
             ),
-            state=state_body(state_rows.card_state(session, user_id, card_id)),
+            state=state_body(card.state),
         )
     )

@@ -1,0 +1,71 @@
+"""A card as one person sees it: its texts in every language, the language they study it in,
+and their state on it. No Flask; the API's card resource renders it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..decks.access import visible_decks
+from ..errors import CardNotFound
+from ..storage.models import Card, CardText, Deck, Subscription
+from ..storage.schema import MAX_ID
+from .scheduling import CardState
+from .state_rows import card_state
+
+
+@dataclass(frozen=True)
+class Text:
+    front: str
+    back: str
+    explanation: str
+
+
+@dataclass(frozen=True)
+class SeenCard:
+    id: int
+    deck_slug: str
+    key: str
+    locale: str  # the one the person studies it in, else the deck's default
+    retired: bool
+    texts: dict[str, Text]  # by locale
+    state: CardState | None  # None: new to them
+
+    @property
+    def shown(self) -> Text:
+        return self.texts.get(self.locale, Text("", "", ""))
+
+
+def seen_card(session: Session, user_id: int, card_id: int) -> SeenCard:
+    """The card, if its deck is one the person may see; CardNotFound otherwise (another
+    person's own deck answers as no card at all)."""
+    if card_id > MAX_ID:  # larger ids exist nowhere, and PostgreSQL would refuse them
+        raise CardNotFound(f"no card {card_id}")
+    row = session.execute(
+        select(
+            Card.id, Card.key, Card.retired_at, Deck.slug, Deck.default_locale, Subscription.locale
+        )
+        .join(Deck, Deck.id == Card.deck_id)
+        .outerjoin(
+            Subscription,
+            (Subscription.deck_id == Deck.id) & (Subscription.user_id == user_id),
+        )
+        .where(Card.id == card_id, visible_decks(user_id))
+    ).first()
+    if row is None:
+        raise CardNotFound(f"no card {card_id}")
+    texts = {
+        t.locale: Text(t.question, t.answer, t.explanation)
+        for t in session.scalars(select(CardText).where(CardText.card_id == card_id))
+    }
+    return SeenCard(
+        id=row.id,
+        deck_slug=row.slug,
+        key=row.key,
+        locale=row.locale if row.locale in texts else row.default_locale,
+        retired=row.retired_at is not None,
+        texts=texts,
+        state=card_state(session, user_id, card_id),
+    )

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from ..decks import own_decks
 from ..errors import NotFound, NotSubscribed
 from ..http.request_db import db, direct, writes
-from ..http.request_policies import refresh_pacing
+from ..http.request_policies import pace_before_queue
 from ..srs import cards, queue, study, subscriptions
 from ..srs.scheduling import CardState, fuzz_seed, preview
 from ..storage.models import Subscription, User
@@ -161,7 +161,7 @@ def next_card() -> Response:
             raise NotSubscribed("subscribe to this deck before studying it", field="deck")
     now = utcnow()
     if caller.paced:
-        refresh_pacing(user_id, now)
+        pace_before_queue(user_id, now)
     # Statement by statement, with no snapshot across them: an answer landing in between
     # shows up in the next request, as it would had it come a moment later.
     card, counts = queue.next_card(direct(), user_id, now=now, deck_id=deck_id, clock=caller.clock)

@@ -73,7 +73,7 @@ def change_password_limited(user_id: int, current: str, new: str, *, revoke_toke
     )
 
 
-def refresh_pacing(user_id: int, now: datetime) -> None:
+def pace_before_queue(user_id: int, now: datetime) -> None:
     """Team pacing brought up to date before the queue is shown (`keep_pacing_current`):
     people in no team cost one read on the direct connection."""
     assigned = pacing.assigned(direct(), user_id)

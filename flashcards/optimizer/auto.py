@@ -109,11 +109,13 @@ def fit_due(
         due = due_for_fit(session, thresholds, now=now())
     for person in due:
         try:
-            with Session(engine) as session:
-                history = store.read_history(session, person.user_id)
-            outcome = store.fit(history)
-            with storage_engine.transaction(engine) as session:
-                fitted = store.record(session, history, outcome, now=now())
+            with Session(engine) as reading:
+                fitted = store.optimize(
+                    reading,
+                    lambda: storage_engine.transaction(engine),
+                    person.user_id,
+                    now=now(),
+                )
         except NotEnoughHistory as exc:
             yield Result(person, None, str(exc))
         except NoResultFound:

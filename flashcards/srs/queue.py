@@ -17,8 +17,6 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from ..hot_sql import next_card as sql
-from ..hot_sql.next_card import LEARNING_STATES as LEARNING_STATES  # for stats, as before
-from ..hot_sql.next_card import REVIEW_STATE as REVIEW_STATE
 from ..hot_sql.next_card import REVIEWED_COUNTED
 from ..hot_sql.rawsql import Executor, executor
 from .days import Clock, day_bounds

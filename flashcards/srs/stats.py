@@ -13,6 +13,7 @@ from sqlalchemy import and_, exists, func, select
 from sqlalchemy.orm import Session
 
 from ..decks.access import visible_decks
+from ..hot_sql.next_card import LEARNING_STATES, REVIEW_STATE
 from ..people.accounts import user_clock
 from ..storage.models import (
     Card,
@@ -24,7 +25,7 @@ from ..storage.models import (
     Subscription,
 )
 from .days import day_bounds, day_start, study_date
-from .queue import LEARN_AHEAD, LEARNING_STATES, REVIEW_STATE, new_allowance
+from .queue import LEARN_AHEAD, new_allowance
 
 AGAIN = 1
 # States of cards still in their deck: a retired card is never shown again (see `queue`), so

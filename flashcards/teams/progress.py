@@ -18,6 +18,7 @@ from datetime import date, datetime, timedelta
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
+from ..hot_sql.next_card import REVIEW_STATE
 from ..srs.days import study_date
 from ..srs.scheduling import retrievability
 from ..srs.state_rows import config_from, state_from_row
@@ -37,7 +38,6 @@ from .assignments import deck_titles, status
 from .pacing import card_count
 from .roles import LEADS, check_slug, membership
 
-REVIEW_STATE = 2
 AGAIN = 1
 
 

@@ -29,7 +29,7 @@ from ..errors import (
     UnknownReviewId,
 )
 from ..http.request_db import db, writes
-from ..http.request_policies import refresh_pacing
+from ..http.request_policies import pace_before_queue
 from ..people.accounts import user_clock
 from ..srs import queue, stats, study, subscriptions
 from ..srs.queue import NextCard
@@ -68,8 +68,9 @@ def session_page() -> str:
     slug = request.args.get("deck") or None
     session = db()
     now = utcnow()
-    refresh_pacing(uid, now)
-    card, counts = queue.next_card(session, uid, now=now, deck_id=_deck_id(uid, slug))
+    pace_before_queue(uid, now)
+    clock = user_clock(session, uid)  # read once: the queue and the preview both need it
+    card, counts = queue.next_card(session, uid, now=now, deck_id=_deck_id(uid, slug), clock=clock)
     # The undo form names the answer it undoes: sent twice, it undoes that one only once.
     undo_review_id = study.undoable(session, uid, now=now)
     if card is None:
@@ -85,7 +86,7 @@ def session_page() -> str:
             next_relative=relative(next_at, now) if next_at else None,
         )
     seed = fuzz_seed(uid, card.card_id, card.state.reps if card.state else 0)
-    outcomes = preview(card.config, card.state, now, seed=seed, clock=user_clock(session, uid))
+    outcomes = preview(card.config, card.state, now, seed=seed, clock=clock)
     labels = rating_labels()
     buttons = [
         {

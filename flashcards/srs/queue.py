@@ -86,11 +86,7 @@ def next_card(
     plans, day_end = _plans(conn, user_id, now, deck_id, clock)
     if not plans:
         return None, QueueCounts()
-    counts = QueueCounts(
-        new=sum(p.new for p in plans.values()),
-        learning=sum(p.learning for p in plans.values()),
-        review=sum(p.review for p in plans.values()),
-    )
+    counts = total({d: QueueCounts(p.new, p.learning, p.review) for d, p in plans.items()})
     deck_ids = list(plans)
     first_learning = None
     if counts.learning:
@@ -113,6 +109,31 @@ def next_card(
     if first_learning is not None:
         return _next(first_learning, "learning", state_from_row(first_learning), plans), counts
     return None, counts
+
+
+def counts_by_deck(
+    db: Session | Executor, user_id: int, *, now: datetime, clock: Clock | None = None
+) -> dict[int, QueueCounts]:
+    """What each subscribed deck has left today, by deck id, counted as `next_card` counts
+    (each deck's own limits), in the one statement that plans the queue."""
+    conn = executor(db)
+    if clock is None:
+        row = sql.clock(conn, user_id)
+        if row is None:
+            return {}
+        clock = Clock(row.timezone, row.day_start_hour)
+    plans, _day_end = _plans(conn, user_id, now, None, clock)
+    return {d: QueueCounts(p.new, p.learning, p.review) for d, p in plans.items()}
+
+
+def total(counts: dict[int, QueueCounts]) -> QueueCounts:
+    """The decks' counts added up."""
+    values = counts.values()
+    return QueueCounts(
+        new=sum(c.new for c in values),
+        learning=sum(c.learning for c in values),
+        review=sum(c.review for c in values),
+    )
 
 
 class _UserSettings:

@@ -218,6 +218,11 @@ def prepare_answer(
     return PreparedAnswer(log, state, row.version, AnswerResult(review_id, card_id, after, True))
 
 
+def review_id_taken(db: Session | Executor, review_id: str) -> bool:
+    """Whether an answer with this review id is stored (a resend of it changes nothing)."""
+    return sql.log_of_review_id(executor(db), review_id) is not None
+
+
 def write_answer(db: Connection | Executor, prepared: PreparedAnswer) -> AnswerResult:
     """Store a prepared answer: the new state, then its log row, in the caller's transaction.
 

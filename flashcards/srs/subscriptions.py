@@ -143,3 +143,19 @@ def deck_summaries(session: Session, user_id: int, ui_locale: str) -> list[DeckS
             )
         )
     return summaries
+
+
+def deck_title(session: Session, deck_id: int, locale: str) -> tuple[str, str | None]:
+    """A deck's title in `locale`, else in its default language, else its slug; with the
+    language it is written in (None for the slug)."""
+    rows = session.execute(
+        select(DeckText.locale, DeckText.title, Deck.default_locale, Deck.slug)
+        .select_from(Deck)
+        .outerjoin(DeckText, DeckText.deck_id == Deck.id)
+        .where(Deck.id == deck_id)
+    ).all()
+    titles = {r.locale: r.title for r in rows if r.locale is not None}
+    for wanted in (locale, *(r.default_locale for r in rows[:1])):
+        if titles.get(wanted):
+            return titles[wanted], wanted
+    return (rows[0].slug if rows else ""), None

@@ -33,8 +33,16 @@ def library_page(*, import_error: str | None = None) -> str:
     uid = user_id()
     session = db()
     decks = subscriptions.deck_summaries(session, uid, locale_code())
-    _card, counts = queue.next_card(session, uid, now=utcnow())
-    return render_template("library.html", decks=decks, counts=counts, import_error=import_error)
+    # One statement for every deck's counts, by the queue's own rules and limits.
+    by_deck = queue.counts_by_deck(session, uid, now=utcnow())
+    return render_template(
+        "library.html",
+        studied=[d for d in decks if d.subscribed_locale],
+        others=[d for d in decks if not d.subscribed_locale],
+        by_deck=by_deck,
+        counts=queue.total(by_deck),
+        import_error=import_error,
+    )
 
 
 @bp.get("/decks/<slug>")

@@ -4,6 +4,12 @@ With JavaScript the same forms are sent by fetch() and the next card's HTML repl
 current one, so nothing reloads. Each answer form carries a review id derived from the card's
 state: every tab, reload or back-button copy of the same card shows the same id, so the engine
 (idempotent by review id) applies an answer to that state once, however often it is sent.
+
+Without JavaScript the answer is shown by a link, and that link names the card and its state
+(the same review id): a reveal address opened again after the card was answered (Back, a
+stale tab) shows the card due now face down, never its answer. An answer whose review id is
+neither the card's current one nor one already stored was given to a card at another state
+than shown, and is refused with nothing written.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import hmac
 import uuid
 from datetime import datetime
 
-from flask import current_app, flash, redirect, render_template, request, url_for
+from flask import current_app, flash, make_response, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
@@ -33,7 +39,8 @@ from ..http.request_policies import pace_before_queue
 from ..people.accounts import user_clock
 from ..srs import queue, stats, study, subscriptions
 from ..srs.queue import NextCard
-from ..srs.scheduling import fuzz_seed, preview
+from ..srs.scheduling import CardState, fuzz_seed, preview
+from ..srs.state_rows import card_state
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
@@ -43,8 +50,12 @@ from .i18n import interval, relative, when
 
 
 def review_id_for(uid: int, card: NextCard) -> str:
-    state = card.state
-    basis = f"{uid}:{card.card_id}:{state.reps if state else 0}:"
+    return review_id_at(uid, card.card_id, card.state)
+
+
+def review_id_at(uid: int, card_id: int, state: CardState | None) -> str:
+    """The review id of an answer to the card at this state (None: new)."""
+    basis = f"{uid}:{card_id}:{state.reps if state else 0}:"
     basis += state.last_review.isoformat() if state and state.last_review else "new"
     key = str(current_app.config["SECRET_KEY"]).encode()
     digest = hmac.new(key, basis.encode(), hashlib.sha256).digest()
@@ -63,7 +74,14 @@ def _deck_id(uid: int, slug: str | None) -> int | None:
 
 @bp.get("/study")
 @login_required
-def session_page() -> str:
+def session_page() -> Response:
+    # Never from the cache: Back must ask again, so that a reveal address shows what is due.
+    response = make_response(_session_page())
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _session_page() -> str:
     uid = user_id()
     slug = request.args.get("deck") or None
     session = db()
@@ -96,15 +114,23 @@ def session_page() -> str:
         }
         for rating, outcome in outcomes.items()
     ]
+    review_id = review_id_for(uid, card)
+    # The answer is shown only for the card and state its reveal link was made for.
+    asked = request.args.get("show")
+    revealed = asked == review_id and request.args.get("card") == str(card.card_id)
+    deck_title, deck_title_locale = subscriptions.deck_title(session, card.deck_id, card.locale)
     return render_template(
         "study.html",
         card=card,
         counts=counts,
         buttons=buttons,
-        review_id=review_id_for(uid, card),
+        review_id=review_id,
         undo_review_id=undo_review_id,
         deck_slug=slug,
-        revealed=request.args.get("show") == "1",
+        deck_title=deck_title,
+        deck_title_locale=deck_title_locale,
+        revealed=revealed,
+        stale_reveal=asked is not None and not revealed,
     )
 
 
@@ -129,6 +155,19 @@ def answer() -> Response:
         return _back(slug)
     session = db()
     now = utcnow()
+    if review_id != review_id_at(uid, card_id, card_state(session, uid, card_id)) and not (
+        study.review_id_taken(session, review_id)
+    ):
+        # Not the state the card was shown at, nor a resend of a stored answer: answered in
+        # another tab since, or never shown face down. Kept as it is.
+        flash(
+            _(
+                "That card was answered or changed after it was shown (in another tab or window?)."
+                " Nothing was recorded: here is the card to study now."
+            ),
+            "error",
+        )
+        return _back(slug)
     try:
         result = retrying(
             session,

@@ -226,6 +226,21 @@ def validate_settings(
     return clean
 
 
+def validate_each(
+    values: Mapping[str, object], *, allowed: Iterable[str], nullable: bool = False
+) -> tuple[dict[str, object], dict[str, InvalidInput]]:
+    """Every field checked, as `validate_settings` checks one: the clean values of the good
+    ones, and the error of each bad one by field, so that a form flags all of them at once."""
+    clean: dict[str, object] = {}
+    errors: dict[str, InvalidInput] = {}
+    for name, value in values.items():
+        try:
+            clean.update(validate_settings({name: value}, allowed=allowed, nullable=nullable))
+        except InvalidInput as exc:
+            errors[exc.field or name] = exc
+    return clean, errors
+
+
 def user_settings(session: Session, user_id: int) -> dict[str, Any]:
     """The body of GET /me: identity, UI settings and scheduler settings, in one query."""
     row = session.execute(

@@ -18,7 +18,7 @@ from ..http.request_db import begin_writing, db, writes
 from ..http.request_policies import change_password_limited, token_key, token_limiter
 from ..people import accounts, apitokens
 from ..people.ratelimit import RateLimited
-from ..srs.settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings
+from ..srs.settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_each
 from ..storage.schema import utcnow
 from . import bp
 from .auth import (
@@ -103,15 +103,14 @@ def settings() -> str | Response | tuple[str, int]:
     if request.method == "POST":
         values = _parse_form(request.form)
         form = {k: request.form.get(k, "") for k in field_labels()}
-        try:
-            clean = validate_settings(values, allowed=values.keys())
-        except InvalidInput as exc:
-            field = exc.field or "display_name"
+        # Every field at once: each bad one is flagged beside it, and all typed values stay.
+        clean, problems = validate_each(values, allowed=values.keys())
+        for field in problems:
             errors[field] = _(
                 "Check “%(field)s”: this value is not allowed.",
                 field=field_labels().get(field, field),
             )
-        else:
+        if not errors:
             session = begin_writing()
             apply_user_settings(session, uid, clean)
             session.commit()

@@ -76,12 +76,12 @@ def _deck_id(uid: int, slug: str | None) -> int | None:
 @login_required
 def session_page() -> Response:
     # Never from the cache: Back must ask again, so that a reveal address shows what is due.
-    response = make_response(_session_page())
+    response = make_response(_session_page())  # a page, or the redirect to pick a deck
     response.headers["Cache-Control"] = "no-store"
     return response
 
 
-def _session_page() -> str:
+def _session_page() -> str | Response:
     uid = user_id()
     slug = request.args.get("deck") or None
     session = db()
@@ -93,12 +93,17 @@ def _session_page() -> str:
     undo_review_id = study.undoable(session, uid, now=now)
     if card is None:
         next_at: datetime | None = stats.next_due(session, uid, now=now, deck_slug=slug)
+        subscribed = next_at is not None or stats.is_subscribed(session, uid, deck_slug=slug)
+        if not subscribed and slug is None and undo_review_id is None:
+            # Nothing is "done" for someone who studies no deck: they pick one first.
+            flash(_("Pick a deck to study first: subscribe to one below."))
+            return redirect(url_for("web.library"), code=303)
         return render_template(
             "study_done.html",
             counts=counts,
             deck_slug=slug,
             undo_review_id=undo_review_id,
-            subscribed=next_at is not None or stats.is_subscribed(session, uid, deck_slug=slug),
+            subscribed=subscribed,
             next_at=next_at,
             next_when=when(next_at) if next_at else None,
             next_relative=relative(next_at, now) if next_at else None,

@@ -144,5 +144,53 @@
     }
   });
 
+  // Charts: the value of the bar or day pointed at or focused is written below the chart
+  // (each also has a tooltip and a label), and the arrow keys move focus within a chart, so
+  // that it is one stop in the tab order. A heatmap (data-week) moves by week sideways.
+  function chartPoint(target) {
+    return target && target.closest ? target.closest("[data-point]") : null;
+  }
+
+  function showValue(point) {
+    var chart = point.closest(".chart");
+    var readout = chart && chart.querySelector("[data-readout]");
+    if (!readout) { return; }
+    readout.textContent = point.getAttribute("aria-label");
+    readout.hidden = false;
+  }
+
+  document.addEventListener("focusin", function (event) {
+    var point = chartPoint(event.target);
+    if (point) { showValue(point); }
+  });
+
+  document.addEventListener("mouseover", function (event) {
+    var point = chartPoint(event.target);
+    if (point) { showValue(point); }
+  });
+
+  document.addEventListener("keydown", function (event) {
+    var point = chartPoint(event.target);
+    if (!point || event.altKey || event.ctrlKey || event.metaKey) { return; }
+    var points = Array.prototype.slice.call(point.closest("[data-points]").querySelectorAll("[data-point]"));
+    var i = points.indexOf(point);
+    var week = Number(point.closest("[data-points]").getAttribute("data-week")) || 0;
+    var moves = {
+      ArrowLeft: week ? -week : -1,
+      ArrowRight: week ? week : 1,
+      ArrowUp: week ? -1 : 0,
+      ArrowDown: week ? 1 : 0,
+      Home: -i,
+      End: points.length - 1 - i
+    };
+    var step = moves[event.key];
+    if (!step) { return; }
+    event.preventDefault();
+    var next = points[Math.max(0, Math.min(points.length - 1, i + step))];
+    point.setAttribute("tabindex", "-1");
+    next.setAttribute("tabindex", "0");
+    next.focus();
+  });
+
   document.addEventListener("DOMContentLoaded", function () { enhanceForms(document); });
 })();

@@ -1,13 +1,16 @@
 """Server-rendered SVG bar charts: no script, no inline style (the CSP allows neither).
 
-Each chart has a <title> and <desc> and the page shows the same numbers as a table.
+Each chart has a <title> and <desc> and the page shows the same numbers as a table. Each
+bar or day is an element of its own with its value as a label (a tooltip on hover, read out
+on keyboard focus), and a chart without data is not drawn: the page says what will be there.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from .i18n import whole_number
 
@@ -38,6 +41,7 @@ class BarChart:
     width: int = WIDTH
     height: int = HEIGHT
     plot_left: int = PAD_LEFT
+    plot_top: int = PAD_TOP
     plot_bottom: int = HEIGHT - PAD_BOTTOM
     plot_right: int = WIDTH - PAD_RIGHT
 
@@ -86,3 +90,76 @@ def bar_chart(
         (round(PAD_LEFT + i * step + step / 2, 2), labels[i]) for i in range(0, len(labels), every)
     ]
     return BarChart(title, description, bars, ticks, x_labels)
+
+
+CELL = 12  # a day's square, with its gap
+GAP = 2
+HEAT_LEFT = 34  # room for weekday names
+HEAT_TOP = 18  # room for month names
+LEVELS = 4
+
+
+@dataclass(frozen=True)
+class HeatCell:
+    x: int
+    y: int
+    level: int  # 0: no answers; 1 to LEVELS: a share of the busiest day
+    label: str
+
+
+@dataclass(frozen=True)
+class Heatmap:
+    title: str
+    description: str
+    cells: list[HeatCell]
+    months: list[tuple[int, str]]  # x position, month name
+    weekdays: list[tuple[int, str]]  # y position, weekday name
+    width: int
+    height: int
+    legend: list[tuple[int, str]]  # level, what it stands for
+
+
+def heatmap(
+    title: str,
+    description: str,
+    days: Sequence[tuple[date, int]],
+    *,
+    first_weekday: int,
+    day_label: Callable[[date, int], str],
+    month_name: Callable[[date], str],
+    weekday_names: Sequence[str],
+    legend_text: Callable[[int, int], str],
+) -> Heatmap:
+    """A year of days as squares: a column per week starting on `first_weekday` (0: Monday),
+    a row per weekday, shaded by the day's count against the busiest day's."""
+    busiest = max([count for _day, count in days] or [0])
+    start = days[0][0] if days else date.today()
+    offset = (start.weekday() - first_weekday) % 7  # the first column's empty days
+    cells = []
+    months = []
+    for i, (day, count) in enumerate(days):
+        column, row = divmod(i + offset, 7)
+        x, y = HEAT_LEFT + column * CELL, HEAT_TOP + row * CELL
+        level = math.ceil(LEVELS * count / busiest) if count and busiest else 0
+        cells.append(HeatCell(x, y, level, day_label(day, count)))
+        if day.day == 1 or i == 0:
+            months.append((x, month_name(day)))
+    if len(months) > 1 and months[1][0] - months[0][0] < 3 * CELL:
+        months.pop(0)  # a few days of a month at the start: its name would run into the next
+    weekdays = [
+        (HEAT_TOP + row * CELL + CELL - GAP - 1, weekday_names[(first_weekday + row) % 7])
+        for row in (0, 2, 4, 6)
+    ]
+    columns = (len(days) + offset + 6) // 7
+    shares = [0, *(math.ceil(busiest * level / LEVELS) for level in range(1, LEVELS + 1))]
+    legend = [(level, legend_text(level, shares[level])) for level in range(LEVELS + 1)]
+    return Heatmap(
+        title,
+        description,
+        cells,
+        months,
+        weekdays,
+        width=HEAT_LEFT + columns * CELL + GAP,
+        height=HEAT_TOP + 7 * CELL + GAP,
+        legend=legend,
+    )

@@ -43,12 +43,14 @@ def _year_heatmap(year: list[stats.DayCount]) -> Heatmap:
 
     def legend_text(level: int, most: int) -> str:
         if level == 0:
-            return _("No answers")
-        return ngettext(
-            "Up to %(answers)s answer",
-            "Up to %(answers)s answers",
-            most,
-            answers=whole_number(most),
+            return str(_("No answers"))
+        return str(
+            ngettext(
+                "Up to %(answers)s answer",
+                "Up to %(answers)s answers",
+                most,
+                answers=whole_number(most),
+            )
         )
 
     return heatmap(

@@ -140,8 +140,7 @@ def heatmap(
     for i, (day, count) in enumerate(days):
         column, row = divmod(i + offset, 7)
         x, y = HEAT_LEFT + column * CELL, HEAT_TOP + row * CELL
-        level = math.ceil(LEVELS * count / busiest) if count and busiest else 0
-        cells.append(HeatCell(x, y, level, day_label(day, count)))
+        cells.append(HeatCell(x, y, _level(count, busiest), day_label(day, count)))
         if day.day == 1 or i == 0:
             months.append((x, month_name(day)))
     if len(months) > 1 and months[1][0] - months[0][0] < 3 * CELL:
@@ -151,15 +150,20 @@ def heatmap(
         for row in (0, 2, 4, 6)
     ]
     columns = (len(days) + offset + 6) // 7
-    shares = [0, *(math.ceil(busiest * level / LEVELS) for level in range(1, LEVELS + 1))]
-    legend = [(level, legend_text(level, shares[level])) for level in range(LEVELS + 1)]
+    # Each shade with the most answers it stands for; one no count reaches is left out.
+    most = {_level(count, busiest): count for count in range(1, busiest + 1)}
+    legend = [(0, legend_text(0, 0)), *((lvl, legend_text(lvl, n)) for lvl, n in most.items())]
     return Heatmap(
         title,
         description,
         cells,
         months,
         weekdays,
-        width=HEAT_LEFT + columns * CELL + GAP,
+        width=HEAT_LEFT + columns * CELL + 2 * CELL,  # room for the last month's name
         height=HEAT_TOP + 7 * CELL + GAP,
         legend=legend,
     )
+
+
+def _level(count: int, busiest: int) -> int:
+    return math.ceil(LEVELS * count / busiest) if count and busiest else 0

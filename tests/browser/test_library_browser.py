@@ -1,0 +1,126 @@
+"""A real browser on the library, the study page without JavaScript (Back and a stale tab
+after answering) and the stats charts' values on hover and keyboard focus."""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_study_browser import ARTIFACTS, CHROMIUM, PASSWORD, _page, _sign_up, browser, server
+
+pytestmark = pytest.mark.browser
+__all__ = ["CHROMIUM", "browser", "server"]  # the fixtures, shared with the study tests
+
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
+
+
+def _sign_up_without_script(page: Page, server: str, email: str) -> None:
+    page.goto(f"{server}/signup")
+    page.fill("#email", email)
+    page.fill("#password", PASSWORD)
+    page.press("#password", "Enter")
+    page.wait_for_url(f"{server}/")
+
+
+def test_back_or_a_stale_tab_never_shows_an_unseen_cards_answer(
+    server: str, browser: Browser
+) -> None:
+    context = browser.new_context(locale="en", java_script_enabled=False)
+    page = context.new_page()
+    _sign_up_without_script(page, server, "stale-nojs@example.com")
+    expect(page.locator("#empty-library")).to_be_visible()  # no deck yet: pick one
+    page.locator("form[action$='/subscription'] button[type=submit]").first.click()
+    page.goto(f"{server}/")
+    expect(page.locator(".deck .study-deck")).to_have_count(1)
+    page.locator(".deck .study-deck").click()
+
+    first = page.locator("#question").inner_text()
+    expect(page.locator(".card-deck")).to_contain_text("From ")
+    page.click("#reveal")
+    expect(page.locator("#answer")).to_be_visible()
+    page.locator("button.rate-3").click()
+    expect(page.locator("#question")).not_to_have_text(first)
+    second = page.locator("#question").inner_text()
+
+    # Back to the first card's revealed page: the card due now, face down.
+    page.go_back()
+    expect(page.locator("#stale-reveal")).to_be_visible()
+    expect(page.locator("#question")).to_have_text(second)
+    expect(page.locator("#answer")).to_be_hidden()
+    expect(page.locator("#answer-form")).to_be_hidden()
+    page.screenshot(path=str(ARTIFACTS / "study-en-no-javascript-back.png"), full_page=True)
+
+    # A second tab shows the second card face down; this tab answers it meanwhile.
+    other = context.new_page()
+    other.goto(f"{server}/study")
+    expect(other.locator("#question")).to_have_text(second)
+    page.goto(f"{server}/study")
+    page.click("#reveal")
+    page.locator("button.rate-4").click()
+    expect(page.locator("#question")).not_to_have_text(second)
+    third = page.locator("#question").inner_text()
+    # The stale tab's "Show answer" reveals neither card: the third is shown face down.
+    other.click("#reveal")
+    expect(other.locator("#question")).to_have_text(third)
+    expect(other.locator("#answer")).to_be_hidden()
+    expect(other.locator("#stale-reveal")).to_be_visible()
+    context.close()
+
+
+def test_chart_values_show_on_hover_and_keyboard_focus(server: str, browser: Browser) -> None:
+    context, page, problems = _page(browser, "en")
+    _sign_up(page, server, "charts@example.com")
+    page.locator("form[action$='/subscription'] button[type=submit]").first.click()
+    page.goto(f"{server}/study?deck=eks-model-training")
+    page.keyboard.press("Space")
+    page.keyboard.press("3")
+    expect(page.locator("#live")).to_contain_text("Good")
+    page.goto(f"{server}/")
+    expect(page.locator("#deck-eks-model-training .counts")).to_contain_text("14 new")
+    page.screenshot(path=str(ARTIFACTS / "library-en.png"), full_page=True)
+    page.goto(f"{server}/settings")
+    page.fill("#timezone", "Mars/Olympus")
+    page.fill("#learning_steps", "1m 10m")
+    page.locator("form.settings button[type=submit]").click()
+    expect(page.locator(".field-error")).to_have_count(2)
+    expect(page.locator("#learning_steps")).to_have_value("1m 10m")
+    page.screenshot(path=str(ARTIFACTS / "settings-en-errors.png"), full_page=True)
+    problems.remove(
+        "Failed to load resource: the server responded with a status of 422 (UNPROCESSABLE ENTITY)"
+    )
+    page.goto(f"{server}/stats")
+
+    reviews = page.locator("section.chart", has=page.locator("#chart-1"))
+    readout = reviews.locator("[data-readout]")
+    today = reviews.locator("[data-point]").last
+    expect(readout).to_be_hidden()
+    today.hover()
+    expect(readout).to_be_visible()
+    expect(readout).to_have_text(today.get_attribute("aria-label") or "?")
+    assert (today.get_attribute("aria-label") or "").endswith(": 1")
+    expect(today.locator("title")).to_have_text(today.get_attribute("aria-label") or "?")
+
+    # The keyboard. The heatmap is one tab stop (today's square); up is the day before.
+    page.mouse.move(0, 0)
+    heat = page.locator("section.heatmap")
+    day = heat.locator("[data-point]").last
+    assert "1 answer" in (day.get_attribute("aria-label") or "")
+    day.focus()
+    expect(heat.locator("[data-readout]")).to_contain_text("1 answer")
+    page.keyboard.press("ArrowUp")
+    expect(heat.locator("[data-point]").nth(363)).to_be_focused()
+    expect(heat.locator("[data-readout]")).to_contain_text("0 answers")
+    # The next tab stop is the reviews chart's, today's bar; the arrows move along the days.
+    page.keyboard.press("Tab")
+    expect(today).to_be_focused()
+    page.keyboard.press("ArrowLeft")
+    yesterday = reviews.locator("[data-point]").nth(88)
+    expect(yesterday).to_be_focused()
+    expect(readout).to_have_text(yesterday.get_attribute("aria-label") or "?")
+    assert (yesterday.get_attribute("aria-label") or "").endswith(": 0")
+    page.keyboard.press("Home")
+    expect(reviews.locator("[data-point]").first).to_be_focused()
+    # Retention has no answer to a card in review yet, and says so instead of a blank frame.
+    expect(page.locator("#chart-3-empty")).to_be_visible()
+    page.screenshot(path=str(ARTIFACTS / "stats-en-charts.png"), full_page=True)
+    assert not problems, problems
+    context.close()

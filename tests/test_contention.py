@@ -20,14 +20,17 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from flask import Flask
 from fsrs import Rating
 from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
 
 from flashcards.people.accounts import user_clock
 from flashcards.srs import state_rows
 from flashcards.srs.scheduling import CardState, SchedulerConfig, fuzz_seed, review
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import ReviewLog, ReviewState, Subscription
+from flashcards.web.study import review_id_at
 from tests import factories as f
 from tests.test_servers import Server, check_chains, seed
 from tests.web_helpers import CSRF_RE
@@ -219,31 +222,39 @@ def test_parallel_web_answers_to_one_card(server: tuple[Server, Any], engine: En
     srv, (user_id, _token, cards) = server
     cookie, csrf = sign_in(srv.port)
     clients = [Raw(srv.port, cookie=cookie) for _ in range(PARALLEL)]
-    acknowledged: set[str] = set()
     statuses: list[int] = []
+    shown: list[str] = []
     for round_ in range(ROUNDS):
-        # Half the posts are copies of one (tabs, reloads: the same review id and rating),
-        # the others answers of their own.
-        shared = str(uuid.uuid4())
-        ids = [shared if i % 2 else str(uuid.uuid4()) for i in range(len(clients))]
+        # Every tab showing the card carries the review id of its state (the web answers
+        # only a card at the state it was shown at): half the posts are copies (reloads, the
+        # same rating), the others tabs answering it otherwise.
+        shared = _web_review_id(engine, user_id, cards[0])
+        shown.append(shared)
 
-        def answer(i: int, client: Raw, ids: list[str] = ids, round_: int = round_) -> Reply:
+        def answer(i: int, client: Raw, round_: int = round_, shared: str = shared) -> Reply:
             rating = 3 if i % 2 else 1 + (i + round_) % 4
             form = {"csrf_token": csrf, "card_id": str(cards[0]), "rating": str(rating)}
-            return client.post_form("/study/answer", {**form, "review_id": ids[i]})
+            return client.post_form("/study/answer", {**form, "review_id": shared})
 
-        for review_id, reply in zip(ids, at_once(clients, answer), strict=True):
+        for reply in at_once(clients, answer):
             assert_success_or_retry_later(reply, (303,))
             statuses.append(reply.status)
-            if reply.status == 303:
-                acknowledged.add(review_id)
     for client in clients:
         client.close()
-    assert len(acknowledged) > len(statuses) // 4, statuses
     stored = stored_review_ids(engine, user_id)
-    assert sorted(stored) == sorted(acknowledged)
-    assert check_chains(engine, user_id) == {cards[0]: len(acknowledged)}
+    # One answer per state at most, whichever rating won; most rounds get theirs through.
+    assert set(stored) <= set(shown) and len(set(stored)) == len(stored), statuses
+    assert len(stored) > ROUNDS // 2, statuses
+    assert check_chains(engine, user_id) == {cards[0]: len(stored)}
     assert_state_is_the_replay(engine, user_id)
+
+
+def _web_review_id(engine: Engine, user_id: int, card_id: int) -> str:
+    """The review id the study page shows for the card at its current state."""
+    app = Flask(__name__)
+    app.config["SECRET_KEY"] = "test-secret"  # the Server's
+    with app.app_context(), Session(engine) as s:
+        return review_id_at(user_id, card_id, state_rows.card_state(s, user_id, card_id))
 
 
 def test_parallel_undos_of_one_answer_write_the_state_once(

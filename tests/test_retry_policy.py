@@ -30,9 +30,10 @@ from flashcards.storage.retry import (
     with_retries,
 )
 from flashcards.storage.schema import utcnow
+from flashcards.web.study import review_id_at
 from tests import factories as f
 from tests.test_study import NOW, setup_card
-from tests.web_helpers import CARD_ID_RE, csrf, sign_up, subscribe
+from tests.web_helpers import CARD_ID_RE, REVIEW_ID_RE, csrf, sign_up, subscribe
 
 
 class Recorder:
@@ -272,15 +273,17 @@ def test_a_web_answer_that_keeps_losing_is_a_translated_503_page(
     sign_up(client, language="es")
     subscribe(client, "es")
     page = client.get("/study").get_data(as_text=True)
-    card = CARD_ID_RE.search(page)
-    assert card
+    card, shown = CARD_ID_RE.search(page), REVIEW_ID_RE.search(page)
+    assert card and shown
     form = {"csrf_token": csrf(client, "/study"), "card_id": card[1], "rating": "3"}
-    first = client.post("/study/answer", data={**form, "review_id": str(uuid.uuid4())})
+    first = client.post("/study/answer", data={**form, "review_id": shown[1]})
     assert first.status_code == 303  # the card has a state now: the next answer updates it
     with loaded_engine.connect() as conn:
         user = conn.execute(select(User.id).where(User.email == "ana@example.com")).scalar_one()
     before = logged(loaded_engine)
-    mine = str(uuid.uuid4())
+    # The review id of the card's page at its new state (the web answers only a card shown).
+    with app.app_context(), Session(loaded_engine) as s:
+        mine = review_id_at(user, int(card[1]), state_rows.card_state(s, user, int(card[1])))
     with Rival(app, database_url, user, int(card[1])) as rival:
         r = client.post("/study/answer", data={**form, "review_id": mine})
     assert r.status_code == 503

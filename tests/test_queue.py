@@ -370,3 +370,33 @@ def test_the_days_review_answers_are_counted_from_their_own_index_and_bounded(
         assert scans and all("ix_review_logs_review_answers" in lines[i] for i in scans), plan
         # Bounded: a Limit right above the scan stops it at REVIEWED_COUNTED entries.
         assert all("Limit" in lines[i - 1] for i in scans), plan
+
+
+def test_counts_by_deck_are_each_decks_queue_counts_in_one_plan(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        busy = f.make_deck(s, "busy", 6)
+        capped = f.make_deck(s, "capped", 5)
+        f.subscribe(s, user, busy)
+        f.subscribe(s, user, capped, new_per_day=2, reviews_per_day=1)
+        first, second, *_ = f.card_ids(s, busy.id)
+        f.set_state(s, user, first, state=State.Review, due=NOW - timedelta(days=1))
+        f.set_state(s, user, second, state=State.Learning, due=NOW - timedelta(minutes=1))
+        for card in f.card_ids(s, capped.id)[:2]:
+            f.set_state(
+                s,
+                user,
+                card,
+                state=State.Review,
+                due=NOW - timedelta(days=2),
+                introduced_at=NOW - timedelta(days=9),
+            )
+        f.make_deck(s, "unstudied", 3)
+    with transaction(engine) as s:
+        by_deck = queue.counts_by_deck(s, user, now=NOW)
+        for deck in (busy, capped):
+            assert by_deck[deck.id] == queue.next_card(s, user, now=NOW, deck_id=deck.id)[1]
+        assert queue.total(by_deck) == queue.next_card(s, user, now=NOW)[1]
+    assert set(by_deck) == {busy.id, capped.id}
+    assert by_deck[busy.id] == queue.QueueCounts(new=4, learning=1, review=1)
+    assert by_deck[capped.id] == queue.QueueCounts(new=2, learning=0, review=1)  # its limits

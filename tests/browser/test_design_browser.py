@@ -245,17 +245,19 @@ def test_phone_header_is_a_menu_that_works_without_javascript(site: Site, browse
         # The language button is there without JavaScript, hidden with it until needed.
         expect(page.locator("form.lang button[type=submit]")).to_be_visible(visible=not javascript)
         context.close()
-    context = _context(browser, "es", 1280, "light")
-    page = context.new_page()
-    _sign_in(page, site, LEADS["es"][0])
-    expect(page.locator("details.menu > summary")).to_be_hidden()
-    decks = page.get_by_role("link", name="Mazos")
-    expect(decks).to_be_visible()
-    expect(decks).to_have_attribute("aria-current", "page")
-    expect(page.locator("header nav a[aria-current]")).to_have_count(1)
-    page.get_by_role("link", name="Ajustes").click()
-    expect(page.get_by_role("link", name="Ajustes")).to_have_attribute("aria-current", "page")
-    context.close()
+    # On a wide screen the links show, the button does not, with or without JavaScript.
+    for javascript in (True, False):
+        context = _context(browser, "es", 1280, "light", java_script_enabled=javascript)
+        page = context.new_page()
+        _sign_in(page, site, LEADS["es"][0])
+        expect(page.locator("details.menu > summary")).to_be_hidden()
+        decks = page.get_by_role("link", name="Mazos")
+        expect(decks).to_be_visible()
+        expect(decks).to_have_attribute("aria-current", "page")
+        expect(page.locator("header nav a[aria-current]")).to_have_count(1)
+        page.get_by_role("link", name="Ajustes").click()
+        expect(page.get_by_role("link", name="Ajustes")).to_have_attribute("aria-current", "page")
+        context.close()
 
 
 def test_a_language_picked_from_the_list_applies_at_once(site: Site, browser: Browser) -> None:

@@ -5,6 +5,11 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
+# axe-core, the accessibility engine the browser tests load into each page: from the npm
+# registry into a git-ignored cache, once; the tests read it from there and never fetch it.
+AXE_VERSION := 4.14.1
+AXE := .cache/npm/node_modules/axe-core/axe.min.js
+
 .PHONY: run test lint typecheck pytest translations-extract translations-update translations-compile bench clean
 
 $(BIN)/python:
@@ -19,6 +24,10 @@ $(VENV)/.run-stamp: pyproject.toml setup.py | $(BIN)/python
 $(VENV)/.test-stamp: pyproject.toml setup.py | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@ $(VENV)/.run-stamp
+
+$(AXE):
+	npm install --prefix .cache/npm --no-save --no-audit --no-fund --loglevel=error axe-core@$(AXE_VERSION)
+	test -f $@
 
 translations-compile: $(VENV)/.run-stamp
 	@if ls translations/*/LC_MESSAGES/messages.po >/dev/null 2>&1; then \
@@ -52,7 +61,7 @@ lint: $(VENV)/.test-stamp
 typecheck: $(VENV)/.test-stamp
 	$(BIN)/mypy
 
-pytest: $(VENV)/.test-stamp translations-compile
+pytest: $(VENV)/.test-stamp $(AXE) translations-compile
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest

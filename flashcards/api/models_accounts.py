@@ -18,6 +18,7 @@ from ..srs.settings import (
     NEW_PER_DAY,
     REVIEWS_PER_DAY,
     SUPPORTED_LOCALES,
+    THEMES,
     timezone_names,
 )
 from .models import WHOLE, Body, Reply
@@ -35,6 +36,10 @@ _DISPLAY_NAME: dict[str, Any] = {
     "spaces removed.",
 }
 _LOCALE: dict[str, Any] = {"enum": list(SUPPORTED_LOCALES)}
+_THEME: dict[str, Any] = {
+    "description": "Colour scheme of the web pages; system follows the browser.",
+    "enum": list(THEMES),
+}
 _TIMEZONE: dict[str, Any] = {
     "description": "IANA name, e.g. America/Los_Angeles.",
     "enum": sorted(timezone_names()),
@@ -112,6 +117,7 @@ class MePatch(Body):
     maximum_interval: Annotated[int, _within(MAXIMUM_INTERVALS), WHOLE] | None = None
     new_per_day: Annotated[int, _within(NEW_PER_DAY), WHOLE] | None = None
     reviews_per_day: Annotated[int, _within(REVIEWS_PER_DAY), WHOLE] | None = None
+    theme: str | None = Field(None, json_schema_extra=_THEME)
 
 
 class Me(Reply):
@@ -127,6 +133,7 @@ class Me(Reply):
     maximum_interval: int
     new_per_day: int
     reviews_per_day: int
+    theme: str = Field(json_schema_extra=_THEME)
 
 
 class Health(Reply):

@@ -30,8 +30,10 @@ NEW_PER_DAY = (0, 9999)
 REVIEWS_PER_DAY = (0, 99999)
 DESIRED_RETENTIONS = (0.70, 0.99)
 MAX_DISPLAY_NAME = 100
+# The colour schemes a person may pick; "system" follows the browser's prefers-color-scheme.
+THEMES = ("system", "light", "dark")
 
-USER_FIELDS = frozenset({"display_name", "locale", "timezone", "day_start_hour"})
+USER_FIELDS = frozenset({"display_name", "locale", "timezone", "day_start_hour", "theme"})
 # The scheduler fields a subscription may override too (the columns of both tables).
 SCHEDULER_FIELDS = frozenset(
     {
@@ -145,6 +147,12 @@ def _locale(value: object) -> str:
     return value
 
 
+def _theme(value: object) -> str:
+    if not isinstance(value, str) or value not in THEMES:
+        raise InvalidInput(f"theme must be one of {', '.join(THEMES)}", field="theme")
+    return value
+
+
 # Not zones: "localtime" is whatever the server's clock is set to, "Factory" a placeholder.
 _NOT_ZONES = frozenset({"localtime", "Factory", "posixrules"})
 
@@ -199,6 +207,7 @@ VALIDATORS: dict[str, Callable[[object], object]] = {
     "maximum_interval": _maximum_interval,
     "new_per_day": _new_per_day,
     "reviews_per_day": _reviews_per_day,
+    "theme": _theme,
 }
 
 
@@ -251,6 +260,7 @@ def user_settings(session: Session, user_id: int) -> dict[str, Any]:
             User.locale,
             User.timezone,
             User.day_start_hour,
+            User.theme,
             SchedulerSettings.desired_retention,
             SchedulerSettings.learning_steps,
             SchedulerSettings.relearning_steps,

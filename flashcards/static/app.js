@@ -27,6 +27,25 @@
     // An invitation link carries its token after "#", which never reaches the server (nor
     // its logs): posted from here, and taken out of the address bar and history. A link
     // opened while a join page is showing changes only the fragment, hence hashchange.
+    // A language picked from the open list (mouse or touch) applies at once. Arrow keys on
+    // the closed list change its value without leaving the page (WCAG 3.2.2): the Change
+    // button, hidden until then, or Enter applies it. Without this script the button is shown.
+    root.querySelectorAll("form[data-language]").forEach(function (form) {
+      var select = form.querySelector("select");
+      var button = form.querySelector("button[type=submit]");
+      if (!select || !button) { return; }
+      var pointer = false;
+      button.hidden = true;
+      select.addEventListener("pointerdown", function () { pointer = true; });
+      select.addEventListener("keydown", function (event) {
+        pointer = false;
+        if (event.key === "Enter") { event.preventDefault(); form.requestSubmit(); }
+      });
+      select.addEventListener("change", function () {
+        if (pointer) { form.requestSubmit(); } else { button.hidden = false; }
+      });
+    });
+    markScrollBoxes(root);
     root.querySelectorAll("form[data-invitation]").forEach(function (form) {
       function openLink() {
         var token = window.location.hash.slice(1);
@@ -38,6 +57,33 @@
       window.addEventListener("hashchange", openLink);
       openLink();
     });
+  }
+
+  // A table wider than its box scrolls inside the box; such a box becomes a named tab stop,
+  // so that it scrolls from the keyboard too. Boxes that fit stay out of the tab order.
+  function markScrollBoxes(root) {
+    root.querySelectorAll(".scroll").forEach(function (box) {
+      if (box.scrollWidth <= box.clientWidth + 1) {
+        if (box.getAttribute("data-scrolls")) {
+          box.removeAttribute("tabindex"); box.removeAttribute("role"); box.removeAttribute("data-scrolls");
+        }
+        return;
+      }
+      if (box.hasAttribute("tabindex")) { return; }
+      var named = box.querySelector("caption") || box.closest("section") && box.closest("section").querySelector("h2");
+      box.setAttribute("tabindex", "0");
+      box.setAttribute("role", "region");
+      box.setAttribute("data-scrolls", "1");
+      if (named && named.textContent.trim()) { box.setAttribute("aria-label", named.textContent.trim()); }
+    });
+  }
+
+  // Browsers without ::details-content cannot show a closed menu's links on a wide screen
+  // from the stylesheet alone: open it there.
+  function openWideMenu() {
+    var menu = document.querySelector("details.menu");
+    if (!menu || (window.CSS && CSS.supports("selector(::details-content)"))) { return; }
+    if (window.matchMedia("(min-width: 52rem)").matches) { menu.open = true; }
   }
 
   var busy = false;
@@ -192,5 +238,6 @@
     next.focus();
   });
 
-  document.addEventListener("DOMContentLoaded", function () { enhanceForms(document); });
+  document.addEventListener("DOMContentLoaded", function () { enhanceForms(document); openWideMenu(); });
+  window.addEventListener("resize", function () { markScrollBoxes(document); });
 })();

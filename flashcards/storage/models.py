@@ -35,10 +35,15 @@ class User(Base):
     locale: Mapped[str] = mapped_column(String(16), default="en")
     timezone: Mapped[str] = mapped_column(String(64), default="UTC")
     day_start_hour: Mapped[int] = mapped_column(SmallInteger, default=4)
+    # "system" follows the browser's prefers-color-scheme; "light" and "dark" override it.
+    theme: Mapped[str] = mapped_column(String(8), default="system", server_default="system")
     is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
-    __table_args__ = (CheckConstraint("day_start_hour BETWEEN 0 AND 23", name="day_start_hour"),)
+    __table_args__ = (
+        CheckConstraint("day_start_hour BETWEEN 0 AND 23", name="day_start_hour"),
+        CheckConstraint("theme IN ('system', 'light', 'dark')", name="theme"),
+    )
 
 
 class ApiToken(Base):

@@ -52,13 +52,18 @@ def field_labels() -> dict[str, str]:
         "maximum_interval": _("Maximum interval (days)"),
         "new_per_day": _("New cards per day"),
         "reviews_per_day": _("Reviews per day"),
+        "theme": _("Colours"),
     }
+
+
+def theme_names() -> dict[str, str]:
+    return {"system": _("As on this device"), "light": _("Light"), "dark": _("Dark")}
 
 
 def _parse_form(form: Any) -> dict[str, object]:
     """Form strings to the types validate_settings checks; unreadable ones stay strings."""
     values: dict[str, object] = {}
-    for name in ("display_name", "locale", "timezone"):
+    for name in ("display_name", "locale", "timezone", "theme"):
         values[name] = form.get(name, "").strip()
     for name in INT_FIELDS:
         raw = form.get(name, "").strip()
@@ -123,6 +128,7 @@ def settings() -> str | Response | tuple[str, int]:
         form=form,
         errors=errors,
         labels=field_labels(),
+        themes=theme_names(),
         timezones=sorted(available_timezones()),
         other_sessions=accounts.other_web_sessions(
             session,

@@ -61,23 +61,28 @@ def theme_names() -> dict[str, str]:
 
 
 def _parse_form(form: Any) -> dict[str, object]:
-    """Form strings to the types validate_settings checks; unreadable ones stay strings."""
+    """Form strings to the types validate_settings checks; unreadable ones stay strings.
+    A field the form does not send keeps its saved value, as the API's partial update does."""
     values: dict[str, object] = {}
     for name in ("display_name", "locale", "timezone", "theme"):
-        values[name] = form.get(name, "").strip()
+        if name in form:
+            values[name] = form[name].strip()
     for name in INT_FIELDS:
-        raw = form.get(name, "").strip()
-        values[name] = int(raw) if WHOLE_NUMBER.fullmatch(raw) else raw
-    try:
-        values["desired_retention"] = float(form.get("desired_retention", "").replace(",", "."))
-    except ValueError:
-        values["desired_retention"] = form.get("desired_retention", "")
-    for name in ("learning_steps", "relearning_steps"):
-        raw = _decimal_points(form.get(name, "")).split()
+        if name in form:
+            raw = form[name].strip()
+            values[name] = int(raw) if WHOLE_NUMBER.fullmatch(raw) else raw
+    if "desired_retention" in form:
         try:
-            values[name] = [round(float(m) * 60) for m in raw]
-        except (ValueError, OverflowError):  # "nan", and "inf" or "1e400"
-            values[name] = raw
+            values["desired_retention"] = float(form["desired_retention"].replace(",", "."))
+        except ValueError:
+            values["desired_retention"] = form["desired_retention"]
+    for name in ("learning_steps", "relearning_steps"):
+        if name in form:
+            raw = _decimal_points(form[name]).split()
+            try:
+                values[name] = [round(float(m) * 60) for m in raw]
+            except (ValueError, OverflowError):  # "nan", and "inf" or "1e400"
+                values[name] = raw
     return values
 
 
@@ -107,7 +112,7 @@ def settings() -> str | Response | tuple[str, int]:
     errors: dict[str, str] = {}
     if request.method == "POST":
         values = _parse_form(request.form)
-        form = {k: request.form.get(k, "") for k in field_labels()}
+        form = {**form, **{k: request.form[k] for k in field_labels() if k in request.form}}
         # Every field at once: each bad one is flagged beside it, and all typed values stay.
         clean, problems = validate_each(values, allowed=values.keys())
         for field in problems:

@@ -39,9 +39,7 @@ class Inbox:
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(
-        self, server: SMTP, session: Session, envelope: Envelope
-    ) -> str:
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
         content = envelope.original_content or b""
         parsed = message_from_bytes(content, policy=policy.default)
         assert isinstance(parsed, EmailMessage)

@@ -172,16 +172,19 @@ def create_invitation(team_id: int) -> Response:
     except (ValueError, OverflowError, InvalidInput):  # Overflow: days beyond timedelta's
         flash(_("A link lasts 1 to 90 days and may be used 1 to 10,000 times."), "error")
         return _back(team_id)
+    lead = current_user()
+    assert lead is not None
+    team_name = membership.get_team(session, team_id, lead.id).name
     session.commit()
     link = invitation_link(new.token)
     if to:
-        lead = current_user()
-        assert lead is not None
+        # Nothing read between the commit and the mail limit's reservation: on SQLite a
+        # read in this (writing) session would hold the write lock the reservation needs.
         invite_mail.mail_invitation(
             lead.id,
             to,
             token=new.token,
-            team=membership.get_team(session, team_id, lead.id).name,
+            team=team_name,
             lead=lead.display_name or lead.email,
             days=days,
             language=invite_mail.mail_language(request.form.get("mail_locale")),

@@ -95,8 +95,21 @@ class Mail:
     language: str | None = None  # the body's language, for the Content-Language header
 
 
+def deliverable(address: str) -> bool:
+    """Whether `address` can be written in a To header as it is: an address our looser
+    account check lets through may not (`a<b@example.com`), or may be read as another one
+    (`a(comment)@example.com` is `a@example.com`), or need SMTPUTF8 (`ü@example.com`)."""
+    try:
+        return Address(addr_spec=address).addr_spec == address and address.isascii()
+    except (ValueError, IndexError):
+        return False
+
+
 def message(mail: Mail, sender: str) -> EmailMessage:
-    """The MIME message: plain text, with an HTML alternative when the mail has one."""
+    """The MIME message: plain text, with an HTML alternative when the mail has one.
+    ValueError for a recipient that is not `deliverable`."""
+    if not deliverable(mail.to):
+        raise ValueError(f"cannot address a mail to {mail.to!r}")
     msg = EmailMessage()
     msg["From"] = sender
     msg["To"] = str(Address(addr_spec=mail.to))
@@ -120,9 +133,9 @@ def _domain(sender: str) -> str:
 
 
 def send(server: SmtpServer, sender: str, mails: Sequence[Mail]) -> list[str]:
-    """Send every mail over one connection; the recipients the server refused (the others
-    were accepted). MailNotSent when nothing could be sent: the server unreachable, TLS or
-    the login refused, or the sender refused."""
+    """Send every mail over one connection; the recipients the server refused, or that
+    cannot be addressed (the others were accepted). MailNotSent when nothing could be
+    sent: the server unreachable, TLS or the login refused, or the sender refused."""
     if not mails:
         return []
     refused: list[str] = []
@@ -131,7 +144,7 @@ def send(server: SmtpServer, sender: str, mails: Sequence[Mail]) -> list[str]:
             for mail in mails:
                 try:
                     smtp.send_message(message(mail, sender))
-                except smtplib.SMTPRecipientsRefused:
+                except (smtplib.SMTPRecipientsRefused, ValueError):
                     refused.append(mail.to)
     except smtplib.SMTPAuthenticationError as exc:
         raise MailNotSent(f"the mail server refused the login: {_said(exc)}") from None

@@ -115,6 +115,9 @@ def test_bad_addresses_make_no_link_and_send_nothing(
     assert "“not-an-address” is not an email address." in lead.get(f"/teams/{team}").get_data(
         as_text=True
     )
+    assert _invite(lead, team, emails="kim<kim@example.com").status_code == 303
+    page = lead.get(f"/teams/{team}").get_data(as_text=True)
+    assert "“kim&lt;kim@example.com” is not an email address." in page  # escaped
     many = ", ".join(f"p{i}@example.com" for i in range(MAX_INVITE_MAILS + 1))
     assert _invite(lead, team, emails=many).status_code == 303
     assert f"at most {MAX_INVITE_MAILS} addresses" in lead.get(f"/teams/{team}").get_data(

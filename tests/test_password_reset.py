@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -314,10 +315,19 @@ def test_the_mail_module_reports_server_errors(smtp: tuple[Inbox, int]) -> None:
         MAIL_FROM,
         [
             Mail("gone@example.com", "Hi", "body"),
+            # Would be read as another address, or cannot be written in a header as it is.
+            Mail("here(comment)@example.com", "Hi", "body"),
+            Mail("a<b@example.com", "Hi", "body"),
+            Mail("ü@example.com", "Hi", "body"),
             Mail("here@example.com", "Hi", "body", html="<p>body</p>"),
         ],
     )
-    assert refused == ["gone@example.com"]
+    assert refused == [
+        "gone@example.com",
+        "here(comment)@example.com",
+        "a<b@example.com",
+        "ü@example.com",
+    ]
     [mail] = inbox.messages
     assert mail["To"] == "here@example.com" and mail["Auto-Submitted"] == "auto-generated"
     assert mail.get_body(("html",)) is not None
@@ -333,18 +343,16 @@ def test_the_mail_module_reports_server_errors(smtp: tuple[Inbox, int]) -> None:
     assert "pw" not in repr(parse_smtp_url("smtps://user:pw@mail.example.com"))
 
 
-def test_mail_settings_are_checked(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: pytest.TempPathFactory
-) -> None:
+def test_mail_settings_are_checked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in ("FLASHCARDS_SMTP_URL", "FLASHCARDS_MAIL_FROM", "FLASHCARDS_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    path = tmp_path  # type: ignore[assignment]
+    path = tmp_path
     monkeypatch.setenv("FLASHCARDS_SMTP_URL", "smtps://u:p%40ss@mail.example.com")
     with pytest.raises(InvalidInput, match="FLASHCARDS_MAIL_FROM"):
-        settings_from_env(path)  # type: ignore[arg-type]
+        settings_from_env(path)
     monkeypatch.setenv("FLASHCARDS_MAIL_FROM", "Cards <cards@example.com>")
     monkeypatch.setenv("FLASHCARDS_BASE_URL", "https://cards.example.com/")
-    settings = settings_from_env(path)  # type: ignore[arg-type]
+    settings = settings_from_env(path)
     assert settings["BASE_URL"] == "https://cards.example.com"
     assert parse_smtp_url(settings["SMTP_URL"]).password == "p@ss"
     for name, bad in (
@@ -356,7 +364,7 @@ def test_mail_settings_are_checked(
         with monkeypatch.context() as m:
             m.setenv(name, bad)
             with pytest.raises(InvalidInput, match=name):
-                settings_from_env(path)  # type: ignore[arg-type]
+                settings_from_env(path)
 
 
 # --- Without mail: the CLI and a team owner ---

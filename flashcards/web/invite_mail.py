@@ -13,6 +13,7 @@ from flask import flash
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
+from .. import mail
 from ..errors import InvalidInput
 from ..http.request_policies import limiter
 from ..mail import MailNotSent
@@ -37,7 +38,9 @@ def addresses(raw: str) -> list[str]:
         try:
             address = accounts.normalise_email(typed)
         except InvalidInput:
-            raise InvalidInput(typed, field="emails") from None
+            address = ""
+        if not mail.deliverable(address):
+            raise InvalidInput(typed, field="emails")
         if address not in found:
             found.append(address)
     if len(found) > MAX_INVITE_MAILS:

@@ -32,7 +32,6 @@ from . import bp, invite_mail
 from .auth import current_user, login_required, user_id
 from .error_table import flash_error
 from .i18n import locale_code
-from .invite_mail import MAX_INVITE_MAILS
 from .join import invitation_link
 from .mailing import mail_enabled
 
@@ -118,7 +117,7 @@ def render_team(
         new_link=new_link,
         reset_for=reset_for,
         mail=mail_enabled(),
-        max_invite_mails=MAX_INVITE_MAILS,
+        max_invite_mails=invite_mail.MAX_INVITE_MAILS,
         roles=role_names(),
         statuses=status_names(),
         lifetimes=LIFETIMES,

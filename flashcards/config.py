@@ -8,7 +8,9 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from . import mail
 from .errors import InvalidInput
 
 MiB = 1024 * 1024
@@ -122,7 +124,48 @@ def settings_from_env(instance_path: Path) -> dict[str, Any]:
         # How many reverse proxies stand in front: their X-Forwarded-* headers are believed,
         # so rate limits see the client's address instead of the proxy's. 0: none believed.
         "TRUSTED_PROXIES": _env_int("FLASHCARDS_TRUSTED_PROXIES", 0),
+        **mail_settings_from_env(),
+        # Password reset links asked for per email address, and per client address, an hour;
+        # invitation mails a team lead may send an hour.
+        "RESET_MAILS_PER_HOUR": _env_int("FLASHCARDS_RESET_MAILS_PER_HOUR", 3),
+        "RESET_REQUESTS_PER_HOUR": _env_int("FLASHCARDS_RESET_REQUESTS_PER_HOUR", 10),
+        "INVITE_MAILS_PER_HOUR": _env_int("FLASHCARDS_INVITE_MAILS_PER_HOUR", 50),
     }
+
+
+def parse_base_url(value: str, name: str = "FLASHCARDS_BASE_URL") -> str:
+    """The address people open the service at (`https://cards.example.com`, perhaps with a
+    path prefix), without a trailing slash; InvalidInput naming `name` otherwise."""
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise InvalidInput(
+            f"{name} must be the address people open, like https://cards.example.com",
+            field=name,
+        )
+    return value.strip().rstrip("/")
+
+
+def mail_settings_from_env() -> dict[str, Any]:
+    """The SMTP server, the From address and the public address links in mail point to.
+
+    Mail is sent only with all three: a link mailed must never be built from the Host header
+    of the request that asked for it, which whoever asks chooses."""
+    smtp_url = os.environ.get("FLASHCARDS_SMTP_URL") or None
+    mail_from = os.environ.get("FLASHCARDS_MAIL_FROM") or None
+    base_url = os.environ.get("FLASHCARDS_BASE_URL") or None
+    if base_url is not None:
+        base_url = parse_base_url(base_url)
+    if smtp_url is not None:
+        mail.parse_smtp_url(smtp_url)
+        if mail_from is None or base_url is None:
+            raise InvalidInput(
+                "FLASHCARDS_SMTP_URL needs FLASHCARDS_MAIL_FROM (the sender) and "
+                "FLASHCARDS_BASE_URL (the address links in mail point to)",
+                field="FLASHCARDS_SMTP_URL",
+            )
+    if mail_from is not None:
+        mail_from = mail.parse_sender(mail_from)
+    return {"SMTP_URL": smtp_url, "MAIL_FROM": mail_from, "BASE_URL": base_url}
 
 
 MIN_SECRET_KEY_BYTES = 32

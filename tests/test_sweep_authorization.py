@@ -229,6 +229,13 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/teams/<int:team_id>/members/<int:member_id>/remove", "POST"): Probe(
         "/teams/{team}/members/{member}/remove", {}, cross="/teams/{team}/members/{bob}/remove"
     ),
+    # Only the team's owner makes a member's reset link; anyone else learns nothing: 404.
+    ("/teams/<int:team_id>/members/<int:member_id>/reset-link", "POST"): Probe(
+        "/teams/{team}/members/{member}/reset-link",
+        {},
+        member=404,
+        cross="/teams/{team}/members/{bob}/reset-link",
+    ),
     ("/teams/<int:team_id>/members/<int:member_id>/role", "POST"): Probe(
         "/teams/{team}/members/{member}/role",
         {"role": "manager"},

@@ -63,8 +63,10 @@ from ..errors import (
     UnsupportedContentType,
     WrongCredentials,
 )
+from ..mail import MailNotSent
 from ..people.accounts import EmailTaken, InvalidToken, SamePassword, WrongPassword
 from ..people.ratelimit import RateLimited
+from ..people.resets import AdminResetByOwner, ResetLinkNotUsable
 from ..storage.backup import BackupError
 from ..storage.engine import database_unavailable
 from ..teams.invitations import RemovedFromTeam
@@ -157,6 +159,10 @@ PROBLEM_TYPES: dict[type[FlashcardsError], ProblemType] = {
     NotEnoughHistory: P(409, "not-enough-history", "Not enough history to fit parameters"),
     NothingToRevert: P(409, "nothing-to-revert", "No parameters to revert"),
     OptimizerUnavailable: P(503, "optimizer-unavailable", "Optimizer not installed"),
+    # Password reset links and mail
+    ResetLinkNotUsable: P(404, "reset-link-not-usable", "Reset link unknown or no longer valid"),
+    AdminResetByOwner: P(403, "admin-reset-by-owner", "Not for an administrator's account"),
+    MailNotSent: P(502, "mail-not-sent", "Mail not sent"),
 }
 del P
 

@@ -6,12 +6,14 @@ hidden prompt on a terminal, or from the first line of stdin otherwise.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 from sqlalchemy import select
 
-from ..people import accounts
+from ..config import parse_base_url
+from ..people import accounts, resets
 from ..storage.models import User
 from . import context
 
@@ -91,6 +93,29 @@ def password(email: str, revoke_tokens: bool) -> None:
     click.echo(f"Password changed for {address}.")
     if revoke_tokens:
         click.echo(f"API tokens revoked: {revoked}.")
+
+
+@users_group.command("reset-link")
+@click.argument("email")
+@click.option(
+    "--base-url",
+    help="Where people open the service, e.g. https://cards.example.com "
+    "[default: FLASHCARDS_BASE_URL].",
+)
+def reset_link(email: str, base_url: str | None) -> None:
+    """Print a one-time password reset link for the user (for a server that sends no mail):
+    it works once, for an hour, and dies if the password changes first."""
+    configured = base_url or os.environ.get("FLASHCARDS_BASE_URL")
+    if not configured:
+        raise click.ClickException(
+            "the link needs the address people open the service at: set FLASHCARDS_BASE_URL "
+            "or pass --base-url https://cards.example.com"
+        )
+    base = parse_base_url(configured, "--base-url" if base_url else "FLASHCARDS_BASE_URL")
+    with context.transaction() as session:
+        user = accounts.user_by_email(session, email)
+        token = resets.issue(session, user.id, now=context.now())
+    click.echo(resets.link(base, token))
 
 
 @users_group.command("list")

@@ -27,6 +27,9 @@ FIT_WINDOW_SECONDS = 60 * 60
 TOO_MANY_FAILURES = "too many failed attempts; try again later"
 TOO_MANY_TOKENS = "too many API tokens were made for this account; try again later"
 TOO_MANY_FITS = "too many FSRS fits were asked for this account; try again later"
+RESET_WINDOW_SECONDS = 60 * 60
+TOO_MANY_RESETS = "too many password reset links were asked for; try again later"
+TOO_MANY_INVITE_MAILS = "too many invitations were mailed from this account; try again later"
 
 
 def backend(engine: Engine, redis_url: str | None) -> Backend:
@@ -50,6 +53,13 @@ LIMITS = {
     "signup": ("SIGNUPS_PER_HOUR", SIGNUP_WINDOW_SECONDS, TOO_MANY_FAILURES),
     "token": ("TOKENS_PER_HOUR", TOKEN_WINDOW_SECONDS, TOO_MANY_TOKENS),
     "fit": ("FITS_PER_HOUR", FIT_WINDOW_SECONDS, TOO_MANY_FITS),
+    # Password reset links asked for, per email address (whether or not it has an account,
+    # so that a refusal tells nothing) and per client address: nobody's mailbox is flooded,
+    # and no client asks about address after address. Invitation mails, per lead account,
+    # one place per address mailed.
+    "reset": ("RESET_MAILS_PER_HOUR", RESET_WINDOW_SECONDS, TOO_MANY_RESETS),
+    "reset_client": ("RESET_REQUESTS_PER_HOUR", RESET_WINDOW_SECONDS, TOO_MANY_RESETS),
+    "invite_mail": ("INVITE_MAILS_PER_HOUR", RESET_WINDOW_SECONDS, TOO_MANY_INVITE_MAILS),
 }
 
 
@@ -82,6 +92,19 @@ def signup_key(client_address: str) -> str:
 
 def token_key(user_id: int) -> str:
     return Limiter.key("token", str(user_id))
+
+
+def reset_key(address: str) -> str:
+    """`address` as `accounts.normalise_email` gives it."""
+    return Limiter.key("reset", address)
+
+
+def reset_client_key(client_address: str) -> str:
+    return Limiter.key("reset-client", client_address)
+
+
+def invite_mail_key(user_id: int) -> str:
+    return Limiter.key("invite-mail", str(user_id))
 
 
 def password_key(user_id: int) -> str:

@@ -57,6 +57,22 @@
       window.addEventListener("hashchange", openLink);
       openLink();
     });
+    // A password reset link carries its token after "#" too: it goes into the form (not
+    // submitted: the new password is still to be typed), and out of the address bar.
+    root.querySelectorAll("form[data-reset-link]").forEach(function (form) {
+      function takeLink() {
+        var token = window.location.hash.slice(1);
+        if (!token) { return; }
+        history.replaceState(null, "", window.location.pathname + window.location.search);
+        var field = form.elements.link;
+        field.value = token;
+        field.hidden = true;
+        var label = form.querySelector("label[for='" + field.id + "']");
+        if (label) { label.hidden = true; }
+      }
+      window.addEventListener("hashchange", takeLink);
+      takeLink();
+    });
   }
 
   // A table wider than its box scrolls inside the box; such a box becomes a named tab stop,

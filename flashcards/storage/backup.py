@@ -58,9 +58,9 @@ from .schema import Base, utcnow
 FORMAT = "flashcards-backup"
 VERSION = 1
 BATCH = 1000
-# Sessions and rate-limit counts are not data: a restored session could be one signed out
-# since the backup.
-SKIPPED_TABLES = frozenset({"alembic_version", "rate_limits", "web_sessions"})
+# Sessions, reset links and rate-limit counts are not data: a restored session could be one
+# signed out since the backup, a restored reset link one used since.
+SKIPPED_TABLES = frozenset({"alembic_version", "rate_limits", "web_sessions", "password_resets"})
 
 
 class BackupError(FlashcardsError):

@@ -410,3 +410,20 @@ class FsrsParameterSet(Base):
     # answers new since this fit, whatever their `reviewed_at` (imported answers are dated in
     # the past). None: recorded without it (before 0016, or by a path that does not set it).
     history_end_log_id: Mapped[int | None] = mapped_column(Integer, default=None)
+
+
+# --- Password reset links (flashcards/people/resets.py) ---
+
+
+class PasswordReset(Base):
+    """A one-time password reset link. Only the SHA-256 of its token is stored; the row is
+    deleted when the link is used, and a link made before the password last changed is dead
+    (`password_stamp`, a hash of the password hash it was made under, no longer matches)."""
+
+    __tablename__ = "password_resets"
+
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    password_stamp: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column()
+    expires_at: Mapped[datetime] = mapped_column(index=True)

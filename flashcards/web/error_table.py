@@ -57,8 +57,10 @@ from ..errors import (
     UnsupportedContentType,
     WrongCredentials,
 )
+from ..mail import MailNotSent
 from ..people.accounts import EmailTaken, InvalidToken, SamePassword, WrongPassword
 from ..people.ratelimit import RateLimited
+from ..people.resets import AdminResetByOwner, ResetLinkNotUsable
 from ..storage.backup import BackupError
 from ..teams.invitations import RemovedFromTeam
 from ..teams.team_decks import UnknownCardKey
@@ -141,6 +143,12 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
         NotEnoughHistory: WebAnswer(409),
         NothingToRevert: WebAnswer(409),
         OptimizerUnavailable: WebAnswer(503),
+        # Password reset links and mail: the reset and team pages word these
+        ResetLinkNotUsable: WebAnswer(404),
+        AdminResetByOwner: WebAnswer(
+            403, _("An administrator's password cannot be reset from a team's page.")
+        ),
+        MailNotSent: WebAnswer(502),
     }
 
 

@@ -22,17 +22,18 @@ from ..errors import (
     OwnerRoleByTransferOnly,
     RemovingSelf,
 )
-from ..http.request_db import db, write_transaction, writes
+from ..http.request_db import begin_writing, db, write_transaction, writes
 from ..people.names import looks_like_another
 from ..storage.schema import MAX_ID, utcnow
 from ..teams import assignments, invitations, membership, pacing, team_decks
 from ..teams.roles import LEADS, MANAGER, MEMBER, OWNER
 from ..teams.roles import membership as role_check
-from . import bp
-from .auth import login_required, user_id
+from . import bp, invite_mail
+from .auth import current_user, login_required, user_id
 from .error_table import flash_error
 from .i18n import locale_code
 from .join import invitation_link
+from .mailing import mail_enabled
 
 LIFETIMES = (1, 7, 30, 90)  # days an invitation link may last, as offered in the form
 
@@ -86,7 +87,15 @@ def create_team() -> Response:
     return _back(team.id)
 
 
-def render_team(team_id: int, *, new_link: str | None = None, status: int = 200) -> Response:
+def render_team(
+    team_id: int,
+    *,
+    new_link: str | None = None,
+    reset_for: tuple[str, str] | None = None,
+    status: int = 200,
+) -> Response:
+    """The team's page; `new_link` an invitation link made by this request, `reset_for` a
+    password reset link (the member's email and the link), each shown this once."""
     uid = user_id()
     session = db()
     team = membership.get_team(session, team_id_checked(team_id), uid)
@@ -106,6 +115,9 @@ def render_team(team_id: int, *, new_link: str | None = None, status: int = 200)
         assignments=assignments.list_assignments(session, team.id, uid, now=now, refresh=False),
         assignable=assignments.assignable_decks(session, team.id, locale_code()) if lead else [],
         new_link=new_link,
+        reset_for=reset_for,
+        mail=mail_enabled(),
+        max_invite_mails=invite_mail.MAX_INVITE_MAILS,
         roles=role_names(),
         statuses=status_names(),
         lifetimes=LIFETIMES,
@@ -124,10 +136,16 @@ def team_page(team_id: int) -> Response:
 
 
 @bp.post("/teams/<int:team_id>/invitations")
-@writes
 @login_required
 def create_invitation(team_id: int) -> Response:
-    session = db()
+    to: list[str] = []
+    if mail_enabled():
+        try:
+            to = invite_mail.addresses(request.form.get("emails", ""))
+        except InvalidInput as exc:
+            flash(invite_mail.address_error(exc), "error")
+            return _back(team_id)
+    session = begin_writing()
     try:
         days = int(request.form.get("days", "7"))
         raw_uses = request.form.get("max_uses", "").strip()
@@ -153,8 +171,23 @@ def create_invitation(team_id: int) -> Response:
     except (ValueError, OverflowError, InvalidInput):  # Overflow: days beyond timedelta's
         flash(_("A link lasts 1 to 90 days and may be used 1 to 10,000 times."), "error")
         return _back(team_id)
+    lead = current_user()
+    assert lead is not None
+    team_name = membership.get_team(session, team_id, lead.id).name
     session.commit()
     link = invitation_link(new.token)
+    if to:
+        # Nothing read between the commit and the mail limit's reservation: on SQLite a
+        # read in this (writing) session would hold the write lock the reservation needs.
+        invite_mail.mail_invitation(
+            lead.id,
+            to,
+            token=new.token,
+            team=team_name,
+            lead=lead.display_name or lead.email,
+            days=days,
+            language=invite_mail.mail_language(request.form.get("mail_locale")),
+        )
     # The token is shown this once (only its hash is kept), so the page is rendered, not
     # redirected to.
     return render_team(team_id, new_link=link, status=201)

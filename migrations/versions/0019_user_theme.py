@@ -1,7 +1,7 @@
 """users.theme: the colour scheme a person picked (system, light or dark)
 
 Revision ID: 0019
-Revises: 0016
+Revises: 0018
 Create Date: 2026-12-02 14:05:00.000000
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0019"
-down_revision: str | None = "0016"
+down_revision: str | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -28,6 +28,7 @@ def test_back_or_a_stale_tab_never_shows_an_unseen_cards_answer(
     page = context.new_page()
     _sign_up_without_script(page, server, "stale-nojs@example.com")
     expect(page.locator("#empty-library")).to_be_visible()  # no deck yet: pick one
+    page.screenshot(path=str(ARTIFACTS / "library-en-empty.png"), full_page=True)
     page.locator("form[action$='/subscription'] button[type=submit]").first.click()
     page.goto(f"{server}/")
     expect(page.locator(".deck .study-deck")).to_have_count(1)

@@ -125,3 +125,26 @@ def test_chart_values_show_on_hover_and_keyboard_focus(server: str, browser: Bro
     page.screenshot(path=str(ARTIFACTS / "stats-en-charts.png"), full_page=True)
     assert not problems, problems
     context.close()
+
+
+def test_library_and_stats_in_korean_on_a_phone(server: str, browser: Browser) -> None:
+    context, page, problems = _page(browser, "ko", width=390)
+    _sign_up(page, server, "phone-ko@example.com")
+    page.locator("form[action$='/subscription'] button[type=submit]").first.click()
+    page.goto(f"{server}/study")
+    page.keyboard.press("Space")
+    page.keyboard.press("3")
+    expect(page.locator("#live .flash")).to_be_visible()
+    expect(page.locator(".card-deck")).to_contain_text("덱:")
+    for name, path in [("library", "/"), ("stats", "/stats")]:
+        page.goto(server + path)
+        page.screenshot(path=str(ARTIFACTS / f"390-ko-{name}.png"), full_page=True)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+    # The heatmap's days are labelled in Korean, with Babel's full dates.
+    label = page.locator("section.heatmap [data-point]").last.get_attribute("aria-label") or ""
+    assert label.endswith("응답 1개") and "년" in label and "일" in label, label
+    expect(page.locator("svg.days .weekday").first).to_have_text("일")  # a Korean week: Sunday
+    # Too wide for a phone, it opens scrolled to the latest days.
+    assert page.evaluate("document.querySelector('[data-scroll-end]').scrollLeft") > 0
+    assert not problems, problems
+    context.close()

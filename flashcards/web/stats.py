@@ -97,6 +97,7 @@ def stats_page() -> str:
         [_day(d.day) for d in forecast],
         [d.count for d in forecast],
         every=7,
+        focus=0,  # today, where the forecast begins
     )
     retention_chart = bar_chart(
         _("True retention per week"),

@@ -67,6 +67,13 @@ def test_charts_carry_their_values_and_the_heatmap_counts_days_in_the_persons_zo
     bars = re.findall(r'<g class="point" role="img" aria-label="([^"]+)"', page)
     assert len(bars) == 90 + 30
     assert re.search(r"<title>[^<]+: 1</title>", page)
+    # The tab stop is today's bar: the last of the past days, the first of the forecast.
+    reviews, forecast = (
+        re.findall(r'<g class="point"[^>]*tabindex="(-?\d)"', svg)
+        for svg in page.split('class="bars"')[1:3]
+    )
+    assert reviews.index("0") == 89 and forecast.index("0") == 0
+    assert reviews.count("0") == forecast.count("0") == 1
     assert 'id="chart-3-empty"' in page and "None of your answers in the last 12 weeks" in page
     for part in ("heatmap-empty", "chart-1-empty", "chart-2-empty", "states-empty"):
         assert f'id="{part}"' not in page, part

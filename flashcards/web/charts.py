@@ -44,6 +44,7 @@ class BarChart:
     plot_top: int = PAD_TOP
     plot_bottom: int = HEIGHT - PAD_BOTTOM
     plot_right: int = WIDTH - PAD_RIGHT
+    focus: int = -1  # the bar that takes the chart's one tab stop (-1: the last)
 
 
 def bar_chart(
@@ -56,6 +57,7 @@ def bar_chart(
     maximum: float | None = None,
     tick_text: Sequence[str] | None = None,
     every: int = 1,
+    focus: int = -1,
 ) -> BarChart:
     top = maximum if maximum is not None else max([*values, 1])
     plot_w = WIDTH - PAD_LEFT - PAD_RIGHT
@@ -89,7 +91,7 @@ def bar_chart(
     x_labels = [
         (round(PAD_LEFT + i * step + step / 2, 2), labels[i]) for i in range(0, len(labels), every)
     ]
-    return BarChart(title, description, bars, ticks, x_labels)
+    return BarChart(title, description, bars, ticks, x_labels, focus=focus % max(1, len(bars)))
 
 
 CELL = 12  # a day's square, with its gap

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import date
 
 from babel import Locale
+from babel.core import get_global
 from babel.dates import get_day_names
 from flask import render_template
 from flask_babel import format_date, format_decimal, format_percent, ngettext
@@ -28,7 +29,10 @@ def _day(d: object) -> str:
 
 
 def _year_heatmap(year: list[stats.DayCount]) -> Heatmap:
-    locale = Locale.parse(locale_code())
+    # A language alone has no week: its likeliest country's says which day begins one
+    # (Sunday for en-US and ko-KR, Monday for es-ES).
+    code = locale_code()
+    locale = Locale.parse(get_global("likely_subtags").get(code, code))
 
     def day_label(day: date, count: int) -> str:
         return str(
@@ -93,6 +97,7 @@ def stats_page() -> str:
         [_day(d.day) for d in forecast],
         [d.count for d in forecast],
         every=7,
+        focus=0,  # today, where the forecast begins
     )
     retention_chart = bar_chart(
         _("True retention per week"),

@@ -28,6 +28,7 @@ def test_back_or_a_stale_tab_never_shows_an_unseen_cards_answer(
     page = context.new_page()
     _sign_up_without_script(page, server, "stale-nojs@example.com")
     expect(page.locator("#empty-library")).to_be_visible()  # no deck yet: pick one
+    page.screenshot(path=str(ARTIFACTS / "library-en-empty.png"), full_page=True)
     page.locator("form[action$='/subscription'] button[type=submit]").first.click()
     page.goto(f"{server}/")
     expect(page.locator(".deck .study-deck")).to_have_count(1)
@@ -122,5 +123,28 @@ def test_chart_values_show_on_hover_and_keyboard_focus(server: str, browser: Bro
     # Retention has no answer to a card in review yet, and says so instead of a blank frame.
     expect(page.locator("#chart-3-empty")).to_be_visible()
     page.screenshot(path=str(ARTIFACTS / "stats-en-charts.png"), full_page=True)
+    assert not problems, problems
+    context.close()
+
+
+def test_library_and_stats_in_korean_on_a_phone(server: str, browser: Browser) -> None:
+    context, page, problems = _page(browser, "ko", width=390)
+    _sign_up(page, server, "phone-ko@example.com")
+    page.locator("form[action$='/subscription'] button[type=submit]").first.click()
+    page.goto(f"{server}/study")
+    page.keyboard.press("Space")
+    page.keyboard.press("3")
+    expect(page.locator("#live .flash")).to_be_visible()
+    expect(page.locator(".card-deck")).to_contain_text("덱:")
+    for name, path in [("library", "/"), ("stats", "/stats")]:
+        page.goto(server + path)
+        page.screenshot(path=str(ARTIFACTS / f"390-ko-{name}.png"), full_page=True)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+    # The heatmap's days are labelled in Korean, with Babel's full dates.
+    label = page.locator("section.heatmap [data-point]").last.get_attribute("aria-label") or ""
+    assert label.endswith("응답 1개") and "년" in label and "일" in label, label
+    expect(page.locator("svg.days .weekday").first).to_have_text("일")  # a Korean week: Sunday
+    # Too wide for a phone, it opens scrolled to the latest days.
+    assert page.evaluate("document.querySelector('[data-scroll-end]').scrollLeft") > 0
     assert not problems, problems
     context.close()

@@ -254,10 +254,6 @@
     next.focus();
   });
 
-<<<<<<< HEAD
-  document.addEventListener("DOMContentLoaded", function () { enhanceForms(document); openWideMenu(); });
-  window.addEventListener("resize", function () { markScrollBoxes(document); });
-=======
   // A year's heatmap too wide for the screen scrolls in its box: it opens on the latest days.
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-scroll-end]").forEach(function (box) {
@@ -265,6 +261,6 @@
     });
   });
 
-  document.addEventListener("DOMContentLoaded", function () { enhanceForms(document); });
->>>>>>> library
+  document.addEventListener("DOMContentLoaded", function () { enhanceForms(document); openWideMenu(); });
+  window.addEventListener("resize", function () { markScrollBoxes(document); });
 })();

@@ -63,8 +63,11 @@ def theme_names() -> dict[str, str]:
 def _parse_form(form: Any) -> dict[str, object]:
     """Form strings to the types validate_settings checks; unreadable ones stay strings."""
     values: dict[str, object] = {}
-    for name in ("display_name", "locale", "timezone", "theme"):
+    for name in ("display_name", "locale", "timezone"):
         values[name] = form.get(name, "").strip()
+    # A form without the colour choice (one made before it existed) keeps the person's own.
+    if "theme" in form:
+        values["theme"] = form["theme"].strip()
     for name in INT_FIELDS:
         raw = form.get(name, "").strip()
         values[name] = int(raw) if WHOLE_NUMBER.fullmatch(raw) else raw

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -47,7 +46,7 @@ class User(Base):
         CheckConstraint("day_start_hour BETWEEN 0 AND 23", name="day_start_hour"),
         CheckConstraint("theme IN ('system', 'light', 'dark')", name="theme"),
     )
-    __mapper_args__: ClassVar[dict[str, Any]] = {"eager_defaults": False}
+    __mapper_args__ = {"eager_defaults": False}  # noqa: RUF012 (typed Any by SQLAlchemy)
 
 
 class ApiToken(Base):

@@ -129,9 +129,9 @@ def test_review_logs_keep_their_history_and_follow_their_state_from_0005(engine:
 def test_a_team_pace_moves_apart_from_the_persons_own_setting_in_0006(engine: Engine) -> None:
     with transaction(engine) as s:  # today's models, before the schema goes back to 0005
         assigned, other = make_deck(s, "assigned", cards=1).id, make_deck(s, "other", cards=1).id
-        paced, own = make_user(s, "paced@example.com"), make_user(s, "own@example.com")
     migrate.downgrade(engine, "0005")
     with transaction(engine) as s:
+        paced, own = make_user(s, "paced@example.com"), make_user(s, "own@example.com")
         team = Team(name="T", created_at=T0)
         s.add(team)
         s.flush()
@@ -183,10 +183,9 @@ def test_a_team_pace_moves_apart_from_the_persons_own_setting_in_0006(engine: En
 
 
 def test_invitations_made_before_0010_keep_working_with_an_empty_label(engine: Engine) -> None:
-    with transaction(engine) as s:  # today's model of a user, before the schema goes back
-        lead = make_user(s, "lead@example.com")
     migrate.downgrade(engine, "0009")
     with transaction(engine) as s:
+        lead = make_user(s, "lead@example.com")
         team = Team(name="T", created_at=T0)
         s.add(team)
         s.flush()

@@ -261,6 +261,15 @@
     });
   });
 
+  // Escape closes the phone menu and puts focus back on its button, as a menu button does.
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") { return; }
+    var menu = document.querySelector("details.menu[open]");
+    if (!menu || window.matchMedia("(min-width: 52rem)").matches) { return; }
+    menu.open = false;
+    menu.querySelector("summary").focus();
+  });
+
   document.addEventListener("DOMContentLoaded", function () { enhanceForms(document); openWideMenu(); });
   window.addEventListener("resize", function () { markScrollBoxes(document); });
 })();

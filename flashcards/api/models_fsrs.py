@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from pydantic import Field
 
+from ..optimizer import reschedule
 from ..optimizer.fit import DEFAULTS
 from ..optimizer.store import InForce
 from ..storage.models import FsrsParameterSet
@@ -88,4 +91,30 @@ class FsrsOverview(Reply):
             else None,
             optimizer_available=optimizer_available,
             history=[FsrsParameterSetReply.of(row) for row in state.history],
+        )
+
+
+class WorkloadDay(Reply):
+    """One study day's due cards (today's with the overdue ones)."""
+
+    day: date = Field(description="The study day, in the caller's timezone and day start.")
+    before: int = Field(description="Cards due that day as scheduled now.")
+    after: int = Field(description="Cards due that day once rescheduled.")
+
+
+class ReschedulePlan(Reply):
+    """What rescheduling the caller's review cards with the parameters in force does."""
+
+    review_cards: int = Field(description="Review cards looked at.")
+    moved: int = Field(description="Review cards whose due date changes.")
+    applied: bool = Field(description="False for a preview; true once written.")
+    days: list[WorkloadDay] = Field(description="The next 30 study days, from today.")
+
+    @classmethod
+    def of(cls, planned: reschedule.Plan, *, applied: bool) -> ReschedulePlan:
+        return cls(
+            review_cards=planned.review_cards,
+            moved=planned.moved,
+            applied=applied,
+            days=[WorkloadDay(day=d.day, before=d.before, after=d.after) for d in planned.days],
         )

@@ -7,14 +7,14 @@ from flask import Response
 
 from ..http.request_db import db, write_transaction, writes
 from ..http.request_policies import reserve_fit
-from ..optimizer import reschedule, store
+from ..optimizer import reschedule, retention, store
 from ..optimizer.fit import optimizer_available
 from ..storage.retry import with_retries
 from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
 from .models import reply
-from .models_fsrs import FsrsOverview, FsrsParameterSetReply, ReschedulePlan
+from .models_fsrs import FsrsOverview, FsrsParameterSetReply, ReschedulePlan, RetentionOverview
 from .openapi import Answer, documented
 
 
@@ -117,3 +117,18 @@ def apply_reschedule() -> Response:
         return planned
 
     return reply(ReschedulePlan.of(with_retries(attempt), applied=True))
+
+
+@bp.get("/me/fsrs/retention")
+@documented(
+    "getFsrsRetention",
+    "The caller's workload and share remembered at each desired retention from 0.70 to 0.97, "
+    "simulated from their parameters, with a suggested value.",
+    {200: Answer("A year of the caller's collection simulated per retention.", RetentionOverview)},
+    description="503 when this server has no optimizer installed (its simulator is part of it).",
+)
+def get_retention() -> Response:
+    session = db()
+    found = retention.collection(session, current_user_id())
+    session.rollback()  # the simulation holds nothing open
+    return reply(RetentionOverview.of(retention.view(found)))

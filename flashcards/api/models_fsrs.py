@@ -6,7 +6,7 @@ from datetime import date
 
 from pydantic import Field
 
-from ..optimizer import reschedule
+from ..optimizer import reschedule, retention
 from ..optimizer.fit import DEFAULTS
 from ..optimizer.store import InForce
 from ..storage.models import FsrsParameterSet
@@ -117,4 +117,43 @@ class ReschedulePlan(Reply):
             moved=planned.moved,
             applied=applied,
             days=[WorkloadDay(day=d.day, before=d.before, after=d.after) for d in planned.days],
+        )
+
+
+class RetentionRow(Reply):
+    retention: float = Field(description="A desired retention.")
+    reviews_per_day: float = Field(description="Simulated reviews per day, averaged over a year.")
+    remembered: float = Field(description="Share of the introduced cards remembered at its end.")
+
+
+class RetentionOverview(Reply):
+    """The caller's collection simulated for a year at each desired retention."""
+
+    desired_retention: float = Field(description="The caller's own setting.")
+    suggested: float = Field(
+        description="The retention at which a card kept in memory costs the least review time."
+    )
+    too_high: bool = Field(
+        description="The caller's setting is above 0.97, where the workload explodes."
+    )
+    cards: int = Field(description="Live cards of the decks the caller studies.")
+    new_per_day: int
+    rows: list[RetentionRow] = Field(description="From 0.70 to 0.97, by 0.01.")
+
+    @classmethod
+    def of(cls, found: retention.RetentionView) -> RetentionOverview:
+        return cls(
+            desired_retention=found.collection.desired_retention,
+            suggested=found.suggested,
+            too_high=found.too_high,
+            cards=found.collection.cards,
+            new_per_day=found.collection.new_per_day,
+            rows=[
+                RetentionRow(
+                    retention=p.retention,
+                    reviews_per_day=p.reviews_per_day,
+                    remembered=p.remembered,
+                )
+                for p in found.points
+            ],
         )

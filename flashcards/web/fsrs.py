@@ -20,10 +20,10 @@ from werkzeug.wrappers import Response
 from ..errors import NotEnoughHistory, NothingToRevert, OptimizerUnavailable
 from ..http.request_db import db, write_transaction, writes
 from ..http.request_policies import reserve_fit
-from ..optimizer import reschedule, store
+from ..optimizer import reschedule, retention, store
 from ..optimizer.fit import DEFAULTS, MINIMUM, HistoryMinimum
 from ..people.ratelimit import RateLimited
-from ..storage.models import FsrsParameterSet
+from ..storage.models import FsrsParameterSet, SchedulerSettings
 from ..storage.retry import with_retries
 from ..storage.schema import utcnow
 from . import bp
@@ -38,6 +38,13 @@ class FsrsSection:
     state: store.InForce
     unavailable: str | None  # why this server cannot fit, translated; None: it can
     minimum: HistoryMinimum
+    desired_retention: float
+
+    high_retention = retention.HIGH_RETENTION
+
+    @property
+    def retention_too_high(self) -> bool:
+        return self.desired_retention > retention.HIGH_RETENTION
 
     @property
     def current(self) -> FsrsParameterSet | None:
@@ -59,7 +66,10 @@ class FsrsSection:
 
 
 def section(session: Session, uid: int) -> FsrsSection:
-    return FsrsSection(store.in_force(session, uid), _unavailable_reason(), MINIMUM)
+    settings = session.get_one(SchedulerSettings, uid)
+    return FsrsSection(
+        store.in_force(session, uid), _unavailable_reason(), MINIMUM, settings.desired_retention
+    )
 
 
 def _unavailable_reason() -> str | None:
@@ -195,3 +205,21 @@ def reschedule_apply() -> Response:
         )
     )
     return _back_to_settings()
+
+
+@bp.get("/settings/fsrs/retention")
+@login_required
+def retention_view() -> str:
+    session = db()
+    found = retention.collection(session, user_id())
+    session.rollback()  # the simulation holds nothing open
+    try:
+        simulated: retention.RetentionView | None = retention.view(found)
+    except OptimizerUnavailable:
+        simulated = None
+    return render_template(
+        "fsrs_retention.html",
+        view=simulated,
+        unavailable=_unavailable_reason(),
+        high=retention.HIGH_RETENTION,
+    )

@@ -18,7 +18,7 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from flashcards.srs import study
-from flashcards.storage.models import Card, CardText, ReviewLog, ReviewState
+from flashcards.storage.models import Card, CardText, Deck, ReviewLog, ReviewState
 
 from .factories import card_ids, make_deck, subscribe
 
@@ -38,9 +38,12 @@ def simulate_learner(
     new_per_day: int = 3,
     parameters: tuple[float, ...] = TRUE_PARAMETERS,
     seed: int = 7,
+    deck: Deck | None = None,
 ) -> int:
-    """Study a fresh deck once a day for `days` days from `start`; the deck's id."""
-    deck = make_deck(session, f"sim{uuid.uuid4().hex[:8]}", days * new_per_day, now=start)
+    """Study a deck (by default a fresh one) once a day for `days` days from `start`; the
+    deck's id. A given deck needs `days * new_per_day` cards."""
+    if deck is None:
+        deck = make_deck(session, f"sim{uuid.uuid4().hex[:8]}", days * new_per_day, now=start)
     subscribe(session, user_id, deck, now=start)
     waiting = card_ids(session, deck.id)
     truth = Scheduler(parameters=parameters, enable_fuzzing=False)

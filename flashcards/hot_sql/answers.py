@@ -17,7 +17,15 @@ from sqlalchemy.sql.elements import BindParameter
 
 from ..decks.access import visible_decks
 from ..srs.state_rows import STATE_COLUMNS, rs
-from ..storage.models import Card, Deck, ReviewLog, SchedulerSettings, Subscription, User
+from ..storage.models import (
+    Card,
+    Deck,
+    DeckFsrsParameters,
+    ReviewLog,
+    SchedulerSettings,
+    Subscription,
+    User,
+)
 from .rawsql import Executor, Statement
 
 rl = cast(Table, ReviewLog.__table__)
@@ -41,6 +49,7 @@ _CARD_FOR_ANSWER = Statement(
         _SETTINGS.c.relearning_steps,
         _SETTINGS.c.maximum_interval,
         _SETTINGS.c.parameters,
+        DeckFsrsParameters.parameters.label("deck_parameters"),  # a team deck's fit
         _SUB.c.desired_retention.label("sub_desired_retention"),
         _SUB.c.learning_steps.label("sub_learning_steps"),
         _SUB.c.relearning_steps.label("sub_relearning_steps"),
@@ -64,6 +73,7 @@ _CARD_FOR_ANSWER = Statement(
     .join(_USERS, _USERS.c.id == _USER)
     .outerjoin(_SUB, and_(_SUB.c.user_id == _USER, _SUB.c.deck_id == Card.deck_id))
     .outerjoin(rs, and_(rs.c.user_id == _USER, rs.c.card_id == Card.id))
+    .outerjoin(DeckFsrsParameters, DeckFsrsParameters.deck_id == Card.deck_id)
     .where(Card.id == _CARD, visible_decks(_USER))
 )
 

@@ -33,7 +33,7 @@ from ..people.accounts import user_clock
 from ..srs.days import Clock, study_date
 from ..srs.scheduling import CardState, SchedulerConfig, fuzz_seed, fuzzed_days, review
 from ..srs.state_rows import config_from, rs, state_from_row
-from ..storage.models import ReviewLog, SchedulerSettings, Subscription
+from ..storage.models import DeckFsrsParameters, ReviewLog, SchedulerSettings, Subscription
 from ..storage.retry import LostRace
 from .fit import DEFAULTS
 
@@ -154,9 +154,16 @@ def _configs(session: Session, user_id: int) -> defaultdict[int, SchedulerConfig
         sub.deck_id: sub
         for sub in session.scalars(select(Subscription).where(Subscription.user_id == user_id))
     }
+    team_fits = dict(
+        session.execute(
+            select(DeckFsrsParameters.deck_id, DeckFsrsParameters.parameters).where(
+                DeckFsrsParameters.deck_id.in_(list(subscriptions))
+            )
+        ).tuples()
+    )
     configs: defaultdict[int, SchedulerConfig] = defaultdict(lambda: config_from(settings))
     for deck_id, sub in subscriptions.items():
-        configs[deck_id] = config_from(settings, sub)
+        configs[deck_id] = config_from(settings, sub, team_fits.get(deck_id))
     return configs
 
 

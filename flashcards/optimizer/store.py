@@ -25,7 +25,13 @@ from sqlalchemy.orm import Session
 
 from ..errors import NothingToRevert, OptimizerUnavailable
 from ..people.accounts import user_clock
-from ..storage.models import FsrsParameterSet, ReviewLog, SchedulerSettings
+from ..storage.models import (
+    DeckFsrsParameters,
+    FsrsParameterSet,
+    ReviewLog,
+    SchedulerSettings,
+    Subscription,
+)
 from .fit import (
     DEFAULTS,
     MINIMUM,
@@ -60,6 +66,9 @@ class History:
     parameters: list[float] | None  # None: the defaults
     # The newest review-log row there was: the automatic trigger counts new answers from it.
     end_log_id: int | None  # None: no answers at all
+    # Without personal parameters, the team decks' sets the person studies with: a fit must
+    # beat them too before the person moves to their own (see `optimizer.team`).
+    rivals: tuple[tuple[float, ...], ...] = ()
 
     @property
     def cards(self) -> int:
@@ -82,13 +91,25 @@ def read_history(session: Session, user_id: int) -> History:
     )
     items = training_items(answers, user_clock(session, user_id))
     settings = _settings(session, user_id, lock=False)
-    return History(user_id, items, settings.parameters, end)
+    return History(user_id, items, settings.parameters, end, _team_rivals(session, settings))
+
+
+def _team_rivals(session: Session, settings: SchedulerSettings) -> tuple[tuple[float, ...], ...]:
+    if settings.parameters:
+        return ()  # already on their own, adopted against the team's
+    sets = session.scalars(
+        select(DeckFsrsParameters.parameters)
+        .join(Subscription, Subscription.deck_id == DeckFsrsParameters.deck_id)
+        .where(Subscription.user_id == settings.user_id)
+        .order_by(DeckFsrsParameters.deck_id)
+    )
+    return tuple(dict.fromkeys(tuple(parameters) for parameters in sets))
 
 
 def fit(history: History, minimum: HistoryMinimum = MINIMUM) -> FitOutcome:
     """The fit and its judgement: CPU only, so the caller runs it outside any transaction
     (up to a second for 100,000 answers, which no write lock should wait on)."""
-    return fit_and_judge(history.items, history.parameters, minimum)
+    return fit_and_judge(history.items, history.parameters, minimum, history.rivals)
 
 
 def record(

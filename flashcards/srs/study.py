@@ -178,7 +178,7 @@ def prepare_answer(
     if before is None and row.retired_at is not None:
         raise CardRetired("this card was retired from its deck and is no longer introduced")
 
-    config = config_from(row, _Overrides(row))
+    config = config_from(row, _Overrides(row), row.deck_parameters)
     reps_before = before.reps if before else 0
     seed = fuzz_seed(user_id, card_id, reps_before)
     after = review(

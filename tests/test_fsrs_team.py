@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from click.testing import CliRunner
 from fsrs import Rating
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
+from flashcards.cli import main
 from flashcards.errors import NotFound
 from flashcards.optimizer import store, team
 from flashcards.optimizer.fit import DEFAULTS, fit, fit_and_judge, split_in_time
@@ -123,3 +125,18 @@ def test_only_a_team_deck_can_be_fitted_as_one(engine: Engine) -> None:
         for slug in ("shipped", "missing"):
             with pytest.raises(NotFound):
                 team.team_deck(session, slug)
+
+
+def test_cli_fits_a_team_deck_with_a_progress_line(engine: Engine, cli: CliRunner) -> None:
+    _team_id, deck_id, _members = _team(engine)
+    result = cli.invoke(main, ["fsrs", "optimize", "--team-deck", "night-class-words"])
+    assert result.exit_code == 0, result.output
+    first, second = result.output.splitlines()[:2]
+    assert first.startswith("fitting on ") and " answers of 3 members on " in first
+    assert second.startswith("adopted")
+    with Session(engine) as session:
+        assert session.get(DeckFsrsParameters, deck_id) is not None
+    unknown = cli.invoke(main, ["fsrs", "optimize", "--team-deck", "nope"])
+    assert unknown.exit_code == 1 and "no team deck 'nope'" in unknown.output
+    both = cli.invoke(main, ["fsrs", "optimize", "--due", "--team-deck", "nope"])
+    assert both.exit_code == 2 and "give one of --user EMAIL, --due or --team-deck" in both.output

@@ -1,4 +1,5 @@
-"""`flashcards fsrs ...`: fit a person's FSRS parameters, or go back to the previous ones."""
+"""`flashcards fsrs ...`: fit a person's (or a team deck's) FSRS parameters, or go back to
+a person's previous ones."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import click
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from ..optimizer import auto, store
+from ..errors import NotFound
+from ..optimizer import auto, store, team
 from ..people import accounts
 from ..storage import engine as storage_engine
 from ..storage.models import FsrsParameterSet
@@ -43,12 +45,17 @@ def fsrs_group() -> None:
     is_flag=True,
     help="Everyone due for a fit (FLASHCARDS_FSRS_AUTO_MIN_*): the command for cron.",
 )
-def optimize(email: str | None, due: bool) -> None:
-    """Fit one person's parameters, or everyone due; adopt a fit only when it predicts better."""
-    if (email is None) == (not due):
-        raise click.UsageError("give either --user EMAIL or --due")
+@click.option("--team-deck", "slug", help="A team deck: fit it to all its members' answers.")
+def optimize(email: str | None, due: bool, slug: str | None) -> None:
+    """Fit one person's parameters, everyone due, or a team deck's; adopt a fit only when it
+    predicts better."""
+    if [email is not None, due, slug is not None].count(True) != 1:
+        raise click.UsageError("give one of --user EMAIL, --due or --team-deck SLUG")
     if due:
         _optimize_due()
+        return
+    if slug is not None:
+        _optimize_team_deck(slug)
         return
     assert email is not None
     with context.open_engine() as engine:
@@ -61,6 +68,24 @@ def optimize(email: str | None, due: bool) -> None:
             fitted = store.record(session, history, outcome, now=context.now())
             report = _outcome(fitted)
         click.echo(report)  # once committed: "adopted" must be true when it is read
+
+
+def _optimize_team_deck(slug: str) -> None:
+    with context.open_engine() as engine:
+        with Session(engine) as reading:
+            try:
+                deck = team.team_deck(reading, slug)
+            except NotFound as exc:
+                raise click.ClickException(str(exc)) from None
+            history = team.read_history(reading, deck)
+        click.echo(
+            f"fitting on {len(history.items)} answers of {history.members} members "
+            f"on {len({item.card_id for item in history.items})} cards"
+        )
+        outcome = team.fit(history)
+        with storage_engine.transaction(engine) as session:
+            report = _outcome(team.record(session, history, outcome, now=context.now()))
+        click.echo(report)
 
 
 def _optimize_due() -> None:

@@ -14,9 +14,11 @@ from flashcards.cli import main
 from flashcards.errors import NotFound
 from flashcards.optimizer import store, team
 from flashcards.optimizer.fit import DEFAULTS, fit, fit_and_judge, split_in_time
+from flashcards.srs import queue, subscriptions
 from flashcards.srs.scheduling import SchedulerConfig, fuzz_seed, review
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
+    Deck,
     DeckFsrsParameters,
     FsrsParameterSet,
     SchedulerSettings,
@@ -84,6 +86,13 @@ def test_a_newcomer_is_scheduled_with_the_team_parameters(engine: Engine) -> Non
         outsider_deck = make_deck(session, "shipped-words", 3)
         first, second = card_ids(session, deck_id)[:2], card_ids(session, outsider_deck.id)[:1]
     with transaction(engine) as session:
+        subscriptions.subscribe(session, newcomer, session.get_one(Deck, deck_id), None, now=LATER)
+    with Session(engine) as session:
+        shown, _counts = queue.next_card(session, newcomer, now=LATER)
+    # The card shown, and its four buttons' intervals, come with the team's set.
+    assert shown is not None and shown.deck_id == deck_id
+    assert shown.config.parameters == tuple(fitted.parameters)
+    with transaction(engine) as session:
         on_team = answer(session, newcomer, first[0], "easy", now=LATER)
         elsewhere = answer(session, newcomer, second[0], "easy", now=LATER)
     with_team = review(
@@ -140,3 +149,26 @@ def test_cli_fits_a_team_deck_with_a_progress_line(engine: Engine, cli: CliRunne
     assert unknown.exit_code == 1 and "no team deck 'nope'" in unknown.output
     both = cli.invoke(main, ["fsrs", "optimize", "--due", "--team-deck", "nope"])
     assert both.exit_code == 2 and "give one of --user EMAIL, --due or --team-deck" in both.output
+
+
+def test_due_fits_team_decks_first_then_the_members_against_them(
+    engine: Engine, cli: CliRunner
+) -> None:
+    _team_id, deck_id, members = _team(engine)
+    result = cli.invoke(main, ["fsrs", "optimize", "--due"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("team deck night-class-words: adopted (")
+    assert lines[-1] == "1 team decks due: 1 adopted, 0 kept, 0 skipped"
+    with Session(engine) as session:
+        team_set = session.get_one(DeckFsrsParameters, deck_id).parameters
+        for member in members:
+            own = store.in_force(session, member).history
+            assert len(own) == 1, result.output  # each member was due, and fitted once
+            # Judged against the team's set as well: adopted only if it beat it too.
+            rivals = fit_and_judge(
+                store.read_history(session, member).items, None, rivals=[team_set]
+            )
+            assert own[0].adopted == rivals.adopt
+    again = cli.invoke(main, ["fsrs", "optimize", "--due"])
+    assert "team deck" not in again.output  # fitted a moment ago: not due

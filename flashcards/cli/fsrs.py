@@ -94,6 +94,8 @@ def _optimize_due() -> None:
     engine: Engine = flask_app.extensions["flashcards.engine"]
     adopted = kept = skipped = 0
     try:
+        # Team decks first: a member's own fit is then judged against their team's new set.
+        decks = _optimize_due_team_decks(engine, thresholds)
         for result in auto.fit_due(engine, thresholds, now=context.now):
             person = result.due
             new = f"{person.new_answers} new answers on {person.new_cards} cards"
@@ -116,6 +118,35 @@ def _optimize_due() -> None:
         f"{adopted + kept + skipped} due: {adopted} adopted, {kept} kept, {skipped} skipped "
         f"(due: {thresholds.answers} new answers on {thresholds.cards} cards, "
         f"last fit {thresholds.days} days ago or more)"
+    )
+    if decks:
+        click.echo(decks)
+
+
+def _optimize_due_team_decks(engine: Engine, thresholds: auto.Thresholds) -> str | None:
+    """Fit the team decks due, a line each; the summary line, or None when none was due."""
+    counts = {"adopted": 0, "kept": 0, "skipped": 0}
+    for result in auto.fit_due_team_decks(engine, thresholds, now=context.now):
+        deck = result.due
+        new = f"{deck.new_answers} new answers on {deck.new_cards} cards"
+        if result.fitted is None:
+            counts["skipped"] += 1
+            click.echo(f"team deck {deck.slug}: skipped ({new}): {result.skipped}")
+            continue
+        fitted = result.fitted
+        counts["adopted" if fitted.adopted else "kept"] += 1
+        verdict = "adopted" if fitted.adopted else "kept the parameters in force"
+        click.echo(
+            f"team deck {deck.slug}: {verdict} ({new}); "
+            f"new {_scores(fitted.log_loss, fitted.rmse_bins)}; "
+            f"previous {_scores(fitted.previous_log_loss, fitted.previous_rmse_bins)}"
+        )
+    total = sum(counts.values())
+    if not total:
+        return None
+    return (
+        f"{total} team decks due: {counts['adopted']} adopted, {counts['kept']} kept, "
+        f"{counts['skipped']} skipped"
     )
 
 

@@ -49,7 +49,7 @@ _CARD_FOR_ANSWER = Statement(
         _SETTINGS.c.relearning_steps,
         _SETTINGS.c.maximum_interval,
         _SETTINGS.c.parameters,
-        DeckFsrsParameters.parameters.label("deck_parameters"),  # a team deck's fit
+        Deck.owner_team_id.label("deck_team_id"),  # a team deck may have its own parameters
         _SUB.c.desired_retention.label("sub_desired_retention"),
         _SUB.c.learning_steps.label("sub_learning_steps"),
         _SUB.c.relearning_steps.label("sub_relearning_steps"),
@@ -73,7 +73,6 @@ _CARD_FOR_ANSWER = Statement(
     .join(_USERS, _USERS.c.id == _USER)
     .outerjoin(_SUB, and_(_SUB.c.user_id == _USER, _SUB.c.deck_id == Card.deck_id))
     .outerjoin(rs, and_(rs.c.user_id == _USER, rs.c.card_id == Card.id))
-    .outerjoin(DeckFsrsParameters, DeckFsrsParameters.deck_id == Card.deck_id)
     .where(Card.id == _CARD, visible_decks(_USER))
 )
 
@@ -131,6 +130,19 @@ def card_for_answer(db: Executor, user_id: int, card_id: int, review_id: str) ->
     return db.first(
         _CARD_FOR_ANSWER, {"user_id": user_id, "card_id": card_id, "review_id": review_id}
     )
+
+
+# Read apart, and only for a team deck's card answered without personal parameters: most
+# answers never need it.
+_TEAM_DECK_PARAMETERS = Statement(
+    select(DeckFsrsParameters.parameters).where(DeckFsrsParameters.deck_id == bindparam("deck_id"))
+)
+
+
+def team_deck_parameters(db: Executor, deck_id: int) -> list[float] | None:
+    """A team deck's FSRS parameters in force (`optimizer.team`), or None."""
+    row = db.first(_TEAM_DECK_PARAMETERS, {"deck_id": deck_id})
+    return list(row.parameters) if row is not None else None
 
 
 def log_of_review_id(db: Executor, review_id: str) -> Any:

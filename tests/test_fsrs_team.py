@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from flashcards.cli import main
 from flashcards.errors import NotFound
-from flashcards.optimizer import store, team
+from flashcards.optimizer import reschedule, store, team
 from flashcards.optimizer.fit import DEFAULTS, fit, fit_and_judge, split_in_time
 from flashcards.srs import queue, subscriptions
 from flashcards.srs.scheduling import SchedulerConfig, fuzz_seed, review
@@ -172,3 +172,18 @@ def test_due_fits_team_decks_first_then_the_members_against_them(
             assert own[0].adopted == rivals.adopt
     again = cli.invoke(main, ["fsrs", "optimize", "--due"])
     assert "team deck" not in again.output  # fitted a moment ago: not due
+
+
+def test_rescheduling_a_member_uses_the_team_set_on_its_deck(engine: Engine) -> None:
+    _team_id, deck_id, members = _team(engine, learners=2)
+    with Session(engine) as session:
+        assert reschedule.plan(session, members[0], now=LATER).moves == []
+    fitted = _fit_deck(engine, deck_id)
+    with Session(engine) as session:
+        planned = reschedule.plan(session, members[0], now=LATER)
+    assert planned.moved > 10
+    # Exactly as if the team's set were the member's own.
+    with transaction(engine) as session:
+        session.get_one(SchedulerSettings, members[0]).parameters = list(fitted.parameters)
+    with Session(engine) as session:
+        assert reschedule.plan(session, members[0], now=LATER) == planned

@@ -154,13 +154,12 @@ def _configs(session: Session, user_id: int) -> defaultdict[int, SchedulerConfig
         sub.deck_id: sub
         for sub in session.scalars(select(Subscription).where(Subscription.user_id == user_id))
     }
-    team_fits = dict(
-        session.execute(
-            select(DeckFsrsParameters.deck_id, DeckFsrsParameters.parameters).where(
-                DeckFsrsParameters.deck_id.in_(list(subscriptions))
-            )
-        ).tuples()
+    fits = session.execute(
+        select(DeckFsrsParameters.deck_id, DeckFsrsParameters.parameters).where(
+            DeckFsrsParameters.deck_id.in_(list(subscriptions))
+        )
     )
+    team_fits = {deck_id: parameters for deck_id, parameters in fits}
     configs: defaultdict[int, SchedulerConfig] = defaultdict(lambda: config_from(settings))
     for deck_id, sub in subscriptions.items():
         configs[deck_id] = config_from(settings, sub, team_fits.get(deck_id))

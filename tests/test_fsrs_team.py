@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from click.testing import CliRunner
+from flask.testing import FlaskClient
 from fsrs import Rating
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
@@ -27,8 +28,9 @@ from flashcards.storage.models import (
 from flashcards.teams.membership import create_team
 
 from .conftest import T0
-from .factories import answer, card_ids, make_deck, make_user
+from .factories import answer, card_ids, make_deck, make_token, make_user
 from .fsrs_learner import simulate_learner
+from .test_web_fsrs import sign_in
 
 DAYS = 60
 PER_DAY = 3
@@ -187,3 +189,30 @@ def test_rescheduling_a_member_uses_the_team_set_on_its_deck(engine: Engine) -> 
         session.get_one(SchedulerSettings, members[0]).parameters = list(fitted.parameters)
     with Session(engine) as session:
         assert reschedule.plan(session, members[0], now=LATER) == planned
+
+
+def test_members_see_the_team_set_in_force_and_nothing_of_each_other(
+    engine: Engine, client: FlaskClient
+) -> None:
+    _team_id, deck_id, members = _team(engine, learners=2)
+    fitted = _fit_deck(engine, deck_id)
+    with transaction(engine) as session:
+        token = make_token(session, members[0])
+    auth = {"Authorization": f"Bearer {token}"}
+    overview = client.get("/api/v1/me/fsrs", headers=auth).get_json()
+    assert overview["team_decks"] == [
+        {"deck": "night-class-words", "parameters": fitted.parameters, "in_force": True}
+    ]
+    assert overview["history"] == []  # the team's fit is not one of theirs
+    sign_in(client, "member0@example.com")
+    page = client.get("/settings").get_data(as_text=True)
+    sentence = "On your team deck night-class-words, your cards are scheduled with parameters"
+    assert sentence in page
+    for other in ("member1@example.com", "lead@example.com"):
+        assert other not in page and other not in str(overview)
+    # With parameters of their own, the team's are listed but no longer in force for them.
+    with transaction(engine) as session:
+        session.get_one(SchedulerSettings, members[0]).parameters = list(DEFAULTS)
+    overview = client.get("/api/v1/me/fsrs", headers=auth).get_json()
+    assert [deck["in_force"] for deck in overview["team_decks"]] == [False]
+    assert sentence not in client.get("/settings").get_data(as_text=True)

@@ -56,6 +56,17 @@ class FsrsParameterSetReply(Reply):
         )
 
 
+class TeamDeckParameters(Reply):
+    """A team deck the caller studies, with parameters fitted to all its members' answers."""
+
+    deck: str = Field(description="The deck's slug.")
+    parameters: list[float]
+    in_force: bool = Field(
+        description="Its cards are scheduled with them for the caller, who has no personal "
+        "parameters yet (their own take over once fitted and better)."
+    )
+
+
 class FsrsOverview(Reply):
     """The caller's FSRS parameters in force, where they came from, and every fit."""
 
@@ -73,6 +84,9 @@ class FsrsOverview(Reply):
         description="Whether this server can fit parameters (its optional optimizer is installed)."
     )
     history: list[FsrsParameterSetReply] = Field(description="Every fit, newest first.")
+    team_decks: list[TeamDeckParameters] = Field(
+        description="Team decks the caller studies that have parameters of their own."
+    )
 
     @classmethod
     def of(cls, state: InForce, *, optimizer_available: bool) -> FsrsOverview:
@@ -91,6 +105,14 @@ class FsrsOverview(Reply):
             else None,
             optimizer_available=optimizer_available,
             history=[FsrsParameterSetReply.of(row) for row in state.history],
+            team_decks=[
+                TeamDeckParameters(
+                    deck=deck.slug,
+                    parameters=list(deck.parameters),
+                    in_force=deck.in_force,
+                )
+                for deck in state.team_decks
+            ],
         )
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 
@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 from ..errors import NothingToRevert, OptimizerUnavailable
 from ..people.accounts import user_clock
 from ..storage.models import (
+    Deck,
     DeckFsrsParameters,
     FsrsParameterSet,
     ReviewLog,
@@ -45,10 +46,22 @@ from .items import LoggedAnswer, TrainingItem, training_items
 
 
 @dataclass(frozen=True)
+class TeamDeckSet:
+    """A team deck the person studies whose members' answers were fitted (`optimizer.team`)."""
+
+    deck_id: int
+    slug: str
+    parameters: tuple[float, ...]
+    in_force: bool  # on that deck: the person has no parameters of their own (`config_from`)
+
+
+@dataclass(frozen=True)
 class InForce:
     parameters: tuple[float, ...]  # what the scheduler uses
     set: FsrsParameterSet | None  # where they came from; None: py-fsrs's defaults
     history: list[FsrsParameterSet]  # every fit, newest first
+    # Their team decks' sets: in force on those decks while the person has no own parameters.
+    team_decks: list[TeamDeckSet] = field(default_factory=list)
 
     @property
     def reverts_to(self) -> FsrsParameterSet | None:
@@ -208,7 +221,17 @@ def in_force(session: Session, user_id: int) -> InForce:
         )
     )
     parameters = tuple(settings.parameters) if settings.parameters else DEFAULTS
-    return InForce(parameters, standing[0] if standing else None, history)
+    team_decks = [
+        TeamDeckSet(deck_id, slug, tuple(team_parameters), not settings.parameters)
+        for deck_id, slug, team_parameters in session.execute(
+            select(Deck.id, Deck.slug, DeckFsrsParameters.parameters)
+            .join(DeckFsrsParameters, DeckFsrsParameters.deck_id == Deck.id)
+            .join(Subscription, Subscription.deck_id == Deck.id)
+            .where(Subscription.user_id == user_id)
+            .order_by(Deck.slug)
+        )
+    ]
+    return InForce(parameters, standing[0] if standing else None, history, team_decks)
 
 
 def _adopted_standing(session: Session, user_id: int) -> list[FsrsParameterSet]:

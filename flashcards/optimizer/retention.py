@@ -5,7 +5,7 @@ parameters, and a suggested value.
 The simulation is of the person's own collection (the live cards of the decks they study, at
 their new cards per day) over a year. Above `SIMULATED_CARDS` cards the collection is
 simulated at that size, with new cards per day scaled down alike, and the reviews scaled back
-up: the same curve at a bounded cost. The suggestion is the retention at which a card kept in
+up: the same curve at a bounded cost (and a small one likewise at `FEWEST_SIMULATED_CARDS`). The suggestion is the retention at which a card kept in
 memory costs the least review time (the objective of Anki's former "compute minimum
 recommended retention"). Results are cached per parameter set and collection, since the
 simulator holds the interpreter for its whole run (about a second for the 28 retentions on
@@ -27,6 +27,9 @@ RETENTIONS = tuple(round(0.70 + step / 100, 2) for step in range(28))  # 0.70 ..
 # Above it, the workload explodes for little more remembered: Anki warns there too.
 HIGH_RETENTION = 0.97
 SIMULATED_CARDS = 2000
+# Below it, a few cards' random answers would sway the rows: a small collection is simulated
+# at this size, with new cards per day scaled up alike, and the reviews scaled back down.
+FEWEST_SIMULATED_CARDS = 500
 SIMULATED_DAYS = 365
 SEED = 42  # one draw for every retention, so that the rows differ by the retention alone
 
@@ -91,9 +94,10 @@ def simulate(
 ) -> tuple[RetentionPoint, ...]:
     """Every retention of RETENTIONS simulated for a year; cached per set and collection."""
     optimizer = load_optimizer()
-    scale = max(1.0, cards / SIMULATED_CARDS)
+    simulated = min(max(cards, FEWEST_SIMULATED_CARDS), SIMULATED_CARDS)
+    scale = cards / simulated
     config = optimizer.default_simulator_config()
-    config.deck_size = min(cards, SIMULATED_CARDS)
+    config.deck_size = simulated
     config.learn_limit = max(1, round(new_per_day / scale))
     config.learn_span = SIMULATED_DAYS
     config.max_cost_perday = 1e9  # no time limit: the workload itself is the question

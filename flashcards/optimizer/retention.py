@@ -5,11 +5,11 @@ parameters, and a suggested value.
 The simulation is of the person's own collection (the live cards of the decks they study, at
 their new cards per day) over a year. Above `SIMULATED_CARDS` cards the collection is
 simulated at that size, with new cards per day scaled down alike, and the reviews scaled back
-up: the same curve at a bounded cost (and a small one likewise at `FEWEST_SIMULATED_CARDS`). The suggestion is the retention at which a card kept in
-memory costs the least review time (the objective of Anki's former "compute minimum
-recommended retention"). Results are cached per parameter set and collection, since the
-simulator holds the interpreter for its whole run (about a second for the 28 retentions on
-2 cores, see tests/bench/bench_fsrs_retention.py).
+up: the same curve at a bounded cost (a small one likewise at `FEWEST_SIMULATED_CARDS`). The
+suggestion is the retention at which a card kept in memory costs the least review time (the
+objective of Anki's former "compute minimum recommended retention"). Results are cached per
+parameter set and collection, since the simulator holds the interpreter for its whole run
+(about a second for the 28 retentions on 2 cores, see tests/bench/bench_fsrs_retention.py).
 """
 
 from __future__ import annotations

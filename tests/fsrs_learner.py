@@ -13,10 +13,12 @@ import uuid
 from datetime import datetime, timedelta
 
 from fsrs import Card as FsrsCard
-from fsrs import Rating, Scheduler
+from fsrs import Rating, Scheduler, State
+from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from flashcards.srs import study
+from flashcards.storage.models import Card, CardText, Deck, ReviewLog, ReviewState
 
 from .factories import card_ids, make_deck, subscribe
 
@@ -36,9 +38,12 @@ def simulate_learner(
     new_per_day: int = 3,
     parameters: tuple[float, ...] = TRUE_PARAMETERS,
     seed: int = 7,
+    deck: Deck | None = None,
 ) -> int:
-    """Study a fresh deck once a day for `days` days from `start`; the deck's id."""
-    deck = make_deck(session, f"sim{uuid.uuid4().hex[:8]}", days * new_per_day, now=start)
+    """Study a deck (by default a fresh one) once a day for `days` days from `start`; the
+    deck's id. A given deck needs `days * new_per_day` cards."""
+    if deck is None:
+        deck = make_deck(session, f"sim{uuid.uuid4().hex[:8]}", days * new_per_day, now=start)
     subscribe(session, user_id, deck, now=start)
     waiting = card_ids(session, deck.id)
     truth = Scheduler(parameters=parameters, enable_fuzzing=False)
@@ -70,3 +75,67 @@ def _rating(rng: random.Random, truth: Scheduler, card: FsrsCard, at: datetime) 
     if rng.random() < truth.get_card_retrievability(card, at):
         return rng.choices((Rating.Hard, Rating.Good, Rating.Easy), weights=(1, 7, 1))[0]
     return Rating.Again
+
+
+def bulk_history(
+    session: Session,
+    user_id: int,
+    start: datetime,
+    *,
+    cards: int,
+    answers_per_card: int,
+    seed: int = 11,
+) -> int:
+    """A long history written straight to the tables (answering through `study` would take
+    minutes): each card answered `answers_per_card` times, a day or more apart, the recall
+    drawn from the true parameters. States and log rows are as an answer writes them, but for
+    memory values, which no fit reads. Returns the number of log rows."""
+    deck = make_deck(session, f"bulk{uuid.uuid4().hex[:8]}", 0, now=start)
+    session.execute(
+        insert(Card),
+        [
+            {"deck_id": deck.id, "key": f"c{n}", "position": n, "created_at": start}
+            for n in range(1, cards + 1)
+        ],
+    )
+    session.execute(
+        insert(CardText),
+        [
+            {"card_id": card_id, "locale": "en", "question": f"q{card_id}", "answer": "a"}
+            for card_id in card_ids(session, deck.id)
+        ],
+    )
+    subscribe(session, user_id, deck, now=start)
+    truth = Scheduler(parameters=TRUE_PARAMETERS, enable_fuzzing=False)
+    rng = random.Random(seed)
+    states, logs = [], []
+    for index, card_id in enumerate(card_ids(session, deck.id)):
+        at = start + timedelta(minutes=index)
+        memory = FsrsCard(card_id=card_id, due=at)
+        last = at
+        for rep in range(answers_per_card):
+            rating = _rating(rng, truth, memory, at)
+            memory, _ = truth.review_card(memory, rating, at)
+            logs.append(
+                {
+                    "review_id": str(uuid.uuid4()), "user_id": user_id, "card_id": card_id,
+                    "deck_id": deck.id, "rating": int(rating), "reviewed_at": at,
+                    "state_before": None if rep == 0 else int(State.Review),
+                    "reps_before": rep, "lapses_before": 0, "state": int(State.Review),
+                    "stability": memory.stability, "difficulty": memory.difficulty,
+                    "due": memory.due, "reps": rep + 1, "lapses": 0,
+                }
+            )  # fmt: skip
+            last, at = at, max(memory.due, at + timedelta(days=1))
+        states.append(
+            {
+                "user_id": user_id, "card_id": card_id, "deck_id": deck.id,
+                "state": int(State.Review), "step": None, "stability": memory.stability,
+                "difficulty": memory.difficulty, "due": memory.due, "last_review": last,
+                "reps": answers_per_card, "lapses": 0, "introduced_at": start, "version": 1,
+            }
+        )  # fmt: skip
+    session.execute(insert(ReviewState), states)
+    session.execute(insert(ReviewLog), logs)
+    session.flush()
+    return len(logs)

@@ -136,7 +136,8 @@ def test_due_fits_exactly_the_due_people_once_and_too_little_history_never_stops
 def test_optimize_takes_either_a_person_or_due(cli: CliRunner) -> None:
     for args in ([], ["--due", "--user", "learner@example.com"]):
         result = cli.invoke(main, ["fsrs", "optimize", *args])
-        assert result.exit_code == 2 and "either --user EMAIL or --due" in result.output
+        assert result.exit_code == 2
+        assert "give one of --user EMAIL, --due or --team-deck SLUG" in result.output
 
 
 def test_due_without_the_optimizer_fails_saying_why_even_with_nobody_due(

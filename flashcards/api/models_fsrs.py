@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from pydantic import Field
 
+from ..optimizer import reschedule, retention
 from ..optimizer.fit import DEFAULTS
 from ..optimizer.store import InForce
 from ..storage.models import FsrsParameterSet
@@ -53,6 +56,17 @@ class FsrsParameterSetReply(Reply):
         )
 
 
+class TeamDeckParameters(Reply):
+    """A team deck the caller studies, with parameters fitted to all its members' answers."""
+
+    deck: str = Field(description="The deck's slug.")
+    parameters: list[float]
+    in_force: bool = Field(
+        description="Its cards are scheduled with them for the caller, who has no personal "
+        "parameters yet (their own take over once fitted and better)."
+    )
+
+
 class FsrsOverview(Reply):
     """The caller's FSRS parameters in force, where they came from, and every fit."""
 
@@ -70,6 +84,9 @@ class FsrsOverview(Reply):
         description="Whether this server can fit parameters (its optional optimizer is installed)."
     )
     history: list[FsrsParameterSetReply] = Field(description="Every fit, newest first.")
+    team_decks: list[TeamDeckParameters] = Field(
+        description="Team decks the caller studies that have parameters of their own."
+    )
 
     @classmethod
     def of(cls, state: InForce, *, optimizer_available: bool) -> FsrsOverview:
@@ -88,4 +105,77 @@ class FsrsOverview(Reply):
             else None,
             optimizer_available=optimizer_available,
             history=[FsrsParameterSetReply.of(row) for row in state.history],
+            team_decks=[
+                TeamDeckParameters(
+                    deck=deck.slug,
+                    parameters=list(deck.parameters),
+                    in_force=deck.in_force,
+                )
+                for deck in state.team_decks
+            ],
+        )
+
+
+class WorkloadDay(Reply):
+    """One study day's due cards (today's with the overdue ones)."""
+
+    day: date = Field(description="The study day, in the caller's timezone and day start.")
+    before: int = Field(description="Cards due that day as scheduled now.")
+    after: int = Field(description="Cards due that day once rescheduled.")
+
+
+class ReschedulePlan(Reply):
+    """What rescheduling the caller's review cards with the parameters in force does."""
+
+    review_cards: int = Field(description="Review cards looked at.")
+    moved: int = Field(description="Review cards whose due date changes.")
+    applied: bool = Field(description="False for a preview; true once written.")
+    days: list[WorkloadDay] = Field(description="The next 30 study days, from today.")
+
+    @classmethod
+    def of(cls, planned: reschedule.Plan, *, applied: bool) -> ReschedulePlan:
+        return cls(
+            review_cards=planned.review_cards,
+            moved=planned.moved,
+            applied=applied,
+            days=[WorkloadDay(day=d.day, before=d.before, after=d.after) for d in planned.days],
+        )
+
+
+class RetentionRow(Reply):
+    retention: float = Field(description="A desired retention.")
+    reviews_per_day: float = Field(description="Simulated reviews per day, averaged over a year.")
+    remembered: float = Field(description="Share of the introduced cards remembered at its end.")
+
+
+class RetentionOverview(Reply):
+    """The caller's collection simulated for a year at each desired retention."""
+
+    desired_retention: float = Field(description="The caller's own setting.")
+    suggested: float = Field(
+        description="The retention at which a card kept in memory costs the least review time."
+    )
+    too_high: bool = Field(
+        description="The caller's setting is above 0.97, where the workload explodes."
+    )
+    cards: int = Field(description="Live cards of the decks the caller studies.")
+    new_per_day: int
+    rows: list[RetentionRow] = Field(description="From 0.70 to 0.97, by 0.01.")
+
+    @classmethod
+    def of(cls, found: retention.RetentionView) -> RetentionOverview:
+        return cls(
+            desired_retention=found.collection.desired_retention,
+            suggested=found.suggested,
+            too_high=found.too_high,
+            cards=found.collection.cards,
+            new_per_day=found.collection.new_per_day,
+            rows=[
+                RetentionRow(
+                    retention=p.retention,
+                    reviews_per_day=p.reviews_per_day,
+                    remembered=p.remembered,
+                )
+                for p in found.points
+            ],
         )

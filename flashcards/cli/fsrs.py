@@ -1,4 +1,5 @@
-"""`flashcards fsrs ...`: fit a person's FSRS parameters, or go back to the previous ones."""
+"""`flashcards fsrs ...`: fit a person's (or a team deck's) FSRS parameters, or go back to
+a person's previous ones."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import click
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from ..optimizer import auto, store
+from ..errors import NotFound
+from ..optimizer import auto, store, team
 from ..people import accounts
 from ..storage import engine as storage_engine
 from ..storage.models import FsrsParameterSet
@@ -43,12 +45,17 @@ def fsrs_group() -> None:
     is_flag=True,
     help="Everyone due for a fit (FLASHCARDS_FSRS_AUTO_MIN_*): the command for cron.",
 )
-def optimize(email: str | None, due: bool) -> None:
-    """Fit one person's parameters, or everyone due; adopt a fit only when it predicts better."""
-    if (email is None) == (not due):
-        raise click.UsageError("give either --user EMAIL or --due")
+@click.option("--team-deck", "slug", help="A team deck: fit it to all its members' answers.")
+def optimize(email: str | None, due: bool, slug: str | None) -> None:
+    """Fit one person's parameters, everyone due, or a team deck's; adopt a fit only when it
+    predicts better."""
+    if [email is not None, due, slug is not None].count(True) != 1:
+        raise click.UsageError("give one of --user EMAIL, --due or --team-deck SLUG")
     if due:
         _optimize_due()
+        return
+    if slug is not None:
+        _optimize_team_deck(slug)
         return
     assert email is not None
     with context.open_engine() as engine:
@@ -63,12 +70,32 @@ def optimize(email: str | None, due: bool) -> None:
         click.echo(report)  # once committed: "adopted" must be true when it is read
 
 
+def _optimize_team_deck(slug: str) -> None:
+    with context.open_engine() as engine:
+        with Session(engine) as reading:
+            try:
+                deck = team.team_deck(reading, slug)
+            except NotFound as exc:
+                raise click.ClickException(str(exc)) from None
+            history = team.read_history(reading, deck)
+        click.echo(
+            f"fitting on {len(history.items)} answers of {history.members} members "
+            f"on {len({item.card_id for item in history.items})} cards"
+        )
+        outcome = team.fit(history)
+        with storage_engine.transaction(engine) as session:
+            report = _outcome(team.record(session, history, outcome, now=context.now()))
+        click.echo(report)
+
+
 def _optimize_due() -> None:
     flask_app = context.app()
     thresholds = auto.Thresholds.from_config(flask_app.config)
     engine: Engine = flask_app.extensions["flashcards.engine"]
     adopted = kept = skipped = 0
     try:
+        # Team decks first: a member's own fit is then judged against their team's new set.
+        decks = _optimize_due_team_decks(engine, thresholds)
         for result in auto.fit_due(engine, thresholds, now=context.now):
             person = result.due
             new = f"{person.new_answers} new answers on {person.new_cards} cards"
@@ -91,6 +118,35 @@ def _optimize_due() -> None:
         f"{adopted + kept + skipped} due: {adopted} adopted, {kept} kept, {skipped} skipped "
         f"(due: {thresholds.answers} new answers on {thresholds.cards} cards, "
         f"last fit {thresholds.days} days ago or more)"
+    )
+    if decks:
+        click.echo(decks)
+
+
+def _optimize_due_team_decks(engine: Engine, thresholds: auto.Thresholds) -> str | None:
+    """Fit the team decks due, a line each; the summary line, or None when none was due."""
+    counts = {"adopted": 0, "kept": 0, "skipped": 0}
+    for result in auto.fit_due_team_decks(engine, thresholds, now=context.now):
+        deck = result.due
+        new = f"{deck.new_answers} new answers on {deck.new_cards} cards"
+        if result.fitted is None:
+            counts["skipped"] += 1
+            click.echo(f"team deck {deck.slug}: skipped ({new}): {result.skipped}")
+            continue
+        fitted = result.fitted
+        counts["adopted" if fitted.adopted else "kept"] += 1
+        verdict = "adopted" if fitted.adopted else "kept the parameters in force"
+        click.echo(
+            f"team deck {deck.slug}: {verdict} ({new}); "
+            f"new {_scores(fitted.log_loss, fitted.rmse_bins)}; "
+            f"previous {_scores(fitted.previous_log_loss, fitted.previous_rmse_bins)}"
+        )
+    total = sum(counts.values())
+    if not total:
+        return None
+    return (
+        f"{total} team decks due: {counts['adopted']} adopted, {counts['kept']} kept, "
+        f"{counts['skipped']} skipped"
     )
 
 

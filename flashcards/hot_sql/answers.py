@@ -17,7 +17,15 @@ from sqlalchemy.sql.elements import BindParameter
 
 from ..decks.access import visible_decks
 from ..srs.state_rows import STATE_COLUMNS, rs
-from ..storage.models import Card, Deck, ReviewLog, SchedulerSettings, Subscription, User
+from ..storage.models import (
+    Card,
+    Deck,
+    DeckFsrsParameters,
+    ReviewLog,
+    SchedulerSettings,
+    Subscription,
+    User,
+)
 from .rawsql import Executor, Statement
 
 rl = cast(Table, ReviewLog.__table__)
@@ -41,6 +49,7 @@ _CARD_FOR_ANSWER = Statement(
         _SETTINGS.c.relearning_steps,
         _SETTINGS.c.maximum_interval,
         _SETTINGS.c.parameters,
+        Deck.owner_team_id.label("deck_team_id"),  # a team deck may have its own parameters
         _SUB.c.desired_retention.label("sub_desired_retention"),
         _SUB.c.learning_steps.label("sub_learning_steps"),
         _SUB.c.relearning_steps.label("sub_relearning_steps"),
@@ -121,6 +130,19 @@ def card_for_answer(db: Executor, user_id: int, card_id: int, review_id: str) ->
     return db.first(
         _CARD_FOR_ANSWER, {"user_id": user_id, "card_id": card_id, "review_id": review_id}
     )
+
+
+# Read apart, and only for a team deck's card answered without personal parameters: most
+# answers never need it.
+_TEAM_DECK_PARAMETERS = Statement(
+    select(DeckFsrsParameters.parameters).where(DeckFsrsParameters.deck_id == bindparam("deck_id"))
+)
+
+
+def team_deck_parameters(db: Executor, deck_id: int) -> list[float] | None:
+    """A team deck's FSRS parameters in force (`optimizer.team`), or None."""
+    row = db.first(_TEAM_DECK_PARAMETERS, {"deck_id": deck_id})
+    return list(row.parameters) if row is not None else None
 
 
 def log_of_review_id(db: Executor, review_id: str) -> Any:

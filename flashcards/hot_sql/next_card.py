@@ -16,7 +16,16 @@ from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import BindParameter
 
 from ..srs.state_rows import STATE_COLUMNS, rs
-from ..storage.models import Card, CardText, Deck, ReviewLog, SchedulerSettings, Subscription, User
+from ..storage.models import (
+    Card,
+    CardText,
+    Deck,
+    DeckFsrsParameters,
+    ReviewLog,
+    SchedulerSettings,
+    Subscription,
+    User,
+)
 from .rawsql import Executor, Statement
 
 # The review answers of a day counted at most, per deck, in the one statement of the counts:
@@ -101,6 +110,7 @@ _PLANS_SELECT = (
         _SETTINGS.c.new_per_day.label("user_new_per_day"),
         _SETTINGS.c.reviews_per_day.label("user_reviews_per_day"),
         _SETTINGS.c.parameters,
+        DeckFsrsParameters.parameters.label("deck_parameters"),  # a team deck's fit
         _count(
             rs.c.user_id == _USER,
             rs.c.deck_id == _DECK,
@@ -126,6 +136,7 @@ _PLANS_SELECT = (
     )
     .join(Deck, Deck.id == _DECK)
     .join(_SETTINGS, _SETTINGS.c.user_id == _SUB.c.user_id)
+    .outerjoin(DeckFsrsParameters, DeckFsrsParameters.deck_id == _DECK)
     .where(_SUB.c.user_id == _USER)
     .order_by(_SUB.c.created_at, Deck.slug)
 )

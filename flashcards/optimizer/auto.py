@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, and_, func, or_, select
+from sqlalchemy import Engine, Select, and_, func, or_, select
 from sqlalchemy.exc import NoResultFound
 from sqlalchemy.orm import Session, aliased
 
 from ..errors import NotEnoughHistory
 from ..storage import engine as storage_engine
-from ..storage.models import FsrsParameterSet, ReviewLog, User
-from . import store
+from ..storage.models import Deck, FsrsParameterSet, ReviewLog, User
+from . import store, team
 from .fit import load_optimizer
 
 
@@ -61,9 +61,47 @@ class Result:
 
 def due_for_fit(session: Session, thresholds: Thresholds, *, now: datetime) -> list[Due]:
     """Everyone due for a fit, in one statement over the review log and the parameter sets."""
+    answers, cards, query = _due(ReviewLog.user_id, FsrsParameterSet.user_id, thresholds, now)
+    query = (
+        query.add_columns(User.id, User.email, answers, cards)
+        .join(User, User.id == ReviewLog.user_id)
+        .group_by(User.id, User.email)
+        .order_by(User.id)
+    )
+    return [Due(*row) for row in session.execute(query)]
+
+
+@dataclass(frozen=True)
+class DeckDue:
+    deck_id: int
+    slug: str
+    new_answers: int  # by anyone: the members' when fitted
+    new_cards: int
+
+
+def team_decks_due(session: Session, thresholds: Thresholds, *, now: datetime) -> list[DeckDue]:
+    """Every team deck due for a fit of its members' answers (`optimizer.team`), on the same
+    thresholds as a person's."""
+    answers, cards, query = _due(ReviewLog.deck_id, FsrsParameterSet.deck_id, thresholds, now)
+    query = (
+        query.add_columns(Deck.id, Deck.slug, answers, cards)
+        .join(Deck, Deck.id == ReviewLog.deck_id)
+        .where(Deck.owner_team_id.is_not(None))
+        .group_by(Deck.id, Deck.slug)
+        .order_by(Deck.id)
+    )
+    return [DeckDue(*row) for row in session.execute(query)]
+
+
+def _due(
+    log_owner: Any, set_owner: Any, thresholds: Thresholds, now: datetime
+) -> tuple[Any, Any, Select[Any]]:
+    """The review log's answers and cards new since each owner's (a person's, a deck's)
+    latest fit, and the statement that keeps the owners past the thresholds."""
     latest = (
-        select(FsrsParameterSet.user_id, func.max(FsrsParameterSet.id).label("id"))
-        .group_by(FsrsParameterSet.user_id)
+        select(set_owner.label("owner"), func.max(FsrsParameterSet.id).label("id"))
+        .where(set_owner.is_not(None))
+        .group_by(set_owner)
         .subquery()
     )
     last = aliased(FsrsParameterSet)
@@ -75,10 +113,9 @@ def due_for_fit(session: Session, thresholds: Thresholds, *, now: datetime) -> l
     answers = func.count(ReviewLog.id)
     cards = func.count(ReviewLog.card_id.distinct())
     query = (
-        select(User.id, User.email, answers, cards)
+        select()
         .select_from(ReviewLog)
-        .join(User, User.id == ReviewLog.user_id)
-        .outerjoin(latest, latest.c.user_id == ReviewLog.user_id)
+        .outerjoin(latest, latest.c.owner == log_owner)
         .outerjoin(last, last.id == latest.c.id)
         .where(
             or_(
@@ -86,11 +123,9 @@ def due_for_fit(session: Session, thresholds: Thresholds, *, now: datetime) -> l
                 and_(last.created_at <= now - timedelta(days=thresholds.days), new_since_last),
             )
         )
-        .group_by(User.id, User.email)
         .having(answers >= thresholds.answers, cards >= thresholds.cards)
-        .order_by(User.id)
     )
-    return [Due(*row) for row in session.execute(query)]
+    return answers, cards, query
 
 
 def fit_due(
@@ -122,3 +157,33 @@ def fit_due(
             yield Result(person, None, "the account no longer exists")
         else:
             yield Result(person, fitted, None)
+
+
+@dataclass(frozen=True)
+class DeckResult:
+    due: DeckDue
+    fitted: FsrsParameterSet | None
+    skipped: str | None
+
+
+def fit_due_team_decks(
+    engine: Engine, thresholds: Thresholds, *, now: Callable[[], datetime]
+) -> Iterator[DeckResult]:
+    """As `fit_due`, for the team decks due (`optimizer.team`)."""
+    load_optimizer()
+    with Session(engine) as session:
+        due = team_decks_due(session, thresholds, now=now())
+    for deck_due in due:
+        try:
+            with Session(engine) as reading:
+                deck = reading.get(Deck, deck_due.deck_id)
+                if deck is None:
+                    yield DeckResult(deck_due, None, "the deck no longer exists")
+                    continue
+                fitted = team.optimize(
+                    reading, lambda: storage_engine.transaction(engine), deck, now=now()
+                )
+        except NotEnoughHistory as exc:
+            yield DeckResult(deck_due, None, str(exc))
+        else:
+            yield DeckResult(deck_due, fitted, None)

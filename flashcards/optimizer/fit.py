@@ -119,9 +119,12 @@ def fit_and_judge(
     items: Sequence[TrainingItem],
     current: Sequence[float] | None,
     minimum: HistoryMinimum = MINIMUM,
+    rivals: Sequence[Sequence[float]] = (),
 ) -> FitOutcome:
     """Fit on the earlier answers, score the fit, the parameters in force (None: defaults)
-    and the defaults on the later ones, and say whether the fit is to be adopted."""
+    and the defaults on the later ones, and say whether the fit is to be adopted: it must
+    beat the parameters in force and each of the `rivals` (sets the person's cards are also
+    scheduled with: their team decks')."""
     load_optimizer()  # before the history is judged: a missing package is the first thing to say
     cards = cards_of(items)
     if len(items) < minimum.answers or cards < minimum.cards:
@@ -142,7 +145,8 @@ def fit_and_judge(
         scores=scores,
         previous=previous,
         defaults=defaults,
-        adopt=judge(scores, previous),
+        adopt=judge(scores, previous)
+        and all(judge(scores, score(rival, held_out)) for rival in rivals),
     )
 
 

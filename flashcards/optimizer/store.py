@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 
@@ -25,7 +25,14 @@ from sqlalchemy.orm import Session
 
 from ..errors import NothingToRevert, OptimizerUnavailable
 from ..people.accounts import user_clock
-from ..storage.models import FsrsParameterSet, ReviewLog, SchedulerSettings
+from ..storage.models import (
+    Deck,
+    DeckFsrsParameters,
+    FsrsParameterSet,
+    ReviewLog,
+    SchedulerSettings,
+    Subscription,
+)
 from .fit import (
     DEFAULTS,
     MINIMUM,
@@ -39,10 +46,22 @@ from .items import LoggedAnswer, TrainingItem, training_items
 
 
 @dataclass(frozen=True)
+class TeamDeckSet:
+    """A team deck the person studies whose members' answers were fitted (`optimizer.team`)."""
+
+    deck_id: int
+    slug: str
+    parameters: tuple[float, ...]
+    in_force: bool  # on that deck: the person has no parameters of their own (`config_from`)
+
+
+@dataclass(frozen=True)
 class InForce:
     parameters: tuple[float, ...]  # what the scheduler uses
     set: FsrsParameterSet | None  # where they came from; None: py-fsrs's defaults
     history: list[FsrsParameterSet]  # every fit, newest first
+    # Their team decks' sets: in force on those decks while the person has no own parameters.
+    team_decks: list[TeamDeckSet] = field(default_factory=list)
 
     @property
     def reverts_to(self) -> FsrsParameterSet | None:
@@ -60,6 +79,9 @@ class History:
     parameters: list[float] | None  # None: the defaults
     # The newest review-log row there was: the automatic trigger counts new answers from it.
     end_log_id: int | None  # None: no answers at all
+    # Without personal parameters, the team decks' sets the person studies with: a fit must
+    # beat them too before the person moves to their own (see `optimizer.team`).
+    rivals: tuple[tuple[float, ...], ...] = ()
 
     @property
     def cards(self) -> int:
@@ -82,13 +104,25 @@ def read_history(session: Session, user_id: int) -> History:
     )
     items = training_items(answers, user_clock(session, user_id))
     settings = _settings(session, user_id, lock=False)
-    return History(user_id, items, settings.parameters, end)
+    return History(user_id, items, settings.parameters, end, _team_rivals(session, settings))
+
+
+def _team_rivals(session: Session, settings: SchedulerSettings) -> tuple[tuple[float, ...], ...]:
+    if settings.parameters:
+        return ()  # already on their own, adopted against the team's
+    sets = session.scalars(
+        select(DeckFsrsParameters.parameters)
+        .join(Subscription, Subscription.deck_id == DeckFsrsParameters.deck_id)
+        .where(Subscription.user_id == settings.user_id)
+        .order_by(DeckFsrsParameters.deck_id)
+    )
+    return tuple(dict.fromkeys(tuple(parameters) for parameters in sets))
 
 
 def fit(history: History, minimum: HistoryMinimum = MINIMUM) -> FitOutcome:
     """The fit and its judgement: CPU only, so the caller runs it outside any transaction
     (up to a second for 100,000 answers, which no write lock should wait on)."""
-    return fit_and_judge(history.items, history.parameters, minimum)
+    return fit_and_judge(history.items, history.parameters, minimum, history.rivals)
 
 
 def record(
@@ -187,7 +221,17 @@ def in_force(session: Session, user_id: int) -> InForce:
         )
     )
     parameters = tuple(settings.parameters) if settings.parameters else DEFAULTS
-    return InForce(parameters, standing[0] if standing else None, history)
+    team_decks = [
+        TeamDeckSet(deck_id, slug, tuple(team_parameters), not settings.parameters)
+        for deck_id, slug, team_parameters in session.execute(
+            select(Deck.id, Deck.slug, DeckFsrsParameters.parameters)
+            .join(DeckFsrsParameters, DeckFsrsParameters.deck_id == Deck.id)
+            .join(Subscription, Subscription.deck_id == Deck.id)
+            .where(Subscription.user_id == user_id)
+            .order_by(Deck.slug)
+        )
+    ]
+    return InForce(parameters, standing[0] if standing else None, history, team_decks)
 
 
 def _adopted_standing(session: Session, user_id: int) -> list[FsrsParameterSet]:

@@ -172,7 +172,7 @@ def _plans(
             reviewed = sql.reviewed(conn, user_id, row.deck_id, day_start, review_limit)
         plans[row.deck_id] = _DeckPlan(
             slug=row.slug,
-            config=config_from(_UserSettings(row), row),
+            config=config_from(_UserSettings(row), row, row.deck_parameters),
             new=max(0, min(new_left, new_limit - row.introduced)),
             learning=row.learning - row.retired_learning,
             review=max(0, min(due_reviews, review_limit - reviewed)),

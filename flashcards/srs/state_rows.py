@@ -19,14 +19,22 @@ STATE_COLUMNS = ("state", "step", "stability", "difficulty", "due", "last_review
 rs = cast(Table, ReviewState.__table__)
 
 
-def config_from(settings: Any, subscription: Any | None = None) -> SchedulerConfig:
-    """Scheduler settings of a user, with a subscription's non-NULL overrides on top."""
+def config_from(
+    settings: Any, subscription: Any | None = None, deck_parameters: Any | None = None
+) -> SchedulerConfig:
+    """Scheduler settings of a user, with a subscription's non-NULL overrides on top.
+
+    The FSRS parameters in force: the person's own when they have some (fitted, and adopted
+    only when they predicted the person better than those they replaced, a team deck's
+    included: `optimizer.store`), else the deck's team fit (`deck_parameters`), else None,
+    py-fsrs's defaults.
+    """
 
     def pick(name: str) -> Any:
         override = getattr(subscription, name, None) if subscription is not None else None
         return override if override is not None else getattr(settings, name)
 
-    params = settings.parameters
+    params = settings.parameters or deck_parameters
     return SchedulerConfig(
         desired_retention=pick("desired_retention"),
         learning_steps=tuple(pick("learning_steps")),

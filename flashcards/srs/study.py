@@ -178,7 +178,10 @@ def prepare_answer(
     if before is None and row.retired_at is not None:
         raise CardRetired("this card was retired from its deck and is no longer introduced")
 
-    config = config_from(row, _Overrides(row))
+    team_fit = None
+    if row.parameters is None and row.deck_team_id is not None:
+        team_fit = sql.team_deck_parameters(db, row.deck_id)
+    config = config_from(row, _Overrides(row), team_fit)
     reps_before = before.reps if before else 0
     seed = fuzz_seed(user_id, card_id, reps_before)
     after = review(

@@ -396,7 +396,10 @@ class FsrsParameterSet(Base):
     __tablename__ = "fsrs_parameter_sets"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    # Whose answers it was fitted to: a person's, or (NULL here) a team deck's members' on it.
+    user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
     parameters: Mapped[list[float]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column()
     answers: Mapped[int] = mapped_column(Integer)  # training items: answers on a later day
@@ -413,6 +416,25 @@ class FsrsParameterSet(Base):
     # answers new since this fit, whatever their `reviewed_at` (imported answers are dated in
     # the past). None: recorded without it (before 0016, or by a path that does not set it).
     history_end_log_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    # A team deck's set (optimizer.team): fitted to all its members' answers on it.
+    deck_id: Mapped[int | None] = mapped_column(
+        ForeignKey("decks.id", ondelete="CASCADE"), index=True, default=None
+    )
+
+    __table_args__ = (CheckConstraint("(user_id IS NULL) <> (deck_id IS NULL)", name="one_owner"),)
+
+
+class DeckFsrsParameters(Base):
+    """A team deck's FSRS parameters in force, fitted to its members' answers on it (see
+    optimizer.team): its cards are scheduled with them for a member without personal ones.
+    No row: no team fit adopted (and never one for other decks)."""
+
+    __tablename__ = "deck_fsrs_parameters"
+
+    deck_id: Mapped[int] = mapped_column(
+        ForeignKey("decks.id", ondelete="CASCADE"), primary_key=True
+    )
+    parameters: Mapped[list[float]] = mapped_column(JSON)
 
 
 # --- Password reset links (flashcards/people/resets.py) ---

@@ -1,5 +1,6 @@
 """Personal FSRS on the settings page: the parameters in force, every fit, "Optimize now"
-and "Go back to the previous parameters".
+and "Go back to the previous parameters"; and rescheduling with them, previewed on a page of
+its own (the preview replays the whole review log, which the settings page should not wait on).
 
 The fit and the revert are `optimizer.store`'s, as the API's (`api/fsrs.py`) are; this
 module only words their outcomes.
@@ -10,18 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from babel.numbers import format_decimal
-from flask import flash, redirect, url_for
+from flask import flash, redirect, render_template, url_for
 from flask_babel import gettext as _
+from flask_babel import ngettext
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from ..errors import NotEnoughHistory, NothingToRevert, OptimizerUnavailable
 from ..http.request_db import db, write_transaction, writes
 from ..http.request_policies import reserve_fit
-from ..optimizer import store
+from ..optimizer import reschedule, retention, store
 from ..optimizer.fit import DEFAULTS, MINIMUM, HistoryMinimum
 from ..people.ratelimit import RateLimited
-from ..storage.models import FsrsParameterSet
+from ..storage.models import FsrsParameterSet, SchedulerSettings
+from ..storage.retry import with_retries
 from ..storage.schema import utcnow
 from . import bp
 from .auth import login_required, user_id
@@ -35,6 +38,13 @@ class FsrsSection:
     state: store.InForce
     unavailable: str | None  # why this server cannot fit, translated; None: it can
     minimum: HistoryMinimum
+    desired_retention: float
+
+    high_retention = retention.HIGH_RETENTION
+
+    @property
+    def retention_too_high(self) -> bool:
+        return self.desired_retention > retention.HIGH_RETENTION
 
     @property
     def current(self) -> FsrsParameterSet | None:
@@ -56,7 +66,10 @@ class FsrsSection:
 
 
 def section(session: Session, uid: int) -> FsrsSection:
-    return FsrsSection(store.in_force(session, uid), _unavailable_reason(), MINIMUM)
+    settings = session.get_one(SchedulerSettings, uid)
+    return FsrsSection(
+        store.in_force(session, uid), _unavailable_reason(), MINIMUM, settings.desired_retention
+    )
 
 
 def _unavailable_reason() -> str | None:
@@ -156,3 +169,57 @@ def revert_fsrs() -> Response:
     else:
         flash(_("Back to the parameters fitted on %(date)s.", date=when(state.set.created_at)))
     return _back_to_settings()
+
+
+def _reschedule_plan(uid: int) -> reschedule.Plan:
+    session = db()
+    planned = reschedule.plan(session, uid, now=utcnow())
+    session.rollback()  # the read is over: nothing held while the page is built
+    return planned
+
+
+@bp.get("/settings/fsrs/reschedule")
+@login_required
+def reschedule_preview() -> str:
+    planned = _reschedule_plan(user_id())
+    return render_template("fsrs_reschedule.html", plan=planned)
+
+
+@bp.post("/settings/fsrs/reschedule")
+@login_required
+def reschedule_apply() -> Response:
+    uid = user_id()
+
+    def attempt() -> reschedule.Plan:
+        planned = _reschedule_plan(uid)
+        with write_transaction() as session:
+            reschedule.apply(session, planned)
+        return planned
+
+    planned = with_retries(attempt)
+    flash(
+        ngettext(
+            "%(num)d review card rescheduled with the parameters in force.",
+            "%(num)d review cards rescheduled with the parameters in force.",
+            planned.moved,
+        )
+    )
+    return _back_to_settings()
+
+
+@bp.get("/settings/fsrs/retention")
+@login_required
+def retention_view() -> str:
+    session = db()
+    found = retention.collection(session, user_id())
+    session.rollback()  # the simulation holds nothing open
+    try:
+        simulated: retention.RetentionView | None = retention.view(found)
+    except OptimizerUnavailable:
+        simulated = None
+    return render_template(
+        "fsrs_retention.html",
+        view=simulated,
+        unavailable=_unavailable_reason(),
+        high=retention.HIGH_RETENTION,
+    )

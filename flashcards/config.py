@@ -122,6 +122,9 @@ def settings_from_env(instance_path: Path) -> dict[str, Any]:
         # How many reverse proxies stand in front: their X-Forwarded-* headers are believed,
         # so rate limits see the client's address instead of the proxy's. 0: none believed.
         "TRUSTED_PROXIES": _env_int("FLASHCARDS_TRUSTED_PROXIES", 0),
+        # Anki sync bodies: this many bytes compressed, three times that decompressed (Anki's
+        # own server's 100 MB limit by default).
+        "SYNC_MAX_BYTES": _env_int("FLASHCARDS_SYNC_MAX_BYTES", 100 * MiB),
     }
 
 

@@ -6,6 +6,7 @@ from datetime import date, datetime
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     CheckConstraint,
     Float,
@@ -405,3 +406,52 @@ class FsrsParameterSet(Base):
     # answers new since this fit, whatever their `reviewed_at` (imported answers are dated in
     # the past). None: recorded without it (before 0016, or by a path that does not set it).
     history_end_log_id: Mapped[int | None] = mapped_column(Integer, default=None)
+
+
+# --- Anki sync (flashcards/anki_sync/) ---
+
+
+class AnkiDevice(Base):
+    """An Anki client signed in to sync (`hostKey`): only the SHA-256 of its host key is
+    stored. Deleting the row (the tokens page, or a new password with "sign out everywhere")
+    ends the device's syncing."""
+
+    __tablename__ = "anki_devices"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    # What the client says it is ("anki,26.09.3 (abcdef),lin"), to tell devices apart.
+    client_version: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_sync_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class AnkiCollection(Base):
+    """What Anki's sync calls a person's collection's stamps. `scm` (milliseconds) is the
+    collection's schema time: a device holding another one must make a full sync first."""
+
+    __tablename__ = "anki_collections"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    scm: Mapped[int] = mapped_column(BigInteger)
+    usn: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class AnkiSyncSession(Base):
+    """A device's sync under way, between its requests: in the database, so that its
+    requests may reach different instances. One per device; a new sync replaces it, and a
+    request naming another session id (`session_key`, the client's `s`) is refused."""
+
+    __tablename__ = "anki_sync_sessions"
+
+    device_id: Mapped[int] = mapped_column(
+        ForeignKey("anki_devices.id", ondelete="CASCADE"), primary_key=True
+    )
+    session_key: Mapped[str] = mapped_column(String(200))
+    started_at: Mapped[datetime] = mapped_column()
+    updated_at: Mapped[datetime] = mapped_column()
+    # What the protocol's next step needs (its cursor, the client's minimum usn...).
+    state: Mapped[dict[str, object]] = mapped_column(JSON, default=dict)

@@ -34,6 +34,10 @@ class DeviceInfo:
     created_at: datetime
     last_sync_at: datetime | None
 
+    @property
+    def client_name(self) -> str:
+        return client_name(self.client_version)
+
 
 def issue_key(session: Session, user_id: int, *, client_version: str, now: datetime) -> str:
     """A new device for the user: its host key, to be sent once."""

@@ -9,8 +9,8 @@ The real client against a real server is in `test_anki_sync_client.py`.
 from __future__ import annotations
 
 import io
-import os
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any

@@ -13,10 +13,10 @@ from flask_babel import force_locale, ngettext
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
+from ..anki_sync import devices as anki_devices
 from ..errors import InvalidInput, NotFound
 from ..http.request_db import begin_writing, db, writes
 from ..http.request_policies import change_password_limited, token_key, token_limiter
-from ..anki_sync import devices as anki_devices
 from ..people import accounts, apitokens
 from ..people.ratelimit import RateLimited
 from ..srs.settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_settings

@@ -19,7 +19,7 @@ import pytest
 import zstandard
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, delete, func, select
 from werkzeug.test import TestResponse
 
 from flashcards.anki_sync import wire
@@ -304,7 +304,7 @@ def test_a_revoked_key_is_forbidden_and_writes_nothing(
 ) -> None:
     key = host_key(client)
     with transaction(engine) as s:
-        s.execute(AnkiDevice.__table__.delete())
+        s.execute(delete(AnkiDevice))
     refused(post(client, "meta", {"v": 11, "cv": CLIENT}, key=key), 403, "Forbidden")
     refused(post(client, "download", {}, key=key), 403, "Forbidden")
     assert count(engine, AnkiCollection) == 0 and count(engine, AnkiSyncSession) == 0

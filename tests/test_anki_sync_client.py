@@ -55,12 +55,15 @@ def person(engine: Engine) -> Person:
         ids = card_ids(s, shipped.id)
         for card_id in ids[:3]:  # answered long ago: learning cards due now
             answer(s, uid, card_id, 3, now=now - timedelta(days=3))
+        week_ago = now - timedelta(days=9)
         for card_id in ids[3:5]:  # reviews due well before today ends
-            set_state(s, uid, card_id, state=State.Review, due=now - timedelta(days=2),
-                      last_review=now - timedelta(days=9), introduced_at=now - timedelta(days=9))  # fmt: skip
+            due = now - timedelta(days=2)
+            set_state(s, uid, card_id, state=State.Review, due=due, last_review=week_ago,
+                      introduced_at=week_ago)  # fmt: skip
         for card_id in ids[5:7]:  # reviews due in a few days
-            set_state(s, uid, card_id, state=State.Review, due=now + timedelta(days=4),
-                      last_review=now - timedelta(days=3), introduced_at=now - timedelta(days=9))  # fmt: skip
+            due = now + timedelta(days=4)
+            set_state(s, uid, card_id, state=State.Review, due=due, last_review=week_ago,
+                      introduced_at=week_ago)  # fmt: skip
         own = make_deck(s, "own-deck", 6, locales=("en",))
         subscribe(s, uid, own, "en", new_per_day=2)
     return Person(uid, [shipped.id, own.id])

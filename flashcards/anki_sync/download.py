@@ -13,22 +13,29 @@ from __future__ import annotations
 import json
 import sqlite3
 import tempfile
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..anki import schema
-from ..anki.export import Collection, collection_conf, deck_rows, write_collection
+from ..anki.export import (
+    LOCALE_SLOTS,
+    Collection,
+    collection_conf,
+    deck_rows,
+    write_collection,
+)
 from ..anki.scheduling_out import SchedulingContext
 from ..anki.tables import table
 from ..errors import NotFound
 from ..srs.queue import new_allowance
 from ..srs.settings import scheduler_defaults
 from ..storage.models import Deck, ReviewLog, ReviewState, SchedulerSettings, Subscription, User
-from . import sessions
+from . import sessions, snapshot
 
 # Deck ids: room for a deck's parent and one subdeck per language under each of our decks.
 DECK_ID_STRIDE = 128
@@ -80,15 +87,23 @@ def _options(settings: SchedulerSettings, sched: SchedulingContext, mod_ms: int,
     )
 
 
-def build(session: Session, user_id: int, *, now: datetime) -> Collection:
-    """The person's collection, as a download gives it."""
+@dataclass
+class Projection:
+    """The person's collection built from our data, with the review-log row behind each of
+    its revlog rows (`log_ids[i]` for `collection.revlog[i]`)."""
+
+    collection: Collection
+    log_ids: list[int]
+
+
+def build(session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: int) -> Projection:
+    """The person's collection as a device gets it, stamped `mod_ms` and `usn`."""
     user = session.get(User, user_id)
     if user is None:
         raise NotFound("no such user")
     own = session.get(SchedulerSettings, user_id) or SchedulerSettings(
         user_id=user_id, **scheduler_defaults()
     )
-    stamps = sessions.meta(session, user_id, now)
     subs = session.execute(
         select(Subscription, Deck)
         .join(Deck, Deck.id == Subscription.deck_id)
@@ -101,14 +116,16 @@ def build(session: Session, user_id: int, *, now: datetime) -> Collection:
     for row in session.execute(select(states_t).where(states_t.c.user_id == user_id)):
         states.setdefault(row.deck_id, {})[row.card_id] = row
     logs: dict[int, dict[int, list[Any]]] = {}
+    logs_by_card: dict[int, list[Any]] = {}
     for log in session.execute(
         select(logs_t)
         .where(logs_t.c.user_id == user_id)
         .order_by(logs_t.c.card_id, logs_t.c.reviewed_at, logs_t.c.id)
     ):
-        logs.setdefault(log.deck_id, {}).setdefault(log.card_id, []).append(log)
+        card_logs = logs.setdefault(log.deck_id, {}).setdefault(log.card_id, [])
+        card_logs.append(log)
+        logs_by_card[log.card_id] = card_logs
 
-    mod_ms = stamps.mod
     taken_revlog_ids: dict[int, int] = {}  # revlog ids are unique across the collection
     default_sched = SchedulingContext(user, own, user.locale, {}, {}, now)
     decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000)]
@@ -153,15 +170,43 @@ def build(session: Session, user_id: int, *, now: datetime) -> Collection:
         revlog.extend(rows.revlog)
         card_count += rows.card_count
     conf = collection_conf(card_count, default_sched)
-    return Collection(conf, decks, dconf, mod_ms, notes, cards, revlog, stamps.scm, stamps.usn)
+    scm = sessions.collection(session, user_id, now).scm
+    built = Collection(conf, decks, dconf, mod_ms, notes, cards, revlog, scm, usn)
+    # Each card's revlog rows follow its log in order (`revlog_rows`), so they pair up.
+    next_of_card: dict[int, int] = {}
+    log_ids = []
+    for entry in revlog:
+        card_id = (entry[1] - schema.ID_BASE) // LOCALE_SLOTS
+        i = next_of_card.get(card_id, 0)
+        next_of_card[card_id] = i + 1
+        log_ids.append(logs_by_card[card_id][i].id)
+    return Projection(built, log_ids)
+
+
+def newest_log_id(session: Session, user_id: int) -> int:
+    return int(
+        session.scalar(select(func.max(ReviewLog.id)).where(ReviewLog.user_id == user_id)) or 0
+    )
 
 
 def collection_file(session: Session, user_id: int, *, now: datetime) -> bytes:
-    """The bytes of the person's collection file, every row marked as the server's."""
-    built = build(session, user_id, now=now)
+    """The bytes of the person's collection file, every row marked as the server's; from
+    here on the device holds it (the usn bookkeeping of `snapshot` starts again from it)."""
+    stamps = sessions.collection(session, user_id, now)
+    print_ = sessions.fingerprint(session, user_id)
+    mod = sessions.meta(session, user_id, now).mod
+    held_at = stamps.usn
+    # The file carries the next usn: what changes from now on is above what it holds.
+    projection = build(session, user_id, now=now, mod_ms=mod, usn=held_at + 1)
+    snapshot.record_all(session, user_id, snapshot.objects(projection.collection), held_at)
+    stamps.usn = held_at + 1
+    stamps.mod = mod
+    stamps.fingerprint = print_
+    stamps.log_marks = {str(held_at + 1): newest_log_id(session, user_id)}
+    session.flush()
     with tempfile.TemporaryDirectory(prefix="flashcards-sync-") as tmp:
         path = Path(tmp) / "collection.anki2"
-        write_collection(path, built)
+        write_collection(path, projection.collection)
         _as_servers(path)
         return path.read_bytes()
 

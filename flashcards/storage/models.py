@@ -438,6 +438,13 @@ class AnkiCollection(Base):
     )
     scm: Mapped[int] = mapped_column(BigInteger)
     usn: Mapped[int] = mapped_column(Integer, default=0)
+    # The `mod` devices were last given, and a fingerprint of what the collection held then:
+    # while the fingerprint stays, a device with that `mod` has nothing to fetch.
+    mod: Mapped[int] = mapped_column(BigInteger, default=0)
+    fingerprint: Mapped[str] = mapped_column(String(64), default="")
+    # For each usn a device may hold (its `minUsn`), the newest review-log row it has: the
+    # answers written after it are the ones to send.
+    log_marks: Mapped[dict[str, int]] = mapped_column(JSON, default=dict)
 
 
 class AnkiSyncSession(Base):
@@ -455,3 +462,20 @@ class AnkiSyncSession(Base):
     updated_at: Mapped[datetime] = mapped_column()
     # What the protocol's next step needs (its cursor, the client's minimum usn...).
     state: Mapped[dict[str, object]] = mapped_column(JSON, default=dict)
+
+
+class AnkiSyncObject(Base):
+    """What devices last got of one object of a person's collection (a card, note, deck,
+    options group or note type, by its Anki id): a digest of its content and the usn at
+    which it changed. A sync compares the collection built from our data with these to find
+    what changed since a device's `minUsn`; a NULL digest is a deletion (Anki's grave)."""
+
+    __tablename__ = "anki_sync_objects"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    kind: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    oid: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    usn: Mapped[int] = mapped_column(Integer)
+    digest: Mapped[str | None] = mapped_column(String(40))

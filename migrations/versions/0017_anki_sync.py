@@ -1,4 +1,4 @@
-"""anki_devices, anki_collections, anki_sync_sessions: Anki clients syncing with the service
+"""anki_devices, anki_collections, anki_sync_sessions, anki_sync_objects: Anki clients syncing
 
 Revision ID: 0017
 Revises: 0016
@@ -44,6 +44,9 @@ def upgrade() -> None:
         sa.Column("user_id", sa.Integer(), nullable=False),
         sa.Column("scm", sa.BigInteger(), nullable=False),
         sa.Column("usn", sa.Integer(), nullable=False),
+        sa.Column("mod", sa.BigInteger(), nullable=False),
+        sa.Column("fingerprint", sa.String(length=64), nullable=False),
+        sa.Column("log_marks", sa.JSON(), nullable=False),
         sa.ForeignKeyConstraint(
             ["user_id"],
             ["users.id"],
@@ -69,8 +72,25 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("device_id", name=op.f("pk_anki_sync_sessions")),
     )
 
+    op.create_table(
+        "anki_sync_objects",
+        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("kind", sa.SmallInteger(), nullable=False),
+        sa.Column("oid", sa.BigInteger(), nullable=False),
+        sa.Column("usn", sa.Integer(), nullable=False),
+        sa.Column("digest", sa.String(length=40), nullable=True),
+        sa.ForeignKeyConstraint(
+            ["user_id"],
+            ["users.id"],
+            name=op.f("fk_anki_sync_objects_user_id_users"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("user_id", "kind", "oid", name=op.f("pk_anki_sync_objects")),
+    )
+
 
 def downgrade() -> None:
+    op.drop_table("anki_sync_objects")
     op.drop_table("anki_sync_sessions")
     op.drop_table("anki_collections")
     with op.batch_alter_table("anki_devices", schema=None) as batch_op:

@@ -170,6 +170,9 @@ def build(session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: in
         revlog.extend(rows.revlog)
         card_count += rows.card_count
     conf = collection_conf(card_count, default_sched)
+    # Anki's v3 scheduler, the only one current clients study with (a v2 collection is
+    # refused by their scheduler until upgraded).
+    conf["sched2021"] = True
     scm = sessions.collection(session, user_id, now).scm
     built = Collection(conf, decks, dconf, mod_ms, notes, cards, revlog, scm, usn)
     # Each card's revlog rows follow its log in order (`revlog_rows`), so they pair up.

@@ -10,11 +10,13 @@ a refused one writes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from http import HTTPStatus
 from typing import Any
 
 from flask import Blueprint, Flask, current_app, g, request
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.wrappers import Response
 
@@ -25,7 +27,7 @@ from ..http.request_policies import signed_in, token_key, token_limiter
 from ..people.ratelimit import RateLimited
 from ..storage.engine import database_unavailable
 from ..storage.schema import utcnow
-from . import devices, download, sessions, wire
+from . import devices, download, normal, sessions, wire
 from .devices import Device
 
 bp = Blueprint("anki_sync", __name__)
@@ -111,6 +113,14 @@ def download_collection(header: wire.SyncHeader, body: bytes) -> Response:
     return _answer(data)
 
 
+def _finish(
+    session: Session, device: Device, session_key: str, body: dict[str, Any], now: datetime
+) -> int:
+    mod = normal.finish(session, device, session_key, now)
+    devices.mark_synced(session, device.id, client_version=_header().client, now=now)
+    return mod
+
+
 def abort(header: wire.SyncHeader, body: bytes) -> Response:
     device = _device(header)
     session = begin_writing()
@@ -120,9 +130,33 @@ def abort(header: wire.SyncHeader, body: bytes) -> Response:
     return _answer(b"null")
 
 
+def _step(
+    work: Callable[[Session, Device, str, dict[str, Any], datetime], Any],
+) -> Callable[[wire.SyncHeader, bytes], Response]:
+    """A step of a normal sync: the device's key, its sync under way (409 for another
+    session id), the step's own work, committed as one transaction."""
+
+    def handler(header: wire.SyncHeader, body: bytes) -> Response:
+        request_ = wire.json_object(body)
+        device = _device(header)
+        session = begin_writing()
+        result = work(session, device, header.session, request_, utcnow())
+        session.commit()
+        return _answer(wire.encode_json(result))
+
+    return handler
+
+
 METHODS: dict[str, Callable[[wire.SyncHeader, bytes], Response]] = {
     "hostKey": host_key,
     "meta": meta,
+    "start": _step(lambda s, d, k, b, now: normal.start(s, d, k, b, now)),
+    "applyGraves": _step(lambda s, d, k, b, now: normal.apply_graves(s, d, k, b)),
+    "applyChanges": _step(lambda s, d, k, b, now: normal.apply_changes(s, d, k, b)),
+    "chunk": _step(lambda s, d, k, b, now: normal.chunk(s, d, k, now)),
+    "applyChunk": _step(lambda s, d, k, b, now: normal.apply_chunk(s, d, k, b, now)),
+    "sanityCheck2": _step(lambda s, d, k, b, now: normal.sanity_check(s, d, k, b)),
+    "finish": _step(_finish),
     "download": download_collection,
     "abort": abort,
 }

@@ -22,18 +22,24 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine, delete, func, select
 from werkzeug.test import TestResponse
 
-from flashcards.anki_sync import wire
+from flashcards.anki_sync import snapshot, wire
 from flashcards.people import accounts
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
     AnkiCollection,
     AnkiDevice,
+    AnkiSyncObject,
     AnkiSyncSession,
+    Card,
     Deck,
     RateLimitCount,
+    ReviewLog,
+    SchedulerSettings,
+    Subscription,
 )
+from flashcards.storage.schema import utcnow
 from tests.conftest import load_shipped_decks
-from tests.factories import PASSWORD, answer, card_ids, make_user, subscribe
+from tests.factories import PASSWORD, answer, card_ids, make_deck, make_user, subscribe
 from tests.web_helpers import csrf
 
 CLIENT = "anki,26.09.3 (test),lin"
@@ -444,3 +450,170 @@ def test_a_new_password_alone_keeps_devices(
         },
     )
     assert count(engine, AnkiDevice) == 1
+
+
+# --- a normal sync, step by step ---
+
+ID_BASE = 1_600_000_000_000
+
+
+@pytest.fixture
+def synced(client: FlaskClient, engine: Engine, person: int) -> tuple[str, int]:
+    """A device that downloaded the collection and began a normal sync ("n1"): its key and
+    the usn it holds."""
+    key = host_key(client)
+    post(client, "meta", {"v": 11, "cv": CLIENT}, key=key, session="d")
+    decoded(post(client, "download", {}, key=key, session="d"))
+    meta = answer_json(post(client, "meta", {"v": 11, "cv": CLIENT}, key=key, session="n1"))
+    return key, int(meta["usn"])
+
+
+def start(client: FlaskClient, key: str, usn: int, session: str = "n1") -> Any:
+    body = {"minUsn": usn, "lnewer": True, "graves": None}
+    return answer_json(post(client, "start", body, key=key, session=session))
+
+
+def test_start_gives_no_graves_when_nothing_was_removed(
+    client: FlaskClient, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    assert start(client, key, usn) == {"cards": [], "notes": [], "decks": []}
+
+
+def test_start_gives_the_cards_of_a_deck_left_as_graves(
+    client: FlaskClient, engine: Engine, person: int, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    with transaction(engine) as s:
+        s.execute(delete(Subscription).where(Subscription.user_id == person))
+    graves = start(client, key, usn)
+    assert len(graves["cards"]) == 15 and len(graves["notes"]) == 15
+    assert len(graves["decks"]) == 1
+
+
+def test_start_needs_the_sync_meta_began(client: FlaskClient, synced: tuple[str, int]) -> None:
+    key, usn = synced
+    body = {"minUsn": usn, "lnewer": True, "graves": None}
+    refused(post(client, "start", body, key=key, session="not-begun"), 409, "Conflict")
+    refused(post(client, "start", {"minUsn": "1"}, key=key, session="n1"), 400, "Bad Request")
+
+
+def test_apply_graves_keeps_what_we_hold(
+    client: FlaskClient, engine: Engine, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    start(client, key, usn)
+    card = ID_BASE + card_id_of(engine, 1) * 64
+    body = {"chunk": {"cards": [card], "notes": [], "decks": []}}
+    assert answer_json(post(client, "applyGraves", body, key=key, session="n1")) is None
+    # Deleted on the device only: the next sync sends it again.
+    with engine.connect() as conn:
+        digest = conn.scalar(
+            select(AnkiSyncObject.digest).where(
+                AnkiSyncObject.oid == card, AnkiSyncObject.kind == snapshot.CARD
+            )
+        )
+    assert digest == ""
+
+
+def test_apply_changes_answers_the_servers_changes(
+    client: FlaskClient, engine: Engine, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    with transaction(engine) as s:
+        settings = s.get(SchedulerSettings, 1)
+        assert settings is not None
+        settings.new_per_day = 7
+    start(client, key, usn)
+    body = {"changes": {"models": [], "decks": [[], []], "tags": []}}
+    changes = answer_json(post(client, "applyChanges", body, key=key, session="n1"))
+    assert changes["models"] == [] and changes["tags"] == []
+    decks, options = changes["decks"]
+    assert decks == []
+    assert [o["new"]["perDay"] for o in options] == [7, 7]  # Default's and the deck's
+    assert {o["usn"] for o in options} == {usn}
+
+
+def test_chunk_sends_answers_given_elsewhere_since_the_last_sync(
+    client: FlaskClient, engine: Engine, person: int, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    later = utcnow()
+    with transaction(engine) as s:
+        result = answer(s, person, card_id_of(engine, 10), 3, now=later)
+    start(client, key, usn)
+    chunk = answer_json(post(client, "chunk", {}, key=key, session="n1"))
+    assert chunk["done"] is True
+    (revlog,) = chunk["revlog"]
+    assert revlog[0] == int(later.timestamp() * 1000) and revlog[3] == 3
+    (card,) = chunk["cards"]
+    assert card[0] == ID_BASE + result.card_id * 64 and card[6] == 1  # learning now
+    assert "notes" not in chunk
+
+
+def test_apply_chunk_applies_the_devices_answers_once(
+    client: FlaskClient, engine: Engine, person: int, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    start(client, key, usn)
+    answer_json(post(client, "chunk", {}, key=key, session="n1"))
+    card_id = card_id_of(engine, 12)
+    when = int(utcnow().timestamp() * 1000) - 5000
+    row = [when, ID_BASE + card_id * 64, usn, 3, -600, 0, 0, 4200, 0]
+    manual = [when + 1, ID_BASE + card_id * 64, usn, 0, 3, 0, 0, 0, 4]  # not an answer
+    body = {"chunk": {"done": True, "revlog": [row, manual, row], "cards": [], "notes": []}}
+    assert answer_json(post(client, "applyChunk", body, key=key, session="n1")) is None
+    with engine.connect() as conn:
+        logs = conn.execute(select(ReviewLog).where(ReviewLog.card_id == card_id)).all()
+    assert len(logs) == 1
+    assert logs[0].rating == 3 and logs[0].duration_ms == 4200
+    assert int(logs[0].reviewed_at.timestamp() * 1000) == when
+
+
+def test_apply_chunk_ignores_answers_to_cards_not_theirs(
+    client: FlaskClient, engine: Engine, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    with transaction(engine) as s:
+        other = make_deck(s, "not-subscribed", 2)
+        foreign = card_ids(s, other.id)[0]
+    start(client, key, usn)
+    row = [int(utcnow().timestamp() * 1000), ID_BASE + foreign * 64, usn, 3, 1, 0, 0, 1, 0]
+    body = {"chunk": {"done": True, "revlog": [row]}}
+    post(client, "applyChunk", body, key=key, session="n1")
+    with engine.connect() as conn:
+        assert conn.scalar(select(func.count()).where(ReviewLog.card_id == foreign)) == 0
+
+
+def test_sanity_check_compares_the_counts(client: FlaskClient, synced: tuple[str, int]) -> None:
+    key, usn = synced
+    start(client, key, usn)
+    good = [[1, 2, 3], 15, 15, 3, 0, 1, 2, 2]
+    answered = answer_json(post(client, "sanityCheck2", {"client": good}, key=key, session="n1"))
+    assert answered["status"] == "ok"
+    bad = [[0, 0, 0], 14, 15, 3, 0, 1, 2, 2]
+    answered = answer_json(post(client, "sanityCheck2", {"client": bad}, key=key, session="n1"))
+    assert answered["status"] == "bad" and answered["s"][1] == 15
+
+
+def test_finish_moves_the_usn_on_and_ends_the_sync(
+    client: FlaskClient, engine: Engine, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    start(client, key, usn)
+    mod = answer_json(post(client, "finish", {}, key=key, session="n1"))
+    assert isinstance(mod, int) and mod > 0
+    assert count(engine, AnkiSyncSession) == 0
+    meta = answer_json(post(client, "meta", {"v": 11, "cv": CLIENT}, key=key, session="n2"))
+    assert (meta["mod"], meta["usn"]) == (mod, usn + 1)
+
+
+def card_id_of(engine: Engine, position: int) -> int:
+    with engine.connect() as conn:
+        found = conn.scalar(
+            select(Card.id)
+            .join(Deck, Deck.id == Card.deck_id)
+            .where(Deck.slug == "eks-model-training", Card.position == position)
+        )
+    assert found is not None
+    return int(found)

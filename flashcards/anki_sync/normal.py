@@ -82,7 +82,13 @@ def start(
         "revlog": revlog,
         "sent": 0,
         "device_revlog": [],
-        "counts": [len(c.cards), len(c.notes), 1, len(c.decks), len(c.dconf)],
+        "counts": [
+            len(c.cards),
+            len(c.notes),
+            1,
+            len(c.decks),
+            snapshot.held(session, device.user_id, snapshot.DECK_CONFIG),
+        ],
     }
     row.updated_at = now
     session.flush()

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from ..anki import schema
@@ -108,7 +108,8 @@ def record_changes(session: Session, user_id: int, found: Objects, usn: int) -> 
         elif known[key] != digest:
             _set(session, user_id, key, usn, digest)
     for key, digest in known.items():
-        if digest is not None and key not in found.digests:
+        # Anki has no graves for options groups: one a device got stays there (unused).
+        if digest is not None and key not in found.digests and key[0] != DECK_CONFIG:
             _set(session, user_id, key, usn, None)
     if added:
         session.execute(insert(objs), added)
@@ -140,3 +141,16 @@ def changed_since(session: Session, user_id: int, min_usn: int) -> list[tuple[in
         .order_by(objs.c.kind, objs.c.oid)
     )
     return [(r.kind, r.oid, r.digest is None) for r in rows]
+
+
+def held(session: Session, user_id: int, kind: int) -> int:
+    """How many objects of `kind` devices hold (graves aside)."""
+    objs = table(AnkiSyncObject)
+    return int(
+        session.scalar(
+            select(func.count())
+            .select_from(objs)
+            .where(objs.c.user_id == user_id, objs.c.kind == kind, objs.c.digest.is_not(None))
+        )
+        or 0
+    )

@@ -4,6 +4,7 @@ download, and what Anki's scheduler then shows compared with our queue."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -382,3 +383,49 @@ def test_subscriptions_assignments_and_edits_reach_the_device(
 def card_ids_of(engine: Engine, deck_id: int) -> list[int]:
     with Session(engine) as s:
         return card_ids(s, deck_id)
+
+
+def test_two_devices_answering_one_card_keep_both_answers(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    """Two phones offline answer the same card; whichever syncs first, both answers stay,
+    and after both sync twice the state is the replay of the merged log everywhere."""
+    phone, phone_auth = downloaded(tmp_path, server, "phone")
+    tablet, tablet_auth = downloaded(tmp_path, server, "tablet")
+    try:
+        deck = ID_BASE + person.deck_ids[1] * 128 + 1  # their own deck: new cards only
+        tablet.decks.select(deck)
+        first = tablet.sched.getCard()
+        assert first is not None
+        tablet.sched.answerCard(first, 3)  # the earlier answer...
+        time.sleep(0.05)
+        phone.decks.select(deck)
+        card = phone.sched.getCard()
+        assert card is not None and card.id == first.id
+        phone.sched.answerCard(card, 1)  # ...and a later one, on the other device
+        phone.sync_collection(phone_auth, False)  # the later answer arrives first
+        tablet.sync_collection(tablet_auth, False)  # then the earlier one
+        for _ in range(2):
+            phone.sync_collection(phone_auth, False)
+            tablet.sync_collection(tablet_auth, False)
+
+        ours = our_card(card.id)
+        with Session(engine) as s:
+            logs = s.scalars(
+                select(ReviewLog).where(ReviewLog.card_id == ours).order_by(ReviewLog.reviewed_at)
+            ).all()
+            state = s.get(ReviewState, (person.user_id, ours))
+        assert [log.rating for log in logs] == [3, 1]  # both, in time order
+        assert state is not None and state.reps == 2 and state.lapses == 0
+        for device in (phone, tablet):
+            assert device.db.list(f"select ease from revlog where cid = {card.id} order by id") == [
+                3,
+                1,
+            ]
+            on_device = device.get_card(card.id)
+            assert on_device.memory_state is not None
+            assert on_device.memory_state.stability == pytest.approx(state.stability, abs=1e-4)
+            assert on_device.reps == 2
+    finally:
+        phone.close()
+        tablet.close()

@@ -12,26 +12,29 @@ taken (our state, recomputed from the answers, reaches it on its next sync).
 
 from __future__ import annotations
 
+import logging
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from http import HTTPStatus
 from typing import Any
 
 from fsrs import Rating
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from ..anki import schema
 from ..anki.export import LOCALE_SLOTS
 from ..errors import FlashcardsError
 from ..srs import study
-from ..storage.models import AnkiSyncSession, Card, ReviewLog, Subscription
+from ..storage.models import AnkiSyncSession, Card, ReviewLog, ReviewState, Subscription
 from . import download, sessions, snapshot
 from .devices import Device
 from .sessions import to_ms
 from .wire import Refused, bad_request
 
 CHUNK_SIZE = 250
+log = logging.getLogger(__name__)
 # A review id for a device's answer: the same answer (revlog id) sent twice is applied once.
 REVIEW_NAMESPACE = uuid.UUID("6b2f0b0e-5d1c-4b8a-9c57-2a4a9a0f1e11")
 GRAVE_KINDS = {snapshot.CARD: "cards", snapshot.NOTE: "notes", snapshot.DECK: "decks"}
@@ -179,17 +182,20 @@ def apply_chunk(
         kept.append([_int(v, "revlog") for v in (entry[0], entry[1], entry[3], entry[7], entry[8])])
     state["device_revlog"] = kept
     if part.get("done"):
-        state["applied"] = _apply_answers(session, device.user_id, kept, now)
+        state["applied"], state["replayed"] = _apply_answers(session, device.user_id, kept, now)
         state["device_revlog"] = []
     row.state = state
     row.updated_at = now
 
 
-def _apply_answers(session: Session, user_id: int, entries: list[list[int]], now: datetime) -> int:
+def _apply_answers(
+    session: Session, user_id: int, entries: list[list[int]], now: datetime
+) -> tuple[int, bool]:
     """Each answer through `srs.study.answer`, oldest first. Rows that are no answer (Anki's
     manual rescheduling: ease 0, types 4 and 5) and answers to cards the person does not
-    study here are not answers to apply. Returns how many were new here."""
-    applied = 0
+    study here are not answers to apply. Returns how many were new here, and whether a
+    card's log was given again (`answer_in_time_order`)."""
+    applied, replayed = 0, False
     for revlog_id, cid, ease, taken_ms, kind in sorted(entries):
         if not 1 <= ease <= 4 or kind not in (0, 1, 2, 3):
             continue
@@ -198,18 +204,74 @@ def _apply_answers(session: Session, user_id: int, entries: list[list[int]], now
             continue
         reviewed_at = datetime.fromtimestamp(revlog_id / 1000, tz=now.tzinfo)
         review_id = str(uuid.uuid5(REVIEW_NAMESPACE, f"{user_id}:{revlog_id}"))
+        given = Given(review_id, ease, reviewed_at, max(0, taken_ms))
         try:
             # Every refusal is raised while reading, before anything is written.
-            result = study.answer(
-                session, user_id, card_id, Rating(ease), review_id,
-                now=now, reviewed_at=reviewed_at, duration_ms=max(0, taken_ms),
-            )  # fmt: skip
+            outcome = answer_in_time_order(session, user_id, card_id, given, now=now)
         except FlashcardsError:
-            # Not one of their cards, a retired one, or an answer older than the card's
-            # last one here (two devices): left on the device, not applied.
-            continue
-        applied += result.created
-    return applied
+            continue  # not one of their cards, or a retired one: left on the device
+        applied += outcome != NOT_NEW
+        replayed = replayed or outcome == REPLAYED
+    return applied, replayed
+
+
+@dataclass(frozen=True)
+class Given:
+    """An answer as a device gave it."""
+
+    review_id: str
+    rating: int
+    reviewed_at: datetime
+    duration_ms: int | None
+
+
+NOT_NEW, APPLIED, REPLAYED = 0, 1, 2
+
+
+def answer_in_time_order(
+    session: Session, user_id: int, card_id: int, given: Given, *, now: datetime
+) -> int:
+    """Apply a device's answer through `srs.study.answer`: NOT_NEW if it was applied before,
+    else APPLIED, or REPLAYED when the card's log was given again.
+
+    An answer older than the card's last one here (two devices, or the web and a device,
+    answered it between syncs) is kept too: the card's answers are given again, merged in
+    time order, through the same path, so its state is the replay of the merged log and
+    every answer keeps its review id, time and duration.
+    """
+    state = session.get(ReviewState, (user_id, card_id))
+    known = session.scalar(select(ReviewLog.id).where(ReviewLog.review_id == given.review_id))
+    late = (
+        known is None
+        and state is not None
+        and state.last_review is not None
+        and given.reviewed_at < state.last_review
+    )
+    if not late:
+        result = study.answer(
+            session, user_id, card_id, Rating(given.rating), given.review_id,
+            now=now, reviewed_at=given.reviewed_at, duration_ms=given.duration_ms,
+        )  # fmt: skip
+        return APPLIED if result.created else NOT_NEW
+    logs = session.scalars(
+        select(ReviewLog)
+        .where(ReviewLog.user_id == user_id, ReviewLog.card_id == card_id)
+        .order_by(ReviewLog.reviewed_at, ReviewLog.id)
+    ).all()
+    merged = sorted(
+        [Given(g.review_id, g.rating, g.reviewed_at, g.duration_ms) for g in logs] + [given],
+        key=lambda g: g.reviewed_at,
+    )
+    # The card's log and state go, and come back answer by answer.
+    for model in (ReviewLog, ReviewState):
+        session.execute(delete(model).where(model.user_id == user_id, model.card_id == card_id))
+    session.expire_all()
+    for g in merged:
+        study.answer(
+            session, user_id, card_id, Rating(g.rating), g.review_id,
+            now=now, reviewed_at=g.reviewed_at, duration_ms=g.duration_ms,
+        )  # fmt: skip
+    return REPLAYED
 
 
 def server_revlog_count(session: Session, user_id: int) -> int:
@@ -243,6 +305,10 @@ def sanity_check(
               models, decks, dconf]  # fmt: skip
     compared = [[0, 0, 0], *client[1:4], 0, *client[5:]]
     status = "ok" if compared == server else "bad"
+    if status == "bad":
+        # The device will be asked for a full sync: what differed is for the operator.
+        log.warning("sanity check failed for user %d: device %s, server %s",
+                    device.user_id, compared, server)  # fmt: skip
     return {"status": status, "c": compared, "s": server}
 
 
@@ -257,7 +323,12 @@ def finish(session: Session, device: Device, session_key: str, now: datetime) ->
     # carry its own scheduling): no fingerprint, so its next meta asks for a sync.
     applied = state.get("applied", 0)
     stamps.fingerprint = "" if applied else sessions.fingerprint(session, device.user_id)
-    marks = {k: v for k, v in stamps.log_marks.items() if int(k) > stamps.usn - 20}
+    # A log given again has new row ids, which need not be above the marks (SQLite reuses
+    # freed ids): other devices then get every answer again (Anki skips the ones it has).
+    replayed = state.get("replayed", False)
+    marks = (
+        {} if replayed else {k: v for k, v in stamps.log_marks.items() if int(k) > stamps.usn - 20}
+    )
     marks[str(stamps.usn)] = download.newest_log_id(session, device.user_id)
     stamps.log_marks = marks
     sessions.end(session, device)

@@ -27,6 +27,7 @@ from flashcards.people import accounts
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
     AnkiCollection,
+    AnkiCollectionFile,
     AnkiDevice,
     AnkiSyncObject,
     AnkiSyncSession,
@@ -617,3 +618,23 @@ def card_id_of(engine: Engine, position: int) -> int:
         )
     assert found is not None
     return int(found)
+
+
+def test_a_second_download_of_an_unchanged_collection_sends_the_kept_file(
+    client: FlaskClient, engine: Engine, person: int, tmp_path: Path
+) -> None:
+    first_key, second_key = host_key(client), host_key(client)
+    first = post(client, "download", {}, key=first_key)
+    again = post(client, "download", {}, key=second_key)
+    assert decoded(first) == decoded(again)
+    with engine.connect() as conn:
+        kept = conn.execute(select(AnkiCollectionFile)).one()
+    assert kept.data == first.data and kept.size == len(decoded(first))
+    with transaction(engine) as s:
+        answer(s, person, card_id_of(engine, 9), 3, now=utcnow())
+    changed = decoded(post(client, "download", {}, key=second_key))
+    assert changed != decoded(first)  # built again, with the new answer
+    path = tmp_path / "changed.anki2"
+    path.write_bytes(changed)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("select count() from revlog").fetchone() == (4,)

@@ -34,8 +34,17 @@ from ..anki.tables import table
 from ..errors import NotFound
 from ..srs.queue import new_allowance
 from ..srs.settings import scheduler_defaults
-from ..storage.models import Deck, ReviewLog, ReviewState, SchedulerSettings, Subscription, User
+from ..storage.models import (
+    AnkiCollectionFile,
+    Deck,
+    ReviewLog,
+    ReviewState,
+    SchedulerSettings,
+    Subscription,
+    User,
+)
 from . import sessions, snapshot
+from .wire import compress
 
 # Deck ids: room for a deck's parent and one subdeck per language under each of our decks.
 DECK_ID_STRIDE = 128
@@ -192,11 +201,28 @@ def newest_log_id(session: Session, user_id: int) -> int:
     )
 
 
-def collection_file(session: Session, user_id: int, *, now: datetime) -> bytes:
-    """The bytes of the person's collection file, every row marked as the server's; from
-    here on the device holds it (the usn bookkeeping of `snapshot` starts again from it)."""
+@dataclass(frozen=True)
+class Download:
+    compressed: bytes  # zstd, as the protocol sends it
+    size: int  # uncompressed bytes (`anki-original-size`)
+
+
+def collection_file(session: Session, user_id: int, *, now: datetime) -> Download:
+    """The person's collection file, every row marked as the server's; from here on the
+    device holds it (the usn bookkeeping of `snapshot` starts again from it).
+
+    The file last downloaded is sent again while nothing changed since (same fingerprint,
+    same usn): the bookkeeping it began still holds. Else it is built, and kept.
+    """
     stamps = sessions.collection(session, user_id, now)
     print_ = sessions.fingerprint(session, user_id)
+    kept = session.get(AnkiCollectionFile, user_id)
+    if (
+        kept is not None
+        and kept.fingerprint == print_ == stamps.fingerprint
+        and kept.usn == stamps.usn
+    ):
+        return Download(kept.data, kept.size)
     mod = sessions.meta(session, user_id, now).mod
     held_at = stamps.usn
     # The file carries the next usn: what changes from now on is above what it holds.
@@ -206,12 +232,19 @@ def collection_file(session: Session, user_id: int, *, now: datetime) -> bytes:
     stamps.mod = mod
     stamps.fingerprint = print_
     stamps.log_marks = {str(held_at + 1): newest_log_id(session, user_id)}
-    session.flush()
     with tempfile.TemporaryDirectory(prefix="flashcards-sync-") as tmp:
         path = Path(tmp) / "collection.anki2"
         write_collection(path, projection.collection)
         _as_servers(path)
-        return path.read_bytes()
+        data = path.read_bytes()
+    made = Download(compress(data), len(data))
+    if kept is None:
+        kept = AnkiCollectionFile(user_id=user_id)
+        session.add(kept)
+    kept.fingerprint, kept.usn = print_, stamps.usn
+    kept.size, kept.data = made.size, made.compressed
+    session.flush()
+    return made
 
 
 def _as_servers(path: Path) -> None:

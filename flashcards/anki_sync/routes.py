@@ -57,10 +57,12 @@ def _body() -> bytes:
 
 
 def _answer(data: bytes) -> Response:
+    return _compressed(wire.compress(data), len(data))
+
+
+def _compressed(body: bytes, size: int) -> Response:
     return Response(
-        wire.compress(data),
-        content_type="application/octet-stream",
-        headers={wire.ORIGINAL_SIZE: str(len(data))},
+        body, content_type="application/octet-stream", headers={wire.ORIGINAL_SIZE: str(size)}
     )
 
 
@@ -106,11 +108,11 @@ def download_collection(header: wire.SyncHeader, body: bytes) -> Response:
     device = _device(header)
     session = begin_writing()
     now = utcnow()
-    data = download.collection_file(session, device.user_id, now=now)
+    made = download.collection_file(session, device.user_id, now=now)
     sessions.end(session, device)
     devices.mark_synced(session, device.id, client_version=header.client, now=now)
     session.commit()
-    return _answer(data)
+    return _compressed(made.compressed, made.size)
 
 
 def _finish(

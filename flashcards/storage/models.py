@@ -14,6 +14,7 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
+    LargeBinary,
     SmallInteger,
     String,
     Text,
@@ -479,3 +480,19 @@ class AnkiSyncObject(Base):
     oid: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     usn: Mapped[int] = mapped_column(Integer)
     digest: Mapped[str | None] = mapped_column(String(40))
+
+
+class AnkiCollectionFile(Base):
+    """The last collection file a device downloaded, zstd-compressed, with what it was built
+    from: while the person's collection and usn stay the same, the next device gets these
+    bytes instead of a new build (as Anki's own server sends its stored file)."""
+
+    __tablename__ = "anki_collection_files"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    usn: Mapped[int] = mapped_column(Integer)
+    size: Mapped[int] = mapped_column(Integer)  # uncompressed bytes
+    data: Mapped[bytes] = mapped_column(LargeBinary)

@@ -1,4 +1,5 @@
-"""anki_devices, anki_collections, anki_sync_sessions, anki_sync_objects: Anki clients syncing
+"""anki_devices, anki_collections, anki_sync_sessions, anki_sync_objects, anki_collection_files:
+Anki clients syncing
 
 Revision ID: 0017
 Revises: 0016
@@ -88,8 +89,25 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("user_id", "kind", "oid", name=op.f("pk_anki_sync_objects")),
     )
 
+    op.create_table(
+        "anki_collection_files",
+        sa.Column("user_id", sa.Integer(), nullable=False),
+        sa.Column("fingerprint", sa.String(length=64), nullable=False),
+        sa.Column("usn", sa.Integer(), nullable=False),
+        sa.Column("size", sa.Integer(), nullable=False),
+        sa.Column("data", sa.LargeBinary(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["user_id"],
+            ["users.id"],
+            name=op.f("fk_anki_collection_files_user_id_users"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("user_id", name=op.f("pk_anki_collection_files")),
+    )
+
 
 def downgrade() -> None:
+    op.drop_table("anki_collection_files")
     op.drop_table("anki_sync_objects")
     op.drop_table("anki_sync_sessions")
     op.drop_table("anki_collections")

@@ -7,7 +7,9 @@ Not collected by default; run with
 The official server gets the collection ours serves, uploaded by the client (a full upload),
 so both serve the same cards, notes and log. Each run is a new device (sign-in and meta
 aside, the timed call is `full_upload_or_download(download)`), alternating between the two
-servers; the figure is the ratio of the medians. Target: at most 2.
+servers; the figure is the ratio of the medians. Target: at most 2. Ours sends the file it
+kept from the first download while nothing changed; that first, building download is
+printed too.
 """
 
 from __future__ import annotations
@@ -120,8 +122,8 @@ def test_bench_sync_download(database_url: str, engine: Engine, tmp_path: Path) 
 
     ours = Server(database_url, tmp_path / "ours.log", workers=1)
     try:
-        # Warm-up, and the collection the official server will hold.
-        _, cards = timed_download(tmp_path / "seed", f"http://127.0.0.1:{ours.port}/")
+        # The first download builds the collection (cold); it is the one Anki's server holds.
+        cold, cards = timed_download(tmp_path / "seed", f"http://127.0.0.1:{ours.port}/")
         assert cards == CARDS
         (tmp_path / "official").mkdir()
         with official_server(tmp_path / "official") as official:
@@ -145,5 +147,7 @@ def test_bench_sync_download(database_url: str, engine: Engine, tmp_path: Path) 
     print(f"  ours: {', '.join(f'{t:.2f}' for t in times['ours'])} s (median {ours_s:.2f})")
     print(f"  anki: {', '.join(f'{t:.2f}' for t in times['anki'])} s (median {anki_s:.2f})")
     print(f"  ratio ours / anki: {ratio:.2f} (target <= {TARGET})")
+    # A download after a change builds the collection again: reported, not the target's.
+    print(f"  ours, built (first download): {cold:.2f} s, {cold / anki_s:.1f} x anki's median")
     if os.environ.get("BENCH_ENFORCE") == "1":
         assert ratio <= TARGET

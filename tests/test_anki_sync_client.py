@@ -429,3 +429,18 @@ def test_two_devices_answering_one_card_keep_both_answers(
     finally:
         phone.close()
         tablet.close()
+
+
+def test_a_device_without_media_finds_nothing_to_sync(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    col, auth = downloaded(tmp_path, server)
+    try:
+        col.sync_media(auth)
+        deadline = time.monotonic() + 20
+        while col.media_sync_status().active and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not col.media_sync_status().active
+        col.sync_collection(auth, True)  # with media, as desktop Anki syncs
+    finally:
+        col.close()

@@ -173,10 +173,28 @@ def sync(method: str) -> Response:
     return handler(header, _body())
 
 
-@bp.route("/msync/<method>", methods=["GET", "POST"])
+def _media_answer(data: Any) -> Response:
+    return _answer(wire.encode_json({"data": data, "err": ""}))
+
+
+# Media: the service holds none yet (part 2 adds it). A device without media of its own
+# finds nothing to fetch and nothing to send; one with media is refused when it sends them.
+MEDIA_ANSWERS: dict[str, Callable[[wire.SyncHeader], Any]] = {
+    "begin": lambda header: {"usn": 0, "sk": header.key},
+    "mediaChanges": lambda header: [],
+    "mediaSanity": lambda header: "OK",
+}
+
+
+@bp.post("/msync/<method>")
 def media(method: str) -> Response:
-    _header()
-    raise wire.Refused(HTTPStatus.NOT_FOUND, "media sync is not served yet")
+    header = _header()
+    answer = MEDIA_ANSWERS.get(method)
+    if answer is None:
+        raise wire.Refused(HTTPStatus.NOT_FOUND, f"media method {method!r} is not served")
+    wire.parse_json(_body())
+    _device(header)
+    return _media_answer(answer(header))
 
 
 def _status(status: int, detail: str, headers: dict[str, str] | None = None) -> Response:

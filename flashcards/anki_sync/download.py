@@ -51,6 +51,8 @@ DECK_ID_STRIDE = 128
 # Options group ids: 1 is the Default deck's (the person's own settings), 1 + our deck id each
 # deck's own.
 SERVER_USN = 0
+LOG_COLUMNS = ("id", "card_id", "deck_id", "rating", "reviewed_at", "duration_ms",
+               "state_before", "state", "difficulty", "due")  # fmt: skip
 
 
 def deck_id_base(deck_id: int) -> int:
@@ -127,7 +129,8 @@ def build(session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: in
     logs: dict[int, dict[int, list[Any]]] = {}
     logs_by_card: dict[int, list[Any]] = {}
     for log in session.execute(
-        select(logs_t)
+        # The columns a revlog row is made of: a log has seven timestamps, each a conversion.
+        select(*(logs_t.c[name] for name in LOG_COLUMNS))
         .where(logs_t.c.user_id == user_id)
         .order_by(logs_t.c.card_id, logs_t.c.reviewed_at, logs_t.c.id)
     ):

@@ -33,6 +33,7 @@ from flashcards.storage.models import (
 from flashcards.storage.schema import utcnow
 from flashcards.teams.assignments import assign
 from flashcards.teams.membership import create_team
+from flashcards.teams.progress import dashboard
 from tests.conftest import load_shipped_decks
 from tests.factories import PASSWORD, answer, card_ids, make_deck, make_user, set_state, subscribe
 from tests.test_servers import Server
@@ -358,6 +359,17 @@ def test_subscriptions_assignments_and_edits_reach_the_device(
             assign(s, team.id, lead, "assigned-deck", None, now=now)
         col.sync_collection(auth, False)
         assert col.card_count() == 15 + 6 + 4 + 3
+
+        # Studied on the device, the assigned deck's progress is on the team's dashboard.
+        col.decks.select(ID_BASE + assigned.id * 128 + 1)
+        studied = col.sched.getCard()
+        assert studied is not None
+        col.sched.answerCard(studied, 3)
+        col.sync_collection(auth, False)
+        with Session(engine) as s:
+            rows = dashboard(s, team.id, lead, now=utcnow())
+        (mine,) = [r for r in rows if r.user_id == person.user_id]
+        assert mine.introduced == 1 and mine.answers_7d == 1
 
         # A text edit is a note update.
         with transaction(engine) as s:

@@ -42,6 +42,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
 
     app.register_blueprint(api_bp)
 
+    from .anki_sync.routes import init_app as init_anki_sync
+
+    init_anki_sync(app)
+
     from .web import init_app as init_web
 
     init_web(app)

@@ -130,6 +130,9 @@ def settings_from_env(instance_path: Path) -> dict[str, Any]:
         "RESET_MAILS_PER_HOUR": _env_int("FLASHCARDS_RESET_MAILS_PER_HOUR", 3),
         "RESET_REQUESTS_PER_HOUR": _env_int("FLASHCARDS_RESET_REQUESTS_PER_HOUR", 10),
         "INVITE_MAILS_PER_HOUR": _env_int("FLASHCARDS_INVITE_MAILS_PER_HOUR", 50),
+        # Anki sync bodies: this many bytes compressed, three times that decompressed (Anki's
+        # own server's 100 MB limit by default).
+        "SYNC_MAX_BYTES": _env_int("FLASHCARDS_SYNC_MAX_BYTES", 100 * MiB),
     }
 
 

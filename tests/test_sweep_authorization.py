@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 from werkzeug.test import TestResponse
 
 from flashcards import create_app
+from flashcards.anki_sync import devices as anki_devices
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import ApiToken, CardText, DeckText
 from flashcards.storage.schema import Base
@@ -245,6 +246,17 @@ ROUTES: dict[tuple[str, str], Probe] = {
         "/teams/{team}/removals/{member}/allow", {}, cross="/teams/{team}/removals/{bob}/allow"
     ),
     ("/static/<path:filename>", "GET"): Probe("", exempt="files shipped with the app, no owner"),
+    ("/tokens/devices/<int:device_id>/revoke", "POST"): Probe(
+        "/tokens/devices/{device_id}/revoke", {}, member=None, outsider=(404,)
+    ),
+    ("/sync/<method>", "POST"): Probe(
+        "",
+        exempt="Anki's sync: a protocol method, not an object; the host key names the "
+        "person, and another's sync is a 409 (tests/test_anki_sync_wire.py)",
+    ),
+    ("/msync/<method>", "POST"): Probe(
+        "", exempt="Anki's media sync: a protocol method, not an object (test_anki_sync_wire)"
+    ),
 }
 
 
@@ -287,6 +299,10 @@ class World:
             self.token_id = s.scalars(
                 select(ApiToken.id).where(ApiToken.user_id == self.alice)
             ).one()
+            device_key = anki_devices.issue_key(s, self.alice, client_version="anki", now=T0)
+            device = anki_devices.device_for_key(s, device_key)
+            assert device is not None
+            self.device_id = device.id
             alpha = create_team(s, self.alice, "Alpha Secret Team", now=T0).id
             bravo = create_team(s, self.bob, "Bravo", now=T0).id
             link = invitations.create_invitation(s, alpha, self.alice, now=T0)
@@ -313,6 +329,7 @@ class World:
                 "private": private.slug,
                 "card": card,
                 "token_id": self.token_id,
+                "device_id": self.device_id,
                 "team_card": f.card_ids(s, deck.id)[0],
                 "b_deck": b_deck.slug,
                 "b_inv": invitations.create_invitation(s, bravo, self.bob, now=T0).invitation.id,

@@ -104,6 +104,66 @@ def export_deck(
     deck = session.get(Deck, deck_id)
     if deck is None:
         raise NotFound("no such deck")
+
+    def scheduling(chosen: list[str]) -> SchedulingContext:
+        return _scheduling_context(session, deck, user_id, chosen, now)
+
+    mod_ms = int(now.timestamp() * 1000)
+    rows = deck_rows(
+        session,
+        deck,
+        locales=locales,
+        scheduling=scheduling if with_scheduling else None,
+        mod_ms=mod_ms,
+        progress=progress,
+    )
+    sched = rows.sched
+    decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000), *rows.decks]
+    conf = collection_conf(rows.card_count, sched)
+    settings = sched.settings if sched else None
+    dconf = schema.deck_config(
+        mod_ms,
+        learning_steps=settings.learning_steps if settings else [60, 600],
+        relearning_steps=settings.relearning_steps if settings else [600],
+        maximum_interval=settings.maximum_interval if settings else 36500,
+        new_per_day=settings.new_per_day if settings else 20,
+        reviews_per_day=settings.reviews_per_day if settings else 200,
+        desired_retention=settings.desired_retention if settings else 0.9,
+        parameters=sched.parameters if sched else DEFAULT_PARAMETERS,
+    )
+    data = _package(conf, decks, dconf, mod_ms, rows.notes, rows.cards, rows.revlog)
+    suffix = "all" if locales is None else "-".join(rows.chosen)
+    return ExportedPackage(data, f"{deck.slug}-{suffix}.apkg", len(rows.notes), len(rows.revlog))
+
+
+@dataclass
+class DeckRows:
+    """One deck's rows of an Anki collection (its Default deck and options aside)."""
+
+    chosen: list[str]  # the languages written, the deck's first
+    decks: list[dict[str, Any]]
+    notes: list[tuple[Any, ...]]
+    cards: list[tuple[Any, ...]]
+    revlog: list[tuple[Any, ...]]
+    card_count: int  # live cards
+    sched: SchedulingContext | None
+
+
+def deck_rows(
+    session: Session,
+    deck: Deck,
+    *,
+    locales: list[str] | None,
+    scheduling: Callable[[list[str]], SchedulingContext] | None,
+    mod_ms: int,
+    deck_id_base: int = schema.ID_BASE,
+    conf_id: int = schema.DECK_CONFIG_ID,
+    progress: Progress | None = None,
+) -> DeckRows:
+    """The deck's (sub)decks, notes, cards and, with `scheduling` (made for the languages
+    chosen), its person's state and log. Note and card ids come from our card ids, deck ids
+    from `deck_id_base`, so that they are the same on every export (and every sync)."""
+    deck_id = deck.id
     titles = {
         t.locale: t for t in session.scalars(select(DeckText).where(DeckText.deck_id == deck_id))
     }
@@ -135,30 +195,29 @@ def export_deck(
     if len(chosen) > LOCALE_SLOTS:
         raise InvalidInput(f"at most {LOCALE_SLOTS} languages fit in one package", field="locale")
 
-    sched: SchedulingContext | None = None
-    if with_scheduling:
-        sched = _scheduling_context(session, deck, user_id, chosen, now)
+    sched = scheduling(chosen) if scheduling is not None else None
 
-    mod_ms = int(now.timestamp() * 1000)
     default_title = (
         titles[deck.default_locale].title if deck.default_locale in titles else deck.slug
     )
     deck_ids: dict[str, int] = {}
-    decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000)]
+    decks = []
     if len(chosen) == 1 and locales is not None:
         loc = chosen[0]
         title = titles[loc].title if loc in titles else default_title
-        deck_ids[loc] = schema.ID_BASE + 1
+        deck_ids[loc] = deck_id_base + 1
         desc = text_to_html(titles[loc].description) if loc in titles else ""
-        decks.append(schema.deck(deck_ids[loc], title.replace("::", ":"), mod_ms // 1000, desc))
+        decks.append(
+            schema.deck(deck_ids[loc], title.replace("::", ":"), mod_ms // 1000, desc, conf_id)
+        )
     else:
         parent = default_title.replace("::", ":")
-        decks.append(schema.deck(schema.ID_BASE + 1, parent, mod_ms // 1000))
+        decks.append(schema.deck(deck_id_base + 1, parent, mod_ms // 1000, "", conf_id))
         for i, loc in enumerate(chosen):
-            deck_ids[loc] = schema.ID_BASE + 2 + i
+            deck_ids[loc] = deck_id_base + 2 + i
             desc = text_to_html(titles[loc].description) if loc in titles else ""
             name = f"{parent}::{language_name(loc)}"
-            decks.append(schema.deck(deck_ids[loc], name, mod_ms // 1000, desc))
+            decks.append(schema.deck(deck_ids[loc], name, mod_ms // 1000, desc, conf_id))
 
     def shown(card_id: int, loc: str) -> CardText | None:
         """The card's text in `loc`'s (sub)deck: its own, or else, as the study page shows
@@ -208,12 +267,16 @@ def export_deck(
                 revlog.extend(revlog_rows(studied, card.id, nid))
             if progress is not None:
                 progress(len(notes), total)
+    return DeckRows(chosen, decks, notes, card_rows, revlog, len(cards), sched)
 
-    conf = {
+
+def collection_conf(card_count: int, sched: SchedulingContext | None) -> dict[str, Any]:
+    """The collection's `conf`: with a person's progress, their day's start and FSRS on."""
+    conf: dict[str, Any] = {
         "activeDecks": [schema.DEFAULT_DECK_ID],
         "curDeck": schema.DEFAULT_DECK_ID,
         "curModel": schema.NOTETYPE_ID,
-        "nextPos": len(cards) + 1,
+        "nextPos": card_count + 1,
         "sortType": "noteFld",
         "sortBackwards": False,
         "addToCur": True,
@@ -230,20 +293,7 @@ def export_deck(
     }
     if sched is not None:
         conf["fsrs"] = True
-    settings = sched.settings if sched else None
-    dconf = schema.deck_config(
-        mod_ms,
-        learning_steps=settings.learning_steps if settings else [60, 600],
-        relearning_steps=settings.relearning_steps if settings else [600],
-        maximum_interval=settings.maximum_interval if settings else 36500,
-        new_per_day=settings.new_per_day if settings else 20,
-        reviews_per_day=settings.reviews_per_day if settings else 200,
-        desired_retention=settings.desired_retention if settings else 0.9,
-        parameters=sched.parameters if sched else DEFAULT_PARAMETERS,
-    )
-    data = _package(conf, decks, dconf, mod_ms, notes, card_rows, revlog)
-    suffix = "all" if locales is None else "-".join(chosen)
-    return ExportedPackage(data, f"{deck.slug}-{suffix}.apkg", len(notes), len(revlog))
+    return conf
 
 
 def _scheduling_context(
@@ -302,20 +352,49 @@ def _package(
 ) -> bytes:
     with tempfile.TemporaryDirectory(prefix="flashcards-apkg-") as tmp:
         path = Path(tmp) / "collection.anki2"
-        conn = sqlite3.connect(path)
-        try:
-            schema.create(conn)
-            schema.write_col(conn, mod_ms=mod_ms, crt=CRT, conf=conf, decks=decks, dconf=dconf)
-            conn.executemany("INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?)", notes)
-            conn.executemany(
-                "INSERT INTO cards VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", cards
-            )
-            conn.executemany("INSERT INTO revlog VALUES (?,?,?,?,?,?,?,?,?)", revlog)
-            conn.commit()
-        finally:
-            conn.close()
+        write_collection(path, Collection(conf, decks, [dconf], mod_ms, notes, cards, revlog))
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             archive.write(path, "collection.anki2")
             archive.writestr("media", json.dumps({}))
         return buffer.getvalue()
+
+
+@dataclass
+class Collection:
+    """What a schema-11 collection file holds."""
+
+    conf: dict[str, Any]
+    decks: list[dict[str, Any]]
+    dconf: list[dict[str, Any]]
+    mod_ms: int
+    notes: list[tuple[Any, ...]]
+    cards: list[tuple[Any, ...]]
+    revlog: list[tuple[Any, ...]]
+    scm_ms: int | None = None  # None: a package's, its `mod`
+    usn: int = 0
+
+
+def write_collection(path: Path, collection: Collection) -> None:
+    """A schema-11 SQLite collection at `path` (a new file)."""
+    conn = sqlite3.connect(path)
+    try:
+        schema.create(conn)
+        schema.write_col(
+            conn,
+            mod_ms=collection.mod_ms,
+            crt=CRT,
+            conf=collection.conf,
+            decks=collection.decks,
+            dconf=collection.dconf,
+            scm_ms=collection.scm_ms,
+            usn=collection.usn,
+        )
+        conn.executemany("INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?)", collection.notes)
+        conn.executemany(
+            "INSERT INTO cards VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", collection.cards
+        )
+        conn.executemany("INSERT INTO revlog VALUES (?,?,?,?,?,?,?,?,?)", collection.revlog)
+        conn.commit()
+    finally:
+        conn.close()

@@ -114,7 +114,9 @@ def notetype(mod: int) -> dict[str, Any]:
     }
 
 
-def deck(deck_id: int, name: str, mod: int, description: str = "") -> dict[str, Any]:
+def deck(
+    deck_id: int, name: str, mod: int, description: str = "", conf_id: int = DECK_CONFIG_ID
+) -> dict[str, Any]:
     return {
         "id": deck_id,
         "name": name,
@@ -122,7 +124,7 @@ def deck(deck_id: int, name: str, mod: int, description: str = "") -> dict[str, 
         "mod": mod,
         "usn": -1,
         "dyn": 0,
-        "conf": DECK_CONFIG_ID,
+        "conf": conf_id,
         "collapsed": False,
         "browserCollapsed": False,
         "extendNew": 0,
@@ -144,11 +146,13 @@ def deck_config(
     reviews_per_day: int,
     desired_retention: float,
     parameters: Sequence[float],
+    config_id: int = DECK_CONFIG_ID,
+    name: str = "Flashcards",
 ) -> dict[str, Any]:
     """Anki's schema-11 deck options with our FSRS settings (steps in minutes, as Anki has them)."""
     return {
-        "id": DECK_CONFIG_ID,
-        "name": "Flashcards",
+        "id": config_id,
+        "name": name,
         "mod": mod,
         "usn": -1,
         "maxTaken": 60,
@@ -198,17 +202,24 @@ def write_col(
     crt: int,
     conf: dict[str, Any],
     decks: Iterable[dict[str, Any]],
-    dconf: dict[str, Any],
+    dconf: dict[str, Any] | Sequence[dict[str, Any]],
+    scm_ms: int | None = None,
+    usn: int = 0,
 ) -> None:
+    """The `col` row. `dconf`: one deck options group, or several (each under its "id").
+    `scm_ms` and `usn` are the schema time and update number a sync server gives its
+    collection (a package's are its `mod` and 0)."""
+    groups = [dconf] if isinstance(dconf, dict) else list(dconf)
     conn.execute(
-        "INSERT INTO col VALUES (1, ?, ?, ?, 11, 0, 0, 0, ?, ?, ?, ?, '{}')",
+        "INSERT INTO col VALUES (1, ?, ?, ?, 11, 0, ?, 0, ?, ?, ?, ?, '{}')",
         (
             crt,
             mod_ms,
-            mod_ms,
+            mod_ms if scm_ms is None else scm_ms,
+            usn,
             json.dumps(conf),
             json.dumps({str(NOTETYPE_ID): notetype(mod_ms // 1000)}),
             json.dumps({str(d["id"]): d for d in decks}),
-            json.dumps({str(DECK_CONFIG_ID): dconf}),
+            json.dumps({str(g["id"]): g for g in groups}),
         ),
     )

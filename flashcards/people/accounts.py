@@ -20,7 +20,7 @@ from ..hot_sql import tokens
 from ..hot_sql.rawsql import Executor, executor
 from ..srs.days import Clock
 from ..srs.settings import scheduler_defaults, validate_settings
-from ..storage.models import ApiToken, SchedulerSettings, User, WebSession
+from ..storage.models import AnkiDevice, ApiToken, SchedulerSettings, User, WebSession
 from .names import fold, hidden_character
 
 MIN_PASSWORD_LENGTH = 8
@@ -223,6 +223,8 @@ def _replace_password(session: Session, user: User, new_password: str, revoke_to
     if revoke_tokens:
         result = session.execute(delete(ApiToken).where(ApiToken.user_id == user.id))
         revoked = int(getattr(result, "rowcount", 0))
+        # Anki devices hold keys made with the old password too: they must sign in again.
+        session.execute(delete(AnkiDevice).where(AnkiDevice.user_id == user.id))
     session.flush()
     return revoked
 

@@ -13,6 +13,7 @@ from flask_babel import force_locale, ngettext
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
+from ..anki_sync import devices as anki_devices
 from ..errors import InvalidInput, NotFound
 from ..http.request_db import begin_writing, db, writes
 from ..http.request_policies import change_password_limited, token_key, token_limiter
@@ -228,8 +229,12 @@ def language() -> Response:
 @bp.get("/tokens")
 @login_required
 def tokens() -> str:
+    uid = user_id()
     return render_template(
-        "tokens.html", tokens=apitokens.list_tokens(db(), user_id()), new_token=None
+        "tokens.html",
+        tokens=apitokens.list_tokens(db(), uid),
+        new_token=None,
+        devices=anki_devices.list_devices(db(), uid),
     )
 
 
@@ -249,7 +254,11 @@ def create_token() -> str | tuple[str, int] | tuple[str, int, dict[str, str]]:
             minutes=minutes,
         )
         page = render_template(
-            "tokens.html", tokens=apitokens.list_tokens(session, uid), new_token=None, error=error
+            "tokens.html",
+            tokens=apitokens.list_tokens(session, uid),
+            new_token=None,
+            error=error,
+            devices=anki_devices.list_devices(session, uid),
         )
         return page, 429, {"Retry-After": str(exc.retry_after)}
     # Declared after the reservation, which is the limiter's own transaction.
@@ -258,7 +267,10 @@ def create_token() -> str | tuple[str, int] | tuple[str, int, dict[str, str]]:
     session.commit()
     # Shown once, in this response only: only its hash is stored.
     return render_template(
-        "tokens.html", tokens=apitokens.list_tokens(session, uid), new_token=token
+        "tokens.html",
+        tokens=apitokens.list_tokens(session, uid),
+        new_token=token,
+        devices=anki_devices.list_devices(session, uid),
     ), 201
 
 
@@ -271,4 +283,16 @@ def revoke_token(token_id: int) -> Response:
         raise NotFound(f"no token {token_id}")
     session.commit()
     flash(_("Token revoked."))
+    return redirect(url_for("web.tokens"))
+
+
+@bp.post("/tokens/devices/<int:device_id>/revoke")
+@writes
+@login_required
+def revoke_anki_device(device_id: int) -> Response:
+    session = db()
+    if not anki_devices.revoke_device(session, user_id(), device_id):
+        raise NotFound(f"no Anki device {device_id}")
+    session.commit()
+    flash(_("The device is signed out: it syncs again once signed in again."))
     return redirect(url_for("web.tokens"))

@@ -15,7 +15,8 @@ from flask import Flask, abort, request, session
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 FIELD = "csrf_token"
 HEADER = "X-CSRF-Token"
-EXEMPT_PREFIXES = ("/api/", "/static/")
+# Anki sync (/sync/, /msync/) signs each request with its host key.
+EXEMPT_PREFIXES = ("/api/", "/static/", "/sync/", "/msync/")
 
 
 def token() -> str:

@@ -24,7 +24,7 @@ CSP = "; ".join(
         "frame-ancestors 'none'",
     ]
 )
-NO_SESSION_PREFIXES = ("/api/",)
+NO_SESSION_PREFIXES = ("/api/", "/sync/", "/msync/")
 HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",

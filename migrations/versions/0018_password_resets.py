@@ -1,7 +1,7 @@
 """password_resets: one-time password reset links, stored hashed
 
 Revision ID: 0018
-Revises: 0016
+Revises: 0017
 Create Date: 2026-12-02 14:10:00.000000
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 import flashcards.storage.schema
 
 revision: str = "0018"
-down_revision: str | None = "0016"
+down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

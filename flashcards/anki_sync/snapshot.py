@@ -1,0 +1,156 @@
+"""What devices last got of a person's collection, object by object (`AnkiSyncObject`), and
+how a collection built now differs from it: Anki's usn bookkeeping for a server whose
+collection is built from its own data. No Flask.
+
+Each object's digest leaves out its `mod` and `usn` (stamps, not content): a card whose
+state did not change keeps its digest however often the collection is built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from ..anki import schema
+from ..anki.export import Collection
+from ..anki.tables import table
+from ..storage.models import AnkiSyncObject
+
+CARD, NOTE, DECK, DECK_CONFIG, NOTETYPE = 1, 2, 3, 4, 5
+# Positions of `mod` and `usn` in a note's and a card's row.
+NOTE_MOD, NOTE_USN = 3, 4
+CARD_MOD, CARD_USN = 4, 5
+
+
+def note_entry(row: tuple[Any, ...]) -> list[Any]:
+    """A note row as the protocol sends it: its sort field and checksum empty (the client
+    computes them)."""
+    entry = list(row)
+    entry[7], entry[8] = "", ""
+    return entry
+
+
+def _digest(content: Any) -> str:
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
+
+
+def _without_stamps_row(row: list[Any], mod: int, usn: int) -> list[Any]:
+    return [v for i, v in enumerate(row) if i not in (mod, usn)]
+
+
+def _without_stamps(obj: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in ("mod", "usn")}
+
+
+@dataclass
+class Objects:
+    """A built collection's objects by (kind, Anki id): their digest and wire form."""
+
+    digests: dict[tuple[int, int], str] = field(default_factory=dict)
+    payloads: dict[tuple[int, int], Any] = field(default_factory=dict)
+
+    def add(self, kind: int, oid: int, digest: str, payload: Any) -> None:
+        self.digests[(kind, oid)] = digest
+        self.payloads[(kind, oid)] = payload
+
+
+def objects(built: Collection) -> Objects:
+    found = Objects()
+    for note in built.notes:
+        entry = note_entry(note)
+        found.add(NOTE, entry[0], _digest(_without_stamps_row(entry, NOTE_MOD, NOTE_USN)), entry)
+    for card in built.cards:
+        entry = list(card)
+        found.add(CARD, entry[0], _digest(_without_stamps_row(entry, CARD_MOD, CARD_USN)), entry)
+    for deck in built.decks:
+        found.add(DECK, deck["id"], _digest(_without_stamps(deck)), deck)
+    for group in built.dconf:
+        found.add(DECK_CONFIG, group["id"], _digest(_without_stamps(group)), group)
+    notetype = schema.notetype(built.mod_ms // 1000)
+    found.add(NOTETYPE, notetype["id"], _digest(_without_stamps(notetype)), notetype)
+    return found
+
+
+def record_all(session: Session, user_id: int, found: Objects, usn: int) -> None:
+    """After a full download: the device holds exactly these objects, as of `usn`."""
+    session.execute(delete(AnkiSyncObject).where(AnkiSyncObject.user_id == user_id))
+    rows = [
+        {"user_id": user_id, "kind": kind, "oid": oid, "usn": usn, "digest": digest}
+        for (kind, oid), digest in found.digests.items()
+    ]
+    if rows:
+        session.execute(insert(table(AnkiSyncObject)), rows)
+
+
+def record_changes(session: Session, user_id: int, found: Objects, usn: int) -> None:
+    """Objects new or changed since devices last got them take `usn`; objects gone become
+    graves at `usn`."""
+    objs = table(AnkiSyncObject)
+    known = {
+        (r.kind, r.oid): r.digest
+        for r in session.execute(
+            select(objs.c.kind, objs.c.oid, objs.c.digest).where(objs.c.user_id == user_id)
+        )
+    }
+    added = []
+    for key, digest in found.digests.items():
+        if key not in known:
+            added.append(
+                {"user_id": user_id, "kind": key[0], "oid": key[1], "usn": usn, "digest": digest}
+            )
+        elif known[key] != digest:
+            _set(session, user_id, key, usn, digest)
+    for key, digest in known.items():
+        # Anki has no graves for options groups: one a device got stays there (unused).
+        if digest is not None and key not in found.digests and key[0] != DECK_CONFIG:
+            _set(session, user_id, key, usn, None)
+    if added:
+        session.execute(insert(objs), added)
+
+
+def _set(
+    session: Session, user_id: int, key: tuple[int, int], usn: int, digest: str | None
+) -> None:
+    objs = table(AnkiSyncObject)
+    session.execute(
+        update(objs)
+        .where(objs.c.user_id == user_id, objs.c.kind == key[0], objs.c.oid == key[1])
+        .values(usn=usn, digest=digest)
+    )
+
+
+def forget(session: Session, user_id: int, keys: Iterable[tuple[int, int]]) -> None:
+    """Objects a device deleted: the next sync sends them again (we hold them)."""
+    for key in keys:
+        _set(session, user_id, key, -1, "")
+
+
+def changed_since(session: Session, user_id: int, min_usn: int) -> list[tuple[int, int, bool]]:
+    """(kind, oid, deleted) of each object changed at or after `min_usn`."""
+    objs = table(AnkiSyncObject)
+    rows = session.execute(
+        select(objs.c.kind, objs.c.oid, objs.c.digest)
+        .where(objs.c.user_id == user_id, objs.c.usn >= min_usn)
+        .order_by(objs.c.kind, objs.c.oid)
+    )
+    return [(r.kind, r.oid, r.digest is None) for r in rows]
+
+
+def held(session: Session, user_id: int, kind: int) -> int:
+    """How many objects of `kind` devices hold (graves aside)."""
+    objs = table(AnkiSyncObject)
+    return int(
+        session.scalar(
+            select(func.count())
+            .select_from(objs)
+            .where(objs.c.user_id == user_id, objs.c.kind == kind, objs.c.digest.is_not(None))
+        )
+        or 0
+    )

@@ -50,6 +50,8 @@ def test_get_me_has_every_setting(client: FlaskClient, token: str) -> None:
         "maximum_interval": 36500,
         "new_per_day": 20,
         "reviews_per_day": 200,
+        "load_balancing": True,
+        "easy_days": ["normal"] * 7,
     }
 
 

@@ -46,6 +46,16 @@ def _within(bounds: tuple[float, float]) -> Any:
     return Field(ge=low, le=high)
 
 
+EasyDays = Annotated[
+    list[Literal["normal", "reduced", "minimum"]],
+    Field(
+        min_length=7,
+        max_length=7,
+        description="Each weekday's review load, Monday first: normal, reduced or minimum "
+        "(Anki's easy days). The load balancer keeps reviews off minimum days where it can.",
+    ),
+]
+
 Steps = Annotated[
     list[Annotated[int, Field(ge=1, le=MAX_STEP_SECONDS), WHOLE]],
     Field(max_length=MAX_STEPS, description="Step lengths in seconds."),
@@ -112,6 +122,12 @@ class MePatch(Body):
     maximum_interval: Annotated[int, _within(MAXIMUM_INTERVALS), WHOLE] | None = None
     new_per_day: Annotated[int, _within(NEW_PER_DAY), WHOLE] | None = None
     reviews_per_day: Annotated[int, _within(REVIEWS_PER_DAY), WHOLE] | None = None
+    load_balancing: bool | None = Field(
+        None,
+        description="Spread review intervals over the days of their fuzz range with fewer "
+        "cards due (on by default).",
+    )
+    easy_days: EasyDays | None = None
 
 
 class Me(Reply):
@@ -127,6 +143,8 @@ class Me(Reply):
     maximum_interval: int
     new_per_day: int
     reviews_per_day: int
+    load_balancing: bool
+    easy_days: EasyDays
 
 
 class Health(Reply):

@@ -18,10 +18,13 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     text,
+    true,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .schema import Base, utcnow
+
+EVERY_DAY_NORMAL = "[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]"
 
 
 class User(Base):
@@ -94,6 +97,16 @@ class SchedulerSettings(Base):
     reviews_per_day: Mapped[int] = mapped_column(Integer, default=200)
     # None means py-fsrs's defaults (which equal Anki's FSRS-6 defaults).
     parameters: Mapped[list[float] | None] = mapped_column(JSON, default=None)
+    # Load balancing of review intervals (srs.load_balance), on unless turned off. Defaults
+    # from the database only: a row written without them (as before they existed) gets them.
+    load_balancing: Mapped[bool] = mapped_column(Boolean, server_default=true(), deferred=True)
+    # Easy days: Anki's percentages per weekday, Monday first (1 Normal, 0.5 Reduced, 0 Minimum).
+    easy_days: Mapped[list[float]] = mapped_column(
+        JSON, server_default=text(f"'{EVERY_DAY_NORMAL}'"), deferred=True
+    )
+    # Deferred, and not read back on insert: accounts must still be made and read on a schema
+    # migrated back to before these columns (tests/test_migrations.py does so).
+    __mapper_args__ = {"eager_defaults": False}
 
 
 class Deck(Base):
@@ -405,3 +418,25 @@ class FsrsParameterSet(Base):
     # answers new since this fit, whatever their `reviewed_at` (imported answers are dated in
     # the past). None: recorded without it (before 0016, or by a path that does not set it).
     history_end_log_id: Mapped[int | None] = mapped_column(Integer, default=None)
+
+
+class CustomStudySession(Base):
+    """A person's custom study session (one at a time, as Anki's one custom study deck): what
+    it shows is worked out from these fields and the review states at each request."""
+
+    __tablename__ = "custom_study_sessions"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    # "ahead", "forgotten", "extra_new", "extra_review", "preview" or "tag".
+    mode: Mapped[str] = mapped_column(String(20))
+    deck_id: Mapped[int | None] = mapped_column(
+        ForeignKey("decks.id", ondelete="CASCADE"), index=True
+    )
+    days: Mapped[int | None] = mapped_column(Integer)
+    amount: Mapped[int | None] = mapped_column(Integer)
+    tag: Mapped[str | None] = mapped_column(String(100))
+    # Cards answered since are done for the session; the preview counts its cards shown.
+    started_at: Mapped[datetime] = mapped_column()
+    previewed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

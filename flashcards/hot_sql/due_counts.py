@@ -7,9 +7,8 @@ person's time zone, so days across a DST change are still their study days.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from datetime import datetime
+from functools import lru_cache
 
 from sqlalchemy import and_, bindparam, case, func, select
 

@@ -7,6 +7,7 @@ import re
 from typing import Any
 from zoneinfo import available_timezones
 
+from babel.dates import get_day_names
 from babel.numbers import get_decimal_symbol
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_babel import force_locale, ngettext
@@ -52,6 +53,23 @@ def field_labels() -> dict[str, str]:
         "maximum_interval": _("Maximum interval (days)"),
         "new_per_day": _("New cards per day"),
         "reviews_per_day": _("Reviews per day"),
+        "load_balancing": _("Load balancing"),
+        "easy_days": _("Easy days"),
+    }
+
+
+def easy_day_labels() -> dict[str, str]:
+    return {"normal": _("Normal"), "reduced": _("Reduced"), "minimum": _("Minimum")}
+
+
+def _parse_balance(form: Any) -> dict[str, object]:
+    """The load balancing checkbox and the seven easy-day selects (Monday first); nothing
+    from a form without them (an unchecked box is not sent, so the selects tell)."""
+    if "easy_days_0" not in form:
+        return {}
+    return {
+        "load_balancing": form.get("load_balancing") == "1",
+        "easy_days": [form.get(f"easy_days_{day}", "") for day in range(7)],
     }
 
 
@@ -73,6 +91,7 @@ def _parse_form(form: Any) -> dict[str, object]:
             values[name] = [round(float(m) * 60) for m in raw]
         except (ValueError, OverflowError):  # "nan", and "inf" or "1e400"
             values[name] = raw
+    values.update(_parse_balance(form))
     return values
 
 
@@ -103,6 +122,8 @@ def settings() -> str | Response | tuple[str, int]:
     if request.method == "POST":
         values = _parse_form(request.form)
         form = {k: request.form.get(k, "") for k in field_labels()}
+        form.update(load_balancing=current["load_balancing"], easy_days=current["easy_days"])
+        form.update(_parse_balance(request.form))
         try:
             clean = validate_settings(values, allowed=values.keys())
         except InvalidInput as exc:
@@ -133,6 +154,8 @@ def settings() -> str | Response | tuple[str, int]:
             lifetime=current_app.permanent_session_lifetime,
         ),
         fsrs=fsrs_section(session, uid),
+        weekdays=list(get_day_names("wide", locale=locale_code()).values()),
+        easy_day_labels=easy_day_labels(),
     ), (422 if errors else 200)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
@@ -107,7 +106,7 @@ class SchedulerSettings(Base):
     )
     # Deferred, and not read back on insert: accounts must still be made and read on a schema
     # migrated back to before these columns (tests/test_migrations.py does so).
-    __mapper_args__: ClassVar[dict[str, Any]] = {"eager_defaults": False}
+    __mapper_args__ = {"eager_defaults": False}  # noqa: RUF012 (SQLAlchemy's, per class)
 
 
 class Deck(Base):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from flask.testing import FlaskClient
@@ -30,6 +31,7 @@ from flashcards.srs.scheduling import (
     fuzzed_days,
     review,
 )
+from flashcards.srs.workload import workload
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import ReviewState, SchedulerSettings
 from flashcards.storage.schema import utcnow
@@ -283,3 +285,27 @@ def test_the_settings_page_names_weekdays_in_the_persons_language(
     sign_in(client, "ko@example.com")
     page = client.get("/settings").get_data(as_text=True)
     assert "목요일" in page
+
+
+def test_due_counts_are_per_study_day_in_the_persons_time_zone(engine: Engine) -> None:
+    clock = Clock("Asia/Seoul", 4)  # days start at 4:00 in Seoul, 19:00 UTC the day before
+    now = datetime(2026, 3, 2, 3, 0, tzinfo=UTC)  # 12:00 in Seoul: study day March 2
+    with transaction(engine) as s:
+        user = f.make_user(s, timezone=clock.timezone, day_start_hour=clock.day_start_hour)
+        deck = f.make_deck(s, "zoned", 6)
+        cards = iter(f.card_ids(s, deck.id))
+        seoul = ZoneInfo(clock.timezone)
+        for local in (
+            datetime(2026, 3, 5, 4, 0),  # the first moment of March 5: day 3
+            datetime(2026, 3, 6, 3, 59),  # still March 5's study day: day 3
+            datetime(2026, 3, 6, 12, 0),  # day 4
+            datetime(2026, 3, 8, 23, 0),  # day 6
+            datetime(2026, 3, 9, 5, 0),  # day 7: past the range read
+        ):
+            f.set_state(s, user, next(cards), state=State.Review, due=local.replace(tzinfo=seoul))
+    with transaction(engine) as s:
+        load = workload(s, user, now, clock, load_balancing=True, easy_days=None)
+        assert load is not None and load.today == date(2026, 3, 2)
+        assert load.due_counts(3, 6) == [2, 1, 0, 1]
+        assert load.due_counts(2, 4) == [0, 2, 1]  # day 2 read now, days 3 and 4 known
+        assert workload(s, user, now, clock, load_balancing=False, easy_days=None) is None

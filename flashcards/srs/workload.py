@@ -45,10 +45,10 @@ def workload(
         missing = [d for d in range(low, high + 1) if d not in known]
         if missing:
             first, last = missing[0], missing[-1]
-            bounds = [day_start(today + timedelta(days=d), *clock) for d in range(first, last + 2)]
-            known.update(
-                zip(range(first, last + 1), due_counts(conn, user_id, bounds), strict=True)
-            )
+            start = day_start(today + timedelta(days=first), *clock)
+            end = day_start(today + timedelta(days=last + 1), *clock)
+            found = due_counts(conn, user_id, start, end, last - first + 1)
+            known.update(zip(range(first, last + 1), found, strict=True))
         return [known[d] for d in range(low, high + 1)]
 
     week = tuple(easy_days) if easy_days and len(easy_days) == 7 else NORMAL_WEEK

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import random
 import statistics
+import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass
@@ -20,15 +21,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from fsrs import Rating
-from sqlalchemy import select
+from sqlalchemy import select, update
 
+from flashcards.hot_sql.rawsql import DirectConnection
 from flashcards.srs import queue, study
 from flashcards.srs.days import Clock, study_date
 from flashcards.srs.settings import apply_user_settings
 from flashcards.storage import migrate
 from flashcards.storage.engine import make_engine, transaction
-from flashcards.storage.models import ReviewState
+from flashcards.storage.models import ReviewState, SchedulerSettings
 from tests import factories as f
+from tests.bench.conftest import RUNS
+from tests.bench.dataset import NOW, build
 
 DAYS = 30
 NEW_PER_DAY = 20
@@ -143,3 +147,32 @@ def test_load_balancing_flattens_a_month_of_reviews(tmp_path: Path) -> None:
     # What the feature is for, checked loosely (the figures above are the result).
     assert roughness(on.balanced_forecast) < roughness(off.balanced_forecast)
     assert share_easy < share_on
+
+
+def test_the_due_counts_read_on_the_answer(tmp_path: Path) -> None:
+    """What balancing adds to the answer's hot path, in process (no HTTP, so that a busy
+    machine's noise stays out): `prepare_answer` (the answer's read and computation, which
+    writes nothing and so can be repeated) with load balancing off and on, interleaved."""
+    url = f"sqlite:///{tmp_path / 'answers.sqlite3'}"
+    engine = make_engine(url)
+    data = build(url, engine, users=100, cards=100, states_per_user=100)
+    rng = random.Random(3)
+    calls = [(rng.randint(1, 100), rng.choice(data.card_ids)) for _ in range(2000)]
+    connection = DirectConnection(engine)
+    timings: dict[bool, list[float]] = {False: [], True: []}
+    for _round in range(RUNS):
+        for balancing in (False, True):
+            with transaction(engine) as s:
+                s.execute(update(SchedulerSettings).values(load_balancing=balancing))
+            started = time.perf_counter()
+            for user, card in calls:
+                study.prepare_answer(
+                    connection, user, card, Rating.Good, str(uuid.uuid4()), now=NOW
+                )
+            timings[balancing].append((time.perf_counter() - started) / len(calls) * 1e6)
+    connection.close()
+    off, on = statistics.median(timings[False]), statistics.median(timings[True])
+    print(f"\n=== The answer's read and computation ({len(calls)} answers x {RUNS} runs) ===")
+    print(f"  load balancing off: {off:.0f} µs per answer (runs {timings[False]})")
+    print(f"  load balancing on:  {on:.0f} µs per answer (runs {timings[True]})")
+    print(f"  on/off: {on / off:.2f}")

@@ -31,6 +31,7 @@ from flashcards.srs.scheduling import (
     fuzzed_days,
     review,
 )
+from flashcards.srs.settings import apply_user_settings
 from flashcards.srs.workload import workload
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import ReviewState, SchedulerSettings
@@ -69,10 +70,10 @@ def test_exact_days_chosen_for_given_due_counts_and_seeds() -> None:
     seeds = [fuzz_seed(1, card, 3) for card in range(8)]
     # The same seeds without balancing: the plain fuzz.
     assert [fuzzed_days(10, 36500, s) for s in seeds] == [12, 9, 9, 12, 10, 11, 11, 11]
-    one_each = Workload(MONDAY, NORMAL_WEEK, flat(1))
+    one_each = Workload.fixed(MONDAY, NORMAL_WEEK, flat(1))
     assert [fuzzed_days(10, 36500, s, one_each) for s in seeds] == [11, 8, 8, 12, 9, 11, 10, 11]
     # Day 10 empty among busy days: every seed goes there.
-    busy = Workload(MONDAY, NORMAL_WEEK, lambda low, high: [50, 50, 0, 50, 50])
+    busy = Workload.fixed(MONDAY, NORMAL_WEEK, lambda low, high: [50, 50, 0, 50, 50])
     assert {fuzzed_days(10, 36500, s, busy) for s in seeds} == {10}
     # Deterministic: the preview and the answer that follows draw the same.
     assert fuzzed_days(10, 36500, seeds[0], one_each) == fuzzed_days(10, 36500, seeds[0], one_each)
@@ -82,26 +83,26 @@ def test_a_flat_load_and_long_intervals_keep_the_plain_fuzz() -> None:
     def unread(low: int, high: int) -> Sequence[int]:
         raise AssertionError("read the due counts of a range that is not balanced")
 
-    assert balanced_days(10, 8, 12, Workload(MONDAY, NORMAL_WEEK, flat(0)), 0.3) is None
-    assert balanced_days(91, 85, 97, Workload(MONDAY, NORMAL_WEEK, unread), 0.3) is None
-    assert fuzzed_days(2, 36500, "x", Workload(MONDAY, NORMAL_WEEK, unread)) == 2
+    assert balanced_days(10, 8, 12, Workload.fixed(MONDAY, NORMAL_WEEK, flat(0)), 0.3) is None
+    assert balanced_days(91, 85, 97, Workload.fixed(MONDAY, NORMAL_WEEK, unread), 0.3) is None
+    assert fuzzed_days(2, 36500, "x", Workload.fixed(MONDAY, NORMAL_WEEK, unread)) == 2
 
 
 def test_easy_days_keep_reviews_off_a_minimum_day() -> None:
     seeds = [fuzz_seed(7, card, 2) for card in range(300)]
     # Days 8..12 from a Monday: Tuesday to Saturday; day 10 is a Thursday.
     assert (MONDAY + timedelta(days=10)).weekday() == THURSDAY
-    normal = Workload(MONDAY, NORMAL_WEEK, flat(3))
-    one_each = Workload(MONDAY, NORMAL_WEEK, flat(1))
+    normal = Workload.fixed(MONDAY, NORMAL_WEEK, flat(3))
+    one_each = Workload.fixed(MONDAY, NORMAL_WEEK, flat(1))
     assert 10 in {fuzzed_days(10, 36500, s, one_each) for s in seeds}
     assert 10 in {fuzzed_days(10, 36500, s, normal) for s in seeds}
-    minimum = Workload(MONDAY, week(thu=0.0), flat(3))
+    minimum = Workload.fixed(MONDAY, week(thu=0.0), flat(3))
     assert 10 not in {fuzzed_days(10, 36500, s, minimum) for s in seeds}
     # An empty Thursday draws nearly every card, and very few when it is a Minimum day
     # (its weight is tiny, not 0: a week of Minimum days still balances).
     empty = [3, 3, 0, 3, 3]
-    as_normal = Workload(MONDAY, NORMAL_WEEK, lambda low, high: empty)
-    as_minimum = Workload(MONDAY, week(thu=0.0), lambda low, high: empty)
+    as_normal = Workload.fixed(MONDAY, NORMAL_WEEK, lambda low, high: empty)
+    as_minimum = Workload.fixed(MONDAY, week(thu=0.0), lambda low, high: empty)
     assert [fuzzed_days(10, 36500, s, as_normal) for s in seeds].count(10) > 270
     assert [fuzzed_days(10, 36500, s, as_minimum) for s in seeds].count(10) < 5
 
@@ -304,8 +305,15 @@ def test_due_counts_are_per_study_day_in_the_persons_time_zone(engine: Engine) -
         ):
             f.set_state(s, user, next(cards), state=State.Review, due=local.replace(tzinfo=seoul))
     with transaction(engine) as s:
-        load = workload(s, user, now, clock, load_balancing=True, easy_days=None)
-        assert load is not None and load.today == date(2026, 3, 2)
-        assert load.due_counts(3, 6) == [2, 1, 0, 1]
-        assert load.due_counts(2, 4) == [0, 2, 1]  # day 2 read now, days 3 and 4 known
-        assert workload(s, user, now, clock, load_balancing=False, easy_days=None) is None
+        load = workload(s, user, now, clock)
+        assert load.today == date(2026, 3, 2)
+        three_to_six = load.loads(3, 6)
+        assert three_to_six is not None and list(three_to_six.counts) == [2, 1, 0, 1]
+        assert three_to_six.easy_days == NORMAL_WEEK
+        two_to_four = load.loads(2, 4)  # day 2 read now, days 3 and 4 known
+        assert two_to_four is not None and list(two_to_four.counts) == [0, 2, 1]
+        apply_user_settings(s, user, {"load_balancing": False, "easy_days": ["minimum"] * 7})
+        assert workload(s, user, now, clock).loads(3, 6) is None
+        apply_user_settings(s, user, {"load_balancing": True})
+        balanced = workload(s, user, now, clock).loads(3, 6)
+        assert balanced is not None and balanced.easy_days == (0.0,) * 7

@@ -11,7 +11,7 @@ from ..http.request_db import db, writes
 from ..people.accounts import user_clock
 from ..srs import custom_study
 from ..srs.scheduling import fuzz_seed, preview
-from ..srs.workload import person_workload
+from ..srs.workload import workload
 from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
@@ -96,7 +96,7 @@ def next_custom_study_card() -> Response:
     intervals = None
     if study.mode != "preview":
         seed = fuzz_seed(user_id, card.card_id, card.state.reps if card.state else 0)
-        balance = person_workload(session, user_id, now, clock)
+        balance = workload(session, user_id, now, clock)
         outcomes = preview(card.config, card.state, now, seed=seed, clock=clock, workload=balance)
         intervals = Intervals(
             **{

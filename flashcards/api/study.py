@@ -15,7 +15,7 @@ from ..http.request_db import db, direct, writes
 from ..http.request_policies import pace_before_queue
 from ..srs import cards, queue, study, subscriptions
 from ..srs.scheduling import CardState, fuzz_seed, preview
-from ..srs.workload import person_workload
+from ..srs.workload import workload
 from ..storage.models import Subscription, User
 from ..storage.retry import retrying, with_retries
 from ..storage.schema import utcnow
@@ -169,7 +169,7 @@ def next_card() -> Response:
     if card is None:
         return Response(status=204)
     seed = fuzz_seed(user_id, card.card_id, card.state.reps if card.state else 0)
-    balance = person_workload(direct(), user_id, now, caller.clock)
+    balance = workload(direct(), user_id, now, caller.clock)
     outcomes = preview(
         card.config, card.state, now, seed=seed, clock=caller.clock, workload=balance
     )

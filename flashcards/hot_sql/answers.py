@@ -41,8 +41,6 @@ _CARD_FOR_ANSWER = Statement(
         _SETTINGS.c.relearning_steps,
         _SETTINGS.c.maximum_interval,
         _SETTINGS.c.parameters,
-        _SETTINGS.c.load_balancing,
-        _SETTINGS.c.easy_days,
         _SUB.c.desired_retention.label("sub_desired_retention"),
         _SUB.c.learning_steps.label("sub_learning_steps"),
         _SUB.c.relearning_steps.label("sub_relearning_steps"),

@@ -11,7 +11,7 @@ the other days of the range, then as Minimum. Unlike Anki, an empty Minimum day 
 preferred to a busy Normal one: the easy-day factor applies to empty days too.
 
 The draw is the fuzz's own seeded one (`scheduling.fuzz_seed`), so a button's preview is
-what the answer stores. Pure: the due counts come from the caller (`DueCounts`).
+what the answer stores. Pure: the due counts come from the caller (`DueLoads`).
 """
 
 from __future__ import annotations
@@ -30,18 +30,36 @@ NORMAL_WEEK = (1.0,) * 7
 _MINIMUM_LOAD = 0.0001
 _REDUCED_LOAD = 0.5
 
-# Days from today, inclusive range -> the number of cards due on each of those days.
-DueCounts = Callable[[int, int], Sequence[int]]
+
+@dataclass(frozen=True)
+class DayLoads:
+    """The cards due on each day of a range, and the person's easy days (Monday first)."""
+
+    counts: Sequence[int]
+    easy_days: Sequence[float]
+
+
+# Days from today, inclusive range -> their loads; None: the person balances nothing.
+DueLoads = Callable[[int, int], DayLoads | None]
 
 
 @dataclass(frozen=True)
 class Workload:
-    """What balancing an answer's interval needs: the person's study date, their easy days
-    (percentages, Monday first) and their due counts, read only when asked for."""
+    """What balancing an answer's interval needs: the person's study date, and their loads,
+    read only when an interval is balanced (`srs.workload` reads them from the database)."""
 
     today: date
-    easy_days: tuple[float, ...]
-    due_counts: DueCounts
+    loads: DueLoads
+
+    @classmethod
+    def fixed(
+        cls,
+        today: date,
+        easy_days: Sequence[float],
+        due_counts: Callable[[int, int], Sequence[int]],
+    ) -> Workload:
+        """A workload of given easy days and due counts."""
+        return cls(today, lambda low, high: DayLoads(due_counts(low, high), easy_days))
 
 
 def easy_day_name(percentage: float) -> EasyDay:
@@ -104,9 +122,11 @@ def balanced_days(
     it does not balance (past 90 days)."""
     if interval > MAX_BALANCED_INTERVAL or low > MAX_BALANCED_INTERVAL or low > high:
         return None
-    counts = workload.due_counts(low, high)
+    loads = workload.loads(low, high)
+    if loads is None:
+        return None
     weekdays = [(workload.today + timedelta(days=d)).weekday() for d in range(low, high + 1)]
-    weights = day_weights(low, counts, weekdays, workload.easy_days)
+    weights = day_weights(low, loads.counts, weekdays, loads.easy_days)
     if min(weights) == max(weights):
         return None  # no day preferred (a flat load): the fuzz's own pick stands
     return low + weighted_pick(weights, draw)

@@ -183,9 +183,7 @@ def prepare_answer(
     reps_before = before.reps if before else 0
     seed = fuzz_seed(user_id, card_id, reps_before)
     clock = Clock(row.timezone, row.day_start_hour)
-    balance = workload(
-        db, user_id, when, clock, load_balancing=row.load_balancing, easy_days=row.easy_days
-    )
+    balance = workload(db, user_id, when, clock)
     after = review(config, before, rating, when, seed=seed, clock=clock, workload=balance)
     log = {
         "review_id": review_id,

@@ -1,68 +1,48 @@
 """A person's `load_balance.Workload`, read from the database: their settings and due counts.
 
-The due counts are read only when an answer's interval is balanced (a review interval of 3 to
-90 days), and each day once per request: a preview's three balanced outcomes share the read.
+Read only when an answer's interval is balanced (a review interval of 3 to 90 days), in one
+statement with the settings, and each day once per request: a preview's three balanced
+outcomes share the read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
-from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from ..hot_sql.due_counts import due_counts
-from ..hot_sql.rawsql import Executor, Statement, executor
-from ..storage.models import SchedulerSettings
+from ..hot_sql.due_counts import day_loads
+from ..hot_sql.rawsql import Executor, executor
 from .days import Clock, day_start, study_date
-from .load_balance import NORMAL_WEEK, Workload
-
-_SETTINGS = Statement(
-    select(SchedulerSettings.load_balancing, SchedulerSettings.easy_days).where(
-        SchedulerSettings.user_id == bindparam("user_id")
-    )
-)
+from .load_balance import NORMAL_WEEK, DayLoads, Workload
 
 
-def workload(
-    db: Session | Executor,
-    user_id: int,
-    now: datetime,
-    clock: Clock,
-    *,
-    load_balancing: bool,
-    easy_days: Sequence[float] | None,
-) -> Workload | None:
-    """The workload for answers at `now`; None when the person turned load balancing off."""
-    if not load_balancing:
-        return None
-    conn = executor(db)
-    today = study_date(now, *clock)
-    known: dict[int, int] = {}
+class _PersonsLoads:
+    """`load_balance.DueLoads` of one person, read lazily and kept for the request."""
 
-    def counts(low: int, high: int) -> list[int]:
-        missing = [d for d in range(low, high + 1) if d not in known]
-        if missing:
+    def __init__(self, conn: Executor, user_id: int, today: date, clock: Clock) -> None:
+        self.conn, self.user_id, self.today, self.clock = conn, user_id, today, clock
+        self.counts: dict[int, int] = {}
+        self.balancing: bool | None = None  # None: not read yet
+        self.week: tuple[float, ...] = NORMAL_WEEK
+
+    def __call__(self, low: int, high: int) -> DayLoads | None:
+        missing = [d for d in range(low, high + 1) if d not in self.counts]
+        if missing and self.balancing is not False:
             first, last = missing[0], missing[-1]
-            start = day_start(today + timedelta(days=first), *clock)
-            end = day_start(today + timedelta(days=last + 1), *clock)
-            found = due_counts(conn, user_id, start, end, last - first + 1)
-            known.update(zip(range(first, last + 1), found, strict=True))
-        return [known[d] for d in range(low, high + 1)]
+            start = day_start(self.today + timedelta(days=first), *self.clock)
+            end = day_start(self.today + timedelta(days=last + 1), *self.clock)
+            found = day_loads(self.conn, self.user_id, start, end, last - first + 1)
+            self.balancing = found.load_balancing
+            if found.easy_days and len(found.easy_days) == 7:
+                self.week = tuple(found.easy_days)
+            self.counts.update(zip(range(first, last + 1), found.counts, strict=True))
+        if not self.balancing:
+            return None
+        return DayLoads([self.counts[d] for d in range(low, high + 1)], self.week)
 
-    week = tuple(easy_days) if easy_days and len(easy_days) == 7 else NORMAL_WEEK
-    return Workload(today=today, easy_days=week, due_counts=counts)
 
-
-def person_workload(
-    session: Session | Executor, user_id: int, now: datetime, clock: Clock
-) -> Workload | None:
-    """`workload` with the person's own settings, read here (the study pages' previews)."""
-    conn = executor(session)
-    row = conn.first(_SETTINGS, {"user_id": user_id})
-    if row is None:
-        return workload(conn, user_id, now, clock, load_balancing=True, easy_days=None)
-    return workload(
-        conn, user_id, now, clock, load_balancing=row.load_balancing, easy_days=row.easy_days
-    )
+def workload(db: Session | Executor, user_id: int, now: datetime, clock: Clock) -> Workload:
+    """The person's workload for answers at `now` (their settings say whether it balances)."""
+    today = study_date(now, *clock)
+    return Workload(today=today, loads=_PersonsLoads(executor(db), user_id, today, clock))

@@ -19,7 +19,7 @@ from ..http.request_db import db, writes
 from ..people.accounts import user_clock
 from ..srs import custom_study, study, subscriptions
 from ..srs.scheduling import fuzz_seed, preview
-from ..srs.workload import person_workload
+from ..srs.workload import workload
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
@@ -76,7 +76,7 @@ def custom_study_page() -> str | tuple[str, int]:
     buttons = []
     if card is not None and current.mode != "preview":
         seed = fuzz_seed(uid, card.card_id, card.state.reps if card.state else 0)
-        balance = person_workload(session, uid, now, clock)
+        balance = workload(session, uid, now, clock)
         outcomes = preview(card.config, card.state, now, seed=seed, clock=clock, workload=balance)
         labels = rating_labels()
         buttons = [

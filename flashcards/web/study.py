@@ -34,7 +34,7 @@ from ..people.accounts import user_clock
 from ..srs import queue, stats, study, subscriptions
 from ..srs.queue import NextCard
 from ..srs.scheduling import fuzz_seed, preview
-from ..srs.workload import person_workload
+from ..srs.workload import workload
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
@@ -87,7 +87,7 @@ def session_page() -> str:
             next_relative=relative(next_at, now) if next_at else None,
         )
     seed = fuzz_seed(uid, card.card_id, card.state.reps if card.state else 0)
-    balance = person_workload(session, uid, now, clock)
+    balance = workload(session, uid, now, clock)
     outcomes = preview(card.config, card.state, now, seed=seed, clock=clock, workload=balance)
     labels = rating_labels()
     buttons = [

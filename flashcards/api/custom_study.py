@@ -10,8 +10,6 @@ from flask import Response
 from ..http.request_db import db, writes
 from ..people.accounts import user_clock
 from ..srs import custom_study
-from ..srs.scheduling import fuzz_seed, preview
-from ..srs.workload import workload
 from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
@@ -23,8 +21,8 @@ from .models_custom_study import (
     CustomStudySession,
     PreviewedCard,
 )
-from .models_study import Intervals, NextCardText
 from .openapi import Answer, documented
+from .study import card_text, intervals_of
 
 _SESSION = {200: Answer("The caller's custom study session.", CustomStudySession)}
 
@@ -93,23 +91,9 @@ def next_custom_study_card() -> Response:
     card, study = custom_study.next_card(session, user_id, now=now, clock=clock)
     if card is None:
         return Response(status=204)
-    intervals = None
-    if study.mode != "preview":
-        seed = fuzz_seed(user_id, card.card_id, card.state.reps if card.state else 0)
-        balance = workload(session, user_id, now, clock)
-        outcomes = preview(card.config, card.state, now, seed=seed, clock=clock, workload=balance)
-        intervals = Intervals(
-            **{
-                r.name.lower(): max(0, round((o.due - now).total_seconds()))
-                for r, o in outcomes.items()
-            }
-        )
-    text = NextCardText(
-        id=card.card_id, deck=card.deck_slug, key=card.key, locale=card.locale,
-        front=card.question, back=card.answer, explanation=card.explanation,
-        kind=card.kind,  # type: ignore[arg-type]
-    )  # fmt: skip
-    return reply(CustomStudyNext(card=text, intervals=intervals, session=_body(study)))
+    preview = study.mode == "preview"  # schedules nothing: no intervals
+    intervals = None if preview else intervals_of(session, user_id, card, now, clock)
+    return reply(CustomStudyNext(card=card_text(card), intervals=intervals, session=_body(study)))
 
 
 @bp.post("/custom-study/previewed")

@@ -6,28 +6,23 @@ Plain forms (POST, then redirect), like the study page. Answers are ordinary ans
 
 from __future__ import annotations
 
-import uuid
 from contextlib import suppress
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
-from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
-from ..errors import CardNotFound, CardRetired, InvalidInput, NotSubscribed, ReviewIdReused
+from ..errors import InvalidInput, NotSubscribed
 from ..http.request_db import db, writes
 from ..people.accounts import user_clock
-from ..srs import custom_study, study, subscriptions
-from ..srs.scheduling import fuzz_seed, preview
-from ..srs.workload import workload
-from ..storage.retry import retrying
+from ..srs import custom_study, subscriptions
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
 from .account import WHOLE_NUMBER
 from .auth import login_required, user_id
 from .error_table import flash_error
-from .i18n import interval, locale_code
-from .study import rating_labels, review_id_for
+from .i18n import locale_code
+from .study import answer_from_form, rating_buttons, review_id_for
 
 
 def mode_labels() -> dict[str, str]:
@@ -75,18 +70,7 @@ def custom_study_page() -> str | tuple[str, int]:
         return _form_page({"mode": "ahead", "days": "1", "amount": ""})
     buttons = []
     if card is not None and current.mode != "preview":
-        seed = fuzz_seed(uid, card.card_id, card.state.reps if card.state else 0)
-        balance = workload(session, uid, now, clock)
-        outcomes = preview(card.config, card.state, now, seed=seed, clock=clock, workload=balance)
-        labels = rating_labels()
-        buttons = [
-            {
-                "rating": int(r),
-                "label": labels[int(r)],
-                "interval": interval((o.due - now).total_seconds()),
-            }
-            for r, o in outcomes.items()
-        ]
+        buttons = rating_buttons(session, uid, card, now, clock)
     return render_template(
         "custom_study.html", card=card, study=current, modes=mode_labels(), buttons=buttons,
         review_id=review_id_for(uid, card) if card else None,
@@ -141,35 +125,7 @@ def _back() -> Response:
 @writes
 @login_required
 def custom_study_answer() -> Response:
-    uid = user_id()
-    card_id = _card_id()
-    try:
-        rating = study.parse_rating(int(request.form.get("rating", "")))
-        review_id = str(uuid.UUID(request.form.get("review_id", "")))
-    except (ValueError, InvalidInput):
-        card_id = None
-    if card_id is None:
-        flash(_("That answer could not be read. Please answer again."), "error")
-        return _back()
-    session = db()
-    now = utcnow()
-    try:
-        result = retrying(
-            session,
-            lambda: study.answer(session, uid, card_id, rating, review_id, now=now),
-            retry_on=(IntegrityError,),
-        )
-    except (CardNotFound, NotSubscribed, CardRetired, ReviewIdReused) as exc:
-        flash_error(exc)
-        return _back()
-    if result.created:
-        flash(
-            _(
-                "%(rating)s: next review in %(interval)s.",
-                rating=rating_labels()[int(rating)],
-                interval=interval((result.state.due - now).total_seconds()),
-            )
-        )
+    answer_from_form(user_id())  # a real answer, as on the study page
     return _back()
 
 

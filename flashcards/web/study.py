@@ -16,6 +16,7 @@ from datetime import datetime
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from ..errors import (
@@ -32,6 +33,7 @@ from ..http.request_db import db, writes
 from ..http.request_policies import pace_before_queue
 from ..people.accounts import user_clock
 from ..srs import queue, stats, study, subscriptions
+from ..srs.days import Clock
 from ..srs.queue import NextCard
 from ..srs.scheduling import fuzz_seed, preview
 from ..srs.workload import workload
@@ -54,6 +56,24 @@ def review_id_for(uid: int, card: NextCard) -> str:
 
 def rating_labels() -> dict[int, str]:
     return {1: _("Again"), 2: _("Hard"), 3: _("Good"), 4: _("Easy")}
+
+
+def rating_buttons(
+    session: Session, uid: int, card: NextCard, now: datetime, clock: Clock
+) -> list[dict[str, object]]:
+    """The four rating buttons of `card`, each with the interval it stores if pressed now."""
+    seed = fuzz_seed(uid, card.card_id, card.state.reps if card.state else 0)
+    balance = workload(session, uid, now, clock)
+    outcomes = preview(card.config, card.state, now, seed=seed, clock=clock, workload=balance)
+    labels = rating_labels()
+    return [
+        {
+            "rating": int(rating),
+            "label": labels[int(rating)],
+            "interval": interval((outcome.due - now).total_seconds()),
+        }
+        for rating, outcome in outcomes.items()
+    ]
 
 
 def _deck_id(uid: int, slug: str | None) -> int | None:
@@ -86,18 +106,7 @@ def session_page() -> str:
             next_when=when(next_at) if next_at else None,
             next_relative=relative(next_at, now) if next_at else None,
         )
-    seed = fuzz_seed(uid, card.card_id, card.state.reps if card.state else 0)
-    balance = workload(session, uid, now, clock)
-    outcomes = preview(card.config, card.state, now, seed=seed, clock=clock, workload=balance)
-    labels = rating_labels()
-    buttons = [
-        {
-            "rating": int(rating),
-            "label": labels[int(rating)],
-            "interval": interval((outcome.due - now).total_seconds()),
-        }
-        for rating, outcome in outcomes.items()
-    ]
+    buttons = rating_buttons(session, uid, card, now, clock)
     return render_template(
         "study.html",
         card=card,
@@ -118,8 +127,12 @@ def _back(slug: str | None) -> Response:
 @writes
 @login_required
 def answer() -> Response:
-    uid = user_id()
-    slug = request.form.get("deck") or None
+    answer_from_form(user_id())
+    return _back(request.form.get("deck") or None)
+
+
+def answer_from_form(uid: int) -> None:
+    """Answer the card a rating button names (a real answer), and say what it gave."""
     try:
         card_id = int(request.form.get("card_id", ""))
         if not 1 <= card_id <= MAX_ID:
@@ -128,7 +141,7 @@ def answer() -> Response:
         review_id = str(uuid.UUID(request.form.get("review_id", "")))
     except (ValueError, InvalidInput):
         flash(_("That answer could not be read. Please answer again."), "error")
-        return _back(slug)
+        return
     session = db()
     now = utcnow()
     try:
@@ -139,7 +152,7 @@ def answer() -> Response:
         )
     except (CardNotFound, NotSubscribed, CardRetired, ReviewIdReused) as exc:
         flash_error(exc)
-        return _back(slug)
+        return
     if result.created:
         flash(
             _(
@@ -148,7 +161,6 @@ def answer() -> Response:
                 interval=interval((result.state.due - now).total_seconds()),
             )
         )
-    return _back(slug)
 
 
 @bp.post("/study/undo")

@@ -11,7 +11,9 @@ the other days of the range, then as Minimum. Unlike Anki, an empty Minimum day 
 preferred to a busy Normal one: the easy-day factor applies to empty days too.
 
 The draw is the fuzz's own seeded one (`scheduling.fuzz_seed`), so a button's preview is
-what the answer stores. Pure: the due counts come from the caller (`DueLoads`).
+what the answer stores; where no day weighs more than another (nothing due in the range),
+the fuzz's own pick stands, so that a person with an empty schedule sees the intervals they
+saw before balancing existed. Pure: the due counts come from the caller (`DueLoads`).
 """
 
 from __future__ import annotations

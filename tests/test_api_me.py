@@ -51,6 +51,8 @@ def test_get_me_has_every_setting(client: FlaskClient, token: str) -> None:
         "new_per_day": 20,
         "reviews_per_day": 200,
         "theme": "system",
+        "load_balancing": True,
+        "easy_days": ["normal"] * 7,
     }
 
 

@@ -28,6 +28,7 @@ from flashcards.srs.scheduling import (
     preview,
     review,
 )
+from flashcards.srs.settings import apply_user_settings
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import ReviewLog
 
@@ -227,6 +228,9 @@ def test_replaying_the_log_reproduces_every_state_with_fuzz_on(engine: Engine) -
     ratings = [Rating.Good, Rating.Easy, Rating.Hard, Rating.Again]
     with transaction(engine) as s:
         user = f.make_user(s)
+        # The balancer's pick depends on the other cards due at the time, which a replay
+        # of one card's log does not know: the fuzz alone replays.
+        apply_user_settings(s, user, {"load_balancing": False})
         deck = f.make_deck(s, "replay", 4)
         f.subscribe(s, user, deck)
         cards = f.card_ids(s, deck.id)

@@ -67,6 +67,7 @@ from ..mail import MailNotSent
 from ..people.accounts import EmailTaken, InvalidToken, SamePassword, WrongPassword
 from ..people.ratelimit import RateLimited
 from ..people.resets import AdminResetByOwner, ResetLinkNotUsable
+from ..srs.custom_study import NoCustomStudy
 from ..storage.backup import BackupError
 from ..storage.engine import database_unavailable
 from ..teams.invitations import RemovedFromTeam
@@ -119,6 +120,7 @@ PROBLEM_TYPES: dict[type[FlashcardsError], ProblemType] = {
     CardNotFound: P(404, "card-not-found", "No such card"),
     UnknownReviewId: P(404, "unknown-review-id", "No answer with this review_id"),
     InvitationNotUsable: P(404, "invitation-not-usable", "Invitation unknown or no longer valid"),
+    NoCustomStudy: P(404, "no-custom-study", "No custom study session"),
     # Identity
     NotAuthenticated: P(401, "not-authenticated", "Unauthorized"),
     MissingToken: P(401, "missing-token", "No API token"),

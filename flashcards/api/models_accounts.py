@@ -51,6 +51,16 @@ def _within(bounds: tuple[float, float]) -> Any:
     return Field(ge=low, le=high)
 
 
+EasyDays = Annotated[
+    list[Literal["normal", "reduced", "minimum"]],
+    Field(
+        min_length=7,
+        max_length=7,
+        description="Each weekday's review load, Monday first: normal, reduced or minimum "
+        "(Anki's easy days). The load balancer keeps reviews off minimum days where it can.",
+    ),
+]
+
 Steps = Annotated[
     list[Annotated[int, Field(ge=1, le=MAX_STEP_SECONDS), WHOLE]],
     Field(max_length=MAX_STEPS, description="Step lengths in seconds."),
@@ -118,6 +128,12 @@ class MePatch(Body):
     new_per_day: Annotated[int, _within(NEW_PER_DAY), WHOLE] | None = None
     reviews_per_day: Annotated[int, _within(REVIEWS_PER_DAY), WHOLE] | None = None
     theme: str | None = Field(None, json_schema_extra=_THEME)
+    load_balancing: bool | None = Field(
+        None,
+        description="Spread review intervals over the days of their fuzz range with fewer "
+        "cards due (on by default).",
+    )
+    easy_days: EasyDays | None = None
 
 
 class Me(Reply):
@@ -134,6 +150,8 @@ class Me(Reply):
     new_per_day: int
     reviews_per_day: int
     theme: str = Field(json_schema_extra=_THEME)
+    load_balancing: bool
+    easy_days: EasyDays
 
 
 class Health(Reply):

@@ -8,13 +8,17 @@ from typing import Any
 from flask import Response, request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from ..decks import own_decks
 from ..errors import NotFound, NotSubscribed
+from ..hot_sql.rawsql import Executor
 from ..http.request_db import db, direct, writes
 from ..http.request_policies import pace_before_queue
 from ..srs import cards, queue, study, subscriptions
+from ..srs.days import Clock
 from ..srs.scheduling import CardState, fuzz_seed, preview
+from ..srs.workload import workload
 from ..storage.models import Subscription, User
 from ..storage.retry import retrying, with_retries
 from ..storage.schema import utcnow
@@ -167,27 +171,40 @@ def next_card() -> Response:
     card, counts = queue.next_card(direct(), user_id, now=now, deck_id=deck_id, clock=caller.clock)
     if card is None:
         return Response(status=204)
-    seed = fuzz_seed(user_id, card.card_id, card.state.reps if card.state else 0)
-    outcomes = preview(card.config, card.state, now, seed=seed, clock=caller.clock)
-    intervals = {
-        rating.name.lower(): max(0, round((outcome.due - now).total_seconds()))
-        for rating, outcome in outcomes.items()
-    }
     return reply(
         NextCard(
-            card=NextCardText(
-                id=card.card_id,
-                deck=card.deck_slug,
-                key=card.key,
-                locale=card.locale,
-                front=card.question,
-                back=card.answer,
-                explanation=card.explanation,
-                kind=card.kind,  # type: ignore[arg-type]
-            ),
-            intervals=Intervals(**intervals),
+            card=card_text(card),
+            intervals=intervals_of(direct(), user_id, card, now, caller.clock),
             counts=Counts(new=counts.new, learning=counts.learning, review=counts.review),
         )
+    )
+
+
+def card_text(card: queue.NextCard) -> NextCardText:
+    return NextCardText(
+        id=card.card_id,
+        deck=card.deck_slug,
+        key=card.key,
+        locale=card.locale,
+        front=card.question,
+        back=card.answer,
+        explanation=card.explanation,
+        kind=card.kind,  # type: ignore[arg-type]
+    )
+
+
+def intervals_of(
+    db: Session | Executor, user_id: int, card: queue.NextCard, now: datetime, clock: Clock
+) -> Intervals:
+    """When `card` comes back for each rating: exactly what an answer now stores."""
+    seed = fuzz_seed(user_id, card.card_id, card.state.reps if card.state else 0)
+    balance = workload(db, user_id, now, clock)
+    outcomes = preview(card.config, card.state, now, seed=seed, clock=clock, workload=balance)
+    return Intervals(
+        **{
+            rating.name.lower(): max(0, round((outcome.due - now).total_seconds()))
+            for rating, outcome in outcomes.items()
+        }
     )
 
 

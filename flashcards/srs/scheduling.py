@@ -2,7 +2,8 @@
 
 Fuzz is seeded from the user, the card and its review count, as Anki seeds it from the card:
 the interval shown on a button is exactly the one stored when it is pressed, and replaying a
-log reproduces the state. py-fsrs draws fuzz from the global `random`, so we schedule with
+log reproduces the state (with load balancing off: on, the day also depends on the cards
+due at the time, `load_balance`). py-fsrs draws fuzz from the global `random`, so we schedule with
 its fuzz off and apply the same fuzz ranges with our own seeded generator.
 """
 
@@ -18,6 +19,7 @@ from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import FUZZ_RANGES
 
 from .days import Clock, study_date
+from .load_balance import Workload, balanced_days
 
 RATING_NAMES = {
     "again": Rating.Again,
@@ -74,10 +76,8 @@ def fuzz_seed(user_id: int, card_id: int, reps: int) -> str:
     return f"{user_id}:{card_id}:{reps}"
 
 
-def fuzzed_days(interval_days: int, maximum_interval: int, seed: str) -> int:
-    """py-fsrs's fuzz ranges, drawn from a generator seeded per answer."""
-    if interval_days < 2.5:
-        return interval_days
+def fuzz_range(interval_days: int, maximum_interval: int) -> tuple[int, int]:
+    """py-fsrs's fuzz range of an interval of at least 3 days: the first and last day."""
     delta = 1.0
     for fuzz_range in FUZZ_RANGES:
         delta += fuzz_range["factor"] * max(
@@ -85,7 +85,21 @@ def fuzzed_days(interval_days: int, maximum_interval: int, seed: str) -> int:
         )
     min_ivl = max(2, round(interval_days - delta))
     max_ivl = min(round(interval_days + delta), maximum_interval)
-    min_ivl = min(min_ivl, max_ivl)
+    return min(min_ivl, max_ivl), max_ivl
+
+
+def fuzzed_days(
+    interval_days: int, maximum_interval: int, seed: str, workload: Workload | None = None
+) -> int:
+    """py-fsrs's fuzz ranges, drawn from a generator seeded per answer; with the person's
+    `workload`, the day is the load balancer's pick, from the same seeded draw."""
+    if interval_days < 2.5:
+        return interval_days
+    min_ivl, max_ivl = fuzz_range(interval_days, maximum_interval)
+    if workload is not None:
+        balanced = balanced_days(interval_days, min_ivl, max_ivl, workload, _fuzz_draw(seed))
+        if balanced is not None:
+            return balanced
     draw = _fuzz_draw(seed) * (max_ivl - min_ivl + 1) + min_ivl
     return min(round(draw), maximum_interval)
 
@@ -110,13 +124,14 @@ def review(
     *,
     seed: str | None,
     clock: Clock | None = None,
+    workload: Workload | None = None,
 ) -> CardState:
     """The state after answering `rating` at `now`; `seed=None` turns fuzz off. With the
     person's `clock`, the time since the last review counts in study days
-    (`last_review_for_fsrs`)."""
+    (`last_review_for_fsrs`); with their `workload`, the fuzzed day is load balanced."""
     current = before or new_card_state(now)
     card = _fsrs_card(current, now, clock)
-    return _outcome(scheduler_for(config), config, current, card, rating, now, seed)
+    return _outcome(scheduler_for(config), config, current, card, rating, now, seed, workload)
 
 
 def _outcome(
@@ -127,13 +142,14 @@ def _outcome(
     rating: Rating,
     now: datetime,
     seed: str | None,
+    workload: Workload | None,
 ) -> CardState:
     # py-fsrs copies the card it is given, so one FsrsCard serves all four outcomes.
     after, _log = scheduler.review_card(card, rating, now)
     due = after.due
     if seed is not None and after.state == State.Review:
         days = (after.due - now).days
-        due = now + timedelta(days=fuzzed_days(days, config.maximum_interval, seed))
+        due = now + timedelta(days=fuzzed_days(days, config.maximum_interval, seed, workload))
     lapsed = current.state == State.Review and rating == Rating.Again
     return CardState(
         state=after.state,
@@ -154,13 +170,15 @@ def preview(
     *,
     seed: str | None,
     clock: Clock | None = None,
+    workload: Workload | None = None,
 ) -> dict[Rating, CardState]:
     """All four outcomes, computed the same way `review` stores them (Anki's two-step answer)."""
     current = before or new_card_state(now)
     card = _fsrs_card(current, now, clock)
     scheduler = scheduler_for(config)
     return {
-        rating: _outcome(scheduler, config, current, card, rating, now, seed) for rating in _RATINGS
+        rating: _outcome(scheduler, config, current, card, rating, now, seed, workload)
+        for rating in _RATINGS
     }
 
 

@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 from zoneinfo import available_timezones
 
 from sqlalchemy import select
@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from ..errors import InvalidInput, NotFound
 from ..people.names import hidden_character, nfkc
 from ..storage.models import SchedulerSettings, User
+from .load_balance import EASY_DAY_PERCENTAGES, NORMAL_WEEK, EasyDay, easy_day_name
 
 SUPPORTED_LOCALES = ("en", "es", "ko")
 MAX_STEPS = 10
@@ -45,7 +46,9 @@ SCHEDULER_FIELDS = frozenset(
         "reviews_per_day",
     }
 )
-ME_FIELDS = USER_FIELDS | SCHEDULER_FIELDS
+# The person's own, which no subscription overrides: load balancing and easy days.
+BALANCE_FIELDS = frozenset({"load_balancing", "easy_days"})
+ME_FIELDS = USER_FIELDS | SCHEDULER_FIELDS | BALANCE_FIELDS
 
 # Equal to the column defaults of SchedulerSettings; used when a user has no row yet.
 _SCHEDULER_DEFAULTS: dict[str, Any] = {
@@ -196,6 +199,32 @@ def _display_name(value: object) -> str:
     return name
 
 
+def _load_balancing(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInput("load_balancing must be true or false", field="load_balancing")
+    return value
+
+
+def _easy_days(value: object) -> list[str]:
+    names = ", ".join(EASY_DAY_PERCENTAGES)
+    if (
+        not isinstance(value, list)
+        or len(value) != 7
+        or any(not isinstance(v, str) or v not in EASY_DAY_PERCENTAGES for v in value)
+    ):
+        raise InvalidInput(
+            f"easy_days must be a list of 7 days, Monday first, each one of {names}",
+            field="easy_days",
+        )
+    return list(value)
+
+
+def easy_days_names(percentages: object) -> list[str]:
+    """The stored percentages as the names the API and the settings page use."""
+    week = percentages if isinstance(percentages, list) and len(percentages) == 7 else NORMAL_WEEK
+    return [easy_day_name(float(p)) for p in week]
+
+
 VALIDATORS: dict[str, Callable[[object], object]] = {
     "display_name": _display_name,
     "locale": _locale,
@@ -208,6 +237,8 @@ VALIDATORS: dict[str, Callable[[object], object]] = {
     "new_per_day": _new_per_day,
     "reviews_per_day": _reviews_per_day,
     "theme": _theme,
+    "load_balancing": _load_balancing,
+    "easy_days": _easy_days,
 }
 
 
@@ -267,6 +298,8 @@ def user_settings(session: Session, user_id: int) -> dict[str, Any]:
             SchedulerSettings.maximum_interval,
             SchedulerSettings.new_per_day,
             SchedulerSettings.reviews_per_day,
+            SchedulerSettings.load_balancing,
+            SchedulerSettings.easy_days,
         )
         .outerjoin(SchedulerSettings, SchedulerSettings.user_id == User.id)
         .where(User.id == user_id)
@@ -277,6 +310,8 @@ def user_settings(session: Session, user_id: int) -> dict[str, Any]:
     for name, default in scheduler_defaults().items():
         if body[name] is None:
             body[name] = default
+    body["load_balancing"] = body["load_balancing"] is not False  # no row yet: on
+    body["easy_days"] = easy_days_names(body["easy_days"])
     return body
 
 
@@ -287,12 +322,15 @@ def apply_user_settings(session: Session, user_id: int, values: Mapping[str, obj
         raise NotFound("no such user")
     for name in USER_FIELDS & values.keys():
         setattr(user, name, values[name])
-    scheduler = values.keys() & SCHEDULER_FIELDS
+    scheduler = values.keys() & (SCHEDULER_FIELDS | BALANCE_FIELDS)
     if scheduler:
         row = session.get(SchedulerSettings, user_id)
         if row is None:
             row = SchedulerSettings(user_id=user_id, **scheduler_defaults())
             session.add(row)
         for name in scheduler:
-            setattr(row, name, values[name])
+            value = values[name]
+            if name == "easy_days":
+                value = [EASY_DAY_PERCENTAGES[day] for day in cast(list[EasyDay], value)]
+            setattr(row, name, value)
     session.flush()

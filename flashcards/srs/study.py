@@ -51,6 +51,7 @@ from .days import Clock, day_bounds
 from .scheduling import CardState, fuzz_seed, review
 from .settings import json_int
 from .state_rows import config_from, rs, state_from_row
+from .workload import workload
 
 # Clocks of offline clients drift; an answer a little "in the future" is still accepted.
 CLOCK_SKEW = timedelta(seconds=60)
@@ -184,9 +185,9 @@ def prepare_answer(
     config = config_from(row, _Overrides(row), team_fit)
     reps_before = before.reps if before else 0
     seed = fuzz_seed(user_id, card_id, reps_before)
-    after = review(
-        config, before, rating, when, seed=seed, clock=Clock(row.timezone, row.day_start_hour)
-    )
+    clock = Clock(row.timezone, row.day_start_hour)
+    balance = workload(db, user_id, when, clock)
+    after = review(config, before, rating, when, seed=seed, clock=clock, workload=balance)
     log = {
         "review_id": review_id,
         "user_id": user_id,

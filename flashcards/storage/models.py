@@ -20,10 +20,13 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     text,
+    true,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .schema import Base, utcnow
+
+EVERY_DAY_NORMAL = "[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]"
 
 
 class User(Base):
@@ -104,6 +107,16 @@ class SchedulerSettings(Base):
     reviews_per_day: Mapped[int] = mapped_column(Integer, default=200)
     # None means py-fsrs's defaults (which equal Anki's FSRS-6 defaults).
     parameters: Mapped[list[float] | None] = mapped_column(JSON, default=None)
+    # Load balancing of review intervals (srs.load_balance), on unless turned off. Defaults
+    # from the database only: a row written without them (as before they existed) gets them.
+    load_balancing: Mapped[bool] = mapped_column(Boolean, server_default=true(), deferred=True)
+    # Easy days: Anki's percentages per weekday, Monday first (1 Normal, 0.5 Reduced, 0 Minimum).
+    easy_days: Mapped[list[float]] = mapped_column(
+        JSON, server_default=text(f"'{EVERY_DAY_NORMAL}'"), deferred=True
+    )
+    # Deferred, and not read back on insert: accounts must still be made and read on a schema
+    # migrated back to before these columns (tests/test_migrations.py does so).
+    __mapper_args__ = {"eager_defaults": False}  # noqa: RUF012 (SQLAlchemy's, per class)
 
 
 class Deck(Base):
@@ -543,3 +556,25 @@ class AnkiCollectionFile(Base):
     usn: Mapped[int] = mapped_column(Integer)
     size: Mapped[int] = mapped_column(Integer)  # uncompressed bytes
     data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class CustomStudySession(Base):
+    """A person's custom study session (one at a time, as Anki's one custom study deck): what
+    it shows is worked out from these fields and the review states at each request."""
+
+    __tablename__ = "custom_study_sessions"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    # "ahead", "forgotten", "extra_new", "extra_review", "preview" or "tag".
+    mode: Mapped[str] = mapped_column(String(20))
+    deck_id: Mapped[int | None] = mapped_column(
+        ForeignKey("decks.id", ondelete="CASCADE"), index=True
+    )
+    days: Mapped[int | None] = mapped_column(Integer)
+    amount: Mapped[int | None] = mapped_column(Integer)
+    tag: Mapped[str | None] = mapped_column(String(100))
+    # Cards answered since are done for the session; the preview counts its cards shown.
+    started_at: Mapped[datetime] = mapped_column()
+    previewed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

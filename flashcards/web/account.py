@@ -7,6 +7,7 @@ import re
 from typing import Any
 from zoneinfo import available_timezones
 
+from babel.dates import get_day_names
 from babel.numbers import get_decimal_symbol
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_babel import force_locale, ngettext
@@ -54,6 +55,23 @@ def field_labels() -> dict[str, str]:
         "new_per_day": _("New cards per day"),
         "reviews_per_day": _("Reviews per day"),
         "theme": _("Colours"),
+        "load_balancing": _("Load balancing"),
+        "easy_days": _("Easy days"),
+    }
+
+
+def easy_day_labels() -> dict[str, str]:
+    return {"normal": _("Normal"), "reduced": _("Reduced"), "minimum": _("Minimum")}
+
+
+def _parse_balance(form: Any) -> dict[str, object]:
+    """The load balancing checkbox and the seven easy-day selects (Monday first); nothing
+    from a form without them (an unchecked box is not sent, so the selects tell)."""
+    if "easy_days_0" not in form:
+        return {}
+    return {
+        "load_balancing": form.get("load_balancing") == "1",
+        "easy_days": [form.get(f"easy_days_{day}", "") for day in range(7)],
     }
 
 
@@ -84,6 +102,7 @@ def _parse_form(form: Any) -> dict[str, object]:
                 values[name] = [round(float(m) * 60) for m in raw]
             except (ValueError, OverflowError):  # "nan", and "inf" or "1e400"
                 values[name] = raw
+    values.update(_parse_balance(form))
     return values
 
 
@@ -114,6 +133,7 @@ def settings() -> str | Response | tuple[str, int]:
     if request.method == "POST":
         values = _parse_form(request.form)
         form = {**form, **{k: request.form[k] for k in field_labels() if k in request.form}}
+        form.update(_parse_balance(request.form))
         # Every field at once: each bad one is flagged beside it, and all typed values stay.
         clean, problems = validate_each(values, allowed=values.keys())
         for field in problems:
@@ -144,6 +164,8 @@ def settings() -> str | Response | tuple[str, int]:
             lifetime=current_app.permanent_session_lifetime,
         ),
         fsrs=fsrs_section(session, uid),
+        weekdays=list(get_day_names("wide", locale=locale_code()).values()),
+        easy_day_labels=easy_day_labels(),
     ), (422 if errors else 200)
 
 

@@ -61,6 +61,7 @@ from ..mail import MailNotSent
 from ..people.accounts import EmailTaken, InvalidToken, SamePassword, WrongPassword
 from ..people.ratelimit import RateLimited
 from ..people.resets import AdminResetByOwner, ResetLinkNotUsable
+from ..srs.custom_study import NoCustomStudy
 from ..storage.backup import BackupError
 from ..teams.invitations import RemovedFromTeam
 from ..teams.team_decks import UnknownCardKey
@@ -98,6 +99,7 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
         CardNotFound: WebAnswer(404, card_changed),
         UnknownReviewId: WebAnswer(404, _("That answer has already been undone.")),
         InvitationNotUsable: WebAnswer(404),  # the join page says the link is no longer valid
+        NoCustomStudy: WebAnswer(404, _("You have no custom study session.")),
         # Identity
         NotAuthenticated: WebAnswer(401),
         MissingToken: WebAnswer(401),

@@ -22,6 +22,7 @@ from datetime import datetime
 from flask import current_app, flash, make_response, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from ..errors import (
@@ -38,9 +39,11 @@ from ..http.request_db import db, writes
 from ..http.request_policies import pace_before_queue
 from ..people.accounts import user_clock
 from ..srs import queue, stats, study, subscriptions
+from ..srs.days import Clock
 from ..srs.queue import NextCard
 from ..srs.scheduling import CardState, fuzz_seed, preview
 from ..srs.state_rows import card_state
+from ..srs.workload import workload
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
@@ -64,6 +67,24 @@ def review_id_at(uid: int, card_id: int, state: CardState | None) -> str:
 
 def rating_labels() -> dict[int, str]:
     return {1: _("Again"), 2: _("Hard"), 3: _("Good"), 4: _("Easy")}
+
+
+def rating_buttons(
+    session: Session, uid: int, card: NextCard, now: datetime, clock: Clock
+) -> list[dict[str, object]]:
+    """The four rating buttons of `card`, each with the interval it stores if pressed now."""
+    seed = fuzz_seed(uid, card.card_id, card.state.reps if card.state else 0)
+    balance = workload(session, uid, now, clock)
+    outcomes = preview(card.config, card.state, now, seed=seed, clock=clock, workload=balance)
+    labels = rating_labels()
+    return [
+        {
+            "rating": int(rating),
+            "label": labels[int(rating)],
+            "interval": interval((outcome.due - now).total_seconds()),
+        }
+        for rating, outcome in outcomes.items()
+    ]
 
 
 def _deck_id(uid: int, slug: str | None) -> int | None:
@@ -108,17 +129,7 @@ def _session_page() -> str | Response:
             next_when=when(next_at) if next_at else None,
             next_relative=relative(next_at, now) if next_at else None,
         )
-    seed = fuzz_seed(uid, card.card_id, card.state.reps if card.state else 0)
-    outcomes = preview(card.config, card.state, now, seed=seed, clock=clock)
-    labels = rating_labels()
-    buttons = [
-        {
-            "rating": int(rating),
-            "label": labels[int(rating)],
-            "interval": interval((outcome.due - now).total_seconds()),
-        }
-        for rating, outcome in outcomes.items()
-    ]
+    buttons = rating_buttons(session, uid, card, now, clock)
     review_id = review_id_for(uid, card)
     # The answer is shown only for the card and state its reveal link was made for.
     asked = request.args.get("show")
@@ -147,8 +158,12 @@ def _back(slug: str | None) -> Response:
 @writes
 @login_required
 def answer() -> Response:
-    uid = user_id()
-    slug = request.form.get("deck") or None
+    answer_from_form(user_id())
+    return _back(request.form.get("deck") or None)
+
+
+def answer_from_form(uid: int) -> None:
+    """Answer the card a rating button names (a real answer), and say what it gave."""
     try:
         card_id = int(request.form.get("card_id", ""))
         if not 1 <= card_id <= MAX_ID:
@@ -157,7 +172,7 @@ def answer() -> Response:
         review_id = str(uuid.UUID(request.form.get("review_id", "")))
     except (ValueError, InvalidInput):
         flash(_("That answer could not be read. Please answer again."), "error")
-        return _back(slug)
+        return
     session = db()
     now = utcnow()
     if review_id != review_id_at(uid, card_id, card_state(session, uid, card_id)) and not (
@@ -172,7 +187,7 @@ def answer() -> Response:
             ),
             "error",
         )
-        return _back(slug)
+        return
     try:
         result = retrying(
             session,
@@ -181,7 +196,7 @@ def answer() -> Response:
         )
     except (CardNotFound, NotSubscribed, CardRetired, ReviewIdReused) as exc:
         flash_error(exc)
-        return _back(slug)
+        return
     if result.created:
         flash(
             _(
@@ -190,7 +205,6 @@ def answer() -> Response:
                 interval=interval((result.state.due - now).total_seconds()),
             )
         )
-    return _back(slug)
 
 
 @bp.post("/study/undo")

@@ -1,0 +1,118 @@
+"""Custom study: start, read and end the caller's session, its next card, a preview's step.
+
+Answers in a session are sent to POST /reviews like any other: they count as real answers.
+"""
+
+from __future__ import annotations
+
+from flask import Response
+
+from ..http.request_db import db, writes
+from ..people.accounts import user_clock
+from ..srs import custom_study
+from ..storage.schema import utcnow
+from . import bp
+from .auth import current_user_id
+from .errors import parse_body
+from .models import reply
+from .models_custom_study import (
+    CustomStudyNext,
+    CustomStudyRequest,
+    CustomStudySession,
+    PreviewedCard,
+)
+from .openapi import Answer, documented
+from .study import card_text, intervals_of
+
+_SESSION = {200: Answer("The caller's custom study session.", CustomStudySession)}
+
+
+def _body(study: custom_study.CustomStudy) -> CustomStudySession:
+    return CustomStudySession(
+        mode=study.mode, deck=study.deck_slug, days=study.days, amount=study.amount,
+        tag=study.tag, started_at=study.started_at, done=study.done,
+    )  # fmt: skip
+
+
+@bp.put("/custom-study")
+@documented(
+    "startCustomStudy",
+    "Start a custom study session, ending the caller's previous one.",
+    {201: Answer("Started.", CustomStudySession)},
+    404,
+    409,
+    description="The deck must be one the caller studies (409 otherwise, 404 for a deck they "
+    "cannot see).",
+    body=CustomStudyRequest,
+)
+@writes
+def start_custom_study() -> Response:
+    user_id = current_user_id()
+    body = parse_body(CustomStudyRequest)
+    session = db()
+    study = custom_study.start(
+        session, user_id, mode=body.mode, deck=body.deck, days=body.days,
+        amount=body.amount, tag=body.tag, now=utcnow(),
+    )  # fmt: skip
+    session.commit()
+    return reply(_body(study), 201)
+
+
+@bp.get("/custom-study")
+@documented("getCustomStudy", "The caller's custom study session.", _SESSION, 404)
+def get_custom_study() -> Response:
+    return reply(_body(custom_study.current(db(), current_user_id())))
+
+
+@bp.delete("/custom-study")
+@documented(
+    "endCustomStudy", "End the caller's custom study session.", {204: Answer("Ended.")}, 404
+)
+@writes
+def end_custom_study() -> Response:
+    session = db()
+    custom_study.end(session, current_user_id())
+    session.commit()
+    return Response(status=204)
+
+
+@bp.get("/custom-study/next")
+@documented(
+    "nextCustomStudyCard",
+    "The session's next card, with its intervals (none in a preview).",
+    {200: Answer("The next card.", CustomStudyNext), 204: Answer("The session is through.")},
+    404,
+)
+def next_custom_study_card() -> Response:
+    user_id = current_user_id()
+    session = db()
+    now = utcnow()
+    clock = user_clock(session, user_id)
+    card, study = custom_study.next_card(session, user_id, now=now, clock=clock)
+    if card is None:
+        return Response(status=204)
+    preview = study.mode == "preview"  # schedules nothing: no intervals
+    intervals = None if preview else intervals_of(session, user_id, card, now, clock)
+    return reply(CustomStudyNext(card=card_text(card), intervals=intervals, session=_body(study)))
+
+
+@bp.post("/custom-study/previewed")
+@documented(
+    "previewedCustomStudyCard",
+    "In a preview session, move on past the card shown (nothing is scheduled).",
+    _SESSION,
+    404,
+    body=PreviewedCard,
+    description="Idempotent: a card that is not the one shown moves nothing.",
+)
+@writes
+def previewed_custom_study_card() -> Response:
+    user_id = current_user_id()
+    card_id = parse_body(PreviewedCard).card_id
+    session = db()
+    custom_study.previewed(
+        session, user_id, card_id, now=utcnow(), clock=user_clock(session, user_id)
+    )
+    study = custom_study.current(session, user_id)
+    session.commit()
+    return reply(_body(study))

@@ -1,0 +1,60 @@
+"""Bodies of the custom study endpoints (`api/custom_study.py`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar
+
+from pydantic import Field
+
+from ..srs.custom_study import AMOUNTS, DAYS, MAX_TAG, MODES
+from ..srs.custom_study import Mode as ModeName
+from ..storage.schema import MAX_ID
+from .models import WHOLE, Body, Reply, Timestamp
+from .models_study import Intervals, NextCardText
+
+
+class CustomStudyRequest(Body):
+    mode: ModeName = Field(
+        description="ahead: review cards due in the next `days`; forgotten: cards answered "
+        "Again in the last `days`; extra_new / extra_review: `amount` more new or review cards "
+        "of `deck` today; preview: `amount` new cards of `deck`, not scheduled; tag: cards "
+        "with `tag`."
+    )
+    deck: str | None = Field(
+        None, max_length=100, description="A deck the caller studies (a slug); needed by "
+        "extra_new, extra_review and preview, a filter for the other modes."
+    )  # fmt: skip
+    days: Annotated[int, Field(ge=DAYS[0], le=DAYS[1]), WHOLE] | None = None
+    amount: Annotated[int, Field(ge=AMOUNTS[0], le=AMOUNTS[1]), WHOLE] | None = Field(
+        None,
+        description="How many cards; needed by extra_new, extra_review and preview, 100 "
+        "when left out for the other modes.",
+    )
+    tag: str | None = Field(None, min_length=1, max_length=MAX_TAG)
+    messages: ClassVar[dict[str, str]] = {
+        "mode": "mode must be one of " + ", ".join(MODES),
+        "days": f"days must be a whole number from {DAYS[0]} to {DAYS[1]}",
+        "amount": f"amount must be a whole number from {AMOUNTS[0]} to {AMOUNTS[1]}",
+    }
+
+
+class CustomStudySession(Reply):
+    mode: ModeName
+    deck: str | None
+    days: int | None
+    amount: int
+    tag: str | None
+    started_at: Timestamp
+    done: int = Field(description="Cards answered (or previewed) in the session so far.")
+
+
+class CustomStudyNext(Reply):
+    card: NextCardText
+    intervals: Intervals | None = Field(
+        description="As for the next card of the day; null in a preview, which schedules nothing."
+    )
+    session: CustomStudySession
+
+
+class PreviewedCard(Body):
+    card_id: Annotated[int, Field(ge=1, le=MAX_ID), WHOLE]

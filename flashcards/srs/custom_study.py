@@ -1,0 +1,267 @@
+"""Custom study, as Anki's: one session per person, kept in `custom_study_sessions`.
+
+Modes: study ahead (review cards due within the next N days), review cards forgotten in the
+last N days, extra new or review cards of a deck today (beyond its limits), preview a deck's
+new cards without scheduling them, and study the cards with a tag. A session keeps what it
+was started with and when; which card comes next is worked out from the review states at each
+request (no server memory): a card answered since the session started is done with.
+Answers in a session are ordinary answers (`study.answer`), so they count as real ones;
+preview answers nothing, it only moves on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal, cast
+
+from fsrs import State
+from sqlalchemy import delete, exists, func, select
+from sqlalchemy.orm import Session
+
+from ..decks.access import visible_decks
+from ..errors import InvalidInput, NotFound, NotSubscribed
+from ..storage.models import (
+    Card,
+    CustomStudySession,
+    Deck,
+    ReviewLog,
+    ReviewState,
+    SchedulerSettings,
+    Subscription,
+)
+from .cards import seen_card
+from .days import Clock, day_bounds
+from .queue import NextCard
+from .settings import json_int
+from .state_rows import config_from
+from .subscriptions import find_visible_deck
+
+Mode = Literal["ahead", "forgotten", "extra_new", "extra_review", "preview", "tag"]
+MODES: tuple[Mode, ...] = ("ahead", "forgotten", "extra_new", "extra_review", "preview", "tag")
+# What each mode is given: days (ahead, forgotten), a number of cards, a deck, a tag.
+NEEDS_DAYS = frozenset({"ahead", "forgotten"})
+NEEDS_DECK = frozenset({"extra_new", "extra_review", "preview"})
+DAYS = (1, 365)
+AMOUNTS = (1, 9999)
+MAX_TAG = 100
+DEFAULT_AMOUNT = 100  # cards of a tag, or forgotten ones, when no number is given
+
+
+class NoCustomStudy(NotFound):
+    """The person has no custom study session."""
+
+
+@dataclass(frozen=True)
+class CustomStudy:
+    mode: Mode
+    deck_slug: str | None
+    days: int | None
+    amount: int
+    tag: str | None
+    started_at: datetime
+    done: int  # cards answered (or previewed) in the session so far
+
+
+def _number(name: str, value: object, low: int, high: int) -> int:
+    number = json_int(value)
+    if number is None or not low <= number <= high:
+        raise InvalidInput(f"{name} must be a whole number from {low} to {high}", field=name)
+    return number
+
+
+def start(
+    session: Session,
+    user_id: int,
+    *,
+    mode: object,
+    deck: str | None = None,
+    days: object = None,
+    amount: object = None,
+    tag: object = None,
+    now: datetime,
+) -> CustomStudy:
+    """Start a session (ending the one before); InvalidInput names the field at fault."""
+    if mode not in MODES:
+        raise InvalidInput(f"mode must be one of {', '.join(MODES)}", field="mode")
+    deck_id = None
+    if deck is not None or mode in NEEDS_DECK:
+        if not deck:
+            raise InvalidInput(f"mode {mode} needs a deck", field="deck")
+        found = find_visible_deck(session, user_id, deck)
+        if session.get(Subscription, (user_id, found.id)) is None:
+            raise NotSubscribed("subscribe to this deck before studying it", field="deck")
+        deck_id = found.id
+    clean_days = _number("days", days, *DAYS) if mode in NEEDS_DAYS else None
+    clean_amount = DEFAULT_AMOUNT if amount is None else _number("amount", amount, *AMOUNTS)
+    if mode in ("extra_new", "extra_review", "preview") and amount is None:
+        raise InvalidInput(f"mode {mode} needs an amount of cards", field="amount")
+    clean_tag = None
+    if mode == "tag":
+        if not isinstance(tag, str) or not tag.strip() or len(tag.strip()) > MAX_TAG:
+            raise InvalidInput(f"tag must be a tag of 1 to {MAX_TAG} characters", field="tag")
+        clean_tag = tag.strip()
+    session.execute(delete(CustomStudySession).where(CustomStudySession.user_id == user_id))
+    session.add(
+        CustomStudySession(
+            user_id=user_id, mode=mode, deck_id=deck_id, days=clean_days,
+            amount=clean_amount, tag=clean_tag, started_at=now, previewed=0,
+        )
+    )  # fmt: skip
+    session.flush()
+    return current(session, user_id)
+
+
+def _row(session: Session, user_id: int) -> CustomStudySession:
+    row = session.get(CustomStudySession, user_id)
+    if row is None:
+        raise NoCustomStudy("you have no custom study session")
+    return row
+
+
+def current(session: Session, user_id: int) -> CustomStudy:
+    row = _row(session, user_id)
+    slug = (
+        None
+        if row.deck_id is None
+        else session.scalar(select(Deck.slug).where(Deck.id == row.deck_id))
+    )
+    return CustomStudy(
+        mode=cast(Mode, row.mode),  # one of MODES, as `start` wrote it
+        deck_slug=slug,
+        days=row.days,
+        amount=row.amount or DEFAULT_AMOUNT,
+        tag=row.tag,
+        started_at=row.started_at,
+        done=row.previewed if row.mode == "preview" else _answered(session, user_id, row),
+    )
+
+
+def end(session: Session, user_id: int) -> None:
+    _row(session, user_id)
+    session.execute(delete(CustomStudySession).where(CustomStudySession.user_id == user_id))
+
+
+def _answered(session: Session, user_id: int, row: CustomStudySession) -> int:
+    """Cards answered since the session started (in its deck, when it has one)."""
+    query = select(func.count(func.distinct(ReviewLog.card_id))).where(
+        ReviewLog.user_id == user_id, ReviewLog.reviewed_at >= row.started_at
+    )
+    if row.deck_id is not None:
+        query = query.where(ReviewLog.deck_id == row.deck_id)
+    return session.scalar(query) or 0
+
+
+def _studied(user_id: int, row: CustomStudySession) -> Any:
+    """Cards of decks the person studies (the session's deck, when it has one)."""
+    condition = exists().where(
+        Subscription.user_id == user_id, Subscription.deck_id == Card.deck_id
+    ) & visible_decks(user_id)
+    if row.deck_id is not None:
+        condition = condition & (Card.deck_id == row.deck_id)
+    return condition
+
+
+def _next_card_id(
+    session: Session, user_id: int, row: CustomStudySession, now: datetime, clock: Clock
+) -> tuple[int | None, str]:
+    """The next card of the session and its kind ("new", "learning", "review")."""
+    day_start, day_end = day_bounds(now, *clock)
+    studied = _studied(user_id, row)
+    own_state = (ReviewState.card_id == Card.id) & (ReviewState.user_id == user_id)
+    if row.mode in ("preview", "extra_new"):
+        introduced = exists().where(own_state)
+        new = (
+            select(Card.id)
+            .join(Deck, Deck.id == Card.deck_id)
+            .where(studied, ~introduced, Card.retired_at.is_(None))
+            .order_by(Card.deck_id, Card.position)
+        )
+        if row.mode == "preview":
+            new = new.offset(row.previewed)
+        return session.scalar(new.limit(1)), "new"
+    untouched = ReviewState.last_review < row.started_at  # not answered in this session
+    if row.mode == "tag":
+        # Any card carrying the tag, new or not; tags are a JSON list, matched in Python,
+        # where every database reads them alike.
+        tagged = (
+            select(Card.id, ReviewState.state, Card.tags)
+            .join(Deck, Deck.id == Card.deck_id)
+            .outerjoin(ReviewState, own_state)
+            .where(
+                studied,
+                Card.retired_at.is_(None) | ReviewState.state.is_not(None),
+                ReviewState.last_review.is_(None) | untouched,
+            )
+            .order_by(Card.deck_id, Card.position)
+        )
+        wanted = (row.tag or "").casefold()
+        for card_id, state, tags in session.execute(tagged):
+            if any(isinstance(t, str) and t.casefold() == wanted for t in tags or ()):
+                return card_id, _kind(state)
+        return None, "new"
+    query = (
+        select(Card.id, ReviewState.state)
+        .join(Deck, Deck.id == Card.deck_id)
+        .join(ReviewState, own_state)
+        .where(studied, untouched)
+    )
+    if row.mode == "forgotten":
+        since = day_start - timedelta(days=(row.days or 1) - 1)
+        forgotten = exists().where(
+            ReviewLog.user_id == user_id, ReviewLog.card_id == Card.id,
+            ReviewLog.rating == 1, ReviewLog.reviewed_at >= since,
+        )  # fmt: skip
+        query = query.where(forgotten).order_by(Card.deck_id, Card.position)
+    else:
+        # Ahead: due within the next days; extra reviews: due today, past the limit.
+        until = day_end + timedelta(days=row.days or 0) if row.mode == "ahead" else day_end
+        query = query.where(
+            ReviewState.state == int(State.Review), ReviewState.due < until
+        ).order_by(ReviewState.due, Card.id)
+    found = session.execute(query.limit(1)).first()
+    if found is None:
+        return None, "new"
+    return found[0], _kind(found[1])
+
+
+def _kind(state: int | None) -> str:
+    if state is None:
+        return "new"
+    return "review" if state == int(State.Review) else "learning"
+
+
+def next_card(
+    session: Session, user_id: int, *, now: datetime, clock: Clock
+) -> tuple[NextCard | None, CustomStudy]:
+    """The session's next card (None: the session is through), and the session."""
+    row = _row(session, user_id)
+    study = current(session, user_id)
+    if study.done >= study.amount:
+        return None, study
+    card_id, kind = _next_card_id(session, user_id, row, now, clock)
+    if card_id is None:
+        return None, study
+    seen = seen_card(session, user_id, card_id)
+    deck_id = session.scalar(select(Card.deck_id).where(Card.id == card_id))
+    settings = session.get(SchedulerSettings, user_id)
+    sub = session.get(Subscription, (user_id, deck_id))
+    text = seen.shown
+    card = NextCard(
+        card_id=card_id, deck_id=deck_id or 0, deck_slug=seen.deck_slug, key=seen.key,
+        locale=seen.locale, question=text.front, answer=text.back,
+        explanation=text.explanation, kind=kind, state=seen.state,
+        config=config_from(settings, sub),
+    )  # fmt: skip
+    return card, study
+
+
+def previewed(session: Session, user_id: int, card_id: int, *, now: datetime, clock: Clock) -> None:
+    """Move a preview on past `card_id`, when it is the card shown (a resend moves nothing)."""
+    row = _row(session, user_id)
+    if row.mode != "preview":
+        raise InvalidInput("only a preview session moves on without answering", field="mode")
+    shown, _kind = _next_card_id(session, user_id, row, now, clock)
+    if shown == card_id:
+        row.previewed += 1
+        session.flush()

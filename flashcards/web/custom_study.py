@@ -1,0 +1,161 @@
+"""Custom study on the web: the form that starts a session, and its cards, one at a time.
+
+Plain forms (POST, then redirect), like the study page. Answers are ordinary answers through
+`study.answer`; a preview only moves on.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+
+from flask import flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from werkzeug.wrappers import Response
+
+from ..errors import InvalidInput, NotSubscribed
+from ..http.request_db import db, writes
+from ..people.accounts import user_clock
+from ..srs import custom_study, subscriptions
+from ..storage.schema import MAX_ID, utcnow
+from . import bp
+from .account import WHOLE_NUMBER
+from .auth import login_required, user_id
+from .error_table import flash_error
+from .i18n import locale_code
+from .study import answer_from_form, rating_buttons, review_id_for
+
+
+def mode_labels() -> dict[str, str]:
+    return {
+        "ahead": _("Study ahead: review cards due in the next days"),
+        "forgotten": _("Review the cards you forgot in the last days"),
+        "extra_new": _("Learn more new cards of a deck today"),
+        "extra_review": _("Review more cards of a deck today"),
+        "preview": _("Preview new cards of a deck, without scheduling them"),
+        "tag": _("Study the cards with a tag"),
+    }
+
+
+def _whole(raw: str | None) -> object:
+    text = (raw or "").strip()
+    if not text:
+        return None
+    return int(text) if WHOLE_NUMBER.fullmatch(text) else text
+
+
+def _form_page(
+    form: dict[str, str], error: str | None = None, status: int = 200
+) -> tuple[str, int]:
+    session = db()
+    decks = [
+        d for d in subscriptions.deck_summaries(session, user_id(), locale_code())
+        if d.subscribed_locale is not None
+    ]  # fmt: skip
+    return render_template(
+        "custom_study.html", card=None, study=None, decks=decks, modes=mode_labels(),
+        form=form, error=error,
+    ), status  # fmt: skip
+
+
+@bp.get("/study/custom")
+@login_required
+def custom_study_page() -> str | tuple[str, int]:
+    uid = user_id()
+    session = db()
+    now = utcnow()
+    try:
+        clock = user_clock(session, uid)
+        card, current = custom_study.next_card(session, uid, now=now, clock=clock)
+    except custom_study.NoCustomStudy:
+        return _form_page({"mode": "ahead", "days": "1", "amount": ""})
+    buttons = []
+    if card is not None and current.mode != "preview":
+        buttons = rating_buttons(session, uid, card, now, clock)
+    return render_template(
+        "custom_study.html", card=card, study=current, modes=mode_labels(), buttons=buttons,
+        review_id=review_id_for(uid, card) if card else None,
+        revealed=request.args.get("show") == "1",
+    )  # fmt: skip
+
+
+@bp.post("/study/custom")
+@writes
+@login_required
+def start_custom_study() -> Response | tuple[str, int]:
+    form = {k: request.form.get(k, "") for k in ("mode", "deck", "days", "amount", "tag")}
+    session = db()
+    try:
+        custom_study.start(
+            session, user_id(), mode=form["mode"], deck=form["deck"] or None,
+            days=_whole(form["days"]), amount=_whole(form["amount"]),
+            tag=form["tag"] or None, now=utcnow(),
+        )  # fmt: skip
+    except (InvalidInput, NotSubscribed) as exc:
+        session.rollback()
+        return _form_page(form, _start_error(exc), 422)
+    session.commit()
+    return redirect(url_for("web.custom_study_page"), code=303)
+
+
+def _start_error(exc: InvalidInput | NotSubscribed) -> str:
+    messages: dict[str, str] = {
+        "mode": _("Choose what to study."),
+        "deck": _("Choose one of the decks you study."),
+        "days": _("Give a number of days from %(low)d to %(high)d.", low=1, high=365),
+        "amount": _("Give a number of cards from %(low)d to %(high)d.", low=1, high=9999),
+        "tag": _("Give a tag of up to %(max)d characters.", max=custom_study.MAX_TAG),
+    }
+    found = messages.get(exc.field or "")
+    return found if found is not None else str(_("Check the form: a value is not allowed."))
+
+
+def _card_id() -> int | None:
+    try:
+        card_id = int(request.form.get("card_id", ""))
+    except ValueError:
+        return None
+    return card_id if 1 <= card_id <= MAX_ID else None
+
+
+def _back() -> Response:
+    return redirect(url_for("web.custom_study_page"), code=303)
+
+
+@bp.post("/study/custom/answer")
+@writes
+@login_required
+def custom_study_answer() -> Response:
+    answer_from_form(user_id())  # a real answer, as on the study page
+    return _back()
+
+
+@bp.post("/study/custom/next")
+@writes
+@login_required
+def custom_study_next() -> Response:
+    uid = user_id()
+    card_id = _card_id()
+    session = db()
+    if card_id is not None:
+        try:
+            custom_study.previewed(
+                session, uid, card_id, now=utcnow(), clock=user_clock(session, uid)
+            )
+        except (custom_study.NoCustomStudy, InvalidInput) as exc:
+            flash_error(exc)
+            return _back()
+        session.commit()
+    return _back()
+
+
+@bp.post("/study/custom/end")
+@writes
+@login_required
+def end_custom_study() -> Response:
+    session = db()
+    # Ended already (a second tab, a resend): the same place either way.
+    with suppress(custom_study.NoCustomStudy):
+        custom_study.end(session, user_id())
+    session.commit()
+    flash(_("Custom study ended."))
+    return redirect(url_for("web.custom_study_page"), code=303)

@@ -1,0 +1,276 @@
+"""Custom study through the API and the web: each mode's cards, real answers (except preview),
+and precise refusals that write nothing."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+from fsrs import State
+from sqlalchemy import Engine, func, select
+
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import Card, CustomStudySession, ReviewLog, ReviewState
+from flashcards.storage.schema import utcnow
+
+from . import factories as f
+from .web_helpers import csrf
+
+
+class Shelf:
+    """Ana studies deck 'cs' (6 cards): c01 is due in 3 days, c02 is due today, c03 was
+    forgotten yesterday, c04-c06 are new and c05 is tagged 'Verbs'. Ben owns 'bens'."""
+
+    def __init__(self, engine: Engine) -> None:
+        now = self.now = utcnow()
+        with transaction(engine) as s:
+            self.ana = f.make_user(s, "ana@example.com")
+            self.h = {"Authorization": f"Bearer {f.make_token(s, self.ana)}"}
+            ben = f.make_user(s)
+            f.make_deck(s, "bens", 1, owner_user_id=ben)
+            f.make_deck(s, "other", 1)
+            deck = f.make_deck(s, "cs", 6)
+            f.subscribe(s, self.ana, deck)
+            self.c = f.card_ids(s, deck.id)
+            s.get_one(Card, self.c[4]).tags = ["grammar", "Verbs"]
+            old = now - timedelta(days=20)
+            f.set_state(
+                s,
+                self.ana,
+                self.c[0],
+                state=State.Review,
+                due=now + timedelta(days=3),
+                introduced_at=old,
+                last_review=old,
+            )
+            f.set_state(
+                s,
+                self.ana,
+                self.c[1],
+                state=State.Review,
+                due=now - timedelta(hours=1),
+                introduced_at=old,
+                last_review=old,
+            )
+            f.set_state(
+                s,
+                self.ana,
+                self.c[2],
+                state=State.Review,
+                due=now - timedelta(days=2),
+                introduced_at=old,
+                last_review=old,
+            )
+            f.answer(s, self.ana, self.c[2], "again", now=now - timedelta(days=1))
+
+
+@pytest.fixture
+def shelf(engine: Engine) -> Shelf:
+    return Shelf(engine)
+
+
+def start(client: FlaskClient, shelf: Shelf, **body: Any) -> Any:
+    return client.put("/api/v1/custom-study", json=body, headers=shelf.h)
+
+
+def next_id(client: FlaskClient, shelf: Shelf) -> int | None:
+    r = client.get("/api/v1/custom-study/next", headers=shelf.h)
+    if r.status_code == 204:
+        return None
+    assert r.status_code == 200, r.get_json()
+    return int(r.get_json()["card"]["id"])
+
+
+def answer(client: FlaskClient, shelf: Shelf, card_id: int, rating: str = "good") -> None:
+    body = {"card_id": card_id, "rating": rating, "review_id": str(uuid.uuid4())}
+    assert client.post("/api/v1/reviews", json=body, headers=shelf.h).status_code == 201
+
+
+def logs(engine: Engine, shelf: Shelf) -> int:
+    with transaction(engine) as s:
+        return s.scalar(select(func.count()).where(ReviewLog.user_id == shelf.ana)) or 0
+
+
+def test_study_ahead_shows_cards_due_within_the_days_and_answers_count(
+    client: FlaskClient, engine: Engine, shelf: Shelf
+) -> None:
+    r = start(client, shelf, mode="ahead", days=1)
+    assert r.status_code == 201 and r.get_json()["mode"] == "ahead" and r.get_json()["done"] == 0
+    assert next_id(client, shelf) == shelf.c[1]  # due today; c01, in 3 days, is not within 1
+    r = start(client, shelf, mode="ahead", days=5)
+    body = client.get("/api/v1/custom-study/next", headers=shelf.h).get_json()
+    assert body["card"]["id"] == shelf.c[1] and body["intervals"]["good"] > 0
+    before = logs(engine, shelf)
+    answer(client, shelf, shelf.c[1])
+    assert next_id(client, shelf) == shelf.c[0]
+    answer(client, shelf, shelf.c[0])
+    assert next_id(client, shelf) is None
+    assert logs(engine, shelf) == before + 2  # real answers
+    assert client.get("/api/v1/custom-study", headers=shelf.h).get_json()["done"] == 2
+
+
+def test_forgotten_cards_of_the_last_days(client: FlaskClient, shelf: Shelf) -> None:
+    assert start(client, shelf, mode="forgotten", days=2).status_code == 201
+    assert next_id(client, shelf) == shelf.c[2]
+    answer(client, shelf, shelf.c[2])
+    assert next_id(client, shelf) is None
+    # Forgotten yesterday is outside "today only".
+    start(client, shelf, mode="forgotten", days=1)
+    assert next_id(client, shelf) is None
+
+
+def test_extra_new_cards_stop_at_the_amount(client: FlaskClient, shelf: Shelf) -> None:
+    assert start(client, shelf, mode="extra_new", deck="cs", amount=2).status_code == 201
+    assert next_id(client, shelf) == shelf.c[3]
+    answer(client, shelf, shelf.c[3])
+    assert next_id(client, shelf) == shelf.c[4]
+    answer(client, shelf, shelf.c[4])
+    assert next_id(client, shelf) is None  # c06 is left, past the two asked for
+
+
+def test_extra_reviews_of_a_deck_today(client: FlaskClient, shelf: Shelf) -> None:
+    assert start(client, shelf, mode="extra_review", deck="cs", amount=5).status_code == 201
+    assert next_id(client, shelf) == shelf.c[1]
+    answer(client, shelf, shelf.c[1])
+    assert next_id(client, shelf) is None
+
+
+def test_preview_schedules_nothing_and_moves_on_once_per_card(
+    client: FlaskClient, engine: Engine, shelf: Shelf
+) -> None:
+    assert start(client, shelf, mode="preview", deck="cs", amount=2).status_code == 201
+    body = client.get("/api/v1/custom-study/next", headers=shelf.h).get_json()
+    assert body["card"]["id"] == shelf.c[3] and body["intervals"] is None
+    before = logs(engine, shelf)
+    for _ in range(2):  # a resend moves nothing more
+        r = client.post(
+            "/api/v1/custom-study/previewed", json={"card_id": shelf.c[3]}, headers=shelf.h
+        )
+        assert r.status_code == 200 and r.get_json()["done"] == 1
+    assert next_id(client, shelf) == shelf.c[4]
+    client.post("/api/v1/custom-study/previewed", json={"card_id": shelf.c[4]}, headers=shelf.h)
+    assert next_id(client, shelf) is None
+    assert logs(engine, shelf) == before
+    with transaction(engine) as s:
+        new_states = s.scalar(
+            select(func.count()).where(
+                ReviewState.user_id == shelf.ana, ReviewState.card_id.in_(shelf.c[3:])
+            )
+        )
+    assert new_states == 0
+
+
+def test_cards_by_tag(client: FlaskClient, shelf: Shelf) -> None:
+    assert start(client, shelf, mode="tag", tag="verbs").status_code == 201
+    assert next_id(client, shelf) == shelf.c[4]
+    answer(client, shelf, shelf.c[4])
+    assert next_id(client, shelf) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        ({"mode": "sideways"}, 422, "mode"),
+        ({"mode": "ahead"}, 422, "days"),
+        ({"mode": "ahead", "days": 0}, 422, "days"),
+        ({"mode": "ahead", "days": "3"}, 422, "days"),
+        ({"mode": "extra_new", "amount": 3}, 422, "deck"),
+        ({"mode": "extra_new", "deck": "cs"}, 422, "amount"),
+        ({"mode": "preview", "deck": "cs", "amount": 10000}, 422, "amount"),
+        ({"mode": "tag"}, 422, "tag"),
+        ({"mode": "tag", "tag": "x" * 101}, 422, "tag"),
+        ({"mode": "extra_new", "deck": "other", "amount": 3}, 409, "deck"),
+        ({"mode": "extra_new", "deck": "bens", "amount": 3}, 404, None),
+        ({"mode": "extra_new", "deck": "nope", "amount": 3}, 404, None),
+    ],
+)
+def test_bad_requests_are_refused_and_write_nothing(
+    client: FlaskClient, engine: Engine, shelf: Shelf, body: dict[str, Any], status: int,
+    field: str | None,
+) -> None:  # fmt: skip
+    r = start(client, shelf, **body)
+    assert r.status_code == status, r.get_json()
+    assert r.content_type == "application/problem+json"
+    if field is not None:
+        assert r.get_json()["field"] == field
+    with transaction(engine) as s:
+        assert s.get(CustomStudySession, shelf.ana) is None
+
+
+def test_no_session_is_404_and_ending_removes_it(client: FlaskClient, shelf: Shelf) -> None:
+    for method, path in (
+        ("get", "/api/v1/custom-study"),
+        ("get", "/api/v1/custom-study/next"),
+        ("delete", "/api/v1/custom-study"),
+    ):
+        r = getattr(client, method)(path, headers=shelf.h)
+        assert r.status_code == 404 and r.get_json()["type"].endswith("/no-custom-study")
+    start(client, shelf, mode="ahead", days=1)
+    r = client.post("/api/v1/custom-study/previewed", json={"card_id": 1}, headers=shelf.h)
+    assert r.status_code == 422  # not a preview
+    assert client.delete("/api/v1/custom-study", headers=shelf.h).status_code == 204
+    assert client.get("/api/v1/custom-study", headers=shelf.h).status_code == 404
+
+
+# The web page.
+
+QUESTION = re.compile(r'<h1 id="question"[^>]*>([^<]+)</h1>')
+
+
+def sign_in(client: FlaskClient) -> None:
+    form = {"csrf_token": csrf(client), "email": "ana@example.com", "password": f.PASSWORD}
+    assert client.post("/signin", data=form).status_code == 302
+
+
+def test_the_web_page_starts_a_session_answers_and_ends_it(
+    client: FlaskClient, engine: Engine, shelf: Shelf
+) -> None:
+    sign_in(client)
+    assert "/study/custom" in client.get("/").get_data(as_text=True)  # linked from the library
+    page = client.get("/study/custom").get_data(as_text=True)
+    assert 'name="mode" value="forgotten"' in page and '<option value="cs"' in page
+    assert 'value="bens"' not in page  # only decks she studies
+    token = csrf(client, "/study/custom")
+    r = client.post("/study/custom", data={"csrf_token": token, "mode": "ahead", "days": "5"})
+    assert r.status_code == 303
+    page = client.get("/study/custom?show=1").get_data(as_text=True)
+    assert QUESTION.search(page)[1] == "cs q2 en"  # type: ignore[index]
+    review_id = re.search(r'name="review_id" value="([^"]+)"', page)[1]  # type: ignore[index]
+    before = logs(engine, shelf)
+    form = {"csrf_token": token, "card_id": str(shelf.c[1]), "rating": "3", "review_id": review_id}
+    assert client.post("/study/custom/answer", data=form).status_code == 303
+    assert logs(engine, shelf) == before + 1
+    page = client.get("/study/custom").get_data(as_text=True)
+    assert QUESTION.search(page)[1] == "cs q1 en"  # type: ignore[index]
+    assert client.post("/study/custom/end", data={"csrf_token": token}).status_code == 303
+    assert 'name="mode"' in client.get("/study/custom").get_data(as_text=True)
+
+
+def test_the_web_page_previews_and_refuses_bad_forms(
+    client: FlaskClient, engine: Engine, shelf: Shelf
+) -> None:
+    sign_in(client)
+    token = csrf(client, "/study/custom")
+    for form, message in (
+        ({"mode": "extra_new", "deck": "", "amount": "3"}, "Choose one of the decks you study."),
+        ({"mode": "ahead", "days": "many"}, "Give a number of days from 1 to 365."),
+        ({"mode": "preview", "deck": "cs", "amount": "0"}, "Give a number of cards"),
+    ):
+        r = client.post("/study/custom", data={"csrf_token": token, **form})
+        assert r.status_code == 422 and message in r.get_data(as_text=True)
+        with transaction(engine) as s:
+            assert s.get(CustomStudySession, shelf.ana) is None
+    assert client.post("/study/custom", data={"mode": "ahead", "days": "1"}).status_code == 400
+    form = {"csrf_token": token, "mode": "preview", "deck": "cs", "amount": "3"}
+    assert client.post("/study/custom", data=form).status_code == 303
+    page = client.get("/study/custom?show=1").get_data(as_text=True)
+    assert QUESTION.search(page)[1] == "cs q4 en" and "Next card" in page  # type: ignore[index]
+    form = {"csrf_token": token, "card_id": str(shelf.c[3])}
+    assert client.post("/study/custom/next", data=form).status_code == 303
+    page = client.get("/study/custom").get_data(as_text=True)
+    assert QUESTION.search(page)[1] == "cs q5 en"  # type: ignore[index]
+    assert logs(engine, shelf) == 1  # the forgotten answer of the set-up only

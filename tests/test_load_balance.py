@@ -1,0 +1,319 @@
+"""Load balancing and easy days: the balancer's picks (pure), and previews equal to what is
+stored through the API, with settings through the API and the settings page."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from flask.testing import FlaskClient
+from fsrs import Rating, State
+from sqlalchemy import Engine, select
+
+from flashcards.srs.days import Clock, day_start, study_date
+from flashcards.srs.load_balance import (
+    NORMAL_WEEK,
+    Workload,
+    balanced_days,
+    day_weights,
+    easy_day_factors,
+    weighted_pick,
+)
+from flashcards.srs.scheduling import (
+    CardState,
+    SchedulerConfig,
+    fuzz_range,
+    fuzz_seed,
+    fuzzed_days,
+    review,
+)
+from flashcards.srs.settings import apply_user_settings
+from flashcards.srs.workload import workload
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import ReviewState, SchedulerSettings
+from flashcards.storage.schema import utcnow
+
+from . import factories as f
+from .web_helpers import csrf
+
+MONDAY = date(2026, 3, 2)
+THURSDAY = 3  # date.weekday()
+
+
+def flat(count: int) -> Any:
+    return lambda low, high: [count] * (high - low + 1)
+
+
+def week(**days: float) -> tuple[float, ...]:
+    names = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+    return tuple(days.get(name, 1.0) for name in names)
+
+
+def test_weighted_pick_takes_the_day_whose_share_holds_the_draw() -> None:
+    assert weighted_pick([1, 1, 2], 0.0) == 0
+    assert weighted_pick([1, 1, 2], 0.49) == 1  # 1.96 of 4: inside the second day's share
+    assert weighted_pick([1, 1, 2], 0.5) == 2
+    assert weighted_pick([1, 1, 2], 0.999) == 2
+
+
+def test_a_days_weight_falls_with_its_due_count_squared_and_its_interval() -> None:
+    weights = day_weights(8, [0, 2, 1], [1, 2, 3], NORMAL_WEEK)
+    assert weights == [1.0, pytest.approx(1 / 4 / 9), pytest.approx(1 / 10)]
+
+
+def test_exact_days_chosen_for_given_due_counts_and_seeds() -> None:
+    assert fuzz_range(10, 36500) == (8, 12)
+    seeds = [fuzz_seed(1, card, 3) for card in range(8)]
+    # The same seeds without balancing: the plain fuzz.
+    assert [fuzzed_days(10, 36500, s) for s in seeds] == [12, 9, 9, 12, 10, 11, 11, 11]
+    one_each = Workload.fixed(MONDAY, NORMAL_WEEK, flat(1))
+    assert [fuzzed_days(10, 36500, s, one_each) for s in seeds] == [11, 8, 8, 12, 9, 11, 10, 11]
+    # Day 10 empty among busy days: every seed goes there.
+    busy = Workload.fixed(MONDAY, NORMAL_WEEK, lambda low, high: [50, 50, 0, 50, 50])
+    assert {fuzzed_days(10, 36500, s, busy) for s in seeds} == {10}
+    # Deterministic: the preview and the answer that follows draw the same.
+    assert fuzzed_days(10, 36500, seeds[0], one_each) == fuzzed_days(10, 36500, seeds[0], one_each)
+
+
+def test_a_flat_load_and_long_intervals_keep_the_plain_fuzz() -> None:
+    def unread(low: int, high: int) -> Sequence[int]:
+        raise AssertionError("read the due counts of a range that is not balanced")
+
+    assert balanced_days(10, 8, 12, Workload.fixed(MONDAY, NORMAL_WEEK, flat(0)), 0.3) is None
+    assert balanced_days(91, 85, 97, Workload.fixed(MONDAY, NORMAL_WEEK, unread), 0.3) is None
+    assert fuzzed_days(2, 36500, "x", Workload.fixed(MONDAY, NORMAL_WEEK, unread)) == 2
+
+
+def test_easy_days_keep_reviews_off_a_minimum_day() -> None:
+    seeds = [fuzz_seed(7, card, 2) for card in range(300)]
+    # Days 8..12 from a Monday: Tuesday to Saturday; day 10 is a Thursday.
+    assert (MONDAY + timedelta(days=10)).weekday() == THURSDAY
+    normal = Workload.fixed(MONDAY, NORMAL_WEEK, flat(3))
+    one_each = Workload.fixed(MONDAY, NORMAL_WEEK, flat(1))
+    assert 10 in {fuzzed_days(10, 36500, s, one_each) for s in seeds}
+    assert 10 in {fuzzed_days(10, 36500, s, normal) for s in seeds}
+    minimum = Workload.fixed(MONDAY, week(thu=0.0), flat(3))
+    assert 10 not in {fuzzed_days(10, 36500, s, minimum) for s in seeds}
+    # An empty Thursday draws nearly every card, and very few when it is a Minimum day
+    # (its weight is tiny, not 0: a week of Minimum days still balances).
+    empty = [3, 3, 0, 3, 3]
+    as_normal = Workload.fixed(MONDAY, NORMAL_WEEK, lambda low, high: empty)
+    as_minimum = Workload.fixed(MONDAY, week(thu=0.0), lambda low, high: empty)
+    assert [fuzzed_days(10, 36500, s, as_normal) for s in seeds].count(10) > 270
+    assert [fuzzed_days(10, 36500, s, as_minimum) for s in seeds].count(10) < 5
+
+
+def test_a_reduced_day_is_normal_until_it_holds_more_than_its_half_share() -> None:
+    # Reduced between two Normal days: loads 1, 0.5, 1 (total 2.5).
+    assert easy_day_factors([1.0, 0.5, 1.0], [4, 1, 4]) == [1.0, 1.0, 1.0]
+    assert easy_day_factors([1.0, 0.5, 1.0], [2, 2, 2]) == [1.0, 0.0001, 1.0]
+
+
+# Through the database: the preview on a button is what the answer stores.
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+class Learner:
+    """A person with one review card due now, whose Good interval is about a month, and
+    other cards due on every day of that interval's fuzz range but its last."""
+
+    def __init__(self, engine: Engine, *, load_balancing: bool = True) -> None:
+        self.now = utcnow()
+        with transaction(engine) as s:
+            self.user = f.make_user(s, load_balancing=load_balancing)
+            self.headers = bearer(f.make_token(s, self.user))
+            deck = f.make_deck(s, "balanced", 60)
+            f.subscribe(s, self.user, deck)
+            cards = f.card_ids(s, deck.id)
+            self.card = cards[0]
+            self.clock = Clock(*f.user_day_start(s, self.user))
+            self.before = CardState(
+                State.Review, None, 10.0, 5.0, self.now - timedelta(hours=1),
+                self.now - timedelta(days=10), reps=3,
+            )  # fmt: skip
+            f.set_state(
+                s, self.user, self.card, state=State.Review, due=self.before.due,
+                stability=10.0, difficulty=5.0, last_review=self.before.last_review, reps=3,
+            )  # fmt: skip
+            plain = review(SchedulerConfig(), self.before, Rating.Good, self.now, seed=None,
+                           clock=self.clock)  # fmt: skip
+            self.interval = (plain.due - self.now).days
+            self.low, self.high = fuzz_range(self.interval, 36500)
+            self.today = study_date(self.now, *self.clock)
+            others = iter(cards[1:])
+            for day in range(self.low, self.high):  # the last day of the range stays empty
+                due = day_start(self.today + timedelta(days=day), *self.clock)
+                for _ in range(4):
+                    f.set_state(
+                        s, self.user, next(others), state=State.Review,
+                        due=due + timedelta(hours=2), introduced_at=self.now - timedelta(days=30),
+                    )  # fmt: skip
+
+    def study_day(self, when: datetime) -> int:
+        return (study_date(when, *self.clock) - self.today).days
+
+
+def test_the_api_preview_is_the_balanced_day_and_the_answer_stores_it(
+    client: FlaskClient, engine: Engine
+) -> None:
+    learner = Learner(engine)
+    assert 3 <= learner.interval <= 60 and learner.high - learner.low >= 2
+    r = client.get("/api/v1/study/next", headers=learner.headers)
+    assert r.status_code == 200 and r.get_json()["card"]["id"] == learner.card
+    good = r.get_json()["intervals"]["good"]
+    assert good % 86400 == 0 and good // 86400 == learner.high  # the one empty day
+    body = {"card_id": learner.card, "rating": "good", "review_id": str(uuid.uuid4())}
+    r = client.post("/api/v1/reviews", json=body, headers=learner.headers)
+    assert r.status_code == 201
+    with transaction(engine) as s:
+        due = s.scalar(
+            select(ReviewState.due).where(
+                ReviewState.user_id == learner.user, ReviewState.card_id == learner.card
+            )
+        )
+    assert due is not None and learner.study_day(due) == learner.high
+
+
+def test_with_load_balancing_off_the_plain_fuzz_is_previewed_and_stored(
+    client: FlaskClient, engine: Engine
+) -> None:
+    learner = Learner(engine, load_balancing=False)
+    plain = fuzzed_days(learner.interval, 36500, fuzz_seed(learner.user, learner.card, 3))
+    r = client.get("/api/v1/study/next", headers=learner.headers)
+    assert r.get_json()["intervals"]["good"] == plain * 86400
+    body = {"card_id": learner.card, "rating": "good", "review_id": str(uuid.uuid4())}
+    assert client.post("/api/v1/reviews", json=body, headers=learner.headers).status_code == 201
+    with transaction(engine) as s:
+        due = s.scalar(select(ReviewState.due).where(ReviewState.card_id == learner.card))
+    assert due is not None and learner.study_day(due) == plain
+
+
+def test_the_api_changes_load_balancing_and_easy_days_and_refuses_bad_ones(
+    client: FlaskClient, engine: Engine
+) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        headers = bearer(f.make_token(s, user))
+    me = client.get("/api/v1/me", headers=headers).get_json()
+    assert me["load_balancing"] is True and me["easy_days"] == ["normal"] * 7
+    days = ["normal", "normal", "reduced", "normal", "normal", "minimum", "minimum"]
+    r = client.patch(
+        "/api/v1/me", json={"load_balancing": False, "easy_days": days}, headers=headers
+    )
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["load_balancing"] is False and r.get_json()["easy_days"] == days
+    with transaction(engine) as s:
+        row = s.get(SchedulerSettings, user)
+        assert row is not None and row.easy_days == [1.0, 1.0, 0.5, 1.0, 1.0, 0.0, 0.0]
+    for bad in (
+        {"easy_days": ["normal"] * 6},
+        {"easy_days": ["normal"] * 6 + ["easy"]},
+        {"easy_days": "normal"},
+        {"load_balancing": "yes"},
+        {"load_balancing": None},
+    ):
+        r = client.patch("/api/v1/me", json=bad, headers=headers)
+        assert r.status_code == 422, (bad, r.get_json())
+        assert r.content_type == "application/problem+json"
+        assert r.get_json()["field"] == next(iter(bad))
+    assert client.get("/api/v1/me", headers=headers).get_json()["easy_days"] == days
+
+
+def sign_in(client: FlaskClient, email: str) -> None:
+    form = {"csrf_token": csrf(client), "email": email, "password": f.PASSWORD}
+    assert client.post("/signin", data=form).status_code == 302
+
+
+def settings_form(client: FlaskClient, **changes: str) -> dict[str, str]:
+    form = {
+        "csrf_token": csrf(client, "/settings"),
+        "display_name": "",
+        "locale": "en",
+        "timezone": "UTC",
+        "day_start_hour": "4",
+        "desired_retention": "0.9",
+        "learning_steps": "1 10",
+        "relearning_steps": "10",
+        "maximum_interval": "36500",
+        "new_per_day": "20",
+        "reviews_per_day": "200",
+        **{f"easy_days_{day}": "normal" for day in range(7)},
+    }
+    form.update(changes)
+    return form
+
+
+def test_the_settings_page_saves_easy_days_and_load_balancing(
+    client: FlaskClient, engine: Engine
+) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s, "lb@example.com")
+    sign_in(client, "lb@example.com")
+    page = client.get("/settings").get_data(as_text=True)
+    assert 'name="load_balancing" value="1"' in page and "checked" in page
+    assert page.count('<option value="minimum"') == 7 and "Thursday" in page
+    # Sunday Minimum, box unchecked: balancing off.
+    r = client.post("/settings", data=settings_form(client, easy_days_6="minimum"))
+    assert r.status_code == 302
+    with transaction(engine) as s:
+        row = s.get(SchedulerSettings, user)
+        assert row is not None and row.load_balancing is False
+        assert row.easy_days == [1.0] * 6 + [0.0]
+    r = client.post("/settings", data=settings_form(client, load_balancing="1", easy_days_2="lazy"))
+    assert r.status_code == 422
+    assert 'id="easy_days-error"' in r.get_data(as_text=True)
+    with transaction(engine) as s:
+        row = s.get(SchedulerSettings, user)
+        assert row is not None and row.load_balancing is False  # nothing written
+    r = client.post("/settings", data=settings_form(client, load_balancing="1"))
+    assert r.status_code == 302
+    page = client.get("/settings").get_data(as_text=True)
+    assert 'value="1" aria-describedby="load_balancing-hint" checked' in page
+
+
+def test_the_settings_page_names_weekdays_in_the_persons_language(
+    client: FlaskClient, engine: Engine
+) -> None:
+    with transaction(engine) as s:
+        f.make_user(s, "ko@example.com", locale="ko")
+    sign_in(client, "ko@example.com")
+    page = client.get("/settings").get_data(as_text=True)
+    assert "목요일" in page
+
+
+def test_due_counts_are_per_study_day_in_the_persons_time_zone(engine: Engine) -> None:
+    clock = Clock("Asia/Seoul", 4)  # days start at 4:00 in Seoul, 19:00 UTC the day before
+    now = datetime(2026, 3, 2, 3, 0, tzinfo=UTC)  # 12:00 in Seoul: study day March 2
+    with transaction(engine) as s:
+        user = f.make_user(s, timezone=clock.timezone, day_start_hour=clock.day_start_hour)
+        deck = f.make_deck(s, "zoned", 6)
+        cards = iter(f.card_ids(s, deck.id))
+        seoul = ZoneInfo(clock.timezone)
+        for local in (
+            datetime(2026, 3, 5, 4, 0),  # the first moment of March 5: day 3
+            datetime(2026, 3, 6, 3, 59),  # still March 5's study day: day 3
+            datetime(2026, 3, 6, 12, 0),  # day 4
+            datetime(2026, 3, 8, 23, 0),  # day 6
+            datetime(2026, 3, 9, 5, 0),  # day 7: past the range read
+        ):
+            f.set_state(s, user, next(cards), state=State.Review, due=local.replace(tzinfo=seoul))
+    with transaction(engine) as s:
+        load = workload(s, user, now, clock)
+        assert load.today == date(2026, 3, 2)
+        three_to_six = load.loads(3, 6)
+        assert three_to_six is not None and list(three_to_six.counts) == [2, 1, 0, 1]
+        assert three_to_six.easy_days == NORMAL_WEEK
+        two_to_four = load.loads(2, 4)  # day 2 read now, days 3 and 4 known
+        assert two_to_four is not None and list(two_to_four.counts) == [0, 2, 1]
+        apply_user_settings(s, user, {"load_balancing": False, "easy_days": ["minimum"] * 7})
+        assert workload(s, user, now, clock).loads(3, 6) is None
+        apply_user_settings(s, user, {"load_balancing": True})
+        balanced = workload(s, user, now, clock).loads(3, 6)
+        assert balanced is not None and balanced.easy_days == (0.0,) * 7

@@ -189,6 +189,11 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/teams/<int:team_id>/decks/<slug>", "GET"): Probe(
         "/teams/{team}/decks/{deck}", member=200, cross="/teams/{team}/decks/{b_deck}"
     ),
+    ("/teams/<int:team_id>/decks/<slug>/cards/<key>", "GET"): Probe(
+        "/teams/{team}/decks/{deck}/cards/q01",
+        member=200,
+        cross="/teams/{team}/decks/{b_deck}/cards/q01",
+    ),
     ("/teams/<int:team_id>/decks/<slug>/cards/<key>", "POST"): Probe(
         "/teams/{team}/decks/{deck}/cards/q01",
         WEB_CARD,

@@ -549,7 +549,7 @@ def test_team_deck_from_a_quiz_file(app: Flask, loaded_engine: Engine) -> None:
     response = lead.post(decks, data=form, content_type="multipart/form-data")
     assert response.status_code == 303, response.get_data(as_text=True)
     page = lead.get(response.headers["Location"]).get_data(as_text=True)
-    assert "EKS 모델 훈련 퀴즈" in page and page.count('id="q-ko-') == 15
+    assert "EKS 모델 훈련 퀴즈" in page and page.count('id="card-') == 15
     listing = lead.get(decks).get_data(as_text=True)
     assert "EKS 모델 훈련 퀴즈" in listing
 

@@ -27,9 +27,11 @@ from . import (  # noqa: E402  (the modules register their routes on `bp`)
     security,
     stats,
     study,
+    team_deck_uploads,
     team_decks,
     team_progress,
     teams,
+    uploads,
 )
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "library",
     "stats",
     "study",
+    "team_deck_uploads",
     "team_decks",
     "team_progress",
     "teams",
@@ -51,7 +54,8 @@ __all__ = [
 
 def init_app(app: Flask) -> None:
     i18n.init_app(app)
-    apkg.init_app(app)  # before the CSRF check reads the (larger) upload body
+    uploads.init_app(app)  # before the CSRF check reads the (larger) upload body
+    apkg.init_app(app)
     csrf.init_app(app)
     security.init_app(app)
     errors.init_app(app)

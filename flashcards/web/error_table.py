@@ -52,9 +52,11 @@ from ..errors import (
     RoleRequired,
     SignupClosed,
     TextTooLong,
+    TooManyCards,
     TooMuchContention,
     UnknownReviewId,
     UnsupportedContentType,
+    UploadTooLarge,
     WrongCredentials,
 )
 from ..people.accounts import EmailTaken, InvalidToken, SamePassword, WrongPassword
@@ -141,6 +143,9 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
         NotEnoughHistory: WebAnswer(409),
         NothingToRevert: WebAnswer(409),
         OptimizerUnavailable: WebAnswer(503),
+        # Team deck uploads: the upload form words these (`web/team_deck_uploads.py`)
+        TooManyCards: WebAnswer(422),
+        UploadTooLarge: WebAnswer(413),
     }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from dataclasses import replace
 
 from ..decks.deckfile import KEY_RE, MAX_TEXT, MAX_TITLE, CardSource, LocaleSource, refuse_nul
@@ -72,7 +73,9 @@ def parse_csv(text: str, default_locale: str) -> dict[str, list[CardSource]]:
         columns, body = header, rows[1:]
     else:
         columns, body = list(CSV_COLUMNS[:4]), rows
+    _check_rows_per_locale(columns, body, default_locale)
     by_locale: dict[str, list[CardSource]] = {}
+    keys: dict[str, set[str]] = {}  # per locale: a set, as a CSV may have 100,000s of rows
     for line, row in body:
         values = dict(zip(columns, (c.strip() for c in row), strict=False))
         if len(row) > len(columns):
@@ -99,7 +102,8 @@ def parse_csv(text: str, default_locale: str) -> dict[str, list[CardSource]]:
             raise _line_error(
                 line, f"invalid key '{key}' (use a-z, 0-9, '-', '_')", "invalid-key", key=key[:100]
             )
-        if any(c.key == key for c in cards):
+        taken = keys.setdefault(locale, set())
+        if key in taken:
             raise _line_error(
                 line,
                 f"duplicate key '{key}' in {locale}",
@@ -107,6 +111,7 @@ def parse_csv(text: str, default_locale: str) -> dict[str, list[CardSource]]:
                 key=key,
                 locale=locale,
             )
+        taken.add(key)
         cards.append(CardSource(key, front, back, values.get("explanation", ""), line))
     if not by_locale:
         # A header row alone: a deck needs at least one card.
@@ -114,6 +119,21 @@ def parse_csv(text: str, default_locale: str) -> dict[str, list[CardSource]]:
             None, "the CSV has no cards, only the row naming its columns", "header-only"
         )
     return by_locale
+
+
+def _check_rows_per_locale(
+    columns: list[str], body: list[tuple[int, list[str]]], default_locale: str
+) -> None:
+    """Too many cards is said before any line's problem, and without checking each row of
+    a file that may have a million."""
+    if len(body) <= MAX_CARDS:
+        return
+    at = columns.index("locale") if "locale" in columns else None
+    counts = Counter(
+        (row[at].strip() if at is not None and at < len(row) else "") or default_locale
+        for _line, row in body
+    )
+    check_card_count(max(counts.values()))
 
 
 def _check_title(title: str) -> str:

@@ -83,17 +83,17 @@ def team_decks_page(team_id: int) -> Response:
     return decks_page(team_id)
 
 
-def _listing() -> tuple[str, int]:
-    """The search and the page asked for, from the query string or a form's hidden fields."""
-    query = clean_query(request.values.get("q"))
-    raw = request.values.get("page", "")
+def _listing(values: Mapping[str, str]) -> tuple[str, int]:
+    """The search and the page asked for: the query string's, or a form's hidden fields."""
+    query = clean_query(values.get("q"))
+    raw = values.get("page", "")
     page = int(raw) if raw.isdigit() and len(raw) < 7 else 1
     return query, page
 
 
-def _listing_args() -> dict[str, Any]:
+def _listing_args(values: Mapping[str, str]) -> dict[str, Any]:
     """The query-string arguments that bring back the page of cards a change was made from."""
-    query, page = _listing()
+    query, page = _listing(values)
     args: dict[str, Any] = {}
     if query:
         args["q"] = query
@@ -113,7 +113,8 @@ def deck_page(
     uid = user_id()
     session = db()
     team = membership.get_team(session, team_id_checked(team_id), uid)
-    query, number = _listing()
+    # The query string only: an upload refused for its size has a form that must not be read.
+    query, number = _listing(request.args)
     deck, cards = team_decks.deck_card_page(session, team.id, uid, slug, query=query, page=number)
     page = render_template(
         "team_deck.html",
@@ -150,7 +151,7 @@ def team_card_page(team_id: int, slug: str, key: str) -> str:
         deck=deck,
         card=card,
         locales=[deck.default_locale] + [loc for loc in deck.locales if loc != deck.default_locale],
-        listing=_listing_args(),
+        listing=_listing_args(request.args),
     )
 
 
@@ -160,7 +161,9 @@ def team_card_page(team_id: int, slug: str, key: str) -> str:
 def edit_team_card(team_id: int, slug: str, key: str) -> Response:
     session = db()
     back = redirect(
-        url_for("web.team_card_page", team_id=team_id, slug=slug, key=key, **_listing_args()),
+        url_for(
+            "web.team_card_page", team_id=team_id, slug=slug, key=key, **_listing_args(request.form)
+        ),
         303,
     )
     try:
@@ -214,7 +217,8 @@ def _card_problem(exc: InvalidInput) -> str:
 
 def _to_deck(team_id: int, slug: str) -> Response:
     return redirect(
-        url_for("web.team_deck_page", team_id=team_id, slug=slug, **_listing_args()), 303
+        url_for("web.team_deck_page", team_id=team_id, slug=slug, **_listing_args(request.form)),
+        303,
     )
 
 

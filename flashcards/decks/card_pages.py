@@ -57,11 +57,15 @@ def clean_query(raw: str | None) -> str:
 
 
 def _matches(query: str) -> ColumnElement[bool]:
+    # The query is lowered here, where Python knows every script's case ("ESPAÑOL"); SQLite's
+    # lower() knows only ASCII's, so there a capital "Ñ" in a card's text stays one.
     # autoescape: "%" and "_" in a search are the characters, not wildcards.
+    lowered = query.lower()
     return or_(
-        CardText.question.icontains(query, autoescape=True),
-        CardText.answer.icontains(query, autoescape=True),
-        CardText.explanation.icontains(query, autoescape=True),
+        *(
+            func.lower(column).contains(lowered, autoescape=True)
+            for column in (CardText.question, CardText.answer, CardText.explanation)
+        )
     )
 
 

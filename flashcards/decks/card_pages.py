@@ -83,23 +83,34 @@ def card_page(session: Session, deck_id: int, *, query: str = "", page: int = 1)
     total = session.scalar(select(func.count()).select_from(live.subquery())) or 0
     pages = max(1, -(-total // PAGE_SIZE))
     page = min(max(1, page), pages)
-    # The number of a card is its rank among all live cards, whatever the query.
-    ranked = (
-        select(
-            Card.id,
-            Card.key,
-            func.row_number().over(order_by=(Card.position, Card.id)).label("number"),
+    offset = (page - 1) * PAGE_SIZE
+    order = (Card.position, Card.id)
+    if not query:
+        found = session.execute(
+            select(Card.id, Card.key)
+            .where(Card.deck_id == deck_id, Card.retired_at.is_(None))
+            .order_by(*order)
+            .limit(PAGE_SIZE)
+            .offset(offset)
+        ).all()
+        chosen = [(card_id, key, offset + i + 1) for i, (card_id, key) in enumerate(found)]
+    else:
+        # A card's number is its rank among all live cards, whatever the query matched.
+        ranked = (
+            select(Card.id, Card.key, func.row_number().over(order_by=order).label("number"))
+            .where(Card.deck_id == deck_id, Card.retired_at.is_(None))
+            .subquery()
         )
-        .where(Card.deck_id == deck_id, Card.retired_at.is_(None))
-        .subquery()
-    )
-    chosen = session.execute(
-        select(ranked.c.id, ranked.c.key, ranked.c.number)
-        .where(ranked.c.id.in_(live))
-        .order_by(ranked.c.number)
-        .limit(PAGE_SIZE)
-        .offset((page - 1) * PAGE_SIZE)
-    ).all()
+        chosen = [
+            (card_id, key, number)
+            for card_id, key, number in session.execute(
+                select(ranked.c.id, ranked.c.key, ranked.c.number)
+                .where(ranked.c.id.in_(live))
+                .order_by(ranked.c.number)
+                .limit(PAGE_SIZE)
+                .offset(offset)
+            )
+        ]
     rows = {card_id: CardRow(key, number) for card_id, key, number in chosen}
     if rows:
         for text in session.scalars(select(CardText).where(CardText.card_id.in_(rows))):

@@ -156,6 +156,7 @@ ROUTES: dict[tuple[str, str], Probe] = {
     # Web: Alice's own objects
     ("/decks/<slug>", "GET"): Probe("/decks/{private}", member=404),
     ("/decks/<slug>/apkg", "GET"): Probe("/decks/{private}/apkg", member=404),
+    ("/decks/<slug>/cards", "GET"): Probe("/decks/{private}/cards", member=404),
     ("/decks/<slug>/delete", "GET"): Probe("/decks/{private}/delete", member=404),
     ("/decks/<slug>/delete", "POST"): Probe("/decks/{private}/delete", {}, member=404),
     ("/decks/<slug>/settings", "POST"): Probe(

@@ -132,3 +132,18 @@ def test_a_5000_card_team_deck_page_is_light(app: Flask, engine: Engine) -> None
         assert elapsed < 3, elapsed  # a loose bound for a shared machine; the bench measures
     listing = lead.get(f"/teams/{team}/decks").get_data(as_text=True)
     assert "5,000 cards" in listing
+
+
+def test_a_decks_cards_are_listed_and_searched(app: Flask, loaded_engine: Engine) -> None:
+    reader = app.test_client()
+    sign_up(reader, "reader@example.com")
+    deck = reader.get("/decks/eks-model-training").get_data(as_text=True)
+    assert 'href="/decks/eks-model-training/cards"' in deck
+    page = reader.get("/decks/eks-model-training/cards").get_data(as_text=True)
+    assert [n for n, _key in _cards(page)] == list(range(1, 16))
+    assert '<form method="post"' not in page.split("</header>")[-1]  # read-only
+    # Korean text finds its card on an English page, numbered as in the deck.
+    found = reader.get("/decks/eks-model-training/cards?q=텐서").get_data(as_text=True)
+    assert 0 < len(_cards(found)) < 15
+    assert "텐서" in found
+    assert reader.get("/decks/no-such-deck/cards").status_code == 404

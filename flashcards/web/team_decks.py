@@ -186,7 +186,7 @@ def edit_team_card(team_id: int, slug: str, key: str) -> Response:
     except EditingRetiredCard as exc:
         session.rollback()
         flash(_("The card was not saved.") + " " + message_for(exc), "error")
-        return back
+        return _to_deck(team_id, slug)  # the card's own page is gone with it
     session.commit()
     flash(_("Card saved. Everyone keeps their progress on it."))
     return back

@@ -3,14 +3,24 @@ shipped and personal decks' counterpart of a team deck's page (`web/team_decks.p
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from flask import render_template, request
 
-from ..decks.card_pages import card_page
+from ..decks.card_pages import card_page, clean_query
 from ..http.request_db import db
 from ..srs import subscriptions
 from ..storage.models import DeckText
 from . import bp
 from .auth import login_required, user_id
+
+
+def listing(values: Mapping[str, str]) -> tuple[str, int]:
+    """The search and the page asked for: a query string's, or a form's hidden fields."""
+    query = clean_query(values.get("q"))
+    raw = values.get("page", "")
+    page = int(raw) if raw.isdigit() and len(raw) < 7 else 1
+    return query, page
 
 
 @bp.get("/decks/<slug>/cards")
@@ -21,13 +31,8 @@ def deck_cards(slug: str) -> str:
     deck = subscriptions.find_visible_deck(session, uid, slug)
     reading = subscriptions.reading_locale(session, uid, deck)
     locales = subscriptions.deck_locales(session, deck.id)
-    raw = request.args.get("page", "")
-    cards = card_page(
-        session,
-        deck.id,
-        query=request.args.get("q", ""),
-        page=int(raw) if raw.isdigit() and len(raw) < 7 else 1,
-    )
+    query, page = listing(request.args)
+    cards = card_page(session, deck.id, query=query, page=page)
     title = session.get(DeckText, (deck.id, reading)) or session.get(
         DeckText, (deck.id, deck.default_locale)
     )

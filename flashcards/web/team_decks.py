@@ -18,7 +18,6 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
-from ..decks.card_pages import clean_query
 from ..decks.deckfile import MAX_TEXT
 from ..errors import (
     EditingRetiredCard,
@@ -38,6 +37,7 @@ from ..teams.roles import LEADS, team_deck
 from ..teams.roles import membership as role_check
 from . import bp
 from .auth import login_required, user_id
+from .deck_cards import listing
 from .error_table import flash_error, message_for
 from .i18n import whole_number
 from .teams import team_id_checked
@@ -83,17 +83,9 @@ def team_decks_page(team_id: int) -> Response:
     return decks_page(team_id)
 
 
-def _listing(values: Mapping[str, str]) -> tuple[str, int]:
-    """The search and the page asked for: the query string's, or a form's hidden fields."""
-    query = clean_query(values.get("q"))
-    raw = values.get("page", "")
-    page = int(raw) if raw.isdigit() and len(raw) < 7 else 1
-    return query, page
-
-
 def _listing_args(values: Mapping[str, str]) -> dict[str, Any]:
     """The query-string arguments that bring back the page of cards a change was made from."""
-    query, page = _listing(values)
+    query, page = listing(values)
     args: dict[str, Any] = {}
     if query:
         args["q"] = query
@@ -114,7 +106,7 @@ def deck_page(
     session = db()
     team = membership.get_team(session, team_id_checked(team_id), uid)
     # The query string only: an upload refused for its size has a form that must not be read.
-    query, number = _listing(request.args)
+    query, number = listing(request.args)
     deck, cards = team_decks.deck_card_page(session, team.id, uid, slug, query=query, page=number)
     page = render_template(
         "team_deck.html",

@@ -166,14 +166,28 @@ class DeckNameTaken(FlashcardsError):
 
 
 class DeckFileError(InvalidInput):
-    """A deck or quiz file that cannot be read; carries `file:line` so editors can jump to it."""
+    """A deck, quiz or CSV file that cannot be read; carries `file:line` so editors can jump
+    to it, and the reason as data: `reason` is a stable code ("empty-back", "no-answer"...)
+    and `facts` the values its sentence names (a key, a question number), so that every edge
+    words it in its own language without reading `problem`'s English."""
 
-    def __init__(self, path: str, line: int | None, problem: str) -> None:
+    def __init__(
+        self,
+        path: str,
+        line: int | None,
+        problem: str,
+        *,
+        reason: str = "unreadable",
+        facts: dict[str, str | int] | None = None,
+        field: str | None = None,
+    ) -> None:
         where = f"{path}:{line}" if line is not None else path
-        super().__init__(f"{where}: {problem}")
+        super().__init__(f"{where}: {problem}", field=field)
         self.path = path
         self.line = line
         self.problem = problem
+        self.reason = reason
+        self.facts: dict[str, str | int] = dict(facts or {})
 
 
 class QuestionCountMismatch(DeckFileError):
@@ -181,10 +195,34 @@ class QuestionCountMismatch(DeckFileError):
 
     def __init__(self, path: str, questions: int, cards: int) -> None:
         super().__init__(
-            path, None, f"the quiz has {questions} questions but the deck has {cards} cards"
+            path,
+            None,
+            f"the quiz has {questions} questions but the deck has {cards} cards",
+            reason="question-count",
+            facts={"questions": questions, "cards": cards},
         )
         self.questions = questions
         self.cards = cards
+
+
+class TooManyCards(InvalidInput):
+    """An upload or an added card that would take a team deck past the cards it may hold."""
+
+    def __init__(self, count: int, limit: int) -> None:
+        super().__init__(f"{count} cards: a team deck holds at most {limit}", field="content")
+        self.count = count
+        self.limit = limit
+
+
+class UploadTooLarge(BodyTooLarge):
+    """An uploaded file or text larger than its form takes; `limit` in bytes."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            f"the upload is {size} bytes, more than the limit of {limit} bytes", field="content"
+        )
+        self.size = size
+        self.limit = limit
 
 
 class TooMuchContention(FlashcardsError):

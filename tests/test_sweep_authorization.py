@@ -157,6 +157,7 @@ ROUTES: dict[tuple[str, str], Probe] = {
     # Web: Alice's own objects
     ("/decks/<slug>", "GET"): Probe("/decks/{private}", member=404),
     ("/decks/<slug>/apkg", "GET"): Probe("/decks/{private}/apkg", member=404),
+    ("/decks/<slug>/cards", "GET"): Probe("/decks/{private}/cards", member=404),
     ("/decks/<slug>/delete", "GET"): Probe("/decks/{private}/delete", member=404),
     ("/decks/<slug>/delete", "POST"): Probe("/decks/{private}/delete", {}, member=404),
     ("/decks/<slug>/settings", "POST"): Probe(
@@ -189,6 +190,11 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ),
     ("/teams/<int:team_id>/decks/<slug>", "GET"): Probe(
         "/teams/{team}/decks/{deck}", member=200, cross="/teams/{team}/decks/{b_deck}"
+    ),
+    ("/teams/<int:team_id>/decks/<slug>/cards/<key>", "GET"): Probe(
+        "/teams/{team}/decks/{deck}/cards/q01",
+        member=200,
+        cross="/teams/{team}/decks/{b_deck}/cards/q01",
     ),
     ("/teams/<int:team_id>/decks/<slug>/cards/<key>", "POST"): Probe(
         "/teams/{team}/decks/{deck}/cards/q01",

@@ -372,7 +372,7 @@ def test_csv_upload_and_errors(engine: Engine) -> None:
         )
         source = team_decks.deck_cards(s, team.id, lead, deck.slug)
         assert source.keys == ["greet", "bye"] and sorted(source.locales) == ["en", "es"]
-        with pytest.raises(InvalidInput, match="line 1: front and back"):
+        with pytest.raises(InvalidInput, match="upload:1: the back is empty"):
             team_decks.create_team_deck(
                 s, team.id, lead, fmt="csv", content="a,\n", locale="en", title="X", now=T0
             )

@@ -58,9 +58,11 @@ from ..errors import (
     RoleRequired,
     SignupClosed,
     TextTooLong,
+    TooManyCards,
     TooMuchContention,
     UnknownReviewId,
     UnsupportedContentType,
+    UploadTooLarge,
     WrongCredentials,
 )
 from ..mail import MailNotSent
@@ -165,6 +167,9 @@ PROBLEM_TYPES: dict[type[FlashcardsError], ProblemType] = {
     ResetLinkNotUsable: P(404, "reset-link-not-usable", "Reset link unknown or no longer valid"),
     AdminResetByOwner: P(403, "admin-reset-by-owner", "Not for an administrator's account"),
     MailNotSent: P(502, "mail-not-sent", "Mail not sent"),
+    # Team deck uploads
+    TooManyCards: P(422, "too-many-cards", "Too many cards"),
+    UploadTooLarge: P(413, "upload-too-large", "Upload too large"),
 }
 del P
 
@@ -186,11 +191,13 @@ def problem(
     type_uri: str = "about:blank",
     field: str | None = None,
     headers: dict[str, str] | None = None,
+    members: dict[str, Any] | None = None,
 ) -> Response:
     body: dict[str, Any] = {"type": type_uri, "title": title, "status": status}
     body["detail"] = detail
     if field is not None:
         body["field"] = field
+    body.update(members or {})
     response = Response(
         json.dumps(body, ensure_ascii=False), status=status, mimetype=PROBLEM_MIMETYPE
     )
@@ -208,8 +215,29 @@ def _flashcards_error(exc: FlashcardsError) -> Response:
     if isinstance(exc, (RateLimited, TooMuchContention)):
         headers["Retry-After"] = str(int(exc.retry_after))
     return problem(
-        kind.status, kind.title, exc.detail, type_uri=kind.uri, field=exc.field, headers=headers
+        kind.status,
+        kind.title,
+        exc.detail,
+        type_uri=kind.uri,
+        field=exc.field,
+        headers=headers,
+        members=_members(exc),
     )
+
+
+def _members(exc: FlashcardsError) -> dict[str, Any]:
+    """Where and why an upload was refused, as data a client acts on without the detail."""
+    members: dict[str, Any] = {}
+    if isinstance(exc, DeckFileError):
+        members["reason"] = exc.reason
+    elif isinstance(exc, UnknownLocale):
+        members["reason"] = "unknown-locale"
+    elif isinstance(exc, TooManyCards):
+        members["reason"] = "too-many-cards"
+    line = getattr(exc, "line", None) if isinstance(exc, (DeckFileError, UnknownLocale)) else None
+    if line is not None:
+        members["line"] = line
+    return members
 
 
 def http_problem(exc: HTTPException) -> Response:

@@ -64,6 +64,17 @@ class Problem(Reply):
     status: int = Field(ge=400, le=599)
     detail: str
     field: str | None = Field(None, description="The request field at fault.")
+    line: int | None = Field(
+        None, description="The line of an uploaded quiz text or CSV at fault, from 1."
+    )
+    reason: str | None = Field(
+        None,
+        description="Why an upload was refused, as a stable code: empty-front, empty-back, "
+        "too-long, extra-cells, invalid-key, duplicate-key, unknown-column, csv-syntax, nul, "
+        "empty, header-only, no-title, no-questions, expected-question, question-number, "
+        "no-marker, second-marker, no-answer, marker-first, no-question-one, question-count, "
+        "unknown-locale, too-many-cards.",
+    )
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ def refuse_nul(text: str, path: str) -> None:
     at = text.find("\x00")
     if at >= 0:
         line = len(LINE_BREAK_RE.findall(text, 0, at)) + 1
-        raise DeckFileError(path, line, "a NUL character is not text")
+        raise DeckFileError(path, line, "a NUL character is not text", reason="nul")
 
 
 def parse_locale_file(text: str, *, locale: str, path: str = "<deck>") -> LocaleSource:

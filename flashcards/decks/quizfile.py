@@ -66,24 +66,33 @@ def parse_quiz(text: str, *, path: str = "<quiz>") -> Quiz:
     ]
     numbered = [(i + 1, line) for i, line in enumerate(lines) if line]
     if not numbered:
-        raise DeckFileError(path, None, "the file is empty")
+        raise DeckFileError(path, None, "the file is empty", reason="empty")
 
     header: list[str] = []
     index = 0
     while index < len(numbered) and not _is_question_start(numbered, index, 1):
         line_no, line = numbered[index]
         if _is_marker(line):
-            raise DeckFileError(path, line_no, "answer marker line before question 1")
+            raise DeckFileError(
+                path, line_no, "answer marker line before question 1", reason="marker-first"
+            )
         header.append(line)
         index += 1
         if len(header) > 2:
             raise DeckFileError(
-                path, line_no, "expected '1. question' after the title and subtitle"
+                path,
+                line_no,
+                "expected '1. question' after the title and subtitle",
+                reason="no-question-one",
             )
     if not header:
-        raise DeckFileError(path, numbered[0][0], "expected the quiz title before question 1")
+        raise DeckFileError(
+            path, numbered[0][0], "expected the quiz title before question 1", reason="no-title"
+        )
     if index >= len(numbered):
-        raise DeckFileError(path, numbered[-1][0], "no numbered questions ('1. ...') found")
+        raise DeckFileError(
+            path, numbered[-1][0], "no numbered questions ('1. ...') found", reason="no-questions"
+        )
 
     items: list[QuizItem] = []
     while index < len(numbered):
@@ -91,10 +100,20 @@ def parse_quiz(text: str, *, path: str = "<quiz>") -> Quiz:
         match = QUESTION_RE.match(line)
         expected = len(items) + 1
         if not match:
-            raise DeckFileError(path, line_no, f"expected question {expected} ('{expected}. ...')")
+            raise DeckFileError(
+                path,
+                line_no,
+                f"expected question {expected} ('{expected}. ...')",
+                reason="expected-question",
+                facts={"expected": expected},
+            )
         if int(match.group(1)) != expected:
             raise DeckFileError(
-                path, line_no, f"question number {match.group(1)} where {expected} was expected"
+                path,
+                line_no,
+                f"question number {match.group(1)} where {expected} was expected",
+                reason="question-number",
+                facts={"found": int(match.group(1)), "expected": expected},
             )
         if index + 1 >= len(numbered) or not _is_marker(numbered[index + 1][1]):
             where = numbered[index + 1][0] if index + 1 < len(numbered) else line_no
@@ -103,6 +122,8 @@ def parse_quiz(text: str, *, path: str = "<quiz>") -> Quiz:
                 where,
                 f"expected the answer marker line (e.g. 'Respuesta y explicación') "
                 f"after question {expected}",
+                reason="no-marker",
+                facts={"question": expected},
             )
         marker_line = numbered[index + 1][0]
         answer_lines: list[str] = []
@@ -112,12 +133,22 @@ def parse_quiz(text: str, *, path: str = "<quiz>") -> Quiz:
             if _is_marker(answer_line):
                 # Two markers in a row, or a question line lost: either way not an answer.
                 raise DeckFileError(
-                    path, answer_no, f"a second answer marker line in question {expected}"
+                    path,
+                    answer_no,
+                    f"a second answer marker line in question {expected}",
+                    reason="second-marker",
+                    facts={"question": expected},
                 )
             answer_lines.append(answer_line)
             index += 1
         if not answer_lines:
-            raise DeckFileError(path, marker_line, f"question {expected} has no answer")
+            raise DeckFileError(
+                path,
+                marker_line,
+                f"question {expected} has no answer",
+                reason="no-answer",
+                facts={"question": expected},
+            )
         items.append(QuizItem(expected, match.group(2).strip(), " ".join(answer_lines), line_no))
 
     return Quiz(header[0], header[1] if len(header) > 1 else "", tuple(items))

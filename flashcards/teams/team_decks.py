@@ -7,24 +7,15 @@ Only the team's owner and managers change them; members see and study them.
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from ..decks.deckfile import (
-    KEY_RE,
-    MAX_TEXT,
-    MAX_TITLE,
-    CardSource,
-    DeckSource,
-    LocaleSource,
-)
-from ..decks.locales import check_locale
-from ..decks.quizfile import parse_quiz, quiz_to_locale, slugify
+from ..decks.card_pages import CardPage, CardRow, card_page, card_texts
+from ..decks.deckfile import KEY_RE, MAX_TEXT, CardSource, DeckSource, LocaleSource
+from ..decks.quizfile import slugify
 from ..decks.sync import SyncReport, sync_deck
 from ..errors import (
     EditingRetiredCard,
@@ -35,124 +26,8 @@ from ..errors import (
     TextTooLong,
 )
 from ..storage.models import Card, CardText, Deck, DeckText
-from .roles import LEADS, clean_text, membership, team_deck
-
-FORMATS = ("quiz", "csv")
-CSV_COLUMNS = ("front", "back", "key", "locale", "explanation")
-MAX_CARDS = 5000
-
-
-def parse_csv(text: str, default_locale: str) -> dict[str, list[CardSource]]:
-    """Cards per locale from CSV: front, back, optional key, locale and explanation.
-
-    A first row naming the columns sets their order; without one the order is front, back,
-    key, locale. Cards without a key are numbered per locale (q01, q02, ...), so the n-th
-    card of each language is the same card.
-    """
-    # newline="" as the csv module asks: a lone "\r" is then a line break, not a csv.Error.
-    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
-    try:
-        rows = [r for r in reader if any(c.strip() for c in r)]
-    except csv.Error as exc:  # e.g. a cell over the csv module's field size limit
-        raise InvalidInput(f"line {reader.line_num}: {exc}", field="content") from None
-    if not rows:
-        raise InvalidInput("the CSV has no rows", field="content")
-    header = [c.strip().lower() for c in rows[0]]
-    if "front" in header and "back" in header:
-        unknown = [c for c in header if c not in CSV_COLUMNS]
-        if unknown:
-            raise InvalidInput(f"unknown CSV column '{unknown[0]}'", field="content")
-        columns, body, first_line = header, rows[1:], 2
-    else:
-        columns, body, first_line = list(CSV_COLUMNS[:4]), rows, 1
-    by_locale: dict[str, list[CardSource]] = {}
-    for line, row in enumerate(body, start=first_line):
-        values = dict(zip(columns, (c.strip() for c in row), strict=False))
-        if len(row) > len(columns):
-            raise InvalidInput(f"line {line}: more cells than columns", field="content")
-        front, back = values.get("front", ""), values.get("back", "")
-        if not front or not back:
-            raise InvalidInput(f"line {line}: front and back must not be empty", field="content")
-        if max(len(front), len(back), len(values.get("explanation", ""))) > MAX_TEXT:
-            raise InvalidInput(f"line {line}: longer than {MAX_TEXT} characters", field="content")
-        locale = check_locale(values.get("locale") or default_locale, field="content", line=line)
-        cards = by_locale.setdefault(locale, [])
-        key = values.get("key") or f"q{len(cards) + 1:02d}"
-        if not KEY_RE.match(key):
-            raise InvalidInput(
-                f"line {line}: invalid key '{key}' (use a-z, 0-9, '-', '_')", field="content"
-            )
-        if any(c.key == key for c in cards):
-            raise InvalidInput(f"line {line}: duplicate key '{key}' in {locale}", field="content")
-        cards.append(CardSource(key, front, back, values.get("explanation", ""), line))
-    if not by_locale:
-        # A header row alone: a deck needs at least one card.
-        raise InvalidInput("the CSV has no cards, only the row naming its columns", field="content")
-    if sum(len(c) for c in by_locale.values()) > MAX_CARDS:
-        raise InvalidInput(f"at most {MAX_CARDS} cards", field="content")
-    return by_locale
-
-
-def _check_no_nul(text: str, field: str) -> None:
-    # PostgreSQL refuses NUL in text (a DataError, so a 500 at the edge); SQLite would keep it.
-    at = text.find("\x00")
-    if at >= 0:
-        line = text.count("\n", 0, at) + 1
-        raise InvalidInput(f"line {line}: a NUL character is not text", field=field)
-
-
-def _check_title(title: str) -> str:
-    return clean_text(title, field="title", max_length=MAX_TITLE)
-
-
-def parse_upload(
-    fmt: str,
-    content: str,
-    locale: str,
-    title: str | None,
-    keys: list[str] | None = None,
-    *,
-    exact: bool = True,
-) -> list[LocaleSource]:
-    """The locales an upload provides.
-
-    `keys`: the deck's current keys, given to the quiz's questions in order. With `exact`
-    (a translation) the numbers must match; without (a new version of the default language)
-    extra questions get new keys and missing ones are retired.
-    """
-    check_locale(locale)
-    _check_no_nul(content, "content")
-    if title is not None:
-        _check_no_nul(title, "title")
-    if fmt == "quiz":
-        quiz = parse_quiz(content, path="upload")
-        if keys is not None and not exact:
-            keys = _positional_keys(keys, len(quiz.items))
-        source = quiz_to_locale(quiz, locale, keys, path="upload")
-        return [replace(source, title=_check_title(title or source.title))]
-    if fmt == "csv":
-        if title is None:
-            raise InvalidInput("a CSV upload needs a title", field="title")
-        clean = _check_title(title)
-        return [
-            LocaleSource(loc, clean, "", tuple(cards))
-            for loc, cards in parse_csv(content, locale).items()
-        ]
-    raise InvalidInput(f"format must be one of {', '.join(FORMATS)}", field="format")
-
-
-def _positional_keys(existing: list[str], count: int) -> list[str]:
-    """Question n keeps the key of the deck's n-th card, so re-uploads keep progress."""
-    keys = existing[:count]
-    taken = set(existing)
-    number = 0
-    while len(keys) < count:
-        number += 1
-        key = f"q{number:02d}"
-        if key not in taken:
-            keys.append(key)
-            taken.add(key)
-    return keys
+from .deck_uploads import check_card_count, parse_upload
+from .roles import LEADS, membership, team_deck
 
 
 def _unique_slug(session: Session, team_id: int, title: str) -> str:
@@ -183,6 +58,7 @@ def _validated(source: DeckSource) -> DeckSource:
         raise InvalidInput(
             f"no cards in the default locale '{source.default_locale}'", field="locale"
         )
+    check_card_count(len(default.cards))
     keys = {c.key for c in default.cards}
     for loc in source.locales.values():
         for card in loc.cards:
@@ -284,7 +160,8 @@ def set_card(
     if not KEY_RE.match(key):
         raise InvalidInput("invalid card key (use a-z, 0-9, '-' and '_')", field="key")
     for name, value in (("front", question), ("back", answer), ("explanation", explanation)):
-        _check_no_nul(value, name)
+        if "\x00" in value:
+            raise InvalidInput("a NUL character is not text", field=name)
     for name, value in (("front", question), ("back", answer)):
         if not value.strip():
             raise InvalidInput(f"{name} must not be empty", field=name)
@@ -309,6 +186,7 @@ def set_card(
     cards = list(target.cards)
     at = next((i for i, c in enumerate(cards) if c.key == key), None)
     if at is None:
+        check_card_count(len(cards) + 1)
         cards.append(card)
     else:
         cards[at] = card
@@ -360,28 +238,70 @@ class TeamDeckView:
     card_count: int
 
 
-def list_team_decks(session: Session, team_id: int, user_id: int) -> list[TeamDeckView]:
-    membership(session, team_id, user_id)
+def _views(session: Session, decks: list[Deck]) -> list[TeamDeckView]:
+    """Each deck's titles and live card count, counted in the database: a 5,000-card deck
+    is listed without reading its cards."""
+    ids = [deck.id for deck in decks]
+    counts: dict[int, int] = {
+        deck_id: count
+        for deck_id, count in session.execute(
+            select(Card.deck_id, func.count())
+            .where(Card.deck_id.in_(ids), Card.retired_at.is_(None))
+            .group_by(Card.deck_id)
+        )
+    }
+    texts: dict[int, dict[str, str]] = {}
+    for text in session.scalars(select(DeckText).where(DeckText.deck_id.in_(ids))):
+        texts.setdefault(text.deck_id, {})[text.locale] = text.title
     views = []
-    for deck in session.scalars(
-        select(Deck).where(Deck.owner_team_id == team_id).order_by(Deck.slug)
-    ):
-        source = current_source(session, deck)
-        default = source.locales.get(deck.default_locale)
+    for deck in decks:
+        titles = texts.get(deck.id, {})
+        default = titles.get(deck.default_locale)
         views.append(
             TeamDeckView(
                 deck.id,
                 deck.slug,
-                default.title if default else deck.slug,
+                default if default is not None else deck.slug,
                 deck.default_locale,
-                sorted(source.locales),
-                len(source.keys) if default else 0,
+                sorted(titles),
+                counts.get(deck.id, 0) if default is not None else 0,
             )
         )
     return views
+
+
+def list_team_decks(session: Session, team_id: int, user_id: int) -> list[TeamDeckView]:
+    membership(session, team_id, user_id)
+    decks = session.scalars(select(Deck).where(Deck.owner_team_id == team_id).order_by(Deck.slug))
+    return _views(session, list(decks))
+
+
+def team_deck_view(session: Session, team_id: int, user_id: int, slug: str) -> TeamDeckView:
+    """One team deck's titles and card count, for members (who study it) and editors."""
+    membership(session, team_id, user_id)
+    return _views(session, [team_deck(session, team_id, slug)])[0]
 
 
 def deck_cards(session: Session, team_id: int, user_id: int, slug: str) -> DeckSource:
     """A team deck's live cards in every language, for members (who study it) and editors."""
     membership(session, team_id, user_id)
     return current_source(session, team_deck(session, team_id, slug))
+
+
+def deck_card_page(
+    session: Session, team_id: int, user_id: int, slug: str, *, query: str, page: int
+) -> tuple[TeamDeckView, CardPage]:
+    """A page of a team deck's live cards, those matching `query` in any language."""
+    view = team_deck_view(session, team_id, user_id, slug)
+    return view, card_page(session, view.id, query=query, page=page)
+
+
+def deck_card(
+    session: Session, team_id: int, user_id: int, slug: str, key: str
+) -> tuple[TeamDeckView, CardRow]:
+    """One live card of a team deck in every language; NotFound for a retired or unknown one."""
+    view = team_deck_view(session, team_id, user_id, slug)
+    row = card_texts(session, view.id, key)
+    if row is None:
+        raise NotFound(f"no card '{key}' in this deck")
+    return view, row

@@ -20,6 +20,7 @@ from . import (  # noqa: E402  (the modules register their routes on `bp`)
     auth,
     csrf,
     custom_study,
+    deck_cards,
     errors,
     fsrs,
     i18n,
@@ -29,9 +30,11 @@ from . import (  # noqa: E402  (the modules register their routes on `bp`)
     security,
     stats,
     study,
+    team_deck_uploads,
     team_decks,
     team_progress,
     teams,
+    uploads,
 )
 
 __all__ = [
@@ -40,6 +43,7 @@ __all__ = [
     "auth",
     "bp",
     "custom_study",
+    "deck_cards",
     "fsrs",
     "init_app",
     "join",
@@ -47,6 +51,7 @@ __all__ = [
     "password_reset",
     "stats",
     "study",
+    "team_deck_uploads",
     "team_decks",
     "team_progress",
     "teams",
@@ -55,7 +60,8 @@ __all__ = [
 
 def init_app(app: Flask) -> None:
     i18n.init_app(app)
-    apkg.init_app(app)  # before the CSRF check reads the (larger) upload body
+    uploads.init_app(app)  # before the CSRF check reads the (larger) upload body
+    apkg.init_app(app)
     csrf.init_app(app)
     security.init_app(app)
     errors.init_app(app)

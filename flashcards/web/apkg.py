@@ -1,8 +1,8 @@
 """Anki packages on the web: download a deck (optionally with my progress), upload an .apkg.
 
 The domain raises English details meant for logs and the CLI; here they become sentences in
-the page's language. The upload route alone accepts bodies above MAX_CONTENT_LENGTH (a deck
-package is routinely several MiB), up to MAX_UPLOAD_BYTES.
+the page's language. The upload route accepts bodies above MAX_CONTENT_LENGTH (a deck
+package is routinely several MiB), up to MAX_UPLOAD_BYTES (`web/uploads.py`).
 """
 
 from __future__ import annotations
@@ -24,25 +24,39 @@ from ..storage.models import Deck
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp
-from .auth import current_user, login_required, user_id
-from .i18n import one_decimal, whole_number
+from .auth import login_required, user_id
+from .i18n import whole_number
 from .library import library_page
+from .uploads import mebibytes, upload_form
 
 UPLOAD_ENDPOINT = "web.import_apkg"
-# Room for the multipart envelope around a package of exactly MAX_UPLOAD_BYTES.
-MULTIPART_SLACK = 64 * 1024
 
 
-def _allow_large_upload() -> None:
-    # Runs before the CSRF check, which is the first to read (and so size-check) the form.
-    # Only for someone signed in: a visitor's body stays under the site-wide limit, so an
-    # anonymous client cannot make the server take in a package-sized upload for nothing.
-    if request.endpoint == UPLOAD_ENDPOINT and current_user() is not None:
-        request.max_content_length = current_app.config["MAX_UPLOAD_BYTES"] + MULTIPART_SLACK
+def _package_limit() -> int:
+    return int(current_app.config["MAX_UPLOAD_BYTES"])
+
+
+def _too_large_page() -> Response:
+    page = library_page(import_error=too_large_message(_package_limit()))
+    return Response(page, status=413, mimetype="text/html")
+
+
+upload_form(UPLOAD_ENDPOINT, _package_limit, _too_large_page)
+
+
+def limits_hint() -> str:
+    """What the import form takes, stated on it in the page's language."""
+    return str(
+        _(
+            "Packages up to %(size)s MiB, with at most %(notes)s notes.",
+            size=mebibytes(_package_limit()),
+            notes=whole_number(current_app.config["APKG_MAX_NOTES"]),
+        )
+    )
 
 
 def init_app(app: Flask) -> None:
-    app.before_request(_allow_large_upload)
+    app.jinja_env.globals["apkg_limits"] = limits_hint
 
 
 @bp.get("/decks/<slug>/apkg")
@@ -84,7 +98,7 @@ def import_apkg() -> Response | tuple[str, int]:
     data = upload.read() if upload is not None else b""
     if not data:
         return library_page(import_error=_("Choose an .apkg file to import.")), 422
-    limit = current_app.config["MAX_UPLOAD_BYTES"]
+    limit = _package_limit()
     if len(data) > limit:
         return library_page(import_error=too_large_message(limit)), 413
     with_scheduling = request.form.get("with_scheduling") == "1"
@@ -130,11 +144,6 @@ def import_apkg() -> Response | tuple[str, int]:
     for message in report_messages(report):
         flash(message)
     return redirect(url_for("web.deck", slug=report.slug))
-
-
-def mebibytes(size: int) -> str:
-    """A size in MiB, to a tenth, written as the page's language writes numbers ("2,5")."""
-    return one_decimal(size / (1024 * 1024))
 
 
 def too_large_message(limit: int) -> str:

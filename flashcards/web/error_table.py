@@ -52,9 +52,11 @@ from ..errors import (
     RoleRequired,
     SignupClosed,
     TextTooLong,
+    TooManyCards,
     TooMuchContention,
     UnknownReviewId,
     UnsupportedContentType,
+    UploadTooLarge,
     WrongCredentials,
 )
 from ..mail import MailNotSent
@@ -151,6 +153,9 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
             403, _("An administrator's password cannot be reset from a team's page.")
         ),
         MailNotSent: WebAnswer(502),
+        # Team deck uploads: the upload form words these (`web/team_deck_uploads.py`)
+        TooManyCards: WebAnswer(422),
+        UploadTooLarge: WebAnswer(413),
     }
 
 

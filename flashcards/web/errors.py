@@ -11,10 +11,10 @@ from werkzeug.wrappers import Response
 from ..api.errors import API_PREFIX, UNAVAILABLE_RETRY_AFTER, http_problem
 from ..errors import FlashcardsError, TooMuchContention
 from ..storage.engine import database_unavailable
-from . import apkg, bp
-from .auth import as_signed_out, current_user
+from . import bp
+from .auth import as_signed_out
 from .error_table import answer_for
-from .library import library_page
+from .uploads import too_large_response
 
 
 @bp.errorhandler(FlashcardsError)
@@ -31,11 +31,13 @@ def _contention(exc: TooMuchContention) -> tuple[str, int, dict[str, str]]:
 
 
 @bp.errorhandler(HTTPException)
-def _http_error(exc: HTTPException) -> tuple[str, int]:
+def _http_error(exc: HTTPException) -> Response | tuple[str, int]:
     status = exc.code or 500
-    if status == 413 and request.endpoint == apkg.UPLOAD_ENDPOINT and current_user():
-        limit = current_app.config["MAX_UPLOAD_BYTES"]
-        return library_page(import_error=apkg.too_large_message(limit)), 413
+    if status == 413:
+        # An upload form's own page again, with its limit, rather than an error page.
+        too_large = too_large_response()
+        if too_large is not None:
+            return too_large
     return render_template("error.html", status=status, csrf=exc.description == "csrf"), status
 
 

@@ -1,13 +1,15 @@
-"""A team's own decks: upload a quiz text or a CSV (a new deck or another language of one),
-add, edit and retire cards in the browser, delete a deck.
+"""A team's own decks: their list and pages, a page of cards at a time and searchable; add,
+edit and retire cards, delete a deck. Uploads are `web/team_deck_uploads.py`.
 
 Every change goes through flashcards.teams.team_decks (and so `sync_deck`): members keep their
-progress. Members see the cards; only owners and managers get the forms.
+progress. Members see the cards; only owners and managers get the forms, one card's on its own
+page, so that a 5,000-card deck's page stays light.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
+from typing import Any
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import format_number
@@ -17,33 +19,49 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
 from ..decks.deckfile import MAX_TEXT
-from ..decks.locales import UnknownLocale
 from ..errors import (
-    DeckFileError,
     EditingRetiredCard,
     InvalidInput,
     LanguageNotInDeck,
     LastCardOfDeck,
-    QuestionCountMismatch,
     TextTooLong,
+    TooManyCards,
 )
 from ..http.request_db import db, writes
 from ..storage.models import Card
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from ..teams import membership, team_decks
+from ..teams.deck_uploads import MAX_CARDS, MAX_UPLOAD_BYTES
 from ..teams.roles import LEADS, team_deck
 from ..teams.roles import membership as role_check
 from . import bp
 from .auth import login_required, user_id
+from .deck_cards import listing
 from .error_table import flash_error, message_for
+from .i18n import whole_number
 from .teams import team_id_checked
-
-LINE_RE = re.compile(r"^line (\d+):")
-MAX_UPLOAD_CHARS = 500_000  # a quiz or CSV text; the body limit (1 MiB) comes first anyway
+from .uploads import mebibytes
 
 
-def _page(team_id: int, *, error: str | None = None, status: int = 200) -> Response:
+def upload_limits() -> str:
+    """What the upload form takes, stated on it."""
+    return str(
+        _(
+            "A file or text of up to %(size)s MiB, with at most %(cards)s cards.",
+            size=mebibytes(MAX_UPLOAD_BYTES),
+            cards=whole_number(MAX_CARDS),
+        )
+    )
+
+
+def decks_page(
+    team_id: int,
+    *,
+    error: str | None = None,
+    status: int = 200,
+    form: Mapping[str, str] | None = None,
+) -> Response:
     uid = user_id()
     session = db()
     team = membership.get_team(session, team_id_checked(team_id), uid)
@@ -53,7 +71,8 @@ def _page(team_id: int, *, error: str | None = None, status: int = 200) -> Respo
         lead=team.role in LEADS,
         decks=team_decks.list_team_decks(session, team.id, uid),
         error=error,
-        form=request.form,
+        form=form or {},
+        upload_limits=upload_limits(),
     )
     return Response(page, status=status, mimetype="text/html")
 
@@ -61,108 +80,44 @@ def _page(team_id: int, *, error: str | None = None, status: int = 200) -> Respo
 @bp.get("/teams/<int:team_id>/decks")
 @login_required
 def team_decks_page(team_id: int) -> Response:
-    return _page(team_id)
+    return decks_page(team_id)
 
 
-def _upload_text() -> str:
-    upload = request.files.get("file")
-    if upload is not None and upload.filename:
-        raw: bytes = upload.read(MAX_UPLOAD_CHARS * 4 + 1)
-        try:
-            return raw.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise InvalidInput("not UTF-8", field="file") from None
-    return request.form.get("content", "")
+def _listing_args(values: Mapping[str, str]) -> dict[str, Any]:
+    """The query-string arguments that bring back the page of cards a change was made from."""
+    query, page = listing(values)
+    args: dict[str, Any] = {}
+    if query:
+        args["q"] = query
+    if page > 1:
+        args["page"] = page
+    return args
 
 
-def upload_error(exc: InvalidInput) -> str:
-    """A translated sentence for an upload the domain refused."""
-    if isinstance(exc, DeckFileError):
-        if isinstance(exc, QuestionCountMismatch):
-            return str(
-                _(
-                    "Questions in the text: %(questions)d; cards in the deck: %(cards)d. "
-                    "A translation needs one question per card.",
-                    questions=exc.questions,
-                    cards=exc.cards,
-                )
-            )
-        if exc.line is not None:
-            return str(_("Line %(line)d of the text cannot be read.", line=exc.line))
-        return str(_("The text cannot be read as a quiz or a CSV file."))
-    if isinstance(exc, team_decks.UnknownCardKey):
-        return str(
-            _(
-                "The deck has no card “%(key)s”. A translation names the deck's cards: in a "
-                "CSV file, by their keys in a “key” column.",
-                key=exc.key,
-            )
-        )
-    if isinstance(exc, UnknownLocale) and exc.line is not None:
-        return str(
-            _(
-                "Line %(line)d: “%(code)s” is not a language code we know (for example en, "
-                "es or ko).",
-                line=exc.line,
-                code=exc.code[:40],
-            )
-        )
-    field = exc.field or ""
-    line = LINE_RE.match(exc.detail)
-    if line is not None:
-        return str(_("Line %(line)d of the text cannot be read.", line=int(line.group(1))))
-    if field == "file":
-        return str(_("The file must be UTF-8 text."))
-    if field == "title":
-        return str(_("Give the deck a title (at most 200 characters)."))
-    if field == "locale":
-        return str(_("Choose a supported language for the cards."))
-    return str(_("The text cannot be read as a quiz or a CSV file."))
-
-
-@bp.post("/teams/<int:team_id>/decks")
-@writes
-@login_required
-def create_team_deck(team_id: int) -> Response:
-    session = db()
-    try:
-        content = _upload_text()
-        if not content.strip() or len(content) > MAX_UPLOAD_CHARS:
-            raise InvalidInput("empty or too long", field="content")
-        deck, _report = team_decks.create_team_deck(
-            session,
-            team_id_checked(team_id),
-            user_id(),
-            fmt=request.form.get("format", "quiz"),
-            content=content,
-            locale=request.form.get("locale", "en"),
-            title=request.form.get("title", "").strip() or None,
-            now=utcnow(),
-        )
-    except InvalidInput as exc:
-        session.rollback()
-        return _page(team_id, error=upload_error(exc), status=422)
-    session.commit()
-    flash(_("Deck created. Assign it on the team page so members study it."))
-    return redirect(url_for("web.team_deck_page", team_id=team_id, slug=deck.slug), 303)
-
-
-def _deck_page(team_id: int, slug: str, *, error: str | None = None, status: int = 200) -> Response:
+def deck_page(
+    team_id: int,
+    slug: str,
+    *,
+    error: str | None = None,
+    status: int = 200,
+    form: Mapping[str, str] | None = None,
+) -> Response:
     uid = user_id()
     session = db()
     team = membership.get_team(session, team_id_checked(team_id), uid)
-    source = team_decks.deck_cards(session, team.id, uid, slug)
-    default = source.locales[source.default_locale]
-    others = [source.locales[loc] for loc in sorted(source.locales) if loc != default.locale]
+    # The query string only: an upload refused for its size has a form that must not be read.
+    query, number = listing(request.args)
+    deck, cards = team_decks.deck_card_page(session, team.id, uid, slug, query=query, page=number)
     page = render_template(
         "team_deck.html",
         team=team,
         lead=team.role in LEADS,
-        source=source,
-        default=default,
-        others=others,
+        deck=deck,
+        others=[loc for loc in deck.locales if loc != deck.default_locale],
+        cards=cards,
         error=error,
-        form=request.form,
+        form=form or {},
+        upload_limits=upload_limits(),
     )
     return Response(page, status=status, mimetype="text/html")
 
@@ -170,7 +125,26 @@ def _deck_page(team_id: int, slug: str, *, error: str | None = None, status: int
 @bp.get("/teams/<int:team_id>/decks/<slug>")
 @login_required
 def team_deck_page(team_id: int, slug: str) -> Response:
-    return _deck_page(team_id, slug)
+    return deck_page(team_id, slug)
+
+
+@bp.get("/teams/<int:team_id>/decks/<slug>/cards/<key>")
+@login_required
+def team_card_page(team_id: int, slug: str, key: str) -> str:
+    """One card in every language: its edit forms and retire button, for leads."""
+    uid = user_id()
+    session = db()
+    team = membership.get_team(session, team_id_checked(team_id), uid)
+    deck, card = team_decks.deck_card(session, team.id, uid, slug, key)
+    return render_template(
+        "team_card.html",
+        team=team,
+        lead=team.role in LEADS,
+        deck=deck,
+        card=card,
+        locales=[deck.default_locale] + [loc for loc in deck.locales if loc != deck.default_locale],
+        listing=_listing_args(request.args),
+    )
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/cards/<key>")
@@ -178,7 +152,12 @@ def team_deck_page(team_id: int, slug: str) -> Response:
 @login_required
 def edit_team_card(team_id: int, slug: str, key: str) -> Response:
     session = db()
-    back = redirect(url_for("web.team_deck_page", team_id=team_id, slug=slug), 303)
+    back = redirect(
+        url_for(
+            "web.team_card_page", team_id=team_id, slug=slug, key=key, **_listing_args(request.form)
+        ),
+        303,
+    )
     try:
         team_decks.set_card(
             session,
@@ -199,7 +178,7 @@ def edit_team_card(team_id: int, slug: str, key: str) -> Response:
     except EditingRetiredCard as exc:
         session.rollback()
         flash(_("The card was not saved.") + " " + message_for(exc), "error")
-        return back
+        return _to_deck(team_id, slug)  # the card's own page is gone with it
     session.commit()
     flash(_("Card saved. Everyone keeps their progress on it."))
     return back
@@ -208,6 +187,13 @@ def edit_team_card(team_id: int, slug: str, key: str) -> Response:
 def _card_problem(exc: InvalidInput) -> str:
     """What was wrong with a card the domain refused, as a translated sentence."""
     field = exc.field or ""
+    if isinstance(exc, TooManyCards):
+        return str(
+            _(
+                "A team deck holds at most %(limit)s cards.",
+                limit=whole_number(exc.limit),
+            )
+        )
     if isinstance(exc, TextTooLong):
         return str(
             _("A text may have at most %(count)s characters.", count=format_number(MAX_TEXT))
@@ -222,7 +208,10 @@ def _card_problem(exc: InvalidInput) -> str:
 
 
 def _to_deck(team_id: int, slug: str) -> Response:
-    return redirect(url_for("web.team_deck_page", team_id=team_id, slug=slug), 303)
+    return redirect(
+        url_for("web.team_deck_page", team_id=team_id, slug=slug, **_listing_args(request.form)),
+        303,
+    )
 
 
 def _new_card(team_id: int, slug: str) -> tuple[str, str]:
@@ -287,34 +276,6 @@ def retire_team_card(team_id: int, slug: str, key: str) -> Response:
         return _to_deck(team_id, slug)
     session.commit()
     flash(_("Card retired. It no longer comes up in anyone’s study."))
-    return _to_deck(team_id, slug)
-
-
-@bp.post("/teams/<int:team_id>/decks/<slug>/source")
-@writes
-@login_required
-def upload_team_deck_locale(team_id: int, slug: str) -> Response:
-    session = db()
-    try:
-        content = _upload_text()
-        if not content.strip() or len(content) > MAX_UPLOAD_CHARS:
-            raise InvalidInput("empty or too long", field="content")
-        team_decks.upload_locale(
-            session,
-            team_id_checked(team_id),
-            user_id(),
-            slug,
-            fmt=request.form.get("format", "quiz"),
-            content=content,
-            locale=request.form.get("locale", ""),
-            title=request.form.get("title", "").strip() or None,
-            now=utcnow(),
-        )
-    except InvalidInput as exc:
-        session.rollback()
-        return _deck_page(team_id, slug, error=upload_error(exc), status=422)
-    session.commit()
-    flash(_("Language uploaded. Everyone keeps their progress on the cards."))
     return _to_deck(team_id, slug)
 
 

@@ -1,0 +1,149 @@
+"""A team deck's page shows its cards a page at a time, searchable in any of its languages,
+with each card's forms on the card's own page; a 5,000-card deck's page stays light."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy.engine import Engine
+
+from flashcards.decks.card_pages import PAGE_SIZE
+
+from .web_helpers import csrf, sign_up
+
+CARD_RE = re.compile(r'<li value="(\d+)" id="card-([a-z0-9_-]+)">')
+
+
+def _post(client: FlaskClient, path: str, data: dict[str, str], page: str):  # type: ignore[no-untyped-def]
+    return client.post(path, data={"csrf_token": csrf(client, page), **data})
+
+
+def _team(app: Flask) -> tuple[FlaskClient, FlaskClient, FlaskClient, int]:
+    """A lead, a member of the lead's team and an outsider, and the team's id."""
+    lead, member, outsider = app.test_client(), app.test_client(), app.test_client()
+    sign_up(lead, "lead@example.com")
+    sign_up(member, "mia@example.com", language="es")
+    sign_up(outsider, "otto@example.com", language="ko")
+    response = _post(lead, "/teams", {"name": "Platform"}, "/teams")
+    team = int(response.headers["Location"].rsplit("/", 1)[-1])
+    link = _post(lead, f"/teams/{team}/invitations", {"days": "7"}, f"/teams/{team}")
+    found = re.search(r"/join#([A-Za-z0-9_-]+)", link.get_data(as_text=True))
+    assert found
+    _post(member, "/join", {"invitation": f"http://localhost/join#{found[1]}"}, "/join")
+    _post(member, "/join/confirm", {"token": found[1]}, "/join")
+    return lead, member, outsider, team
+
+
+def _deck(lead: FlaskClient, team: int, cards: int) -> str:
+    """A deck of `cards` cards in English and Spanish; the path of its page."""
+    rows = "front,back,key,locale\n" + "".join(
+        f"Question {i} in English,Answer {i},c{i},en\n" for i in range(1, cards + 1)
+    )
+    rows += "".join(f"Pregunta {i} en español,Respuesta {i},c{i},es\n" for i in (7, 77))
+    decks = f"/teams/{team}/decks"
+    form = {"format": "csv", "title": "Glossary", "locale": "en", "content": rows}
+    response = _post(lead, decks, form, decks)
+    assert response.status_code == 303, response.get_data(as_text=True)
+    return str(response.headers["Location"])
+
+
+def _cards(page: str) -> list[tuple[int, str]]:
+    return [(int(n), key) for n, key in CARD_RE.findall(page)]
+
+
+def test_the_deck_page_is_paged_and_links_keep_the_search(app: Flask, engine: Engine) -> None:
+    lead, member, outsider, team = _team(app)
+    deck = _deck(lead, team, 120)
+    first = lead.get(deck).get_data(as_text=True)
+    assert _cards(first) == [(n, f"c{n}") for n in range(1, PAGE_SIZE + 1)]
+    assert "Page 1 of 3" in first and "Cards 1–50 of 120." in first
+    assert f'href="{deck}?page=2"' in first and 'rel="prev"' not in first
+    last = lead.get(f"{deck}?page=3").get_data(as_text=True)
+    assert _cards(last) == [(n, f"c{n}") for n in range(101, 121)]
+    assert 'rel="next"' not in last
+    # A page past the end shows the last; nonsense shows the first.
+    assert _cards(lead.get(f"{deck}?page=99").get_data(as_text=True)) == _cards(last)
+    assert _cards(lead.get(f"{deck}?page=x").get_data(as_text=True))[0] == (1, "c1")
+
+    # The member reads Spanish; the search finds Spanish text on an English deck, and a
+    # card keeps its number in the deck.
+    found = member.get(f"{deck}?q=ESPAÑOL").get_data(as_text=True)
+    assert _cards(found) == [(7, "c7"), (77, "c77")]
+    assert "2 tarjetas coinciden con «ESPAÑOL»." in found
+    assert 'value="ESPAÑOL"' in found
+    many = lead.get(f"{deck}?q=Question+1").get_data(as_text=True)  # 1, 10-19, 100-120
+    assert len(_cards(many)) == 32 and "Page 1 of" not in many
+    paged = lead.get(f"{deck}?q=Answer").get_data(as_text=True)
+    assert f'href="{deck}?page=2&amp;q=Answer"' in paged
+    # A card's link, and the way back from its page, keep the search and the page.
+    second = lead.get(f"{deck}?q=Answer&page=2").get_data(as_text=True)
+    assert f'href="{deck}/cards/c51?q=Answer&amp;page=2"' in second
+    card = lead.get(f"{deck}/cards/c51?q=Answer&page=2").get_data(as_text=True)
+    assert f'href="{deck}?q=Answer&amp;page=2"' in card
+    # "%" and "_" are characters, not wildcards.
+    assert _cards(lead.get(f"{deck}?q=%25").get_data(as_text=True)) == []
+    assert "No card matches this search." in lead.get(f"{deck}?q=_").get_data(as_text=True)
+    assert outsider.get(f"{deck}?q=Question").status_code == 404
+
+
+def test_a_card_is_edited_and_retired_on_its_own_page(app: Flask, engine: Engine) -> None:
+    lead, member, outsider, team = _team(app)
+    deck = _deck(lead, team, 80)
+    listing = lead.get(deck).get_data(as_text=True)
+    assert "<textarea" not in listing.split("Add a card")[0]  # no form per card
+    card = f"{deck}/cards/c77"
+    page = lead.get(card).get_data(as_text=True)
+    assert page.count('class="stack card-edit"') == 2  # English and Spanish
+    assert "Pregunta 77 en español" in page and "Question 77 in English" in page
+    member_page = member.get(card).get_data(as_text=True)
+    assert "<textarea" not in member_page and "Pregunta 77 en español" in member_page
+    assert outsider.get(card).status_code == 404
+    assert lead.get(f"{deck}/cards/nope").status_code == 404
+
+    form = {"locale": "es", "question": "¿Pregunta 77?", "answer": "Sí", "page": "2", "q": "77"}
+    response = _post(lead, card, form, card)
+    assert response.status_code == 303
+    assert response.headers["Location"] == f"{card}?q=77&page=2"
+    assert "¿Pregunta 77?" in member.get(f"{deck}?q=77").get_data(as_text=True)
+    assert _post(member, card, form, card).status_code == 403
+
+    retire = _post(lead, f"{card}/retire", {"q": "Question", "page": "2"}, card)
+    assert retire.headers["Location"] == f"{deck}?q=Question&page=2"
+    assert lead.get(card).status_code == 404
+    assert "Cards 1–50 of 79." in lead.get(deck).get_data(as_text=True)
+
+
+def test_a_5000_card_team_deck_page_is_light(app: Flask, engine: Engine) -> None:
+    lead, member, _outsider, team = _team(app)
+    deck = _deck(lead, team, 5000)
+    for client in (lead, member):
+        client.get(deck)  # warm
+        started = time.perf_counter()
+        response = client.get(deck)
+        elapsed = time.perf_counter() - started
+        page = response.get_data()
+        assert response.status_code == 200
+        assert len(page) < 200_000, len(page)
+        assert page.count(b"<form") <= 6  # the header's, the search; a lead's add and upload
+        assert len(_cards(page.decode())) == PAGE_SIZE
+        assert elapsed < 3, elapsed  # a loose bound for a shared machine; the bench measures
+    listing = lead.get(f"/teams/{team}/decks").get_data(as_text=True)
+    assert "5,000 cards" in listing
+
+
+def test_a_decks_cards_are_listed_and_searched(app: Flask, loaded_engine: Engine) -> None:
+    reader = app.test_client()
+    sign_up(reader, "reader@example.com")
+    deck = reader.get("/decks/eks-model-training").get_data(as_text=True)
+    assert 'href="/decks/eks-model-training/cards"' in deck
+    page = reader.get("/decks/eks-model-training/cards").get_data(as_text=True)
+    assert [n for n, _key in _cards(page)] == list(range(1, 16))
+    assert '<form method="post"' not in page.split("</header>")[-1]  # read-only
+    # Korean text finds its card on an English page, numbered as in the deck.
+    found = reader.get("/decks/eks-model-training/cards?q=텐서").get_data(as_text=True)
+    assert 0 < len(_cards(found)) < 15
+    assert "텐서" in found
+    assert reader.get("/decks/no-such-deck/cards").status_code == 404

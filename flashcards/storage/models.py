@@ -471,8 +471,9 @@ class CardAction(Base):
     __tablename__ = "card_actions"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    # Named like an answer's review id, so that one undo names either.
-    action_id: Mapped[str] = mapped_column(String(36), unique=True)
+    # Named like an answer's review id, so that one undo names either. One action on a
+    # selection of cards is one row per card under one id, undone together.
+    action_id: Mapped[str] = mapped_column(String(36), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     card_id: Mapped[int] = mapped_column(ForeignKey("cards.id", ondelete="CASCADE"))
     action: Mapped[str] = mapped_column(String(16))

@@ -72,11 +72,11 @@ def upgrade() -> None:
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_card_actions")),
-        sa.UniqueConstraint("action_id", name=op.f("uq_card_actions_action_id")),
     )
     with op.batch_alter_table("card_actions", schema=None) as batch_op:
         batch_op.create_index("ix_card_actions_user_acted", ["user_id", "acted_at"], unique=False)
         batch_op.create_index(batch_op.f("ix_card_actions_review_id"), ["review_id"], unique=False)
+        batch_op.create_index(batch_op.f("ix_card_actions_action_id"), ["action_id"], unique=False)
 
     with op.batch_alter_table("cards", schema=None) as batch_op:
         batch_op.add_column(sa.Column("note_key", sa.String(length=100), nullable=True))
@@ -121,6 +121,7 @@ def downgrade() -> None:
         batch_op.drop_index("ix_cards_deck_note")
         batch_op.drop_column("note_key")
     with op.batch_alter_table("card_actions", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_card_actions_action_id"))
         batch_op.drop_index(batch_op.f("ix_card_actions_review_id"))
         batch_op.drop_index("ix_card_actions_user_acted")
     op.drop_table("card_actions")

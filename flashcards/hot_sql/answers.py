@@ -17,7 +17,15 @@ from sqlalchemy.sql.elements import BindParameter
 
 from ..decks.access import visible_decks
 from ..srs.state_rows import STATE_COLUMNS, rs
-from ..storage.models import Card, Deck, ReviewLog, SchedulerSettings, Subscription, User
+from ..storage.models import (
+    Card,
+    Deck,
+    ReviewLog,
+    SchedulerSettings,
+    StudyOptions,
+    Subscription,
+    User,
+)
 from .rawsql import Executor, Statement
 
 rl = cast(Table, ReviewLog.__table__)
@@ -27,6 +35,7 @@ _LOG_BY_REVIEW_ID = Statement(select(rl).where(rl.c.review_id == bindparam("revi
 _SUB = cast(Table, Subscription.__table__)
 _SETTINGS = cast(Table, SchedulerSettings.__table__)
 _USERS = cast(Table, User.__table__)
+_OPTIONS = cast(Table, StudyOptions.__table__)
 
 
 # The card, whether its deck is studied and the settings that apply, the state, and whether
@@ -36,6 +45,7 @@ _CARD_FOR_ANSWER = Statement(
         Card.id.label("card_id"),
         Card.deck_id,
         Card.retired_at,
+        Card.note_key,
         _SETTINGS.c.desired_retention,
         _SETTINGS.c.learning_steps,
         _SETTINGS.c.relearning_steps,
@@ -52,6 +62,12 @@ _CARD_FOR_ANSWER = Statement(
         # The person's clock: FSRS counts the time since the last review in study days.
         _USERS.c.timezone,
         _USERS.c.day_start_hour,
+        # Sibling burying and leeches (NULL: Anki's defaults, see card_actions.Options).
+        _OPTIONS.c.bury_new,
+        _OPTIONS.c.bury_reviews,
+        _OPTIONS.c.bury_interday,
+        _OPTIONS.c.leech_threshold,
+        _OPTIONS.c.leech_suspend,
         # Whether the review id was used already: then `_LOG_BY_REVIEW_ID` says how.
         select(rl.c.id)
         .where(rl.c.review_id == bindparam("review_id"))
@@ -64,6 +80,7 @@ _CARD_FOR_ANSWER = Statement(
     .join(_USERS, _USERS.c.id == _USER)
     .outerjoin(_SUB, and_(_SUB.c.user_id == _USER, _SUB.c.deck_id == Card.deck_id))
     .outerjoin(rs, and_(rs.c.user_id == _USER, rs.c.card_id == Card.id))
+    .outerjoin(_OPTIONS, _OPTIONS.c.user_id == _USER)
     .where(Card.id == _CARD, visible_decks(_USER))
 )
 

@@ -233,13 +233,14 @@ def _visible(session: Session, user_id: int, card_ids: Iterable[int]) -> dict[in
     for card_id in ids:
         if not isinstance(card_id, int) or not 1 <= card_id <= MAX_ID:
             raise CardNotFound(f"no card {card_id}")
-    found = dict(
-        session.execute(
+    found = {
+        row.id: row.deck_id
+        for row in session.execute(
             select(Card.id, Card.deck_id)
             .join(Deck, Deck.id == Card.deck_id)
             .where(Card.id.in_(ids), visible_decks(user_id))
-        ).tuples()
-    )
+        )
+    }
     for card_id in ids:
         if card_id not in found:
             raise CardNotFound(f"no card {card_id}")

@@ -1,5 +1,6 @@
 """A card as one person sees it: its texts in every language, the language they study it in,
-and their state on it. No Flask; the API's card resource renders it."""
+their state on it and what they set on it (suspended, buried, flag, leech, tags). No Flask;
+the API's card resource renders it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..decks.access import visible_decks
 from ..errors import CardNotFound
 from ..storage.models import Card, CardText, Deck, Subscription
 from ..storage.schema import MAX_ID
+from .card_actions import Marks, card_marks
 from .scheduling import CardState
 from .state_rows import card_state
 
@@ -32,6 +34,8 @@ class SeenCard:
     retired: bool
     texts: dict[str, Text]  # by locale
     state: CardState | None  # None: new to them
+    marks: Marks
+    tags: list[str]  # the card's own (from its Anki note), the person's, and "leech"
 
     @property
     def shown(self) -> Text:
@@ -45,7 +49,13 @@ def seen_card(session: Session, user_id: int, card_id: int) -> SeenCard:
         raise CardNotFound(f"no card {card_id}")
     row = session.execute(
         select(
-            Card.id, Card.key, Card.retired_at, Deck.slug, Deck.default_locale, Subscription.locale
+            Card.id,
+            Card.key,
+            Card.retired_at,
+            Card.tags,
+            Deck.slug,
+            Deck.default_locale,
+            Subscription.locale,
         )
         .join(Deck, Deck.id == Card.deck_id)
         .outerjoin(
@@ -60,6 +70,7 @@ def seen_card(session: Session, user_id: int, card_id: int) -> SeenCard:
         t.locale: Text(t.question, t.answer, t.explanation)
         for t in session.scalars(select(CardText).where(CardText.card_id == card_id))
     }
+    marks = card_marks(session, user_id, card_id)
     return SeenCard(
         id=row.id,
         deck_slug=row.slug,
@@ -68,4 +79,6 @@ def seen_card(session: Session, user_id: int, card_id: int) -> SeenCard:
         retired=row.retired_at is not None,
         texts=texts,
         state=card_state(session, user_id, card_id),
+        marks=marks,
+        tags=marks.all_tags(row.tags or ()),
     )

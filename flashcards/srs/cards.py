@@ -11,8 +11,9 @@ from sqlalchemy.orm import Session
 
 from ..decks.access import visible_decks
 from ..errors import CardNotFound
-from ..storage.models import Card, CardText, Deck, Subscription
+from ..storage.models import Card, CardText, Deck, Subscription, TeamMember
 from ..storage.schema import MAX_ID
+from ..teams.roles import LEADS
 from .card_actions import Marks, card_marks
 from .scheduling import CardState
 from .state_rows import card_state
@@ -82,3 +83,15 @@ def seen_card(session: Session, user_id: int, card_id: int) -> SeenCard:
         marks=marks,
         tags=marks.all_tags(row.tags or ()),
     )
+
+
+def edit_place(session: Session, user_id: int, card_id: int) -> tuple[int, str] | None:
+    """Where the person may edit the card's text: (team id, deck slug) of a team deck they
+    lead (owner or manager), whose page edits it card by card; None when they may not."""
+    row = session.execute(
+        select(Deck.owner_team_id, Deck.slug)
+        .join(Card, Card.deck_id == Deck.id)
+        .join(TeamMember, TeamMember.team_id == Deck.owner_team_id)
+        .where(Card.id == card_id, TeamMember.user_id == user_id, TeamMember.role.in_(LEADS))
+    ).first()
+    return None if row is None else (row.owner_team_id, row.slug)

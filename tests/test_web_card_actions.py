@@ -150,3 +150,30 @@ def test_a_team_lead_gets_an_edit_link_on_the_review_page(
         team_id, slug = team.id, deck.slug
     page = client.get("/study").get_data(as_text=True)
     assert f'id="edit-card" class="link" href="/teams/{team_id}/decks/{slug}"' in page
+
+
+def test_the_leech_list_shows_leeches_and_unsuspends_them(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    subscribe(client, "en")
+    assert "No leeches" in client.get("/leeches").get_data(as_text=True)
+    card = _shown_card(client)
+    user = _user_id(loaded_engine, "ana@example.com")
+    with transaction(loaded_engine) as s:
+        deck_id = s.scalar(select(Card.deck_id).where(Card.id == card))
+        s.add(CardMark(user_id=user, card_id=card, deck_id=deck_id, leech=True, suspended=True))
+        other = f.make_user(s)
+        private = f.card_ids(s, f.make_deck(s, "private", 1, owner_user_id=other).id)[0]
+        s.add(CardMark(user_id=other, card_id=private, deck_id=s.scalar(
+            select(Card.deck_id).where(Card.id == private)), leech=True, suspended=True))  # fmt: skip
+    page = client.get("/leeches").get_data(as_text=True)
+    assert f"/leeches/{card}/unsuspend" in page and "private q1" not in page
+    token = csrf(client, "/leeches")
+    refused = client.post(f"/leeches/{private}/unsuspend", data={"csrf_token": token})
+    assert refused.status_code == 303
+    response = client.post(f"/leeches/{card}/unsuspend", data={"csrf_token": token})
+    assert response.status_code == 303
+    with transaction(loaded_engine) as s:
+        assert not ca.card_marks(s, user, card).suspended and ca.card_marks(s, user, card).leech
+        assert ca.card_marks(s, other, private).suspended

@@ -7,11 +7,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from ..decks.access import visible_decks
 from ..errors import CardNotFound
-from ..storage.models import Card, CardText, Deck, Subscription, TeamMember
+from ..storage.models import (
+    Card,
+    CardMark,
+    CardText,
+    Deck,
+    ReviewState,
+    Subscription,
+    TeamMember,
+)
 from ..storage.schema import MAX_ID
 from ..teams.roles import LEADS
 from .card_actions import Marks, card_marks
@@ -95,3 +103,58 @@ def edit_place(session: Session, user_id: int, card_id: int) -> tuple[int, str] 
         .where(Card.id == card_id, TeamMember.user_id == user_id, TeamMember.role.in_(LEADS))
     ).first()
     return None if row is None else (row.owner_team_id, row.slug)
+
+
+@dataclass(frozen=True)
+class LeechCard:
+    id: int
+    deck_slug: str
+    question: str
+    locale: str  # the question's
+    lapses: int
+    suspended: bool
+
+
+def leeches(session: Session, user_id: int) -> list[LeechCard]:
+    """The person's leeches on decks they still see, the most lapsed first: the question in
+    the language they study the deck in, else in the deck's."""
+    own = aliased(CardText)
+    default = aliased(CardText)
+    rows = session.execute(
+        select(
+            Card.id,
+            Deck.slug,
+            CardMark.suspended,
+            ReviewState.lapses,
+            own.locale.label("own_locale"),
+            own.question.label("own_question"),
+            Deck.default_locale,
+            default.question.label("default_question"),
+        )
+        .select_from(CardMark)
+        .join(Card, Card.id == CardMark.card_id)
+        .join(Deck, Deck.id == Card.deck_id)
+        .outerjoin(
+            ReviewState,
+            (ReviewState.user_id == user_id) & (ReviewState.card_id == Card.id),
+        )
+        .outerjoin(
+            Subscription,
+            (Subscription.user_id == user_id) & (Subscription.deck_id == Deck.id),
+        )
+        .outerjoin(own, (own.card_id == Card.id) & (own.locale == Subscription.locale))
+        .outerjoin(default, (default.card_id == Card.id) & (default.locale == Deck.default_locale))
+        .where(CardMark.user_id == user_id, CardMark.leech.is_(True), visible_decks(user_id))
+        .order_by(ReviewState.lapses.desc(), Card.id)
+    )
+    return [
+        LeechCard(
+            id=r.id,
+            deck_slug=r.slug,
+            question=r.own_question if r.own_locale else r.default_question or "",
+            locale=r.own_locale or r.default_locale,
+            lapses=r.lapses or 0,
+            suspended=r.suspended,
+        )
+        for r in rows
+    ]

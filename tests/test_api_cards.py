@@ -113,3 +113,28 @@ def test_other_peoples_cards_are_404(client: FlaskClient, world: World, engine: 
     assert _count(engine, CardMark) == 0
     r = client.patch(f"/api/v1/cards/{world.cards[0]}", json={"flag": 1})
     assert_problem(r, 401)
+
+
+def test_study_options_read_and_change(client: FlaskClient, world: World) -> None:
+    body = client.get("/api/v1/study-options", headers=world.ana_h).get_json()
+    assert body == {
+        "bury_new": False, "bury_reviews": False, "bury_interday": False,
+        "leech_threshold": 8, "leech_suspend": False,
+    }  # fmt: skip
+    r = client.patch(
+        "/api/v1/study-options", json={"bury_new": True, "leech_threshold": 4}, headers=world.ana_h
+    )
+    assert r.status_code == 200 and r.get_json()["bury_new"] is True
+    assert r.get_json()["leech_threshold"] == 4 and r.get_json()["bury_reviews"] is False
+    for bad, field in [
+        ({"leech_threshold": 0}, "leech_threshold"),
+        ({"leech_threshold": 100}, "leech_threshold"),
+        ({"bury_new": "yes"}, "bury_new"),
+        ({"bury_new": None}, "bury_new"),
+        ({"other": 1}, "other"),
+    ]:
+        assert_problem(
+            client.patch("/api/v1/study-options", json=bad, headers=world.ana_h), 422, field
+        )
+    ben = client.get("/api/v1/study-options", headers=world.ben_h).get_json()
+    assert ben["bury_new"] is False and ben["leech_threshold"] == 8

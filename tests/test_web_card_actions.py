@@ -177,3 +177,20 @@ def test_the_leech_list_shows_leeches_and_unsuspends_them(
     with transaction(loaded_engine) as s:
         assert not ca.card_marks(s, user, card).suspended and ca.card_marks(s, user, card).leech
         assert ca.card_marks(s, other, private).suspended
+
+
+def test_the_study_options_page_saves_and_refuses_a_bad_threshold(
+    client: FlaskClient, engine: Engine
+) -> None:
+    sign_up(client)
+    user = _user_id(engine, "ana@example.com")
+    token = csrf(client, "/study-options")
+    form = {"csrf_token": token, "bury_new": "1", "leech_threshold": "6", "leech_suspend": "1"}
+    assert client.post("/study-options", data=form).status_code == 303
+    with transaction(engine) as s:
+        assert ca.options(s, user) == ca.Options(
+            bury_new=True, leech_threshold=6, leech_suspend=True
+        )
+    response = client.post("/study-options", data={**form, "leech_threshold": "0"})
+    page = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "from 1 to 99" in page and 'value="6"' in page

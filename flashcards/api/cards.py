@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from flask import Response
 from sqlalchemy.exc import IntegrityError
 
@@ -14,7 +16,14 @@ from . import bp
 from .auth import current_user_id
 from .errors import parse_body
 from .models import reply
-from .models_cards import CardDetail, CardPatch, CardText, CardView
+from .models_cards import (
+    CardDetail,
+    CardPatch,
+    CardText,
+    CardView,
+    StudyOptionsBody,
+    StudyOptionsPatch,
+)
 from .models_study import CardStateBody
 from .openapi import Answer, documented
 
@@ -100,3 +109,41 @@ def change_card(card_id: int) -> Response:
     # Two first marks of one card at once meet at its primary key; the retry finds the row.
     retrying(session, change, retry_on=(IntegrityError,))
     return reply(card_view(cards.seen_card(session, user_id, card_id)))
+
+
+def _options(options: card_actions.Options) -> StudyOptionsBody:
+    return StudyOptionsBody(**dataclasses.asdict(options))
+
+
+@bp.get("/study-options")
+@documented(
+    "getStudyOptions",
+    "The caller's sibling burying and leech options.",
+    {200: Answer("The options.", StudyOptionsBody)},
+)
+def get_study_options() -> Response:
+    return reply(_options(card_actions.options(db(), current_user_id())))
+
+
+@bp.patch("/study-options")
+@documented(
+    "changeStudyOptions",
+    "Change some of the caller's sibling burying and leech options.",
+    {200: Answer("The options as changed.", StudyOptionsBody)},
+    body=StudyOptionsPatch,
+)
+@writes
+def change_study_options() -> Response:
+    user_id = current_user_id()
+    body = parse_body(StudyOptionsPatch)
+    values = {name: getattr(body, name) for name in body.model_fields_set}
+    for name, value in values.items():
+        if value is None:
+            raise InvalidInput(f"{name} cannot be null", field=name)
+    session = db()
+    options = retrying(
+        session,
+        lambda: card_actions.set_options(session, user_id, **values),
+        retry_on=(IntegrityError,),
+    )
+    return reply(_options(options))

@@ -8,7 +8,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
-from ..srs.card_actions import FLAGS, MAX_DUE_DAYS
+from ..srs.card_actions import FLAGS, MAX_DUE_DAYS, MAX_LEECH_THRESHOLD
 from .models import WHOLE, Body, Reply
 from .models_study import CardStateBody
 
@@ -75,3 +75,21 @@ class CardPatch(Body):
         "forget": "forget must be true",
         "due": "due must be a number of days or a range such as 1-7",
     }
+
+
+class StudyOptionsBody(Reply):
+    """Anki's burying and leech options, for the caller (Anki's defaults until changed)."""
+
+    bury_new: bool = Field(description="Answering a card buries its new siblings till tomorrow.")
+    bury_reviews: bool = Field(description="... and its review siblings due today.")
+    bury_interday: bool = Field(description="... and its siblings in learning since another day.")
+    leech_threshold: int = Field(description="Lapses that make a leech, and half as many again.")
+    leech_suspend: bool = Field(description="A leech is suspended too, not only tagged.")
+
+
+class StudyOptionsPatch(Body):
+    bury_new: bool | None = None
+    bury_reviews: bool | None = None
+    bury_interday: bool | None = None
+    leech_threshold: Annotated[int, Field(ge=1, le=MAX_LEECH_THRESHOLD), WHOLE] | None = None
+    leech_suspend: bool | None = None

@@ -37,6 +37,7 @@ FLAGS = range(0, 8)
 LEECH_TAG = "leech"
 MAX_DUE_DAYS = 36500
 MAX_SELECTION = 1000
+MAX_LEECH_THRESHOLD = 99
 LEARNING_STATES = (1, 3)
 REVIEW_STATE = 2
 
@@ -528,8 +529,12 @@ def set_options(session: Session, user_id: int, **values: Any) -> Options:
         if name not in Options.__dataclass_fields__:
             raise InvalidInput(f"unknown option {name}", field=name)
         if name == "leech_threshold":
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 99:
-                raise InvalidInput("leech_threshold must be 1-99", field=name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int)
+                or not 1 <= value <= MAX_LEECH_THRESHOLD
+            ):
+                raise InvalidInput(f"leech_threshold must be 1-{MAX_LEECH_THRESHOLD}", field=name)
         elif not isinstance(value, bool):
             raise InvalidInput(f"{name} must be true or false", field=name)
     updated = replace(current, **values)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine, select
 
-from flashcards.anki import import_package
+from flashcards.anki import export_deck, import_package
 from flashcards.srs import card_actions as ca
 from flashcards.srs.days import study_date
 from flashcards.storage.engine import transaction
@@ -114,3 +114,11 @@ def test_the_deletions_of_a_cloze_note_are_siblings_and_bury_each_other(
         answer(s, user_id, cloze_cards[0], "good", now=now)
         buried = [ca.card_marks(s, user_id, c).buried(study_date(now, "UTC", 4)) for c in notes]
     assert sum(buried) == 2  # the two other deletions; never the Basic note's card
+
+    # Exported and imported again, the siblings are siblings still.
+    with transaction(loaded_engine) as s:
+        package = export_deck(s, report.deck_id, locales=None, now=now).data
+        again = import_package(s, package, owner_user_id=user_id, now=now, slug="again")
+        rows = s.execute(select(Card.key, Card.note_key).where(Card.deck_id == again.deck_id))
+        keys = {row.key: row.note_key for row in rows}
+    assert sorted(n for n in keys.values() if n) == sorted(n for n in notes.values() if n)

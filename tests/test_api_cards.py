@@ -14,7 +14,9 @@ from flashcards.storage.engine import transaction
 from flashcards.storage.models import CardAction, CardMark
 from flashcards.storage.schema import utcnow
 
-from .test_api_study import World, assert_problem, review_body, world  # noqa: F401
+from .test_api_study import World, assert_problem, review_body, world
+
+__all__ = ["world"]  # the fixture, shared with the study API's tests
 
 
 def _patch(client: FlaskClient, world: World, card: int, body: Any) -> Any:

@@ -211,7 +211,7 @@ def test_the_leech_option_suspends_and_answers_through_the_direct_connection_too
     with transaction(engine) as s:
         marks = ca.card_marks(s, user, a)
         assert marks.leech and marks.suspended
-        card, counts = queue.next_card(s, user, now=NOW + timedelta(hours=1))
+        card, _counts = queue.next_card(s, user, now=NOW + timedelta(hours=1))
         assert card is None or card.card_id != a
 
 
@@ -237,7 +237,7 @@ def test_answering_buries_siblings_only_as_the_options_say(engine: Engine) -> No
         assert ca.card_marks(s, user, b).buried_until == TODAY + timedelta(days=1)
         assert ca.card_marks(s, user, c) == ca.Marks()  # a review: bury_reviews is off
         assert ca.card_marks(s, user, d) == ca.Marks()
-        card, counts = queue.next_card(s, user, now=NOW + timedelta(minutes=1))
+        _card, counts = queue.next_card(s, user, now=NOW + timedelta(minutes=1))
         assert counts.new == 1  # d only
         study.undo(s, user, now=NOW, review_id=answered.review_id)
         assert ca.card_marks(s, user, b) == ca.Marks()

@@ -165,8 +165,13 @@ def test_the_leech_list_shows_leeches_and_unsuspends_them(
         s.add(CardMark(user_id=user, card_id=card, deck_id=deck_id, leech=True, suspended=True))
         other = f.make_user(s)
         private = f.card_ids(s, f.make_deck(s, "private", 1, owner_user_id=other).id)[0]
-        s.add(CardMark(user_id=other, card_id=private, deck_id=s.scalar(
-            select(Card.deck_id).where(Card.id == private)), leech=True, suspended=True))  # fmt: skip
+        private_deck = s.scalar(select(Card.deck_id).where(Card.id == private))
+        assert private_deck is not None
+        s.add(
+            CardMark(
+                user_id=other, card_id=private, deck_id=private_deck, leech=True, suspended=True
+            )
+        )
     page = client.get("/leeches").get_data(as_text=True)
     assert f"/leeches/{card}/unsuspend" in page and "private q1" not in page
     token = csrf(client, "/leeches")

@@ -7,6 +7,7 @@ caller rolls back.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
@@ -245,7 +246,7 @@ def import_package(
                     "key": p.key,
                     "position": i,
                     "tags": _card_tags(p),
-                    "note_key": p.note_key,
+                    "note_key": p.note_key or _note_of_key(p.key),
                     "created_at": now,
                     "updated_at": now,
                 }
@@ -327,6 +328,16 @@ def import_package(
     if progress is not None:
         progress(len(coll.notes), len(coll.notes))
     return report
+
+
+# The key a Cloze deletion's card gets (`planning`), which our exports keep: a package of ours
+# brings its siblings back by it.
+_CLOZE_KEY = re.compile(r"(anki-\d+)-c\d+")
+
+
+def _note_of_key(key: str) -> str | None:
+    match = _CLOZE_KEY.fullmatch(key)
+    return match.group(1) if match else None
 
 
 def _card_tags(p: PlannedCard) -> list[str]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from playwright.sync_api import Browser, Page, expect
 
-from .test_study_browser import ARTIFACTS, _page, _sign_up, browser, server  # noqa: F401
+from .test_study_browser import ARTIFACTS, _page, _sign_up, browser, server
+
+__all__ = ["browser", "server"]  # the fixtures, shared with the study tests
 
 
 def _counts(page: Page) -> list[str]:

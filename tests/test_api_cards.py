@@ -54,9 +54,12 @@ def test_patch_changes_the_callers_own_state_and_undo_takes_it_back(
     assert r.get_json()["buried_until"] == tomorrow.isoformat()
     r = _patch(client, world, card, {"buried_until": None})
     assert r.get_json()["buried_until"] is None
-    # Undo, latest first: the unbury, the bury, the flag, the suspension (one change each).
-    for _ in range(4):
+    # Undo, latest first: the unbury, the bury, then the first request's two changes at once.
+    for _ in range(2):
         assert client.post("/api/v1/reviews/undo", headers=world.ana_h).status_code == 200
+    body = client.get(f"/api/v1/cards/{card}", headers=world.ana_h).get_json()
+    assert (body["suspended"], body["flag"]) == (True, 2)
+    assert client.post("/api/v1/reviews/undo", headers=world.ana_h).status_code == 200
     body = client.get(f"/api/v1/cards/{card}", headers=world.ana_h).get_json()
     assert (body["suspended"], body["flag"], body["buried_until"]) == (False, 0, None)
     assert _count(engine, CardAction) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import uuid
 
 from flask import Response
 from sqlalchemy.exc import IntegrityError
@@ -71,8 +72,8 @@ def get_card(card_id: int) -> Response:
     {200: Answer("The card as changed.", CardView)},
     404,
     409,
-    description="Each field given is one change, undone by POST /reviews/undo (latest "
-    "first, with the id it names). A card the caller may not see is a 404.",
+    description="The changes given are one action, undone as a whole by POST /reviews/undo "
+    "(latest first, as answers are). A card the caller may not see is a 404.",
     body=CardPatch,
 )
 @writes
@@ -90,21 +91,27 @@ def change_card(card_id: int) -> Response:
     cards.seen_card(session, user_id, card_id)  # 404 before anything else is said
 
     def change() -> None:
+        # One request, one action: undone as a whole.
+        one = str(uuid.uuid4())
         selection = [card_id]
         if body.forget:
-            card_actions.forget(session, user_id, selection, now=now)
+            card_actions.forget(session, user_id, selection, now=now, action_id=one)
         if body.due is not None:
             days = card_actions.parse_due_days(body.due)
-            card_actions.set_due(session, user_id, selection, days, now=now)
+            card_actions.set_due(session, user_id, selection, days, now=now, action_id=one)
         if body.suspended is not None:
-            card_actions.suspend(session, user_id, selection, now=now, on=body.suspended)
+            card_actions.suspend(
+                session, user_id, selection, on=body.suspended, now=now, action_id=one
+            )
         if "buried_until" in given:
             if body.buried_until is None:
-                card_actions.unbury(session, user_id, selection, now=now)
+                card_actions.unbury(session, user_id, selection, now=now, action_id=one)
             else:
-                card_actions.bury(session, user_id, selection, now=now, until=body.buried_until)
+                card_actions.bury(
+                    session, user_id, selection, until=body.buried_until, now=now, action_id=one
+                )
         if body.flag is not None:
-            card_actions.set_flag(session, user_id, selection, body.flag, now=now)
+            card_actions.set_flag(session, user_id, selection, body.flag, now=now, action_id=one)
 
     # Two first marks of one card at once meet at its primary key; the retry finds the row.
     retrying(session, change, retry_on=(IntegrityError,))

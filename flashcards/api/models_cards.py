@@ -46,9 +46,8 @@ class CardView(Reply):
 
 
 class CardPatch(Body):
-    """Changes to the caller's own state of a card; each given field is one change, and all
-    are made in one transaction (or none). Each is undone by POST /reviews/undo, latest
-    first, as an answer is."""
+    """Changes to the caller's own state of a card, made in one transaction (or none) as one
+    action, which POST /reviews/undo undoes as it undoes an answer."""
 
     suspended: bool | None = None
     buried_until: date | None = Field(

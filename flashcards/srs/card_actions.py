@@ -120,10 +120,26 @@ def options(session: Session, user_id: int) -> Options:
 
 
 def suspend(
-    session: Session, user_id: int, card_ids: Iterable[int], *, now: datetime, on: bool = True
+    session: Session,
+    user_id: int,
+    card_ids: Iterable[int],
+    *,
+    now: datetime,
+    on: bool = True,
+    action_id: str | None = None,
 ) -> ActionResult:
+    """`action_id` (here and in each action): the id of an action this one joins, so that
+    several changes (a PATCH of several fields) are undone as one."""
     action = "suspend" if on else "unsuspend"
-    return _act(session, user_id, card_ids, action, now, lambda m, _c: replace(m, suspended=on))
+    return _act(
+        session,
+        user_id,
+        card_ids,
+        action,
+        now,
+        lambda m, _c: replace(m, suspended=on),
+        action_id=action_id,
+    )
 
 
 def bury(
@@ -133,6 +149,7 @@ def bury(
     *,
     now: datetime,
     until: date | None = None,
+    action_id: str | None = None,
 ) -> ActionResult:
     """Keep the cards out of the queue until the study day `until` (default: the next one)."""
 
@@ -144,27 +161,57 @@ def bury(
             )
         return replace(marks, buried_until=until or today + timedelta(days=1))
 
-    return _act(session, user_id, card_ids, "bury", now, change)
+    return _act(session, user_id, card_ids, "bury", now, change, action_id=action_id)
 
 
 def unbury(
-    session: Session, user_id: int, card_ids: Iterable[int], *, now: datetime
+    session: Session,
+    user_id: int,
+    card_ids: Iterable[int],
+    *,
+    now: datetime,
+    action_id: str | None = None,
 ) -> ActionResult:
     return _act(
-        session, user_id, card_ids, "unbury", now, lambda m, _c: replace(m, buried_until=None)
+        session,
+        user_id,
+        card_ids,
+        "unbury",
+        now,
+        lambda m, _c: replace(m, buried_until=None),
+        action_id=action_id,
     )
 
 
 def set_flag(
-    session: Session, user_id: int, card_ids: Iterable[int], flag: int, *, now: datetime
+    session: Session,
+    user_id: int,
+    card_ids: Iterable[int],
+    flag: int,
+    *,
+    now: datetime,
+    action_id: str | None = None,
 ) -> ActionResult:
     if isinstance(flag, bool) or not isinstance(flag, int) or flag not in FLAGS:
         raise InvalidInput("flag must be 0 (none) to 7", field="flag")
-    return _act(session, user_id, card_ids, "flag", now, lambda m, _c: replace(m, flag=flag))
+    return _act(
+        session,
+        user_id,
+        card_ids,
+        "flag",
+        now,
+        lambda m, _c: replace(m, flag=flag),
+        action_id=action_id,
+    )
 
 
 def forget(
-    session: Session, user_id: int, card_ids: Iterable[int], *, now: datetime
+    session: Session,
+    user_id: int,
+    card_ids: Iterable[int],
+    *,
+    now: datetime,
+    action_id: str | None = None,
 ) -> ActionResult:
     """Start the cards over, as if new (no memory state), their history kept. As Anki's
     default, the review and lapse counts stay. They are shown again at once."""
@@ -180,7 +227,7 @@ def forget(
             "introduced_at": now,
         }
 
-    return _act(session, user_id, card_ids, "forget", now, None, change)
+    return _act(session, user_id, card_ids, "forget", now, None, change, action_id)
 
 
 def parse_due_days(value: object) -> tuple[int, int]:
@@ -210,6 +257,7 @@ def set_due(
     days: tuple[int, int],
     *,
     now: datetime,
+    action_id: str | None = None,
 ) -> ActionResult:
     """Make studied cards due at the start of a study day `days` from today (a day of the
     range, the same for a card at the same count of reviews). Cards still new have no
@@ -221,7 +269,7 @@ def set_due(
         due = day_start(today + timedelta(days=picked), *clock)
         return {"due": max(due, now) if picked == 0 else due}
 
-    return _act(session, user_id, card_ids, "due", now, None, change)
+    return _act(session, user_id, card_ids, "due", now, None, change, action_id)
 
 
 def _visible(session: Session, user_id: int, card_ids: Iterable[int]) -> dict[int, int]:
@@ -256,11 +304,12 @@ def _act(
     now: datetime,
     change_marks: Callable[[Marks, Clock], Marks] | None,
     change_state: Callable[[Any, Clock], dict[str, Any]] | None = None,
+    action_id: str | None = None,
 ) -> ActionResult:
     decks = _visible(session, user_id, card_ids)
     clock = user_clock(session, user_id)
     db = executor(session)
-    action_id = str(uuid.uuid4())
+    action_id = action_id or str(uuid.uuid4())
     for card_id, deck_id in decks.items():
         row = sql.mark(db, user_id, card_id)
         before = marks_from_row(row)
@@ -274,13 +323,15 @@ def _act(
             values = change_state(state, clock)
             state_before = _state_json(state)
             _write_state(session, user_id, card_id, state.version, values)
+        changed = state_before is not None
         if change_marks is not None:
             after = change_marks(before, clock)
             if after != before:
                 write_marks(db, user_id, card_id, deck_id, after, exists=row is not None)
-        elif state_before is None:
-            continue
-        record(db, user_id, card_id, action_id, action, now, row, state_before)
+                changed = True
+        # A card the action leaves as it was gets no undo row: nothing to take back.
+        if changed:
+            record(db, user_id, card_id, action_id, action, now, row, state_before)
     return ActionResult(action_id, tuple(decks))
 
 

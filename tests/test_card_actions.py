@@ -255,3 +255,25 @@ def test_options_are_validated(engine: Engine) -> None:
             with pytest.raises(InvalidInput):
                 ca.set_options(s, user, **bad)
         assert ca.set_options(s, user, leech_threshold=4).leech_threshold == 4
+
+
+def test_the_hidden_counts_are_driven_by_the_decks_marks(engine: Engine) -> None:
+    """On SQLite, each count of hidden cards is a range of the deck's marks, never a scan of
+    the person's due states probing each one's mark."""
+    if engine.dialect.name != "sqlite":
+        pytest.skip("SQLite's plan")
+    from flashcards.hot_sql import next_card as next_card_sql
+
+    compiled = next_card_sql._PLANS.compiled(engine.dialect, {})
+    params = compiled.parameters(
+        {"user_id": 1, "day_start": NOW, "day_end": NOW, "learn_ahead_until": NOW, "today": TODAY}
+    )
+    raw = engine.raw_connection()
+    try:
+        rows = raw.driver_connection.execute("EXPLAIN QUERY PLAN " + compiled.sql, params)
+        plan = [row[3] for row in rows.fetchall()]
+    finally:
+        raw.close()
+    marks = [line for line in plan if "card_marks" in line]
+    assert len(marks) == 3 and all("ix_card_marks_user_deck" in line for line in marks), plan
+    assert not any("ix_review_states_user_due " in line for line in plan), plan

@@ -10,7 +10,7 @@ from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, cast
 
-from sqlalchemy import Date, Table, and_, bindparam, case, exists, func, literal_column, or_, select
+from sqlalchemy import Date, Table, bindparam, case, exists, func, literal_column, or_, select
 from sqlalchemy.orm import aliased
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import BindParameter
@@ -56,20 +56,23 @@ def _not_hidden(card_id: Any) -> Any:
     return ~exists().where(_MARKS.c.user_id == _USER, _MARKS.c.card_id == card_id, _HIDDEN)
 
 
-def _hidden_count(*where: Any) -> Any:
-    """The deck's live cards the person hid, with a state matching `where` (or none at all:
-    `rs.c.card_id.is_(None)` for new cards). Hidden cards are few: this counts the deck's
-    mark rows (ix_card_marks_user_deck), each probing its card and its state."""
+def _hidden_count(state: Any) -> Any:
+    """The deck's live cards the person hid whose state matches `state` (an EXISTS, or NOT
+    EXISTS for new cards). Hidden cards are few: the deck's mark rows drive the count
+    (ix_card_marks_user_deck), each probing its card and its state, rather than a scan of
+    the person's due states probing each one's mark."""
     return _count(
         _MARKS.c.user_id == _USER,
         _MARKS.c.deck_id == _DECK,
         _HIDDEN,
         _CARDS.c.retired_at.is_(None),
-        *where,
-        select_from=_MARKS.join(_CARDS, _CARDS.c.id == _MARKS.c.card_id).outerjoin(
-            rs, and_(rs.c.user_id == _USER, rs.c.card_id == _MARKS.c.card_id)
-        ),
+        state,
+        select_from=_MARKS.join(_CARDS, _CARDS.c.id == _MARKS.c.card_id),
     )
+
+
+def _marked_state(*where: Any) -> Any:
+    return exists().where(rs.c.user_id == _USER, rs.c.card_id == _MARKS.c.card_id, *where)
 
 
 # Written into the SQL, not bound: only a literal lets the planners (SQLite's, and
@@ -157,9 +160,9 @@ _PLANS_SELECT = (
         _count(_RETIRED, _has_state(), select_from=_CARDS).label("retired_states"),
         _count(_RETIRED, _has_state(_LEARNING_DUE), select_from=_CARDS).label("retired_learning"),
         _count(_RETIRED, _has_state(_REVIEW_DUE), select_from=_CARDS).label("retired_review"),
-        _hidden_count(rs.c.card_id.is_(None)).label("hidden_new"),
-        _hidden_count(_LEARNING_DUE).label("hidden_learning"),
-        _hidden_count(_REVIEW_DUE).label("hidden_review"),
+        _hidden_count(~_marked_state()).label("hidden_new"),
+        _hidden_count(_marked_state(_LEARNING_DUE)).label("hidden_learning"),
+        _hidden_count(_marked_state(_REVIEW_DUE)).label("hidden_review"),
     )
     .join(Deck, Deck.id == _DECK)
     .join(_SETTINGS, _SETTINGS.c.user_id == _SUB.c.user_id)

@@ -9,7 +9,9 @@ from pathlib import Path
 from sqlalchemy import Engine, select
 
 from flashcards.anki import export_deck, import_package
+from flashcards.srs import answer_effects as effects
 from flashcards.srs import card_actions as ca
+from flashcards.srs import marks as mk
 from flashcards.srs.days import study_date
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardMark, Deck
@@ -71,18 +73,18 @@ def test_marks_go_to_anki_and_come_back(loaded_engine: Engine, tmp_path: Path) -
         back = s.get(Deck, report.deck_id)
         assert back is not None
         marks = {
-            key: ca.card_marks(s, user_id, card)
+            key: mk.card_marks(s, user_id, card)
             for key, card in s.execute(select(Card.key, Card.id).where(Card.deck_id == back.id))
         }
         leech_tags = s.scalar(select(Card.tags).where(Card.deck_id == back.id, Card.key == LEECH))
     tomorrow = study_date(now, "UTC", 4) + timedelta(days=1)
-    assert marks[SUSPENDED] == ca.Marks(suspended=True)
-    assert marks[BURIED] == ca.Marks(buried_until=tomorrow)
-    assert marks[FLAGGED] == ca.Marks(flag=4)
-    assert marks[LEECH] == ca.Marks(leech=True)
+    assert marks[SUSPENDED] == mk.Marks(suspended=True)
+    assert marks[BURIED] == mk.Marks(buried_until=tomorrow)
+    assert marks[FLAGGED] == mk.Marks(flag=4)
+    assert marks[LEECH] == mk.Marks(leech=True)
     # `leech` is the person's, not a tag of the card (which another person may study).
     assert leech_tags is not None and "leech" not in leech_tags
-    assert sum(1 for m in marks.values() if m != ca.Marks()) == 4
+    assert sum(1 for m in marks.values() if m != mk.Marks()) == 4
     # Without progress, nobody's marks go out.
     plain = export(loaded_engine, now)
     col, _log = anki_import(tmp_path / "plain.anki2", plain, with_scheduling=False)
@@ -107,12 +109,12 @@ def test_the_deletions_of_a_cloze_note_are_siblings_and_bury_each_other(
         subscribe(s, user_id, deck, now=now)
         rows = s.execute(select(Card.id, Card.note_key).where(Card.deck_id == deck.id))
         notes = {row.id: row.note_key for row in rows}
-        ca.set_options(s, user_id, bury_new=True)
+        effects.set_options(s, user_id, bury_new=True)
     cloze_cards = [card for card, note in notes.items() if note is not None]
     assert len(cloze_cards) == 3 and len(set(notes.values())) == 2  # one note, and None
     with transaction(loaded_engine) as s:
         answer(s, user_id, cloze_cards[0], "good", now=now)
-        buried = [ca.card_marks(s, user_id, c).buried(study_date(now, "UTC", 4)) for c in notes]
+        buried = [mk.card_marks(s, user_id, c).buried(study_date(now, "UTC", 4)) for c in notes]
     assert sum(buried) == 2  # the two other deletions; never the Basic note's card
 
     # Exported and imported again, the siblings are siblings still.

@@ -10,7 +10,9 @@ from fsrs import Rating, State
 from sqlalchemy import Engine, select, update
 
 from flashcards.errors import CardNotFound, CardNotStudied, InvalidInput
+from flashcards.srs import answer_effects as effects
 from flashcards.srs import card_actions as ca
+from flashcards.srs import marks as mk
 from flashcards.srs import queue, study
 from flashcards.srs.state_rows import card_state
 from flashcards.storage.engine import transaction
@@ -55,7 +57,7 @@ def test_suspended_and_buried_cards_are_neither_shown_nor_counted(engine: Engine
     assert (counts.new, counts.review, counts.learning) == (1, 0, 0)
     assert card is not None and card.card_id == b
     with transaction(engine) as s:
-        assert ca.card_marks(s, user, d).buried_until == TODAY + timedelta(days=1)
+        assert mk.card_marks(s, user, d).buried_until == TODAY + timedelta(days=1)
     # The next study day, the buried card is back; the suspended ones are not.
     with transaction(engine) as s:
         card, counts = queue.next_card(s, user, now=NOW + timedelta(days=1))
@@ -78,11 +80,11 @@ def test_each_action_is_undone_like_an_answer_latest_first(engine: Engine) -> No
     with transaction(engine) as s:
         result = study.undo(s, user, now=later, review_id=suspended.action_id)
         assert result.card_id == a
-        assert not ca.card_marks(s, user, a).suspended and ca.card_marks(s, user, a).flag == 3
-        assert ca.card_marks(s, user, b) == ca.Marks()
+        assert not mk.card_marks(s, user, a).suspended and mk.card_marks(s, user, a).flag == 3
+        assert mk.card_marks(s, user, b) == mk.Marks()
     with transaction(engine) as s:
         study.undo(s, user, now=later)  # the flag
-        assert ca.card_marks(s, user, a) == ca.Marks()
+        assert mk.card_marks(s, user, a) == mk.Marks()
         assert study.undoable(s, user, now=later) == answered.review_id
     with transaction(engine) as s:
         study.undo(s, user, now=later)
@@ -154,14 +156,14 @@ def test_bad_values_and_other_peoples_cards_are_refused_with_nothing_written(
             ca.bury(s, user, [a], now=NOW, until=TODAY)
         s.rollback()
     with transaction(engine) as s:
-        assert ca.card_marks(s, user, a) == ca.Marks()
+        assert mk.card_marks(s, user, a) == mk.Marks()
         assert s.scalar(select(CardAction.id)) is None
 
 
 def test_is_leech_follows_ankis_threshold_and_half_threshold() -> None:
-    assert [n for n in range(1, 21) if ca.is_leech(n, 8)] == [8, 12, 16, 20]
-    assert [n for n in range(1, 6) if ca.is_leech(n, 1)] == [1, 2, 3, 4, 5]
-    assert [n for n in range(1, 10) if ca.is_leech(n, 3)] == [3, 4, 5, 6, 7, 8, 9]
+    assert [n for n in range(1, 21) if effects.is_leech(n, 8)] == [8, 12, 16, 20]
+    assert [n for n in range(1, 6) if effects.is_leech(n, 1)] == [1, 2, 3, 4, 5]
+    assert [n for n in range(1, 10) if effects.is_leech(n, 3)] == [3, 4, 5, 6, 7, 8, 9]
 
 
 def _lapse_state(engine: Engine, user: int, card: int, lapses: int) -> None:
@@ -185,12 +187,12 @@ def test_a_lapse_reaching_the_threshold_tags_a_leech_and_undo_takes_it_back(
         result = f.answer(s, user, a, Rating.Again, now=NOW)
         f.answer(s, user, b, Rating.Again, now=NOW)
     with transaction(engine) as s:
-        assert ca.card_marks(s, user, a).leech and not ca.card_marks(s, user, a).suspended
-        assert not ca.card_marks(s, user, b).leech
-        assert ca.card_marks(s, user, a).all_tags(["x"]) == ["x", "leech"]
+        assert mk.card_marks(s, user, a).leech and not mk.card_marks(s, user, a).suspended
+        assert not mk.card_marks(s, user, b).leech
+        assert mk.card_marks(s, user, a).all_tags(["x"]) == ["x", "leech"]
         study.undo(s, user, now=NOW)  # b's answer
         study.undo(s, user, now=NOW, review_id=result.review_id)
-        assert ca.card_marks(s, user, a) == ca.Marks()
+        assert mk.card_marks(s, user, a) == mk.Marks()
 
 
 def test_the_leech_option_suspends_and_answers_through_the_direct_connection_too(
@@ -199,7 +201,7 @@ def test_the_leech_option_suspends_and_answers_through_the_direct_connection_too
     user, (a, *_rest) = _setup(engine)
     _lapse_state(engine, user, a, 11)
     with transaction(engine) as s:
-        ca.set_options(s, user, leech_suspend=True)
+        effects.set_options(s, user, leech_suspend=True)
     from flashcards.hot_sql.rawsql import DirectConnection
 
     connection = DirectConnection(engine)
@@ -209,7 +211,7 @@ def test_the_leech_option_suspends_and_answers_through_the_direct_connection_too
     finally:
         connection.close()
     with transaction(engine) as s:
-        marks = ca.card_marks(s, user, a)
+        marks = mk.card_marks(s, user, a)
         assert marks.leech and marks.suspended
         card, _counts = queue.next_card(s, user, now=NOW + timedelta(hours=1))
         assert card is None or card.card_id != a
@@ -228,33 +230,33 @@ def test_answering_buries_siblings_only_as_the_options_say(engine: Engine) -> No
     # Anki's defaults: nothing is buried.
     with transaction(engine) as s:
         f.answer(s, user, a, Rating.Good, now=NOW)
-        assert ca.card_marks(s, user, b) == ca.Marks() == ca.card_marks(s, user, c)
+        assert mk.card_marks(s, user, b) == mk.Marks() == mk.card_marks(s, user, c)
         study.undo(s, user, now=NOW)
-        ca.set_options(s, user, bury_new=True)
+        effects.set_options(s, user, bury_new=True)
     with transaction(engine) as s:
         answered = f.answer(s, user, a, Rating.Good, now=NOW)
     with transaction(engine) as s:
-        assert ca.card_marks(s, user, b).buried_until == TODAY + timedelta(days=1)
-        assert ca.card_marks(s, user, c) == ca.Marks()  # a review: bury_reviews is off
-        assert ca.card_marks(s, user, d) == ca.Marks()
+        assert mk.card_marks(s, user, b).buried_until == TODAY + timedelta(days=1)
+        assert mk.card_marks(s, user, c) == mk.Marks()  # a review: bury_reviews is off
+        assert mk.card_marks(s, user, d) == mk.Marks()
         _card, counts = queue.next_card(s, user, now=NOW + timedelta(minutes=1))
         assert counts.new == 1  # d only
         study.undo(s, user, now=NOW, review_id=answered.review_id)
-        assert ca.card_marks(s, user, b) == ca.Marks()
+        assert mk.card_marks(s, user, b) == mk.Marks()
     with transaction(engine) as s:
-        ca.set_options(s, user, bury_reviews=True)
+        effects.set_options(s, user, bury_reviews=True)
         f.answer(s, user, a, Rating.Good, now=NOW)
-        assert ca.card_marks(s, user, c).buried_until == TODAY + timedelta(days=1)
+        assert mk.card_marks(s, user, c).buried_until == TODAY + timedelta(days=1)
 
 
 def test_options_are_validated(engine: Engine) -> None:
     user, _cards = _setup(engine, 1)
     with transaction(engine) as s:
-        assert ca.options(s, user) == ca.Options()
+        assert effects.options(s, user) == effects.Options()
         for bad in ({"leech_threshold": 0}, {"bury_new": "yes"}, {"nope": True}):
             with pytest.raises(InvalidInput):
-                ca.set_options(s, user, **bad)
-        assert ca.set_options(s, user, leech_threshold=4).leech_threshold == 4
+                effects.set_options(s, user, **bad)
+        assert effects.set_options(s, user, leech_threshold=4).leech_threshold == 4
 
 
 def test_the_hidden_counts_are_driven_by_the_decks_marks(engine: Engine) -> None:

@@ -11,7 +11,8 @@ from flask.testing import FlaskClient
 from fsrs import Rating, State
 from sqlalchemy import Engine, func, select, update
 
-from flashcards.srs import card_actions as ca
+from flashcards.srs import answer_effects as effects
+from flashcards.srs import marks as mk
 from flashcards.srs import study
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardAction, CardMark, Deck, ReviewState, User
@@ -58,7 +59,7 @@ def test_the_review_pages_actions_and_their_refusals(
     assert "Flag set: Turquoise." in page and '<option value="6" selected>' in page
     user = _user_id(loaded_engine, "ana@example.com")
     with transaction(loaded_engine) as s:
-        assert ca.card_marks(s, user, second).flag == 6
+        assert mk.card_marks(s, user, second).flag == 6
         other = f.make_user(s)
         private = f.card_ids(s, f.make_deck(s, "private", 1, owner_user_id=other).id)[0]
         before = s.scalar(select(func.count()).select_from(CardAction))
@@ -76,8 +77,8 @@ def test_the_review_pages_actions_and_their_refusals(
     assert response.status_code in (400, 403)
     with transaction(loaded_engine) as s:
         assert s.scalar(select(func.count()).select_from(CardAction)) == before
-        assert ca.card_marks(s, other, private) == ca.Marks()
-        assert not ca.card_marks(s, user, second).suspended
+        assert mk.card_marks(s, other, private) == mk.Marks()
+        assert not mk.card_marks(s, user, second).suspended
 
 
 def test_the_review_page_says_a_leech_is_one(client: FlaskClient, loaded_engine: Engine) -> None:
@@ -180,8 +181,8 @@ def test_the_leech_list_shows_leeches_and_unsuspends_them(
     response = client.post(f"/leeches/{card}/unsuspend", data={"csrf_token": token})
     assert response.status_code == 303
     with transaction(loaded_engine) as s:
-        assert not ca.card_marks(s, user, card).suspended and ca.card_marks(s, user, card).leech
-        assert ca.card_marks(s, other, private).suspended
+        assert not mk.card_marks(s, user, card).suspended and mk.card_marks(s, user, card).leech
+        assert mk.card_marks(s, other, private).suspended
 
 
 def test_the_study_options_page_saves_and_refuses_a_bad_threshold(
@@ -193,7 +194,7 @@ def test_the_study_options_page_saves_and_refuses_a_bad_threshold(
     form = {"csrf_token": token, "bury_new": "1", "leech_threshold": "6", "leech_suspend": "1"}
     assert client.post("/study-options", data=form).status_code == 303
     with transaction(engine) as s:
-        assert ca.options(s, user) == ca.Options(
+        assert effects.options(s, user) == effects.Options(
             bury_new=True, leech_threshold=6, leech_suspend=True
         )
     response = client.post("/study-options", data={**form, "leech_threshold": "0"})

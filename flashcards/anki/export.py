@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from ..decks.locales import display_name
 from ..errors import InvalidInput, NotFound
-from ..srs.card_actions import marks_from_row
+from ..srs.marks import marks_from_row
 from ..storage.models import (
     Card,
     CardMark,

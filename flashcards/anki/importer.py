@@ -22,8 +22,8 @@ from ..decks.deckfile import SLUG_RE
 from ..decks.locales import check_locale
 from ..decks.quizfile import slugify
 from ..errors import DeckNameTaken, InvalidInput, NotFound
-from ..srs.card_actions import LEECH_TAG
 from ..srs.days import study_date
+from ..srs.marks import LEECH_TAG
 from ..storage.models import (
     Card,
     CardMark,

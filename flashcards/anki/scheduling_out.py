@@ -9,8 +9,8 @@ from typing import Any
 
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
-from ..srs.card_actions import Marks
 from ..srs.days import study_date
+from ..srs.marks import Marks
 from ..storage.models import Card, SchedulerSettings, User
 from .schema import memory_value
 from .timing import DAY, anki_day, to_epoch_ms

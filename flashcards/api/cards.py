@@ -10,7 +10,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..errors import InvalidInput
 from ..http.request_db import db, writes
-from ..srs import card_actions, cards
+from ..srs import answer_effects, card_actions, cards
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp
@@ -118,7 +118,7 @@ def change_card(card_id: int) -> Response:
     return reply(card_view(cards.seen_card(session, user_id, card_id)))
 
 
-def _options(options: card_actions.Options) -> StudyOptionsBody:
+def _options(options: answer_effects.Options) -> StudyOptionsBody:
     return StudyOptionsBody(**dataclasses.asdict(options))
 
 
@@ -129,7 +129,7 @@ def _options(options: card_actions.Options) -> StudyOptionsBody:
     {200: Answer("The options.", StudyOptionsBody)},
 )
 def get_study_options() -> Response:
-    return reply(_options(card_actions.options(db(), current_user_id())))
+    return reply(_options(answer_effects.options(db(), current_user_id())))
 
 
 @bp.patch("/study-options")
@@ -150,7 +150,7 @@ def change_study_options() -> Response:
     session = db()
     options = retrying(
         session,
-        lambda: card_actions.set_options(session, user_id, **values),
+        lambda: answer_effects.set_options(session, user_id, **values),
         retry_on=(IntegrityError,),
     )
     return reply(_options(options))

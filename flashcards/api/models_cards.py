@@ -8,7 +8,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
-from ..srs.card_actions import FLAGS, MAX_DUE_DAYS, MAX_LEECH_THRESHOLD
+from ..srs.answer_effects import MAX_LEECH_THRESHOLD
+from ..srs.card_actions import FLAGS, MAX_DUE_DAYS
 from .models import WHOLE, Body, Reply
 from .models_study import CardStateBody
 

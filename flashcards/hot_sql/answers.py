@@ -62,7 +62,7 @@ _CARD_FOR_ANSWER = Statement(
         # The person's clock: FSRS counts the time since the last review in study days.
         _USERS.c.timezone,
         _USERS.c.day_start_hour,
-        # Sibling burying and leeches (NULL: Anki's defaults, see card_actions.Options).
+        # Sibling burying and leeches (NULL: Anki's defaults, see answer_effects.Options).
         _OPTIONS.c.bury_new,
         _OPTIONS.c.bury_reviews,
         _OPTIONS.c.bury_interday,

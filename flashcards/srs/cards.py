@@ -22,7 +22,7 @@ from ..storage.models import (
 )
 from ..storage.schema import MAX_ID
 from ..teams.roles import LEADS
-from .card_actions import Marks, card_marks
+from .marks import Marks, card_marks
 from .scheduling import CardState
 from .state_rows import card_state
 

@@ -47,7 +47,7 @@ from ..hot_sql.rawsql import DirectConnection, Executor, executor
 from ..people.accounts import user_clock
 from ..storage.models import Deck
 from ..storage.retry import LostRace
-from . import card_actions
+from . import answer_effects, marks
 from .days import Clock, day_bounds
 from .scheduling import CardState, fuzz_seed, review
 from .settings import json_int
@@ -120,7 +120,7 @@ class PreparedAnswer:
     version: int | None  # of the state row read; None: the card was new
     result: AnswerResult
     # Siblings to bury, a leech to mark; None (most answers): nothing beyond the answer.
-    effects: card_actions.AnswerEffects | None = None
+    effects: answer_effects.AnswerEffects | None = None
 
 
 def prepare_answer(
@@ -218,7 +218,7 @@ def prepare_answer(
         "deck_id": row.deck_id,
         **_state_values(after, row.introduced_at or when),
     }
-    effects = card_actions.answer_effects(
+    effects = answer_effects.answer_effects(
         user_id, row, review_id, when, before.lapses if before else 0, after
     )
     result = AnswerResult(review_id, card_id, after, True)
@@ -235,7 +235,7 @@ def write_answer(db: Connection | Executor, prepared: PreparedAnswer) -> AnswerR
     _write_state(db, prepared.state, prepared.version)
     sql.insert_log(db, prepared.log)  # after: a log references its state
     if prepared.effects is not None:
-        card_actions.apply_answer_effects(db, prepared.effects)
+        answer_effects.apply_answer_effects(db, prepared.effects)
     return prepared.result
 
 
@@ -330,7 +330,7 @@ def _write_state(
 
 def _latest_today(session: Session, user_id: int, now: datetime) -> tuple[Any, Any]:
     """The user's latest answer of their current study day (its log row) or latest action
-    on cards (`card_actions.latest_action`), whichever came last: (log, None), (None,
+    on cards (`marks.latest_action`), whichever came last: (log, None), (None,
     action) or (None, None).
 
     Latest by the time answered, not by row: an imported Anki history is written after the
@@ -346,7 +346,7 @@ def _latest_today(session: Session, user_id: int, now: datetime) -> tuple[Any, A
         .order_by(rl.c.reviewed_at.desc(), rl.c.id.desc())
         .limit(1)
     ).first()
-    action = card_actions.latest_action(session, user_id, start)
+    action = marks.latest_action(session, user_id, start)
     # An action at the very time of an answer came after it: one acts on the card shown.
     if action is not None and (log is None or action.acted_at >= log.reviewed_at):
         return None, action
@@ -377,7 +377,7 @@ def undo(
     latest = action.action_id if action is not None else log.review_id if log else None
     if review_id is not None and latest != review_id:
         named = select(rl.c.id).where(rl.c.review_id == review_id, rl.c.user_id == user_id)
-        if session.scalar(named) is None and not card_actions.exists(session, user_id, review_id):
+        if session.scalar(named) is None and not marks.exists(session, user_id, review_id):
             raise UnknownReviewId(
                 "you have no answer with this review_id (it may have been undone already)",
                 field="review_id",
@@ -387,7 +387,7 @@ def undo(
             field="review_id",
         )
     if action is not None:
-        cards = card_actions.revert(session, user_id, action_id=action.action_id)
+        cards = marks.revert(session, user_id, action_id=action.action_id)
         return UndoResult(action.action_id, cards[0], card_state(session, user_id, cards[0]))
     if log is None:
         raise NothingToUndo("there is no answer from today to undo")
@@ -430,5 +430,5 @@ def undo(
         keys = {"user_id": user_id, "card_id": log.card_id, "deck_id": log.deck_id}
         values = {**keys, **_state_values(restored, log.introduced_at_before)}
         _write_state(executor(session), values, current, restore=True)
-    card_actions.revert(session, user_id, review_id=log.review_id)
+    marks.revert(session, user_id, review_id=log.review_id)
     return UndoResult(log.review_id, log.card_id, restored)

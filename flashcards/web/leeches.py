@@ -10,7 +10,7 @@ from werkzeug.wrappers import Response
 
 from ..errors import CardNotFound, InvalidInput
 from ..http.request_db import db, writes
-from ..srs import card_actions, cards
+from ..srs import answer_effects, card_actions, cards
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
@@ -48,9 +48,9 @@ def unsuspend_leech(card_id: int) -> Response:
 @bp.get("/study-options")
 @login_required
 def study_options_page() -> str:
-    options = card_actions.options(db(), user_id())
+    options = answer_effects.options(db(), user_id())
     return render_template(
-        "study_options.html", options=options, max_threshold=card_actions.MAX_LEECH_THRESHOLD
+        "study_options.html", options=options, max_threshold=answer_effects.MAX_LEECH_THRESHOLD
     )
 
 
@@ -66,7 +66,7 @@ def study_options() -> Response:
         values["leech_threshold"] = int(request.form.get("leech_threshold", ""))
         retrying(
             session,
-            lambda: card_actions.set_options(session, uid, **values),
+            lambda: answer_effects.set_options(session, uid, **values),
             retry_on=(IntegrityError,),
         )
     except (ValueError, InvalidInput):
@@ -74,7 +74,7 @@ def study_options() -> Response:
         flash(
             _(
                 "The leech threshold must be a whole number from 1 to %(most)d.",
-                most=card_actions.MAX_LEECH_THRESHOLD,
+                most=answer_effects.MAX_LEECH_THRESHOLD,
             ),
             "error",
         )

@@ -32,7 +32,7 @@ from ..errors import (
 from ..http.request_db import db, writes
 from ..http.request_policies import pace_before_queue
 from ..people.accounts import user_clock
-from ..srs import card_actions, cards, queue, stats, study, subscriptions
+from ..srs import card_actions, cards, marks, queue, stats, study, subscriptions
 from ..srs.queue import NextCard
 from ..srs.scheduling import fuzz_seed, preview
 from ..storage.retry import retrying
@@ -200,7 +200,7 @@ def _card_controls(session: Any, uid: int, card_id: int) -> dict[str, Any]:
     if place is not None:
         edit_url = url_for("web.team_deck_page", team_id=place[0], slug=place[1])
     return {
-        "card_marks": card_actions.card_marks(session, uid, card_id),
+        "card_marks": marks.card_marks(session, uid, card_id),
         "flag_names": flag_names(),
         "edit_url": edit_url,
     }

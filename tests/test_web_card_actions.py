@@ -177,7 +177,7 @@ def test_the_leech_list_shows_leeches_and_unsuspends_them(
     assert f"/leeches/{card}/unsuspend" in page and "private q1" not in page
     token = csrf(client, "/leeches")
     refused = client.post(f"/leeches/{private}/unsuspend", data={"csrf_token": token})
-    assert refused.status_code == 303
+    assert refused.status_code == 404
     response = client.post(f"/leeches/{card}/unsuspend", data={"csrf_token": token})
     assert response.status_code == 303
     with transaction(loaded_engine) as s:

@@ -15,7 +15,6 @@ from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
 from .auth import login_required, user_id
-from .error_table import flash_error
 
 
 @bp.get("/leeches")
@@ -30,18 +29,15 @@ def leeches_page() -> str:
 def unsuspend_leech(card_id: int) -> Response:
     uid = user_id()
     session = db()
-    try:
-        if card_id > MAX_ID:
-            raise CardNotFound(f"no card {card_id}")
-        retrying(
-            session,
-            lambda: card_actions.suspend(session, uid, [card_id], now=utcnow(), on=False),
-            retry_on=(IntegrityError,),
-        )
-    except CardNotFound as exc:
-        flash_error(exc)
-    else:
-        flash(_("Unsuspended: the card is back in your reviews."))
+    if card_id > MAX_ID:
+        raise CardNotFound(f"no card {card_id}")
+    # A card the person may not see is a 404 page, as any other object of someone else's.
+    retrying(
+        session,
+        lambda: card_actions.suspend(session, uid, [card_id], now=utcnow(), on=False),
+        retry_on=(IntegrityError,),
+    )
+    flash(_("Unsuspended: the card is back in your reviews."))
     return redirect(url_for("web.leeches_page"), code=303)
 
 

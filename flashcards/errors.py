@@ -110,6 +110,10 @@ class NotLatestAnswer(FlashcardsError):
     """An undo naming an answer that is not the person's latest of today."""
 
 
+class CardNotStudied(FlashcardsError):
+    """The action needs a schedule (forget, set due date) and the card is still new."""
+
+
 class NothingToUndo(FlashcardsError):
     """An undo on a study day without answers."""
 

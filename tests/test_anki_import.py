@@ -330,7 +330,7 @@ SUSPENDED_MESSAGE = (
 
 
 @pytest.mark.parametrize("with_scheduling", [True, False])
-def test_suspended_cards_are_imported_as_active_and_reported(
+def test_suspended_cards_stay_suspended_with_progress_and_are_reported_without(
     loaded_engine: Engine, tmp_path: Path, with_scheduling: bool
 ) -> None:
     skip_near_anki_rollover(wall_now())
@@ -345,12 +345,15 @@ def test_suspended_cards_are_imported_as_active_and_reported(
         assert deck is not None
         subscribe(s, user_id, deck, None, now=now)
         _card, due = queue.next_card(s, user_id, now=now + timedelta(days=400))
-    # A card with one of its Anki cards still active was being studied: not counted.
-    assert report.cards == 5 and report.suspended_made_active == 2
-    assert SUSPENDED_MESSAGE in report.messages
-    # All five can be studied here, the suspended review card among them.
-    assert due.review + due.learning + due.new == 5
-    assert due.review == (1 if with_scheduling else 0)
+    assert report.cards == 5
+    if with_scheduling:
+        # Suspending is part of the progress: the two stay suspended, nothing to report. A
+        # card with one of its Anki cards still active was being studied: not suspended.
+        assert report.suspended_made_active == 0 and SUSPENDED_MESSAGE not in report.messages
+        assert (due.review, due.review + due.learning + due.new) == (0, 3)
+    else:
+        assert report.suspended_made_active == 2 and SUSPENDED_MESSAGE in report.messages
+        assert (due.review, due.review + due.learning + due.new) == (0, 5)
 
 
 def test_cloze_notes_become_a_card_per_deletion_with_their_progress(

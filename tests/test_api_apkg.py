@@ -245,8 +245,9 @@ def test_import_as_a_multipart_form_without_progress(
 def test_import_reports_suspended_cards_made_active(
     client: FlaskClient, world: World, tmp_path: Path
 ) -> None:
+    # Without progress: with it, they stay suspended (tests/test_anki_import.py).
     response = client.post(
-        "/api/v1/imports?with_scheduling=true",
+        "/api/v1/imports?with_scheduling=false",
         data=suspended_package(tmp_path),
         headers={**world.ana_h, **OCTET},
     )

@@ -325,6 +325,7 @@ def _plan(engine: Engine, user: int) -> str:
         "day_start": DAY_START,
         "day_end": DAY_START + timedelta(days=1),
         "learn_ahead_until": NOW + queue.LEARN_AHEAD,
+        "today": DAY_START.date(),
     }
     params = compiled.parameters(values)
     raw = engine.raw_connection()

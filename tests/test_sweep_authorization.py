@@ -72,6 +72,9 @@ WEB_CARD = {"locale": "en", "question": "a", "answer": "b"}
 ROUTES: dict[tuple[str, str], Probe] = {
     # API: Alice's own objects
     ("/api/v1/cards/<int:card_id>", "GET"): Probe("/api/v1/cards/{card}", member=404),
+    ("/api/v1/cards/<int:card_id>", "PATCH"): Probe(
+        "/api/v1/cards/{card}", {"suspended": True}, member=404
+    ),
     ("/api/v1/decks/<slug>", "DELETE"): Probe("/api/v1/decks/{private}", member=404),
     ("/api/v1/decks/<slug>/export.apkg", "GET"): Probe(
         "/api/v1/decks/{private}/export.apkg", member=404
@@ -166,6 +169,9 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/decks/<slug>/subscription", "POST"): Probe("/decks/{private}/subscription", {}, member=404),
     ("/decks/<slug>/unsubscribe", "POST"): Probe("/decks/{private}/unsubscribe", {}, member=404),
     # Revoking acts only on the caller's own tokens: another's id is not found.
+    ("/leeches/<int:card_id>/unsuspend", "POST"): Probe(
+        "/leeches/{card}/unsuspend", {}, member=404
+    ),
     ("/tokens/<int:token_id>/revoke", "POST"): Probe(
         "/tokens/{token_id}/revoke", {}, member=None, outsider=(404,)
     ),

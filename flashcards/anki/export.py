@@ -24,8 +24,10 @@ from sqlalchemy.orm import Session
 
 from ..decks.locales import display_name
 from ..errors import InvalidInput, NotFound
+from ..srs.marks import marks_from_row
 from ..storage.models import (
     Card,
+    CardMark,
     CardText,
     Deck,
     DeckText,
@@ -251,7 +253,9 @@ def deck_rows(
             # Anki tags are space-separated: a kept tag never holds a space (Anki's own rule).
             # Tag and guid name the language the text is in, which may not be its (sub)deck's.
             lang = text.locale
-            tags = " ".join(["", *dict.fromkeys([deck.slug, f"lang::{lang}", *card.tags]), ""])
+            # With progress, the person's own tags and `leech` go with the card's.
+            card_tags = sched.tags(card) if sched is not None else card.tags
+            tags = " ".join(["", *dict.fromkeys([deck.slug, f"lang::{lang}", *card_tags]), ""])
             mod = int(text.updated_at.timestamp())
             sfld = _sort_field(text.question)
             # A text imported from Anki goes back under its note's guid: Anki knows it then.
@@ -331,6 +335,13 @@ def _scheduling_context(
         .order_by(logs_t.c.card_id, logs_t.c.reviewed_at, logs_t.c.id)
     ):
         logs.setdefault(log.card_id, []).append(log)
+    marks_t = table(CardMark)
+    marks = {
+        row.card_id: marks_from_row(row)
+        for row in session.execute(
+            select(marks_t).where(marks_t.c.user_id == user_id, marks_t.c.deck_id == deck.id)
+        )
+    }
     return SchedulingContext(
         user=user,
         settings=settings,
@@ -338,6 +349,7 @@ def _scheduling_context(
         states=states,
         logs=logs,
         now=now,
+        marks=marks,
     )
 
 

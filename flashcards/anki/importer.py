@@ -7,10 +7,11 @@ caller rolls back.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,11 @@ from ..decks.deckfile import SLUG_RE
 from ..decks.locales import check_locale
 from ..decks.quizfile import slugify
 from ..errors import DeckNameTaken, InvalidInput, NotFound
+from ..srs.days import study_date
+from ..srs.marks import LEECH_TAG
 from ..storage.models import (
     Card,
+    CardMark,
     CardText,
     Deck,
     DeckText,
@@ -42,6 +46,7 @@ DEFAULT_MAX_BYTES = 100 << 20
 DEFAULT_MAX_NOTES = 50_000
 REVIEW_ID_NAMESPACE = uuid.UUID("4b9e5f0e-6a36-4f8e-9a55-2d8f3e0c1a7b")
 QUEUE_SUSPENDED = -1
+QUEUE_BURIED = (-2, -3)  # by a sibling, by hand
 
 
 @dataclass
@@ -56,8 +61,8 @@ class ImportReport:
     review_logs: int = 0
     media_left_out: int = 0
     formatting_simplified: int = 0
-    # Cards whose every Anki card was suspended: there is no suspending here, so they are
-    # studied like any other.
+    # Cards whose every Anki card was suspended, imported without progress (of which
+    # suspending is part): they are studied like any other.
     suspended_made_active: int = 0
     # Cloze notes, each made into a card per deletion number (`cloze`).
     cloze_notes: int = 0
@@ -240,7 +245,8 @@ def import_package(
                     "deck_id": deck.id,
                     "key": p.key,
                     "position": i,
-                    "tags": p.tags,
+                    "tags": _card_tags(p),
+                    "note_key": p.note_key or _note_of_key(p.key),
                     "created_at": now,
                     "updated_at": now,
                 }
@@ -273,6 +279,15 @@ def import_package(
         )  # fmt: skip
     # Core inserts: the ORM's bulk path drops None values from each row, which splits rows
     # with and without a "before" state into separate statements (one per row, in effect).
+    if with_scheduling and user is not None:
+        today = study_date(now, user.timezone, user.day_start_hour)
+        marks = []
+        for card_id, p in zip(card_ids, planned, strict=True):
+            found = _marks(p, today)
+            if found is not None:
+                marks.append({"user_id": user.id, "card_id": card_id, "deck_id": deck.id, **found})
+        if marks:
+            session.execute(insert(table(CardMark)), marks)
     if states:
         session.execute(insert(table(ReviewState)), states)
     if logs:
@@ -295,9 +310,8 @@ def import_package(
         )
     # One side of a reversed note still active means the card was being studied: only a card
     # kept out of study altogether comes back as a surprise.
-    suspended = sum(
-        1 for p in planned if p.anki_cards and all(c.queue == QUEUE_SUSPENDED for c in p.anki_cards)
-    )
+    # With progress they stay suspended (`_marks`).
+    suspended = 0 if with_scheduling else sum(1 for p in planned if _suspended(p))
     if suspended:
         messages.append(
             f"{suspended} card(s) suspended in Anki were imported as active: cards here "
@@ -309,8 +323,47 @@ def import_package(
         review_logs=len(logs), media_left_out=coll.media_files,
         formatting_simplified=planner.formatted, suspended_made_active=suspended, messages=messages,
         cloze_notes=planner.cloze_notes,
-        tags={p.key: p.tags for p in planned if p.tags}, skipped=dict(skipped),
+        tags={p.key: _card_tags(p) for p in planned if _card_tags(p)}, skipped=dict(skipped),
     )  # fmt: skip
     if progress is not None:
         progress(len(coll.notes), len(coll.notes))
     return report
+
+
+# The key a Cloze deletion's card gets (`planning`), which our exports keep: a package of ours
+# brings its siblings back by it.
+_CLOZE_KEY = re.compile(r"(anki-\d+)-c\d+")
+
+
+def _note_of_key(key: str) -> str | None:
+    match = _CLOZE_KEY.fullmatch(key)
+    return match.group(1) if match else None
+
+
+def _card_tags(p: PlannedCard) -> list[str]:
+    """The note's tags but `leech`, which is a person's (their lapses), not the card's."""
+    return [t for t in p.tags if t.lower() != LEECH_TAG]
+
+
+def _suspended(p: PlannedCard) -> bool:
+    # One side of a reversed note still active means the card was being studied: only a
+    # card kept out of study altogether stays out.
+    return bool(p.anki_cards) and all(c.queue == QUEUE_SUSPENDED for c in p.anki_cards)
+
+
+def _marks(p: PlannedCard, today: date) -> dict[str, Any] | None:
+    """The importer's marks on the card from its Anki cards and note, or None for none."""
+    marks: dict[str, Any] = {
+        "suspended": _suspended(p),
+        # Anki unburies at its next day: buried until the next study day here.
+        "buried_until": (
+            today + timedelta(days=1) if any(c.queue in QUEUE_BURIED for c in p.anki_cards)
+            else None
+        ),
+        "flag": max((c.flags for c in p.anki_cards), default=0),
+        "leech": any(t.lower() == LEECH_TAG for t in p.tags),
+        "tags": [],
+    }  # fmt: skip
+    if marks["suspended"] or marks["buried_until"] or marks["flag"] or marks["leech"]:
+        return marks
+    return None

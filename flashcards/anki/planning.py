@@ -45,6 +45,8 @@ class PlannedCard:
     anki_cards: list[AnkiCard]
     tags: list[str]
     guids: dict[str, str] = field(default_factory=dict)  # locale -> its Anki note's guid
+    # The cards of one Cloze note share it: siblings (`Card.note_key`).
+    note_key: str | None = None
 
 
 def _split_back(note_back: str, ours: bool) -> tuple[str, str]:
@@ -135,6 +137,8 @@ class _Planner:
             # exported from here for one note.
             key = f"anki-{note.id}-c{number}"
             self._card(note, key, self.default_locale, htmls, by_ord.get(number - 1, []), None)
+            if key in self.planned:
+                self.planned[key].note_key = f"anki-{note.id}"
         self.formatted = min(self.formatted, formatted + 1)  # counted per note, not per card
 
     def _card(

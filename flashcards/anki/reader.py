@@ -74,6 +74,7 @@ class AnkiCard:
     odue: int
     odid: int
     data: dict[str, Any]
+    flags: int = 0  # the low 3 bits: Anki's flag, 0 none to 7
 
 
 @dataclass(frozen=True)
@@ -390,7 +391,7 @@ def read_notes(conn: sqlite3.Connection) -> Iterator[Note]:
 def read_cards(conn: sqlite3.Connection) -> Iterator[AnkiCard]:
     for row in conn.execute(
         "SELECT id, nid, did, ord, type, queue, due, ivl, factor, reps, lapses, left, odue, odid,"
-        " data FROM cards ORDER BY nid, ord"
+        " data, flags FROM cards ORDER BY nid, ord"
     ):
         data = _json(row[14], "a card's data (cards.data)")
         cid, nid, did, ord_, ctype, queue, due, ivl, factor, reps, lapses, left, odue, odid = (
@@ -398,7 +399,7 @@ def read_cards(conn: sqlite3.Connection) -> Iterator[AnkiCard]:
         )
         yield AnkiCard(
             cid, nid, did, ord_, ctype, queue, due, ivl, factor, reps, lapses, left, odue, odid,
-            data=data if isinstance(data, dict) else {},
+            data=data if isinstance(data, dict) else {}, flags=int(row[15]) & 7,
         )  # fmt: skip
 
 

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
+from ..srs.days import study_date
+from ..srs.marks import Marks
 from ..storage.models import Card, SchedulerSettings, User
 from .schema import memory_value
 from .timing import DAY, anki_day, to_epoch_ms
 
 NEW, LEARNING, REVIEW, RELEARNING = 0, 1, 2, 3  # Anki card types; our states are 1-3
 QUEUE_LEARN, QUEUE_REVIEW, QUEUE_DAY_LEARN = 1, 2, 3
+# Anki's queues of cards kept out of study; its type stays what the card is.
+QUEUE_SUSPENDED, QUEUE_SIBLING_BURIED, QUEUE_MANUALLY_BURIED = -1, -2, -3
 REVLOG_LEARN, REVLOG_REVIEW, REVLOG_RELEARN = 0, 1, 2
 SM2_FACTOR = 2500
 MAX_INT = 2**31 - 1
@@ -29,6 +33,8 @@ class SchedulingContext:
     states: dict[int, Any]  # ReviewState rows
     logs: dict[int, list[Any]]  # ReviewLog rows
     now: datetime
+    # The person's marks by card (suspended, buried, flag, leech, tags); none: no marks.
+    marks: dict[int, Marks] = field(default_factory=dict)
     # Taken revlog ids, each pointing at a candidate for the next free one (see below).
     next_free: dict[int, int] = field(default_factory=dict)
     days: dict[int, int] = field(default_factory=dict)  # study day by quarter hour (`day`)
@@ -40,6 +46,14 @@ class SchedulingContext:
     @property
     def day_start_hour(self) -> int:
         return self.user.day_start_hour
+
+    @property
+    def today(self) -> date:
+        return study_date(self.now, self.tz, self.day_start_hour)
+
+    def tags(self, card: Card) -> list[str]:
+        """The card's tags with the person's own and `leech`, as Anki keeps them on notes."""
+        return self.marks.get(card.id, Marks()).all_tags(card.tags)
 
     @property
     def parameters(self) -> tuple[float, ...]:
@@ -81,8 +95,23 @@ def fsrs_factor(difficulty: float) -> int:
 def card_columns(sched: SchedulingContext | None, card: Card, position: int) -> tuple[Any, ...]:
     """type, queue, due, ivl, factor, reps, lapses, left, odue, odid, flags, data.
 
-    `sched` is None for a note that does not carry the card's progress: it goes out as new.
+    `sched` is None for a note that does not carry the card's progress: it goes out as new,
+    unmarked. With it, the person's marks go out as Anki keeps them: a suspended or buried
+    card in queue -1 or -3 (Anki unburies at its next day), the flag in `flags`.
     """
+    columns = _state_columns(sched, card, position)
+    marks = sched.marks.get(card.id) if sched is not None else None
+    if sched is None or marks is None:
+        return columns
+    ctype, queue, due, ivl, factor, reps, lapses, left, odue, odid, _flags, blob = columns
+    if marks.suspended:
+        queue = QUEUE_SUSPENDED
+    elif marks.buried(sched.today):
+        queue = QUEUE_MANUALLY_BURIED
+    return (ctype, queue, due, ivl, factor, reps, lapses, left, odue, odid, marks.flag, blob)
+
+
+def _state_columns(sched: SchedulingContext | None, card: Card, position: int) -> tuple[Any, ...]:
     new = (NEW, 0, position, 0, 0, 0, 0, 0, 0, 0, 0, "")
     if sched is None:
         return new

@@ -25,6 +25,7 @@ from ..errors import (
     AlreadyOwner,
     BodyTooLarge,
     CardNotFound,
+    CardNotStudied,
     CardRetired,
     DeckFileError,
     DeckNameTaken,
@@ -147,6 +148,7 @@ PROBLEM_TYPES: dict[type[FlashcardsError], ProblemType] = {
     EditingRetiredCard: P(409, "editing-retired-card", "Retired cards are not edited"),
     NotLatestAnswer: P(409, "not-latest-answer", "Not the latest answer"),
     NothingToUndo: P(409, "nothing-to-undo", "Nothing to undo"),
+    CardNotStudied: P(409, "card-not-studied", "The card is still new"),
     OwnerRoleByTransferOnly: P(
         409, "owner-role-by-transfer-only", "Ownership is transferred, not assigned"
     ),

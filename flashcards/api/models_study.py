@@ -82,9 +82,10 @@ class ReviewRequest(Body):
 class UndoRequest(Body):
     review_id: uuid.UUID | None = Field(
         None,
-        description="Undo this answer, and only while it is the latest of today: a retried "
-        "request then undoes nothing more (404 once it is undone, 409 once a later answer "
-        "came). Without it, the latest answer is undone.",
+        description="Undo this answer (or this action on a card: suspend, bury, flag...), and "
+        "only while it is the latest of today: a retried request then undoes nothing more (404 "
+        "once it is undone, 409 once a later answer came). Without it, the latest answer or "
+        "action is undone.",
     )
     messages: ClassVar[dict[str, str]] = ReviewRequest.messages
 
@@ -184,23 +185,3 @@ class UndoResult(Reply):
     review_id: Annotated[str, WithJsonSchema(_UUID)]
     card_id: int
     state: CardStateBody | None = Field(description="null: the card is new again.")
-
-
-class CardText(Reply):
-    front: str
-    back: str
-    explanation: str
-
-
-class CardDetail(CardText):
-    id: int
-    deck: str
-    key: str
-    locale: str
-    retired: bool
-    translations: dict[str, CardText]
-
-
-class CardView(Reply):
-    card: CardDetail
-    state: CardStateBody | None = Field(description="null: the card is new to the caller.")

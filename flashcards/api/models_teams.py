@@ -232,6 +232,7 @@ class TeamMemberProgress(Reply):
     answers_7d: int
     last_activity: Timestamp | None
     assignments: list[AssignmentProgress]
+    leeches: int = Field(description="Cards of the assigned decks that are leeches to them.")
 
 
 class TeamDashboard(Reply):
@@ -246,6 +247,7 @@ class TeamHardCard(Reply):
     answers: int
     again_share: float
     mean_difficulty: float | None
+    leeches: int = Field(description="Current members to whom it is a leech.")
 
 
 class TeamHardCards(Reply):

@@ -15,7 +15,7 @@ from ..errors import NotFound, NotSubscribed
 from ..hot_sql.rawsql import Executor
 from ..http.request_db import db, direct, writes
 from ..http.request_policies import pace_before_queue
-from ..srs import cards, queue, study, subscriptions
+from ..srs import queue, study, subscriptions
 from ..srs.days import Clock
 from ..srs.scheduling import CardState, fuzz_seed, preview
 from ..srs.workload import workload
@@ -27,10 +27,7 @@ from .auth import current_caller, current_user_id
 from .errors import parse_body
 from .models import reply
 from .models_study import (
-    CardDetail,
     CardStateBody,
-    CardText,
-    CardView,
     Counts,
     DeckList,
     DeckSubscription,
@@ -268,35 +265,5 @@ def undo_review() -> Response:
     return reply(
         UndoResult(
             review_id=result.review_id, card_id=result.card_id, state=state_body(result.state)
-        )
-    )
-
-
-@bp.get("/cards/<int:card_id>")
-@documented(
-    "getCard",
-    "A card in every language, and the caller's state on it.",
-    {200: Answer("The card.", CardView)},
-)
-def get_card(card_id: int) -> Response:
-    card = cards.seen_card(db(), current_user_id(), card_id)
-    shown = card.shown
-    return reply(
-        CardView(
-            card=CardDetail(
-                id=card.id,
-                deck=card.deck_slug,
-                key=card.key,
-                locale=card.locale,
-                retired=card.retired,
-                front=shown.front,
-                back=shown.back,
-                explanation=shown.explanation,
-                translations={
-                    locale: CardText(front=t.front, back=t.back, explanation=t.explanation)
-                    for locale, t in card.texts.items()
-                },
-            ),
-            state=state_body(card.state),
         )
     )

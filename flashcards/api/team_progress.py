@@ -39,6 +39,7 @@ def _progress(p: progress.MemberProgress) -> TeamMemberProgress:
         overdue=p.overdue,
         answers_7d=p.answers_7d,
         last_activity=p.last_activity,
+        leeches=p.leeches,
         assignments=[
             AssignmentProgress(
                 deck=a.slug,
@@ -94,6 +95,11 @@ def dashboard_csv(team_id: int) -> Response:
     query=(
         Query("limit", {"type": "integer", "minimum": 1, "maximum": MAX_HARDEST, "default": 20}),
         Query("deck", {"type": "string"}, "Only this deck (a slug)."),
+        Query(
+            "by",
+            {"type": "string", "enum": ["again", "leeches"], "default": "again"},
+            "leeches: the most leeched cards first, those a leech to nobody left out.",
+        ),
     ),
     tags=TAGS,
 )
@@ -103,9 +109,13 @@ def hardest(team_id: int) -> Response:
     # ASCII digits only: str.isdigit() also takes "²", which int() refuses.
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 3) or not 1 <= int(raw) <= MAX_HARDEST:
         raise InvalidInput(f"limit must be an integer from 1 to {MAX_HARDEST}", field="limit")
+    by = request.args.get("by", "again")
+    if by not in ("again", "leeches"):
+        raise InvalidInput("by must be 'again' or 'leeches'", field="by")
     cards = progress.hardest(
-        db(), checked_id(team_id, "team"), user_id, limit=int(raw), slug=request.args.get("deck")
-    )
+        db(), checked_id(team_id, "team"), user_id, limit=int(raw), slug=request.args.get("deck"),
+        by_leeches=by == "leeches",
+    )  # fmt: skip
     return reply(
         TeamHardCards(
             cards=[
@@ -117,6 +127,7 @@ def hardest(team_id: int) -> Response:
                     answers=c.answers,
                     again_share=c.again_share,
                     mean_difficulty=c.mean_difficulty,
+                    leeches=c.leeches,
                 )
                 for c in cards
             ]

@@ -23,6 +23,7 @@ from ..storage.models import (
     DeckFsrsParameters,
     ReviewLog,
     SchedulerSettings,
+    StudyOptions,
     Subscription,
     User,
 )
@@ -35,6 +36,7 @@ _LOG_BY_REVIEW_ID = Statement(select(rl).where(rl.c.review_id == bindparam("revi
 _SUB = cast(Table, Subscription.__table__)
 _SETTINGS = cast(Table, SchedulerSettings.__table__)
 _USERS = cast(Table, User.__table__)
+_OPTIONS = cast(Table, StudyOptions.__table__)
 
 
 # The card, whether its deck is studied and the settings that apply, the state, and whether
@@ -44,6 +46,7 @@ _CARD_FOR_ANSWER = Statement(
         Card.id.label("card_id"),
         Card.deck_id,
         Card.retired_at,
+        Card.note_key,
         _SETTINGS.c.desired_retention,
         _SETTINGS.c.learning_steps,
         _SETTINGS.c.relearning_steps,
@@ -61,6 +64,12 @@ _CARD_FOR_ANSWER = Statement(
         # The person's clock: FSRS counts the time since the last review in study days.
         _USERS.c.timezone,
         _USERS.c.day_start_hour,
+        # Sibling burying and leeches (NULL: Anki's defaults, see answer_effects.Options).
+        _OPTIONS.c.bury_new,
+        _OPTIONS.c.bury_reviews,
+        _OPTIONS.c.bury_interday,
+        _OPTIONS.c.leech_threshold,
+        _OPTIONS.c.leech_suspend,
         # Whether the review id was used already: then `_LOG_BY_REVIEW_ID` says how.
         select(rl.c.id)
         .where(rl.c.review_id == bindparam("review_id"))
@@ -73,6 +82,7 @@ _CARD_FOR_ANSWER = Statement(
     .join(_USERS, _USERS.c.id == _USER)
     .outerjoin(_SUB, and_(_SUB.c.user_id == _USER, _SUB.c.deck_id == Card.deck_id))
     .outerjoin(rs, and_(rs.c.user_id == _USER, rs.c.card_id == Card.id))
+    .outerjoin(_OPTIONS, _OPTIONS.c.user_id == _USER)
     .where(Card.id == _CARD, visible_decks(_USER))
 )
 

@@ -6,11 +6,11 @@ cards, the deck id): the cost follows what is due, not how much a person has stu
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, case, exists, func, literal_column, select
+from sqlalchemy import Date, Table, bindparam, case, exists, func, literal_column, or_, select
 from sqlalchemy.orm import aliased
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import BindParameter
@@ -18,6 +18,7 @@ from sqlalchemy.sql.elements import BindParameter
 from ..srs.state_rows import STATE_COLUMNS, rs
 from ..storage.models import (
     Card,
+    CardMark,
     CardText,
     Deck,
     DeckFsrsParameters,
@@ -47,6 +48,34 @@ _DECK = _SUB.c.deck_id
 _LEARNING_DUE = rs.c.state.in_(LEARNING_STATES) & (rs.c.due <= bindparam("learn_ahead_until"))
 _REVIEW_DUE = (rs.c.state == REVIEW_STATE) & (rs.c.due < bindparam("day_end"))
 _RETIRED = (_CARDS.c.deck_id == _DECK) & _CARDS.c.retired_at.is_not(None)
+_MARKS = cast(Table, CardMark.__table__)
+# A card the person suspended, or buried until a later study day, is not shown today.
+_HIDDEN = or_(_MARKS.c.suspended, _MARKS.c.buried_until > bindparam("today", type_=Date()))
+
+
+def _not_hidden(card_id: Any) -> Any:
+    return ~exists().where(_MARKS.c.user_id == _USER, _MARKS.c.card_id == card_id, _HIDDEN)
+
+
+def _hidden_count(state: Any) -> Any:
+    """The deck's live cards the person hid whose state matches `state` (an EXISTS, or NOT
+    EXISTS for new cards). Hidden cards are few: the deck's mark rows drive the count
+    (ix_card_marks_user_deck), each probing its card and its state, rather than a scan of
+    the person's due states probing each one's mark."""
+    return _count(
+        _MARKS.c.user_id == _USER,
+        _MARKS.c.deck_id == _DECK,
+        _HIDDEN,
+        _CARDS.c.retired_at.is_(None),
+        state,
+        select_from=_MARKS.join(_CARDS, _CARDS.c.id == _MARKS.c.card_id),
+    )
+
+
+def _marked_state(*where: Any) -> Any:
+    return exists().where(rs.c.user_id == _USER, rs.c.card_id == _MARKS.c.card_id, *where)
+
+
 # Written into the SQL, not bound: only a literal lets the planners (SQLite's, and
 # PostgreSQL's for a prepared statement's generic plan) use the partial index of review
 # answers, ix_review_logs_review_answers, whose condition this is.
@@ -133,6 +162,9 @@ _PLANS_SELECT = (
         _count(_RETIRED, _has_state(), select_from=_CARDS).label("retired_states"),
         _count(_RETIRED, _has_state(_LEARNING_DUE), select_from=_CARDS).label("retired_learning"),
         _count(_RETIRED, _has_state(_REVIEW_DUE), select_from=_CARDS).label("retired_review"),
+        _hidden_count(~_marked_state()).label("hidden_new"),
+        _hidden_count(_marked_state(_LEARNING_DUE)).label("hidden_learning"),
+        _hidden_count(_marked_state(_REVIEW_DUE)).label("hidden_review"),
     )
     .join(Deck, Deck.id == _DECK)
     .join(_SETTINGS, _SETTINGS.c.user_id == _SUB.c.user_id)
@@ -187,6 +219,7 @@ def _first_due(decks: int, *where: Any) -> Statement:
             rs.c.user_id == _USER,
             rs.c.deck_id.in_([bindparam(f"deck_{i}") for i in range(decks)]),
             *where,
+            _not_hidden(rs.c.card_id),
         )
         .order_by(rs.c.due)
         .limit(1)
@@ -219,6 +252,7 @@ _FIRST_NEW = _shown(
         _CARDS.c.deck_id == bindparam("deck_id"),
         _CARDS.c.retired_at.is_(None),
         rs.c.card_id.is_(None),
+        _not_hidden(_CARDS.c.id),
     )
     .order_by(_CARDS.c.position)
     .limit(1)
@@ -232,7 +266,7 @@ def clock(db: Executor, user_id: int) -> Any:
 
 def plans(db: Executor, params: dict[str, Any], deck_id: int | None) -> list[Any]:
     """A row per subscribed deck (only `deck_id` if given) with its settings and counts;
-    `params`: user_id, day_start, day_end, learn_ahead_until."""
+    `params`: user_id, day_start, day_end, learn_ahead_until, today (the study day)."""
     return db.all(_PLANS if deck_id is None else _PLANS_OF_DECK, {**params, "deck_id": deck_id})
 
 
@@ -242,18 +276,24 @@ def reviewed(db: Executor, user_id: int, deck_id: int, day_start: datetime, limi
     return int(db.first(_REVIEWED, params).reviewed)
 
 
-def first_learning(db: Executor, user_id: int, deck_ids: list[int], until: datetime) -> Any:
-    """The learning card due first among the decks (by `until` at the latest), or None."""
+def first_learning(
+    db: Executor, user_id: int, deck_ids: list[int], until: datetime, today: date
+) -> Any:
+    """The learning card due first among the decks (by `until` at the latest), or None;
+    `today`: the study day, for buried cards."""
     params = {"user_id": user_id, **_in_decks(deck_ids), "learn_ahead_until": until}
+    params["today"] = today
     return db.first(_first_learning(len(deck_ids)), params)
 
 
-def first_review(db: Executor, user_id: int, deck_ids: list[int], day_end: datetime) -> Any:
+def first_review(
+    db: Executor, user_id: int, deck_ids: list[int], day_end: datetime, today: date
+) -> Any:
     """The review card due first among the decks (before `day_end`), or None."""
-    params = {"user_id": user_id, **_in_decks(deck_ids), "day_end": day_end}
+    params = {"user_id": user_id, **_in_decks(deck_ids), "day_end": day_end, "today": today}
     return db.first(_first_review(len(deck_ids)), params)
 
 
-def first_new(db: Executor, user_id: int, deck_id: int) -> Any:
-    """The deck's first card the user has no state for, or None."""
-    return db.first(_FIRST_NEW, {"user_id": user_id, "deck_id": deck_id})
+def first_new(db: Executor, user_id: int, deck_id: int, today: date) -> Any:
+    """The deck's first card the user has no state for (and did not hide), or None."""
+    return db.first(_FIRST_NEW, {"user_id": user_id, "deck_id": deck_id, "today": today})

@@ -1,17 +1,28 @@
 """A card as one person sees it: its texts in every language, the language they study it in,
-and their state on it. No Flask; the API's card resource renders it."""
+their state on it and what they set on it (suspended, buried, flag, leech, tags). No Flask;
+the API's card resource renders it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from ..decks.access import visible_decks
 from ..errors import CardNotFound
-from ..storage.models import Card, CardText, Deck, Subscription
+from ..storage.models import (
+    Card,
+    CardMark,
+    CardText,
+    Deck,
+    ReviewState,
+    Subscription,
+    TeamMember,
+)
 from ..storage.schema import MAX_ID
+from ..teams.roles import LEADS
+from .marks import Marks, card_marks
 from .scheduling import CardState
 from .state_rows import card_state
 
@@ -32,6 +43,8 @@ class SeenCard:
     retired: bool
     texts: dict[str, Text]  # by locale
     state: CardState | None  # None: new to them
+    marks: Marks
+    tags: list[str]  # the card's own (from its Anki note), the person's, and "leech"
 
     @property
     def shown(self) -> Text:
@@ -45,7 +58,13 @@ def seen_card(session: Session, user_id: int, card_id: int) -> SeenCard:
         raise CardNotFound(f"no card {card_id}")
     row = session.execute(
         select(
-            Card.id, Card.key, Card.retired_at, Deck.slug, Deck.default_locale, Subscription.locale
+            Card.id,
+            Card.key,
+            Card.retired_at,
+            Card.tags,
+            Deck.slug,
+            Deck.default_locale,
+            Subscription.locale,
         )
         .join(Deck, Deck.id == Card.deck_id)
         .outerjoin(
@@ -60,6 +79,7 @@ def seen_card(session: Session, user_id: int, card_id: int) -> SeenCard:
         t.locale: Text(t.question, t.answer, t.explanation)
         for t in session.scalars(select(CardText).where(CardText.card_id == card_id))
     }
+    marks = card_marks(session, user_id, card_id)
     return SeenCard(
         id=row.id,
         deck_slug=row.slug,
@@ -68,4 +88,73 @@ def seen_card(session: Session, user_id: int, card_id: int) -> SeenCard:
         retired=row.retired_at is not None,
         texts=texts,
         state=card_state(session, user_id, card_id),
+        marks=marks,
+        tags=marks.all_tags(row.tags or ()),
     )
+
+
+def edit_place(session: Session, user_id: int, card_id: int) -> tuple[int, str] | None:
+    """Where the person may edit the card's text: (team id, deck slug) of a team deck they
+    lead (owner or manager), whose page edits it card by card; None when they may not."""
+    row = session.execute(
+        select(Deck.owner_team_id, Deck.slug)
+        .join(Card, Card.deck_id == Deck.id)
+        .join(TeamMember, TeamMember.team_id == Deck.owner_team_id)
+        .where(Card.id == card_id, TeamMember.user_id == user_id, TeamMember.role.in_(LEADS))
+    ).first()
+    return None if row is None else (row.owner_team_id, row.slug)
+
+
+@dataclass(frozen=True)
+class LeechCard:
+    id: int
+    deck_slug: str
+    question: str
+    locale: str  # the question's
+    lapses: int
+    suspended: bool
+
+
+def leeches(session: Session, user_id: int) -> list[LeechCard]:
+    """The person's leeches on decks they still see, the most lapsed first: the question in
+    the language they study the deck in, else in the deck's."""
+    own = aliased(CardText)
+    default = aliased(CardText)
+    rows = session.execute(
+        select(
+            Card.id,
+            Deck.slug,
+            CardMark.suspended,
+            ReviewState.lapses,
+            own.locale.label("own_locale"),
+            own.question.label("own_question"),
+            Deck.default_locale,
+            default.question.label("default_question"),
+        )
+        .select_from(CardMark)
+        .join(Card, Card.id == CardMark.card_id)
+        .join(Deck, Deck.id == Card.deck_id)
+        .outerjoin(
+            ReviewState,
+            (ReviewState.user_id == user_id) & (ReviewState.card_id == Card.id),
+        )
+        .outerjoin(
+            Subscription,
+            (Subscription.user_id == user_id) & (Subscription.deck_id == Deck.id),
+        )
+        .outerjoin(own, (own.card_id == Card.id) & (own.locale == Subscription.locale))
+        .outerjoin(default, (default.card_id == Card.id) & (default.locale == Deck.default_locale))
+        .where(CardMark.user_id == user_id, CardMark.leech.is_(True), visible_decks(user_id))
+        .order_by(ReviewState.lapses.desc(), Card.id)
+    )
+    return [
+        LeechCard(
+            id=r.id,
+            deck_slug=r.slug,
+            question=r.own_question if r.own_locale else r.default_question or "",
+            locale=r.own_locale or r.default_locale,
+            lapses=r.lapses or 0,
+            suspended=r.suspended,
+        )
+        for r in rows
+    ]

@@ -2,7 +2,8 @@
 
 Rules (as Anki's): learning and relearning cards due by now come first; then review cards
 due before the end of the person's study day, up to the daily review limit; then new cards
-in deck order, up to the daily new limit minus those already introduced today. When nothing
+in deck order, up to the daily new limit minus those already introduced today. Cards the
+person suspended, or buried until a later study day, are neither shown nor counted. When nothing
 else is left, learning cards due within the next 20 minutes are shown early (learn-ahead).
 Limits are per deck: a subscription may override the person's defaults. The statements
 are in `hot_sql.next_card`.
@@ -19,7 +20,7 @@ from sqlalchemy.orm import Session
 from ..hot_sql import next_card as sql
 from ..hot_sql.next_card import REVIEWED_COUNTED
 from ..hot_sql.rawsql import Executor, executor
-from .days import Clock, day_bounds
+from .days import Clock, day_bounds, study_date
 from .scheduling import CardState, SchedulerConfig
 from .state_rows import config_from, state_from_row
 
@@ -84,25 +85,26 @@ def next_card(
             return None, QueueCounts()
         clock = Clock(row.timezone, row.day_start_hour)
     plans, day_end = _plans(conn, user_id, now, deck_id, clock)
+    today = study_date(now, *clock)
     if not plans:
         return None, QueueCounts()
     counts = total({d: QueueCounts(p.new, p.learning, p.review) for d, p in plans.items()})
     deck_ids = list(plans)
     first_learning = None
     if counts.learning:
-        first_learning = sql.first_learning(conn, user_id, deck_ids, now + LEARN_AHEAD)
+        first_learning = sql.first_learning(conn, user_id, deck_ids, now + LEARN_AHEAD, today)
     if first_learning is not None and first_learning.due <= now:
         return _next(first_learning, "learning", state_from_row(first_learning), plans), counts
 
     review_decks = [d for d, p in plans.items() if p.review]
     if review_decks:
-        first_review = sql.first_review(conn, user_id, review_decks, day_end)
+        first_review = sql.first_review(conn, user_id, review_decks, day_end, today)
         if first_review is not None:
             return _next(first_review, "review", state_from_row(first_review), plans), counts
 
     for d, plan in plans.items():
         if plan.new:
-            new = sql.first_new(conn, user_id, d)
+            new = sql.first_new(conn, user_id, d, today)
             if new is not None:  # None: answered since the counts were read
                 return _next(new, "new", None, plans), counts
 
@@ -157,6 +159,7 @@ def _plans(
         "day_start": day_start,
         "day_end": day_end,
         "learn_ahead_until": now + LEARN_AHEAD,
+        "today": study_date(now, *clock),
     }
     plans: dict[int, _DeckPlan] = {}
     for row in sql.plans(conn, params, deck_id):
@@ -165,8 +168,8 @@ def _plans(
         review_limit = (
             row.reviews_per_day if row.reviews_per_day is not None else row.user_reviews_per_day
         )
-        new_left = row.live_cards - (row.states - row.retired_states)
-        due_reviews = row.review - row.retired_review
+        new_left = row.live_cards - (row.states - row.retired_states) - row.hidden_new
+        due_reviews = row.review - row.retired_review - row.hidden_review
         reviewed = row.reviewed
         if reviewed >= REVIEWED_COUNTED and review_limit > reviewed and due_reviews:
             reviewed = sql.reviewed(conn, user_id, row.deck_id, day_start, review_limit)
@@ -174,7 +177,7 @@ def _plans(
             slug=row.slug,
             config=config_from(_UserSettings(row), row, row.deck_parameters),
             new=max(0, min(new_left, new_limit - row.introduced)),
-            learning=row.learning - row.retired_learning,
+            learning=row.learning - row.retired_learning - row.hidden_learning,
             review=max(0, min(due_reviews, review_limit - reviewed)),
         )
     return plans, day_end

@@ -47,10 +47,11 @@ from ..hot_sql.rawsql import DirectConnection, Executor, executor
 from ..people.accounts import user_clock
 from ..storage.models import Deck
 from ..storage.retry import LostRace
+from . import answer_effects, marks
 from .days import Clock, day_bounds
 from .scheduling import CardState, fuzz_seed, review
 from .settings import json_int
-from .state_rows import config_from, rs, state_from_row
+from .state_rows import card_state, config_from, rs, state_from_row
 from .workload import workload
 
 # Clocks of offline clients drift; an answer a little "in the future" is still accepted.
@@ -119,6 +120,8 @@ class PreparedAnswer:
     state: dict[str, Any]
     version: int | None  # of the state row read; None: the card was new
     result: AnswerResult
+    # Siblings to bury, a leech to mark; None (most answers): nothing beyond the answer.
+    effects: answer_effects.AnswerEffects | None = None
 
 
 def prepare_answer(
@@ -219,7 +222,11 @@ def prepare_answer(
         "deck_id": row.deck_id,
         **_state_values(after, row.introduced_at or when),
     }
-    return PreparedAnswer(log, state, row.version, AnswerResult(review_id, card_id, after, True))
+    effects = answer_effects.answer_effects(
+        user_id, row, review_id, when, before.lapses if before else 0, after
+    )
+    result = AnswerResult(review_id, card_id, after, True)
+    return PreparedAnswer(log, state, row.version, result, effects)
 
 
 def review_id_taken(db: Session | Executor, review_id: str) -> bool:
@@ -236,6 +243,8 @@ def write_answer(db: Connection | Executor, prepared: PreparedAnswer) -> AnswerR
     db = executor(db)
     _write_state(db, prepared.state, prepared.version)
     sql.insert_log(db, prepared.log)  # after: a log references its state
+    if prepared.effects is not None:
+        answer_effects.apply_answer_effects(db, prepared.effects)
     return prepared.result
 
 
@@ -272,10 +281,11 @@ def store_answer(connection: DirectConnection, prepared: PreparedAnswer) -> Answ
 
     On PostgreSQL the state write and the log insert are one statement (a data-modifying
     CTE): one round trip, and no BEGIN or COMMIT to wait for. SQLite, which has no such
-    CTEs, runs `write_answer` in a write transaction: local calls, no round trips.
+    CTEs, runs `write_answer` in a write transaction: local calls, no round trips; so does
+    the rare answer that buries siblings or marks a leech, whose writes join its own.
     Raises what `write_answer` raises when another transaction got there first.
     """
-    if connection.dialect.name != "postgresql":
+    if connection.dialect.name != "postgresql" or prepared.effects is not None:
         with connection.write():
             return write_answer(connection, prepared)
     params = _state_params(prepared.state, prepared.version)
@@ -327,8 +337,10 @@ def _write_state(
         raise ConcurrentAnswer(values["card_id"])
 
 
-def _latest_today(session: Session, user_id: int, now: datetime) -> Any:
-    """The log row of the user's latest answer of their current study day, or None.
+def _latest_today(session: Session, user_id: int, now: datetime) -> tuple[Any, Any]:
+    """The user's latest answer of their current study day (its log row) or latest action
+    on cards (`marks.latest_action`), whichever came last: (log, None), (None,
+    action) or (None, None).
 
     Latest by the time answered, not by row: an imported Anki history is written after the
     answers given here. Only on decks the user can still see: one a team took away is no
@@ -336,33 +348,45 @@ def _latest_today(session: Session, user_id: int, now: datetime) -> Any:
     """
     user = user_clock(session, user_id)
     start, _end = day_bounds(now, user.timezone, user.day_start_hour)
-    return session.execute(
+    log = session.execute(
         select(rl)
         .join(Deck, Deck.id == rl.c.deck_id)
         .where(rl.c.user_id == user_id, rl.c.reviewed_at >= start, visible_decks(user_id))
         .order_by(rl.c.reviewed_at.desc(), rl.c.id.desc())
         .limit(1)
     ).first()
+    action = marks.latest_action(session, user_id, start)
+    # An action at the very time of an answer came after it: one acts on the card shown.
+    if action is not None and (log is None or action.acted_at >= log.reviewed_at):
+        return None, action
+    return log, None
 
 
 def undoable(session: Session, user_id: int, *, now: datetime) -> str | None:
-    """The review id of the answer `undo` would undo now, or None when there is none."""
-    log = _latest_today(session, user_id, now)
+    """The id (an answer's review id, an action's id) of what `undo` would undo now, or None
+    when there is nothing."""
+    log, action = _latest_today(session, user_id, now)
+    if action is not None:
+        return str(action.action_id)
     return None if log is None else str(log.review_id)
 
 
 def undo(
     session: Session, user_id: int, *, now: datetime, review_id: str | None = None
 ) -> UndoResult:
-    """Undo the user's latest answer of the current study day, restoring the state before it.
+    """Undo the user's latest answer of the current study day, restoring the state before it,
+    or their latest action on cards (suspend, bury, flag...), if that came later: one undo
+    for both, as in Anki. Undoing an answer undoes what came with it (siblings buried, a
+    leech marked).
 
-    With `review_id`, only that answer, and only while it is the latest: a client that
-    retries (or a second tab) then cannot undo a second answer by mistake.
+    With `review_id` (or an action's id), only that one, and only while it is the latest: a
+    client that retries (or a second tab) then cannot undo a second answer by mistake.
     """
-    log = _latest_today(session, user_id, now)
-    if review_id is not None and (log is None or log.review_id != review_id):
+    log, action = _latest_today(session, user_id, now)
+    latest = action.action_id if action is not None else log.review_id if log else None
+    if review_id is not None and latest != review_id:
         named = select(rl.c.id).where(rl.c.review_id == review_id, rl.c.user_id == user_id)
-        if session.scalar(named) is None:
+        if session.scalar(named) is None and not marks.exists(session, user_id, review_id):
             raise UnknownReviewId(
                 "you have no answer with this review_id (it may have been undone already)",
                 field="review_id",
@@ -371,6 +395,9 @@ def undo(
             "only your latest answer of today can be undone, and this is not it",
             field="review_id",
         )
+    if action is not None:
+        cards = marks.revert(session, user_id, action_id=action.action_id)
+        return UndoResult(action.action_id, cards[0], card_state(session, user_id, cards[0]))
     if log is None:
         raise NothingToUndo("there is no answer from today to undo")
     # The version only while no later answer of the card is there, read in one statement (one
@@ -412,4 +439,5 @@ def undo(
         keys = {"user_id": user_id, "card_id": log.card_id, "deck_id": log.deck_id}
         values = {**keys, **_state_values(restored, log.introduced_at_before)}
         _write_state(executor(session), values, current, restore=True)
+    marks.revert(session, user_id, review_id=log.review_id)
     return UndoResult(log.review_id, log.card_id, restored)

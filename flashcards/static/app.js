@@ -170,7 +170,7 @@
 
   document.addEventListener("submit", function (event) {
     var form = event.target;
-    if (form.id === "answer-form" || form.id === "undo-form") {
+    if (form.id === "answer-form" || form.id === "undo-form" || form.id === "card-actions") {
       event.preventDefault();
       send(form, event.submitter);
     }
@@ -192,7 +192,29 @@
       if (undoForm) { send(undoForm, null); }
       return;
     }
+    var actions = document.getElementById("card-actions");
+    // Anki's keys for the card shown. Ctrl+1..7 by physical key, as Shift or an input method
+    // may change what the digit types; pressing a card's own flag again removes it.
+    if (actions && event.ctrlKey && /^Digit[1-7]$/.test(event.code)) {
+      event.preventDefault();
+      var number = event.code.slice(5);
+      actions.elements.flag.value = actions.getAttribute("data-flag") === number ? "0" : number;
+      send(actions, actions.querySelector('button[value="flag"]'));
+      return;
+    }
     if (event.ctrlKey) { return; }
+    if (actions && (event.key === "-" || event.key === "@")) {
+      event.preventDefault();
+      var value = event.key === "-" ? "bury" : "suspend";
+      send(actions, actions.querySelector('button[value="' + value + '"]'));
+      return;
+    }
+    var edit = document.getElementById("edit-card");
+    if (edit && event.code === "KeyE" && !event.shiftKey) {
+      event.preventDefault();
+      window.location.href = edit.href;
+      return;
+    }
     var control = target && (target.tagName === "A" || target.tagName === "BUTTON") && target.id !== "reveal";
     if (front && !control && (event.key === " " || event.key === "Enter")) {
       event.preventDefault();

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -160,12 +161,16 @@ class Card(Base):
     retired_at: Mapped[datetime | None] = mapped_column(default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Cards of one deck with the same note key came from one note (the deletions of an Anki
+    # Cloze note): siblings, which an answer to one of them may bury. None: a card alone.
+    note_key: Mapped[str | None] = mapped_column(String(100), default=None)
 
     __table_args__ = (
         UniqueConstraint("deck_id", "key"),
         # Live cards first: the queue counts a deck's live cards and finds its next new one
         # by a range of this index alone.
         Index("ix_cards_deck_retired_position", "deck_id", "retired_at", "position"),
+        Index("ix_cards_deck_note", "deck_id", "note_key"),
     )
 
 
@@ -578,3 +583,77 @@ class CustomStudySession(Base):
     # Cards answered since are done for the session; the preview counts its cards shown.
     started_at: Mapped[datetime] = mapped_column()
     previewed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+class StudyOptions(Base):
+    """Anki's deck options of the same names, for one person, with Anki's defaults (also
+    what no row means): answering a card buries its siblings of each kind only when asked;
+    a leech is tagged, and suspended only when asked."""
+
+    __tablename__ = "study_options"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    bury_new: Mapped[bool] = mapped_column(Boolean, default=False)
+    bury_reviews: Mapped[bool] = mapped_column(Boolean, default=False)
+    bury_interday: Mapped[bool] = mapped_column(Boolean, default=False)
+    leech_threshold: Mapped[int] = mapped_column(Integer, default=8)
+    leech_suspend: Mapped[bool] = mapped_column(Boolean, default=False)
+
+    __table_args__ = (CheckConstraint("leech_threshold >= 1", name="leech_threshold"),)
+
+
+# --- A person's marks on cards, and their undo (flashcards/srs/card_actions.py) ---
+
+
+class CardMark(Base):
+    """What a person set on a card beside its FSRS state: suspended, buried until a study day,
+    a flag (Anki's seven colours), leech, their own tags. No row: nothing set. Apart from
+    ReviewState because a card still new to them (no state) can be marked too, and because
+    an answer, the hot write, seldom touches any of it."""
+
+    __tablename__ = "card_marks"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    card_id: Mapped[int] = mapped_column(
+        ForeignKey("cards.id", ondelete="CASCADE"), primary_key=True
+    )
+    # Copied from the card, as the state's: the queue counts a deck's hidden cards by it.
+    deck_id: Mapped[int] = mapped_column(ForeignKey("decks.id", ondelete="CASCADE"))
+    suspended: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
+    # The study day (in the person's clock) on which a buried card shows again.
+    buried_until: Mapped[date | None] = mapped_column(default=None)
+    flag: Mapped[int] = mapped_column(SmallInteger, default=0, server_default=text("0"))
+    leech: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
+    tags: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
+
+    __table_args__ = (
+        CheckConstraint("flag BETWEEN 0 AND 7", name="flag"),
+        Index("ix_card_marks_user_deck", "user_id", "deck_id"),
+    )
+
+
+class CardAction(Base):
+    """One action on a card (suspend, bury, flag, set due, forget...), with what it changed:
+    enough to undo it, as a review log row is for an answer. Rows with a `review_id` came
+    with that answer (siblings buried, a leech marked) and are undone with it."""
+
+    __tablename__ = "card_actions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # Named like an answer's review id, so that one undo names either. One action on a
+    # selection of cards is one row per card under one id, undone together.
+    action_id: Mapped[str] = mapped_column(String(36), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    card_id: Mapped[int] = mapped_column(ForeignKey("cards.id", ondelete="CASCADE"))
+    action: Mapped[str] = mapped_column(String(16))
+    acted_at: Mapped[datetime] = mapped_column()
+    review_id: Mapped[str | None] = mapped_column(String(36), default=None, index=True)
+    # The mark row and the state row before the action; None: there was none.
+    marks_before: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    state_before: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+
+    __table_args__ = (Index("ix_card_actions_user_acted", "user_id", "acted_at"),)

@@ -14,6 +14,7 @@ import csv
 import io
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
@@ -24,6 +25,7 @@ from ..srs.scheduling import retrievability
 from ..srs.state_rows import config_from, state_from_row
 from ..storage.models import (
     Card,
+    CardMark,
     CardText,
     Deck,
     ReviewLog,
@@ -88,6 +90,7 @@ class MemberProgress:
     answers_7d: int
     last_activity: datetime | None
     assignments: list[AssignmentStatus]
+    leeches: int = 0  # cards of the assigned decks that are leeches to them
 
 
 def dashboard(
@@ -182,6 +185,17 @@ def _member_progress(
                 status(done, total, start, today, assignment.due_date),
             )
         )
+    leeches = session.scalar(
+        select(func.count())
+        .select_from(CardMark)
+        .join(Card, Card.id == CardMark.card_id)
+        .where(
+            CardMark.user_id == user.id,
+            CardMark.deck_id.in_(deck_ids),
+            CardMark.leech.is_(True),
+            Card.retired_at.is_(None),
+        )
+    )
     last = logs[1]
     if last is not None and last.tzinfo is None:  # aggregates bypass the column's type
         last = last.replace(tzinfo=now.tzinfo)
@@ -198,6 +212,7 @@ def _member_progress(
         answers_7d=int(logs[0] or 0),
         last_activity=last,
         assignments=statuses,
+        leeches=int(leeches or 0),
     )
 
 
@@ -213,6 +228,7 @@ class HardCard:
     answers: int
     again_share: float
     mean_difficulty: float | None
+    leeches: int = 0  # current members to whom it is a leech
 
 
 def hardest(
@@ -223,9 +239,11 @@ def hardest(
     limit: int = 20,
     slug: str | None = None,
     locale: str | None = None,
+    by_leeches: bool = False,
 ) -> list[HardCard]:
     """Cards of the team's decks (assigned, and its own) by share of Again answers (all
-    languages together), then by mean FSRS difficulty, counting only current members.
+    languages together), then by mean FSRS difficulty, counting only current members; or,
+    `by_leeches`, the most leeched first (cards a leech to nobody left out).
 
     Questions and deck titles are in `locale` (the viewer's language) where the card or deck
     has it, else in the deck's default language."""
@@ -251,10 +269,27 @@ def hardest(
             .group_by(ReviewState.card_id)
         ).all()
     )
-    ranked = sorted(
-        rows,
-        key=lambda r: (-(int(r.again or 0) / r.answers), -(difficulty.get(r.card_id) or 0.0)),
-    )[:limit]
+    leeches: dict[int, int] = {
+        row.card_id: int(row.leeches)
+        for row in session.execute(
+            select(CardMark.card_id, func.count().label("leeches"))
+            .where(
+                CardMark.deck_id.in_(deck_ids),
+                CardMark.user_id.in_(members),
+                CardMark.leech.is_(True),
+            )
+            .group_by(CardMark.card_id)
+        )
+    }
+
+    def hardness(r: Any) -> tuple[float, float]:
+        return -(int(r.again or 0) / r.answers), -(difficulty.get(r.card_id) or 0.0)
+
+    if by_leeches:
+        rows = [r for r in rows if leeches.get(r.card_id)]
+        ranked = sorted(rows, key=lambda r: (-leeches[r.card_id], *hardness(r)))[:limit]
+    else:
+        ranked = sorted(rows, key=hardness)[:limit]
     cards = {
         c.id: (c, slug_, default)
         for c, slug_, default in session.execute(
@@ -292,6 +327,7 @@ def hardest(
                 answers=int(r.answers),
                 again_share=int(r.again or 0) / int(r.answers),
                 mean_difficulty=float(mean) if mean is not None else None,
+                leeches=leeches.get(r.card_id, 0),
             )
         )
     return result
@@ -309,6 +345,7 @@ CSV_HEADER = (
     "answers_7d",
     "last_activity",
     "behind",
+    "leeches",
 )
 
 
@@ -330,6 +367,7 @@ def members_csv(rows: list[MemberProgress]) -> str:
                 r.answers_7d,
                 r.last_activity.isoformat() if r.last_activity else "",
                 " ".join(a.slug for a in r.assignments if a.status == "behind"),
+                r.leeches,
             ]
         )
     return out.getvalue()

@@ -19,6 +19,7 @@ from ..errors import (
     AlreadyOwner,
     BodyTooLarge,
     CardNotFound,
+    CardNotStudied,
     CardRetired,
     DeckFileError,
     DeckNameTaken,
@@ -122,6 +123,7 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
         CardRetired: WebAnswer(409, card_changed),
         NotLatestAnswer: WebAnswer(409, _("Only your latest answer of today can be undone.")),
         NothingToUndo: WebAnswer(409, _("There is nothing to undo today.")),
+        CardNotStudied: WebAnswer(409, _("This card is still new: it has no schedule to change.")),
         OwnerRoleByTransferOnly: WebAnswer(
             409, _("That role cannot be given here; ownership is handed over instead.")
         ),

@@ -18,6 +18,7 @@ import hashlib
 import hmac
 import uuid
 from datetime import datetime
+from typing import Any
 
 from flask import current_app, flash, make_response, redirect, render_template, request, url_for
 from flask_babel import gettext as _
@@ -38,7 +39,7 @@ from ..errors import (
 from ..http.request_db import db, writes
 from ..http.request_policies import pace_before_queue
 from ..people.accounts import user_clock
-from ..srs import queue, stats, study, subscriptions
+from ..srs import card_actions, cards, marks, queue, stats, study, subscriptions
 from ..srs.days import Clock
 from ..srs.queue import NextCard
 from ..srs.scheduling import CardState, fuzz_seed, preview
@@ -147,6 +148,7 @@ def _session_page() -> str | Response:
         deck_title_locale=deck_title_locale,
         revealed=revealed,
         stale_reveal=asked is not None and not revealed,
+        **_card_controls(session, uid, card.card_id),
     )
 
 
@@ -229,4 +231,79 @@ def undo() -> Response:
         flash_error(exc)
         return _back(slug)
     flash(_("Undone. The card is back in the queue."))
+    return _back(slug)
+
+
+# --- Actions on the card shown: bury, suspend, flag (Anki's keys: -, @, Ctrl+1..7), edit ---
+
+
+def flag_names() -> dict[int, str]:
+    return {
+        0: _("No flag"),
+        1: _("Red"),
+        2: _("Orange"),
+        3: _("Green"),
+        4: _("Blue"),
+        5: _("Pink"),
+        6: _("Turquoise"),
+        7: _("Purple"),
+    }
+
+
+def _card_controls(session: Any, uid: int, card_id: int) -> dict[str, Any]:
+    """What the action controls of the card shown need: its marks, the flags, where to
+    edit it (None: the person may not)."""
+    place = cards.edit_place(session, uid, card_id)
+    edit_url = None
+    if place is not None:
+        edit_url = url_for("web.team_deck_page", team_id=place[0], slug=place[1])
+    return {
+        "card_marks": marks.card_marks(session, uid, card_id),
+        "flag_names": flag_names(),
+        "edit_url": edit_url,
+    }
+
+
+@bp.post("/study/card")
+@writes
+@login_required
+def card_action() -> Response:
+    uid = user_id()
+    slug = request.form.get("deck") or None
+    # Not "action": a form control of that name would hide the form's own action from JS.
+    action = request.form.get("card_action", "")
+    try:
+        card_id = int(request.form.get("card_id", ""))
+        if not 1 <= card_id <= MAX_ID or action not in ("bury", "suspend", "flag"):
+            raise ValueError(action)
+        flag = int(request.form.get("flag", "0")) if action == "flag" else 0
+        if flag not in card_actions.FLAGS:
+            raise ValueError(flag)
+    except ValueError:
+        flash(_("That action could not be read. Please try again."), "error")
+        return _back(slug)
+    session = db()
+    now = utcnow()
+    selection = [card_id]
+
+    def act() -> card_actions.ActionResult:
+        if action == "bury":
+            return card_actions.bury(session, uid, selection, now=now)
+        if action == "suspend":
+            return card_actions.suspend(session, uid, selection, now=now)
+        return card_actions.set_flag(session, uid, selection, flag, now=now)
+
+    try:
+        retrying(session, act, retry_on=(IntegrityError,))
+    except CardNotFound as exc:
+        flash_error(exc)
+        return _back(slug)
+    if action == "bury":
+        flash(_("Card buried until tomorrow. Undo brings it back."))
+    elif action == "suspend":
+        flash(_("Card suspended: it stays out of your reviews. Undo brings it back."))
+    elif flag:
+        flash(_("Flag set: %(colour)s.", colour=flag_names()[flag]))
+    else:
+        flash(_("Flag removed."))
     return _back(slug)

@@ -78,6 +78,9 @@ def team_dashboard(team_id: int) -> str:
     locale = locale_code()
     rows = progress.dashboard(session, team.id, uid, now=utcnow(), locale=locale)
     hardest = progress.hardest(session, team.id, uid, limit=HARDEST_LIMIT, locale=locale)
+    leeched = progress.hardest(
+        session, team.id, uid, limit=HARDEST_LIMIT, locale=locale, by_leeches=True
+    )
     names = [r.display_name or r.email for r in rows]
     shares = [r.introduced / r.total if r.total else 0.0 for r in rows]
     progress_chart = bar_chart(
@@ -107,6 +110,7 @@ def team_dashboard(team_id: int) -> str:
         team=team,
         rows=rows,
         hardest=hardest,
+        leeched=leeched,
         charts=charts,
         roles=role_names(),
         statuses=status_names(),

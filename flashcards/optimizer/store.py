@@ -135,8 +135,27 @@ def record(
     """
     settings = _settings(session, history.user_id)
     adopt = outcome.adopt and settings.parameters == history.parameters
-    fitted = FsrsParameterSet(
-        user_id=history.user_id,
+    fitted = parameter_set(outcome, now, adopt, history.end_log_id, user_id=history.user_id)
+    session.add(fitted)
+    if adopt:
+        settings.parameters = list(outcome.parameters)
+    session.flush()
+    return fitted
+
+
+def parameter_set(
+    outcome: FitOutcome,
+    now: datetime,
+    adopt: bool,
+    end_log_id: int | None,
+    *,
+    user_id: int | None = None,
+    deck_id: int | None = None,
+) -> FsrsParameterSet:
+    """The kept record of one fit, a person's or a team deck's, with its scores."""
+    return FsrsParameterSet(
+        user_id=user_id,
+        deck_id=deck_id,
         parameters=list(outcome.parameters),
         created_at=now,
         answers=outcome.answers,
@@ -148,13 +167,8 @@ def record(
         default_log_loss=outcome.defaults.log_loss,
         default_rmse_bins=outcome.defaults.rmse_bins,
         adopted=adopt,
-        history_end_log_id=history.end_log_id,
+        history_end_log_id=end_log_id,
     )
-    session.add(fitted)
-    if adopt:
-        settings.parameters = list(outcome.parameters)
-    session.flush()
-    return fitted
 
 
 def optimize(

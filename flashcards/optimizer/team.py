@@ -33,6 +33,7 @@ from ..people.accounts import user_clock
 from ..storage.models import Deck, DeckFsrsParameters, FsrsParameterSet, ReviewLog, TeamMember
 from .fit import MINIMUM, FitOutcome, HistoryMinimum, fit_and_judge
 from .items import LoggedAnswer, TrainingItem, training_items
+from .store import parameter_set
 
 
 @dataclass(frozen=True)
@@ -99,22 +100,7 @@ def record(
     ).one_or_none()
     current = list(in_force.parameters) if in_force is not None else None
     adopt = outcome.adopt and current == history.parameters
-    fitted = FsrsParameterSet(
-        user_id=None,
-        deck_id=history.deck_id,
-        parameters=list(outcome.parameters),
-        created_at=now,
-        answers=outcome.answers,
-        cards=outcome.cards,
-        log_loss=outcome.scores.log_loss,
-        rmse_bins=outcome.scores.rmse_bins,
-        previous_log_loss=outcome.previous.log_loss,
-        previous_rmse_bins=outcome.previous.rmse_bins,
-        default_log_loss=outcome.defaults.log_loss,
-        default_rmse_bins=outcome.defaults.rmse_bins,
-        adopted=adopt,
-        history_end_log_id=history.end_log_id,
-    )
+    fitted = parameter_set(outcome, now, adopt, history.end_log_id, deck_id=history.deck_id)
     session.add(fitted)
     if adopt:
         if in_force is None:

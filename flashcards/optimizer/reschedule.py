@@ -191,17 +191,15 @@ def _move(
     assert stored is not None and stored.last_review is not None
     memory = _replayed(log, config, clock) or stored
     assert memory.stability is not None and memory.difficulty is not None
+    if (memory.stability, memory.difficulty) == (stored.stability, stored.difficulty):
+        # Same memory state: the stored due stands, as its answer chose it (load balancing
+        # included, which a replay of the log alone cannot redo).
+        return None
     parameters = config.parameters or DEFAULTS
     days = interval_days(config, parameters, memory.stability)
     # The seed of the answer that set the card's due, so that its fuzz is drawn again alike.
     seed = fuzz_seed(user_id, row.card_id, max(0, stored.reps - 1))
     due = stored.last_review + timedelta(days=fuzzed_days(days, config.maximum_interval, seed))
-    if (memory.stability, memory.difficulty, due) == (
-        stored.stability,
-        stored.difficulty,
-        stored.due,
-    ):
-        return None
     return Move(row.card_id, row.version, memory.stability, memory.difficulty, stored.due, due)
 
 

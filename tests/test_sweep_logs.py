@@ -29,6 +29,8 @@ from sqlalchemy import Engine
 from werkzeug.serving import make_server
 
 from flashcards import create_app
+from flashcards.teams.deck_uploads import MAX_UPLOAD_BYTES
+from flashcards.web.uploads import MULTIPART_SLACK
 
 from .web_helpers import csrf
 
@@ -223,6 +225,7 @@ def test_bodies_above_the_limit_get_413(debug_app: Flask) -> None:
     auth = {"Authorization": f"Bearer {token}"}
     team = client.post("/api/v1/teams", json={"name": "Big"}, headers=auth).get_json()["id"]
     big = "x" * (SMALL_LIMIT + 1)
+    team_deck_big = "x" * (MAX_UPLOAD_BYTES + MULTIPART_SLACK + 1)
     api_calls = [
         ("/api/v1/users", {"email": "b@example.com", "password": big}, {}),
         ("/api/v1/tokens", {"email": "big@example.com", "password": big}, {}),
@@ -250,7 +253,8 @@ def test_bodies_above_the_limit_get_413(debug_app: Flask) -> None:
         ("/signin", {"email": "big@example.com", "password": big}),
         ("/signup", {"email": "c@example.com", "password": big}),
         ("/settings/password", {"current_password": big, "new_password": big}),
-        (f"/teams/{team}/decks", {"format": "csv", "content": big, "title": "T"}),
+        # The team deck form takes uploads up to its own limit (a 5,000-card deck).
+        (f"/teams/{team}/decks", {"format": "csv", "content": team_deck_big, "title": "T"}),
         ("/tokens", {"name": big}),
     ]
     for url, data in web_calls:

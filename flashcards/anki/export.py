@@ -159,24 +159,30 @@ def deck_rows(
     deck_id_base: int = schema.ID_BASE,
     conf_id: int = schema.DECK_CONFIG_ID,
     progress: Progress | None = None,
+    usn: int = -1,
 ) -> DeckRows:
     """The deck's (sub)decks, notes, cards and, with `scheduling` (made for the languages
     chosen), its person's state and log. Note and card ids come from our card ids, deck ids
-    from `deck_id_base`, so that they are the same on every export (and every sync)."""
+    from `deck_id_base`, so that they are the same on every export (and every sync). Rows
+    carry `usn`: a package's -1 ("not yet synced"), or a sync server's own."""
     deck_id = deck.id
     titles = {
         t.locale: t for t in session.scalars(select(DeckText).where(DeckText.deck_id == deck_id))
     }
-    cards = list(
-        session.scalars(
-            select(Card)
-            .where(Card.deck_id == deck_id, Card.retired_at.is_(None))
-            .order_by(Card.position, Card.id)
-        )
-    )
+    # Plain rows rather than ORM objects: a deck can have tens of thousands of cards.
+    cards_t, texts_t = table(Card), table(CardText)
+    cards = session.execute(
+        select(cards_t.c.id, cards_t.c.key, cards_t.c.position, cards_t.c.tags)
+        .where(cards_t.c.deck_id == deck_id, cards_t.c.retired_at.is_(None))
+        .order_by(cards_t.c.position, cards_t.c.id)
+    ).all()
     texts = {
         (t.card_id, t.locale): t
-        for t in session.scalars(select(CardText).join(Card).where(Card.deck_id == deck_id))
+        for t in session.execute(
+            select(texts_t)
+            .join(cards_t, cards_t.c.id == texts_t.c.card_id)
+            .where(cards_t.c.deck_id == deck_id)
+        )
     }
     available = sorted({loc for _, loc in texts} | titles.keys())
     if locales is None:
@@ -219,7 +225,7 @@ def deck_rows(
             name = f"{parent}::{language_name(loc)}"
             decks.append(schema.deck(deck_ids[loc], name, mod_ms // 1000, desc, conf_id))
 
-    def shown(card_id: int, loc: str) -> CardText | None:
+    def shown(card_id: int, loc: str) -> Any:
         """The card's text in `loc`'s (sub)deck: its own, or else, as the study page shows
         it, the deck's language's, unless that language has a (sub)deck of its own already."""
         text = texts.get((card_id, loc))
@@ -257,12 +263,12 @@ def deck_rows(
             # A text imported from Anki goes back under its note's guid: Anki knows it then.
             guid = text.anki_guid or note_guid(deck.slug, card.key, lang)
             notes.append(
-                (nid, guid, schema.NOTETYPE_ID, mod, -1, tags,
+                (nid, guid, schema.NOTETYPE_ID, mod, usn, tags,
                  "\x1f".join(fields), sfld, _checksum(sfld), 0, "")
             )  # fmt: skip
             studied = sched if studied_in(card.id) == loc else None
-            columns = card_columns(studied, card, card.position)
-            card_rows.append((nid, nid, deck_ids[loc], 0, mod, -1, *columns))
+            columns = card_columns(studied, card.id, card.position)
+            card_rows.append((nid, nid, deck_ids[loc], 0, mod, usn, *columns))
             if studied is not None:
                 revlog.extend(revlog_rows(studied, card.id, nid))
             if progress is not None:
@@ -379,6 +385,10 @@ def write_collection(path: Path, collection: Collection) -> None:
     """A schema-11 SQLite collection at `path` (a new file)."""
     conn = sqlite3.connect(path)
     try:
+        # A new file nobody else reads until it is complete: no journal, no syncs to disk (a
+        # failure leaves a file that is thrown away anyway).
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
         schema.create(conn)
         schema.write_col(
             conn,

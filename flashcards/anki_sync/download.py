@@ -160,6 +160,7 @@ def build(session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: in
                 logs=logs.get(deck.id, {}),
                 now=now,
                 next_free=taken_revlog_ids,
+                usn=SERVER_USN,
             )
 
         rows = deck_rows(
@@ -170,6 +171,7 @@ def build(session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: in
             mod_ms=mod_ms,
             deck_id_base=deck_id_base(deck.id),
             conf_id=options_id(deck.id),
+            usn=SERVER_USN,
         )
         assert rows.sched is not None
         decks.extend(rows.decks)
@@ -251,12 +253,11 @@ def collection_file(session: Session, user_id: int, *, now: datetime) -> Downloa
 
 
 def _as_servers(path: Path) -> None:
-    """Rows and objects a package marks as "not yet synced" (usn -1) become the server's:
-    a device that downloaded them must not send them back as its own changes."""
+    """Objects a package marks as "not yet synced" (usn -1) become the server's: a device
+    that downloaded them must not send them back as its own changes. (Rows are built with
+    the server's usn.)"""
     conn = sqlite3.connect(path)
     try:
-        for name in ("notes", "cards", "revlog"):
-            conn.execute(f"UPDATE {name} SET usn = ?", (SERVER_USN,))
         models, decks, dconf = conn.execute("SELECT models, decks, dconf FROM col").fetchone()
         blobs = []
         for blob in (models, decks, dconf):

@@ -36,8 +36,12 @@ def note_entry(row: tuple[Any, ...]) -> list[Any]:
     return entry
 
 
+# One encoder for every digest (`json.dumps` with options makes one per call).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
 def _digest(content: Any) -> str:
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    text = _CANONICAL.encode(content)
     return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
 

@@ -136,6 +136,17 @@ def forget(session: Session, user_id: int, keys: Iterable[tuple[int, int]]) -> N
         _set(session, user_id, key, -1, "")
 
 
+def forgotten(session: Session, user_id: int) -> bool:
+    """Whether a device deleted objects we hold (`forget`), which the next sync sends."""
+    objs = table(AnkiSyncObject)
+    return (
+        session.scalar(
+            select(objs.c.oid).where(objs.c.user_id == user_id, objs.c.digest == "").limit(1)
+        )
+        is not None
+    )
+
+
 def changed_since(session: Session, user_id: int, min_usn: int) -> list[tuple[int, int, bool]]:
     """(kind, oid, deleted) of each object changed at or after `min_usn`."""
     objs = table(AnkiSyncObject)

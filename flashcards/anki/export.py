@@ -12,7 +12,7 @@ import json
 import sqlite3
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -51,6 +51,13 @@ class ExportedPackage:
     filename: str
     notes: int
     reviews: int
+
+
+def note_id(card_id: int, locale_index: int = 0) -> int:
+    """A card's note id (and its Anki card's) in one language: the language's index in the
+    low bits, so the default language's note of a card sorts first (our importer tells the
+    default language back by that)."""
+    return schema.ID_BASE + card_id * LOCALE_SLOTS + locale_index
 
 
 def note_guid(slug: str, key: str, locale: str) -> str:
@@ -160,31 +167,37 @@ def deck_rows(
     conf_id: int = schema.DECK_CONFIG_ID,
     progress: Progress | None = None,
     usn: int = -1,
+    only: Set[int] | None = None,
 ) -> DeckRows:
     """The deck's (sub)decks, notes, cards and, with `scheduling` (made for the languages
     chosen), its person's state and log. Note and card ids come from our card ids, deck ids
     from `deck_id_base`, so that they are the same on every export (and every sync). Rows
-    carry `usn`: a package's -1 ("not yet synced"), or a sync server's own."""
+    carry `usn`: a package's -1 ("not yet synced"), or a sync server's own. With `only`,
+    the rows of those cards alone (the deck's decks all the same)."""
     deck_id = deck.id
     titles = {
         t.locale: t for t in session.scalars(select(DeckText).where(DeckText.deck_id == deck_id))
     }
     # Plain rows rather than ORM objects: a deck can have tens of thousands of cards.
     cards_t, texts_t = table(Card), table(CardText)
+    of_deck = [cards_t.c.deck_id == deck_id]
+    if only is not None:
+        of_deck.append(cards_t.c.id.in_(only))
     cards = session.execute(
         select(cards_t.c.id, cards_t.c.key, cards_t.c.position, cards_t.c.tags)
-        .where(cards_t.c.deck_id == deck_id, cards_t.c.retired_at.is_(None))
+        .where(*of_deck, cards_t.c.retired_at.is_(None))
         .order_by(cards_t.c.position, cards_t.c.id)
     ).all()
     texts = {
         (t.card_id, t.locale): t
         for t in session.execute(
-            select(texts_t)
-            .join(cards_t, cards_t.c.id == texts_t.c.card_id)
-            .where(cards_t.c.deck_id == deck_id)
+            select(texts_t).join(cards_t, cards_t.c.id == texts_t.c.card_id).where(*of_deck)
         )
     }
     available = sorted({loc for _, loc in texts} | titles.keys())
+    if only is not None:
+        # Whether a language is the deck's is a question about all its cards, not a few.
+        available = sorted(set(available) | set(locales or []))
     if locales is None:
         chosen = [deck.default_locale] + [loc for loc in available if loc != deck.default_locale]
         chosen = [loc for loc in chosen if loc in available]
@@ -249,9 +262,7 @@ def deck_rows(
             text = shown(card.id, loc)
             if text is None:
                 continue
-            # Locale index in the low bits: the default language's note of a card sorts first,
-            # which our importer uses to tell the default language back.
-            nid = schema.ID_BASE + card.id * LOCALE_SLOTS + locale_index
+            nid = note_id(card.id, locale_index)
             front = text_to_html(text.question)
             fields = [front, back_field(text.answer, text.explanation), text_to_html(card.key)]
             # Anki tags are space-separated: a kept tag never holds a space (Anki's own rule).
@@ -400,11 +411,34 @@ def write_collection(path: Path, collection: Collection) -> None:
             scm_ms=collection.scm_ms,
             usn=collection.usn,
         )
-        conn.executemany("INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?)", collection.notes)
-        conn.executemany(
-            "INSERT INTO cards VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", collection.cards
-        )
-        conn.executemany("INSERT INTO revlog VALUES (?,?,?,?,?,?,?,?,?)", collection.revlog)
+        write_rows(conn, collection)
         conn.commit()
     finally:
         conn.close()
+
+
+def write_rows(conn: sqlite3.Connection, collection: Collection) -> None:
+    """The collection's notes, cards and revlog rows into an open collection file."""
+    conn.executemany("INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?)", collection.notes)
+    conn.executemany(
+        "INSERT INTO cards VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", collection.cards
+    )
+    conn.executemany("INSERT INTO revlog VALUES (?,?,?,?,?,?,?,?,?)", collection.revlog)
+
+
+def read_collection(conn: sqlite3.Connection) -> Collection:
+    """What an open collection file written by `write_collection` holds."""
+    conf, decks, dconf, mod, scm, usn = conn.execute(
+        "SELECT conf, decks, dconf, mod, scm, usn FROM col"
+    ).fetchone()
+    return Collection(
+        json.loads(conf),
+        list(json.loads(decks).values()),
+        list(json.loads(dconf).values()),
+        mod,
+        conn.execute("SELECT * FROM notes ORDER BY id").fetchall(),
+        conn.execute("SELECT * FROM cards ORDER BY id").fetchall(),
+        conn.execute("SELECT * FROM revlog ORDER BY id").fetchall(),
+        scm,
+        usn,
+    )

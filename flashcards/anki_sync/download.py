@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import tempfile
+from collections.abc import Set
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +28,10 @@ from ..anki.export import (
     Collection,
     collection_conf,
     deck_rows,
+    note_id,
+    read_collection,
     write_collection,
+    write_rows,
 )
 from ..anki.scheduling_out import SchedulingContext
 from ..anki.tables import table
@@ -35,6 +39,7 @@ from ..errors import NotFound
 from ..srs.queue import new_allowance
 from ..srs.settings import scheduler_defaults
 from ..storage.models import (
+    AnkiCollection,
     AnkiCollectionFile,
     Deck,
     ReviewLog,
@@ -44,7 +49,7 @@ from ..storage.models import (
     User,
 )
 from . import sessions, snapshot
-from .wire import compress
+from .wire import compress, decompress
 
 # Deck ids: room for a deck's parent and one subdeck per language under each of our decks.
 DECK_ID_STRIDE = 128
@@ -107,8 +112,19 @@ class Projection:
     log_ids: list[int]
 
 
-def build(session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: int) -> Projection:
-    """The person's collection as a device gets it, stamped `mod_ms` and `usn`."""
+def build(
+    session: Session,
+    user_id: int,
+    *,
+    now: datetime,
+    mod_ms: int,
+    usn: int,
+    only: Set[int] | None = None,
+    taken: dict[int, int] | None = None,
+) -> Projection:
+    """The person's collection as a device gets it, stamped `mod_ms` and `usn`. With `only`,
+    the rows of those cards alone, their revlog ids free of the ids `taken` (see
+    `SchedulingContext.next_free`)."""
     user = session.get(User, user_id)
     if user is None:
         raise NotFound("no such user")
@@ -123,22 +139,26 @@ def build(session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: in
     ).all()
     states_t, logs_t = table(ReviewState), table(ReviewLog)
     # Plain rows, read once for every deck: a person's log can have hundreds of thousands.
+    of_states, of_logs = [states_t.c.user_id == user_id], [logs_t.c.user_id == user_id]
+    if only is not None:
+        of_states.append(states_t.c.card_id.in_(only))
+        of_logs.append(logs_t.c.card_id.in_(only))
     states: dict[int, dict[int, Any]] = {}
-    for row in session.execute(select(states_t).where(states_t.c.user_id == user_id)):
+    for row in session.execute(select(states_t).where(*of_states)):
         states.setdefault(row.deck_id, {})[row.card_id] = row
     logs: dict[int, dict[int, list[Any]]] = {}
     logs_by_card: dict[int, list[Any]] = {}
     for log in session.execute(
         # The columns a revlog row is made of: a log has seven timestamps, each a conversion.
         select(*(logs_t.c[name] for name in LOG_COLUMNS))
-        .where(logs_t.c.user_id == user_id)
+        .where(*of_logs)
         .order_by(logs_t.c.card_id, logs_t.c.reviewed_at, logs_t.c.id)
     ):
         card_logs = logs.setdefault(log.deck_id, {}).setdefault(log.card_id, [])
         card_logs.append(log)
         logs_by_card[log.card_id] = card_logs
 
-    taken_revlog_ids: dict[int, int] = {}  # revlog ids are unique across the collection
+    taken_revlog_ids = {} if taken is None else taken  # unique across the collection
     default_sched = SchedulingContext(user, own, user.locale, {}, {}, now)
     decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000)]
     dconf = [
@@ -172,6 +192,7 @@ def build(session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: in
             deck_id_base=deck_id_base(deck.id),
             conf_id=options_id(deck.id),
             usn=SERVER_USN,
+            only=only,
         )
         assert rows.sched is not None
         decks.extend(rows.decks)
@@ -217,7 +238,9 @@ def collection_file(session: Session, user_id: int, *, now: datetime) -> Downloa
     device holds it (the usn bookkeeping of `snapshot` starts again from it).
 
     The file last downloaded is sent again while nothing changed since (same fingerprint,
-    same usn): the bookkeeping it began still holds. Else it is built, and kept.
+    same usn): the bookkeeping it began still holds. When only answers were given since (on
+    the web or the API), that file gets the rows of the cards answered again (`patched`).
+    Else it is built. Either way it is kept.
     """
     stamps = sessions.collection(session, user_id, now)
     print_ = sessions.fingerprint(session, user_id)
@@ -231,17 +254,20 @@ def collection_file(session: Session, user_id: int, *, now: datetime) -> Downloa
     mod = sessions.meta(session, user_id, now).mod
     held_at = stamps.usn
     # The file carries the next usn: what changes from now on is above what it holds.
-    projection = build(session, user_id, now=now, mod_ms=mod, usn=held_at + 1)
-    snapshot.record_all(session, user_id, snapshot.objects(projection.collection), held_at)
+    with tempfile.TemporaryDirectory(prefix="flashcards-sync-") as tmp:
+        path = Path(tmp) / "collection.anki2"
+        found = patched(session, user_id, kept, stamps, print_, path, now=now, mod_ms=mod)
+        if found is None:
+            projection = build(session, user_id, now=now, mod_ms=mod, usn=held_at + 1)
+            found = snapshot.objects(projection.collection)
+            write_collection(path, projection.collection)
+            _as_servers(path)
+        data = path.read_bytes()
+    snapshot.record_all(session, user_id, found, held_at)
     stamps.usn = held_at + 1
     stamps.mod = mod
     stamps.fingerprint = print_
     stamps.log_marks = {str(held_at + 1): newest_log_id(session, user_id)}
-    with tempfile.TemporaryDirectory(prefix="flashcards-sync-") as tmp:
-        path = Path(tmp) / "collection.anki2"
-        write_collection(path, projection.collection)
-        _as_servers(path)
-        data = path.read_bytes()
     made = Download(compress(data), len(data))
     if kept is None:
         kept = AnkiCollectionFile(user_id=user_id)
@@ -250,6 +276,68 @@ def collection_file(session: Session, user_id: int, *, now: datetime) -> Downloa
     kept.size, kept.data = made.size, made.compressed
     session.flush()
     return made
+
+
+# Beyond this many cards answered since the kept file, building it all again is as quick.
+PATCH_LIMIT = 500
+
+
+def patched(
+    session: Session,
+    user_id: int,
+    kept: AnkiCollectionFile | None,
+    stamps: AnkiCollection,
+    print_: str,
+    path: Path,
+    *,
+    now: datetime,
+    mod_ms: int,
+) -> snapshot.Objects | None:
+    """The kept file at `path` with the rows of the cards answered since it was built made
+    again, when answers are all that changed since (else None, and nothing written): its
+    fingerprint differs from today's in the answers alone, no sync finished since (a device's
+    answers can give a card's log again), no answer it holds was undone, and few cards were
+    answered. A card's rows depend on its own state and log only, so the other rows stand.
+    Returns the objects of the file as it is now."""
+    if kept is None or kept.usn != stamps.usn or kept.fingerprint != stamps.fingerprint:
+        return None
+    before, after = sessions.Fingerprint.parse(kept.fingerprint), sessions.Fingerprint.parse(print_)
+    if before is None or after is None or before.rest != after.rest:
+        return None
+    logs = table(ReviewLog)
+    answered = set(
+        session.scalars(
+            select(logs.c.card_id)
+            .where(logs.c.user_id == user_id, logs.c.id > before.newest_log)
+            .distinct()
+            .limit(PATCH_LIMIT + 1)
+        )
+    )
+    held = session.scalar(
+        select(func.count())
+        .select_from(logs)
+        .where(logs.c.user_id == user_id, logs.c.id <= before.newest_log)
+    )
+    if not answered or len(answered) > PATCH_LIMIT or held != before.logs:
+        return None
+    path.write_bytes(decompress(kept.data, kept.size))
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+        # Every copy of an answered card (one note per language) goes, with its log.
+        ranges = [(note_id(card), note_id(card, LOCALE_SLOTS - 1)) for card in answered]
+        for name, column in (("notes", "id"), ("cards", "id"), ("revlog", "cid")):
+            conn.executemany(f"DELETE FROM {name} WHERE {column} BETWEEN ? AND ?", ranges)
+        taken = {rid: rid + 1 for (rid,) in conn.execute("SELECT id FROM revlog")}
+        projection = build(session, user_id, now=now, mod_ms=mod_ms, usn=stamps.usn + 1,
+                           only=answered, taken=taken)  # fmt: skip
+        write_rows(conn, projection.collection)
+        conn.execute("UPDATE col SET mod = ?, usn = ?", (mod_ms, stamps.usn + 1))
+        conn.commit()
+        return snapshot.objects(read_collection(conn))
+    finally:
+        conn.close()
 
 
 def _as_servers(path: Path) -> None:

@@ -426,8 +426,9 @@ def write_rows(conn: sqlite3.Connection, collection: Collection) -> None:
     conn.executemany("INSERT INTO revlog VALUES (?,?,?,?,?,?,?,?,?)", collection.revlog)
 
 
-def read_collection(conn: sqlite3.Connection) -> Collection:
-    """What an open collection file written by `write_collection` holds."""
+def read_collection(conn: sqlite3.Connection, *, revlog: bool = True) -> Collection:
+    """What an open collection file written by `write_collection` holds (its revlog left
+    empty without `revlog`)."""
     conf, decks, dconf, mod, scm, usn = conn.execute(
         "SELECT conf, decks, dconf, mod, scm, usn FROM col"
     ).fetchone()
@@ -438,7 +439,7 @@ def read_collection(conn: sqlite3.Connection) -> Collection:
         mod,
         conn.execute("SELECT * FROM notes ORDER BY id").fetchall(),
         conn.execute("SELECT * FROM cards ORDER BY id").fetchall(),
-        conn.execute("SELECT * FROM revlog ORDER BY id").fetchall(),
+        conn.execute("SELECT * FROM revlog ORDER BY id").fetchall() if revlog else [],
         scm,
         usn,
     )

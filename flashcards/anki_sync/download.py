@@ -335,7 +335,7 @@ def patched(
         write_rows(conn, projection.collection)
         conn.execute("UPDATE col SET mod = ?, usn = ?", (mod_ms, stamps.usn + 1))
         conn.commit()
-        return snapshot.objects(read_collection(conn))
+        return snapshot.objects(read_collection(conn, revlog=False))  # no revlog objects
     finally:
         conn.close()
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from ..anki import schema
@@ -46,7 +46,7 @@ def _digest(content: Any) -> str:
 
 
 def _without_stamps_row(row: list[Any], mod: int, usn: int) -> list[Any]:
-    return [v for i, v in enumerate(row) if i not in (mod, usn)]
+    return [*row[:mod], *row[mod + 1 : usn], *row[usn + 1 :]]  # mod before usn
 
 
 def _without_stamps(obj: dict[str, Any]) -> dict[str, Any]:
@@ -83,14 +83,37 @@ def objects(built: Collection) -> Objects:
 
 
 def record_all(session: Session, user_id: int, found: Objects, usn: int) -> None:
-    """After a full download: the device holds exactly these objects, as of `usn`."""
-    session.execute(delete(AnkiSyncObject).where(AnkiSyncObject.user_id == user_id))
-    rows = [
-        {"user_id": user_id, "kind": kind, "oid": oid, "usn": usn, "digest": digest}
-        for (kind, oid), digest in found.digests.items()
-    ]
-    if rows:
-        session.execute(insert(table(AnkiSyncObject)), rows)
+    """After a full download: the device holds exactly these objects, as of `usn`.
+
+    Written as a difference from what is recorded (most rows only take the new `usn`, in
+    one statement): a download after a few answers rewrites a few rows, not every one.
+    """
+    objs = table(AnkiSyncObject)
+    known = {
+        (r.kind, r.oid): r.digest
+        for r in session.execute(
+            select(objs.c.kind, objs.c.oid, objs.c.digest).where(objs.c.user_id == user_id)
+        )
+    }
+    gone = [{"k": kind, "o": oid} for kind, oid in known.keys() - found.digests.keys()]
+    changed, added = [], []
+    for (kind, oid), digest in found.digests.items():
+        if (kind, oid) not in known:
+            added.append(
+                {"user_id": user_id, "kind": kind, "oid": oid, "usn": usn, "digest": digest}
+            )
+        elif known[(kind, oid)] != digest:
+            changed.append({"k": kind, "o": oid, "d": digest})
+    mine = (objs.c.user_id == user_id, objs.c.kind == bindparam("k"), objs.c.oid == bindparam("o"))
+    if gone:
+        session.execute(delete(objs).where(*mine), gone)
+    if changed:
+        session.execute(update(objs).where(*mine).values(digest=bindparam("d")), changed)
+    session.execute(
+        update(objs).where(objs.c.user_id == user_id, objs.c.usn != usn).values(usn=usn)
+    )
+    if added:
+        session.execute(insert(objs), added)
 
 
 def record_changes(session: Session, user_id: int, found: Objects, usn: int) -> None:

@@ -60,6 +60,11 @@ def note_id(card_id: int, locale_index: int = 0) -> int:
     return schema.ID_BASE + card_id * LOCALE_SLOTS + locale_index
 
 
+def card_of(note_id: int) -> int:
+    """The card of a note (`note_id`'s inverse)."""
+    return (note_id - schema.ID_BASE) // LOCALE_SLOTS
+
+
 def note_guid(slug: str, key: str, locale: str) -> str:
     """Stable per card and language: edits keep the guid, so Anki updates the note."""
     digest = hashlib.sha256(f"flashcards\x1f{slug}\x1f{key}\x1f{locale}".encode()).hexdigest()

@@ -26,6 +26,7 @@ from ..anki import schema
 from ..anki.export import (
     LOCALE_SLOTS,
     Collection,
+    card_of,
     collection_conf,
     deck_rows,
     note_id,
@@ -214,7 +215,7 @@ def build(
     next_of_card: dict[int, int] = {}
     log_ids = []
     for entry in revlog:
-        card_id = (entry[1] - schema.ID_BASE) // LOCALE_SLOTS
+        card_id = card_of(entry[1])
         i = next_of_card.get(card_id, 0)
         next_of_card[card_id] = i + 1
         log_ids.append(logs_by_card[card_id][i].id)
@@ -335,7 +336,15 @@ def patched(
         write_rows(conn, projection.collection)
         conn.execute("UPDATE col SET mod = ?, usn = ?", (mod_ms, stamps.usn + 1))
         conn.commit()
-        return snapshot.objects(read_collection(conn, revlog=False))  # no revlog objects
+        # The bookkeeping recorded the kept file's objects at the usn before it: a row still
+        # there is one nothing changed since, and keeps its digest; the answered cards' rows
+        # are digested again.
+        known = {
+            key: digest
+            for key, digest in snapshot.recorded(session, user_id, kept.usn - 1).items()
+            if key[0] not in (snapshot.NOTE, snapshot.CARD) or card_of(key[1]) not in answered
+        }
+        return snapshot.objects(read_collection(conn, revlog=False), known)
     finally:
         conn.close()
 

@@ -65,12 +65,21 @@ class Objects:
         self.payloads[(kind, oid)] = payload
 
 
-def objects(built: Collection) -> Objects:
+def objects(built: Collection, known: dict[tuple[int, int], str] | None = None) -> Objects:
+    """The collection's objects. A note or card in `known` keeps that digest, unread (and
+    without a payload: what a download records is digests)."""
     found = Objects()
+    known = known or {}
     for note in built.notes:
+        if (NOTE, note[0]) in known:
+            found.digests[(NOTE, note[0])] = known[(NOTE, note[0])]
+            continue
         entry = note_entry(note)
         found.add(NOTE, entry[0], _digest(_without_stamps_row(entry, NOTE_MOD, NOTE_USN)), entry)
     for card in built.cards:
+        if (CARD, card[0]) in known:
+            found.digests[(CARD, card[0])] = known[(CARD, card[0])]
+            continue
         entry = list(card)
         found.add(CARD, entry[0], _digest(_without_stamps_row(entry, CARD_MOD, CARD_USN)), entry)
     for deck in built.decks:
@@ -157,6 +166,18 @@ def forget(session: Session, user_id: int, keys: Iterable[tuple[int, int]]) -> N
     """Objects a device deleted: the next sync sends them again (we hold them)."""
     for key in keys:
         _set(session, user_id, key, -1, "")
+
+
+def recorded(session: Session, user_id: int, usn: int) -> dict[tuple[int, int], str]:
+    """The digests recorded at `usn` and not touched since (a later sync's change, a grave,
+    a device's deletion all move an object's usn)."""
+    objs = table(AnkiSyncObject)
+    rows = session.execute(
+        select(objs.c.kind, objs.c.oid, objs.c.digest).where(
+            objs.c.user_id == user_id, objs.c.usn == usn
+        )
+    )
+    return {(r.kind, r.oid): r.digest for r in rows if r.digest}
 
 
 def forgotten(session: Session, user_id: int) -> bool:

@@ -431,9 +431,18 @@ def write_rows(conn: sqlite3.Connection, collection: Collection) -> None:
     conn.executemany("INSERT INTO revlog VALUES (?,?,?,?,?,?,?,?,?)", collection.revlog)
 
 
-def read_collection(conn: sqlite3.Connection, *, revlog: bool = True) -> Collection:
-    """What an open collection file written by `write_collection` holds (its revlog left
-    empty without `revlog`)."""
+def read_collection(conn: sqlite3.Connection, only: Set[int] | None = None) -> Collection:
+    """What an open collection file written by `write_collection` holds; with `only`, the
+    notes and cards of those ids alone, and no revlog."""
+
+    def rows(name: str) -> list[Any]:
+        if only is None:
+            return conn.execute(f"SELECT * FROM {name} ORDER BY id").fetchall()
+        return conn.execute(
+            f"SELECT * FROM {name} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+            (json.dumps(sorted(only)),),
+        ).fetchall()
+
     conf, decks, dconf, mod, scm, usn = conn.execute(
         "SELECT conf, decks, dconf, mod, scm, usn FROM col"
     ).fetchone()
@@ -442,9 +451,9 @@ def read_collection(conn: sqlite3.Connection, *, revlog: bool = True) -> Collect
         list(json.loads(decks).values()),
         list(json.loads(dconf).values()),
         mod,
-        conn.execute("SELECT * FROM notes ORDER BY id").fetchall(),
-        conn.execute("SELECT * FROM cards ORDER BY id").fetchall(),
-        conn.execute("SELECT * FROM revlog ORDER BY id").fetchall() if revlog else [],
+        rows("notes"),
+        rows("cards"),
+        rows("revlog") if only is None else [],
         scm,
         usn,
     )

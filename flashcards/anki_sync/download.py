@@ -252,7 +252,7 @@ def collection_file(session: Session, user_id: int, *, now: datetime) -> Downloa
         and kept.usn == stamps.usn
     ):
         return Download(kept.data, kept.size)
-    mod = sessions.meta(session, user_id, now).mod
+    mod = sessions.current_mod(stamps, print_, now)
     held_at = stamps.usn
     # The file carries the next usn: what changes from now on is above what it holds.
     with tempfile.TemporaryDirectory(prefix="flashcards-sync-") as tmp:
@@ -264,7 +264,7 @@ def collection_file(session: Session, user_id: int, *, now: datetime) -> Downloa
             write_collection(path, projection.collection)
             _as_servers(path)
         data = path.read_bytes()
-    snapshot.record_all(session, user_id, found, held_at)
+    snapshot.record_all(session, user_id, found, held_at, found.recorded)
     stamps.usn = held_at + 1
     stamps.mod = mod
     stamps.fingerprint = print_
@@ -314,12 +314,12 @@ def patched(
             .limit(PATCH_LIMIT + 1)
         )
     )
-    held = session.scalar(
+    logs_held = session.scalar(
         select(func.count())
         .select_from(logs)
         .where(logs.c.user_id == user_id, logs.c.id <= before.newest_log)
     )
-    if not answered or len(answered) > PATCH_LIMIT or held != before.logs:
+    if not answered or len(answered) > PATCH_LIMIT or logs_held != before.logs:
         return None
     path.write_bytes(decompress(kept.data, kept.size))
     conn = sqlite3.connect(path)
@@ -336,15 +336,32 @@ def patched(
         write_rows(conn, projection.collection)
         conn.execute("UPDATE col SET mod = ?, usn = ?", (mod_ms, stamps.usn + 1))
         conn.commit()
-        # The bookkeeping recorded the kept file's objects at the usn before it: a row still
-        # there is one nothing changed since, and keeps its digest; the answered cards' rows
-        # are digested again.
-        known = {
+        # The bookkeeping recorded the kept file's objects at the usn before it: a note or
+        # card still there is one nothing changed since, and keeps its digest; the answered
+        # cards' rows, and any a sync or a device touched since, are read and digested again.
+        was = snapshot.recorded(session, user_id)
+        kept_digests = {
             key: digest
-            for key, digest in snapshot.recorded(session, user_id, kept.usn - 1).items()
-            if key[0] not in (snapshot.NOTE, snapshot.CARD) or card_of(key[1]) not in answered
+            for key, (digest, usn) in was.items()
+            if key[0] in (snapshot.NOTE, snapshot.CARD)
+            and usn == kept.usn - 1
+            and digest
+            and card_of(key[1]) not in answered
         }
-        return snapshot.objects(read_collection(conn, revlog=False), known)
+        in_file = {
+            kind: [oid for (oid,) in conn.execute(f"SELECT id FROM {name}")]
+            for kind, name in ((snapshot.NOTE, "notes"), (snapshot.CARD, "cards"))
+        }
+        unknown = {oid for kind, oids in in_file.items() for oid in oids
+                   if (kind, oid) not in kept_digests}  # fmt: skip
+        found = snapshot.objects(read_collection(conn, only=unknown))
+        for kind, oids in in_file.items():
+            for oid in oids:
+                digest = kept_digests.get((kind, oid))
+                if digest is not None:
+                    found.digests[(kind, oid)] = digest
+        found.recorded = was
+        return found
     finally:
         conn.close()
 

@@ -174,11 +174,16 @@ def meta(session: Session, user_id: int, now: datetime) -> Meta:
     """The collection's stamps. Its `mod` is the one devices were last given while nothing
     changed since; after a change it is now, so that a device syncs to fetch it."""
     stamps = collection(session, user_id, now)
-    mod = stamps.mod
-    if not mod or fingerprint(session, user_id) != stamps.fingerprint:
-        mod = max(to_ms(now), stamps.mod + 1, stamps.scm)
+    mod = current_mod(stamps, fingerprint(session, user_id), now)
     return Meta(mod=mod, scm=stamps.scm, usn=stamps.usn, empty=not has_cards(session, user_id),
                 now=now)  # fmt: skip
+
+
+def current_mod(stamps: AnkiCollection, print_: str, now: datetime) -> int:
+    """The collection's `mod` (see `meta`), given its `fingerprint` now."""
+    if stamps.mod and print_ == stamps.fingerprint:
+        return stamps.mod
+    return max(to_ms(now), stamps.mod + 1, stamps.scm)
 
 
 def begin(session: Session, device: Device, session_key: str, now: datetime) -> None:

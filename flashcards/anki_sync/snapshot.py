@@ -60,26 +60,20 @@ class Objects:
     digests: dict[tuple[int, int], str] = field(default_factory=dict)
     payloads: dict[tuple[int, int], Any] = field(default_factory=dict)
 
+    # The bookkeeping as read while finding them, if it was (`record_all` reuses it).
+    recorded: dict[tuple[int, int], tuple[str | None, int]] | None = None
+
     def add(self, kind: int, oid: int, digest: str, payload: Any) -> None:
         self.digests[(kind, oid)] = digest
         self.payloads[(kind, oid)] = payload
 
 
-def objects(built: Collection, known: dict[tuple[int, int], str] | None = None) -> Objects:
-    """The collection's objects. A note or card in `known` keeps that digest, unread (and
-    without a payload: what a download records is digests)."""
+def objects(built: Collection) -> Objects:
     found = Objects()
-    known = known or {}
     for note in built.notes:
-        if (NOTE, note[0]) in known:
-            found.digests[(NOTE, note[0])] = known[(NOTE, note[0])]
-            continue
         entry = note_entry(note)
         found.add(NOTE, entry[0], _digest(_without_stamps_row(entry, NOTE_MOD, NOTE_USN)), entry)
     for card in built.cards:
-        if (CARD, card[0]) in known:
-            found.digests[(CARD, card[0])] = known[(CARD, card[0])]
-            continue
         entry = list(card)
         found.add(CARD, entry[0], _digest(_without_stamps_row(entry, CARD_MOD, CARD_USN)), entry)
     for deck in built.decks:
@@ -91,19 +85,16 @@ def objects(built: Collection, known: dict[tuple[int, int], str] | None = None) 
     return found
 
 
-def record_all(session: Session, user_id: int, found: Objects, usn: int) -> None:
+def record_all(
+    session: Session, user_id: int, found: Objects, usn: int, was: Recorded | None = None
+) -> None:
     """After a full download: the device holds exactly these objects, as of `usn`.
 
-    Written as a difference from what is recorded (most rows only take the new `usn`, in
-    one statement): a download after a few answers rewrites a few rows, not every one.
+    Written as a difference from what is recorded (`was`, if read already): most rows only
+    take the new `usn`, in one statement; a download after a few answers rewrites a few rows.
     """
     objs = table(AnkiSyncObject)
-    known = {
-        (r.kind, r.oid): r.digest
-        for r in session.execute(
-            select(objs.c.kind, objs.c.oid, objs.c.digest).where(objs.c.user_id == user_id)
-        )
-    }
+    known = {key: digest for key, (digest, _) in (was or recorded(session, user_id)).items()}
     gone = [{"k": kind, "o": oid} for kind, oid in known.keys() - found.digests.keys()]
     changed, added = [], []
     for (kind, oid), digest in found.digests.items():
@@ -168,16 +159,17 @@ def forget(session: Session, user_id: int, keys: Iterable[tuple[int, int]]) -> N
         _set(session, user_id, key, -1, "")
 
 
-def recorded(session: Session, user_id: int, usn: int) -> dict[tuple[int, int], str]:
-    """The digests recorded at `usn` and not touched since (a later sync's change, a grave,
-    a device's deletion all move an object's usn)."""
+Recorded = dict[tuple[int, int], tuple[str | None, int]]
+
+
+def recorded(session: Session, user_id: int) -> Recorded:
+    """Each object's recorded digest and usn (a grave's digest is None, a forgotten one's
+    empty)."""
     objs = table(AnkiSyncObject)
     rows = session.execute(
-        select(objs.c.kind, objs.c.oid, objs.c.digest).where(
-            objs.c.user_id == user_id, objs.c.usn == usn
-        )
+        select(objs.c.kind, objs.c.oid, objs.c.digest, objs.c.usn).where(objs.c.user_id == user_id)
     )
-    return {(r.kind, r.oid): r.digest for r in rows if r.digest}
+    return {(kind, oid): (digest, usn) for kind, oid, digest, usn in rows}
 
 
 def forgotten(session: Session, user_id: int) -> bool:

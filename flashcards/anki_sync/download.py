@@ -330,7 +330,7 @@ def patched(
         ranges = [(note_id(card), note_id(card, LOCALE_SLOTS - 1)) for card in answered]
         for name, column in (("notes", "id"), ("cards", "id"), ("revlog", "cid")):
             conn.executemany(f"DELETE FROM {name} WHERE {column} BETWEEN ? AND ?", ranges)
-        taken = {rid: rid + 1 for (rid,) in conn.execute("SELECT id FROM revlog")}
+        taken = TakenInFile(conn)
         projection = build(session, user_id, now=now, mod_ms=mod_ms, usn=stamps.usn + 1,
                            only=answered, taken=taken)  # fmt: skip
         write_rows(conn, projection.collection)
@@ -364,6 +364,23 @@ def patched(
         return found
     finally:
         conn.close()
+
+
+class TakenInFile(dict[int, int]):
+    """The revlog ids an open collection file holds, as `SchedulingContext.next_free` wants
+    them: looked up as they are probed, not read all (a log can have a hundred thousand)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__()
+        self.conn = conn
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(key) or (
+            self.conn.execute("SELECT 1 FROM revlog WHERE id = ?", (key,)).fetchone() is not None
+        )
+
+    def __missing__(self, key: int) -> int:
+        return key + 1  # a taken id's next candidate
 
 
 def _as_servers(path: Path) -> None:

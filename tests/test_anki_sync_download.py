@@ -96,16 +96,21 @@ def test_answers_alone_patch_the_kept_file_into_the_whole_builds(
 ) -> None:
     uid, cards = person_with_answers(engine)
     first = contents(downloaded(engine, uid, tmp_path / "first.anki2"))
+    when = utcnow()
     with transaction(engine) as s:
-        # One card answered before (its log grows), one new to the person, twice in a row.
-        for card_id in (cards[1], cards[6], cards[6]):
-            answer(s, uid, card_id, 3, now=utcnow())
+        # One card answered before (its log grows), one new to the person, twice; the first
+        # two in the same millisecond (Anki's revlog ids are milliseconds, and unique).
+        for card_id, at in ((cards[1], when), (cards[6], when), (cards[6], when + timedelta(1))):
+            answer(s, uid, card_id, 3, now=at, reviewed_at=at)
     with Session(engine) as s:
         assert patch_applies(s, uid, tmp_path)
     patched = contents(downloaded(engine, uid, tmp_path / "patched.anki2"))
     patched_digests = digests(engine, uid)
     assert patched != first
     assert len(patched["revlog"]) == len(first["revlog"]) + 3
+    assert {row[0] for row in patched["revlog"]} >= {
+        int(when.timestamp() * 1000) + i for i in (0, 1)
+    }
     whole = contents(built_afresh(engine, uid, tmp_path / "whole.anki2"))
     assert patched == whole
     assert patched_digests == digests(engine, uid)

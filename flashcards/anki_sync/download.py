@@ -336,15 +336,16 @@ def patched(
         write_rows(conn, projection.collection)
         conn.execute("UPDATE col SET mod = ?, usn = ?", (mod_ms, stamps.usn + 1))
         conn.commit()
-        # The bookkeeping recorded the kept file's objects at the usn before it: a note or
-        # card still there is one nothing changed since, and keeps its digest; the answered
-        # cards' rows, and any a sync or a device touched since, are read and digested again.
+        # The bookkeeping recorded the kept file's objects at or below the usn before it: a
+        # note or card still so is one nothing changed since, and keeps its digest; the
+        # answered cards' rows, and any a sync (at the file's usn) or a device (-1) touched
+        # since, are read and digested again.
         was = snapshot.recorded(session, user_id)
         kept_digests = {
             key: digest
             for key, (digest, usn) in was.items()
             if key[0] in (snapshot.NOTE, snapshot.CARD)
-            and usn == kept.usn - 1
+            and 0 <= usn < kept.usn
             and digest
             and card_of(key[1]) not in answered
         }

@@ -90,8 +90,10 @@ def record_all(
 ) -> None:
     """After a full download: the device holds exactly these objects, as of `usn`.
 
-    Written as a difference from what is recorded (`was`, if read already): most rows only
-    take the new `usn`, in one statement; a download after a few answers rewrites a few rows.
+    Written as a difference from what is recorded (`was`, if read already): objects new or
+    changed take `usn`, objects gone go; the others keep theirs, which is below it (the
+    device's next sync asks from above `usn`, another device's finds only what changed). A
+    download after a few answers rewrites a few rows.
     """
     objs = table(AnkiSyncObject)
     known = {key: digest for key, (digest, _) in (was or recorded(session, user_id)).items()}
@@ -108,10 +110,7 @@ def record_all(
     if gone:
         session.execute(delete(objs).where(*mine), gone)
     if changed:
-        session.execute(update(objs).where(*mine).values(digest=bindparam("d")), changed)
-    session.execute(
-        update(objs).where(objs.c.user_id == user_id, objs.c.usn != usn).values(usn=usn)
-    )
+        session.execute(update(objs).where(*mine).values(digest=bindparam("d"), usn=usn), changed)
     if added:
         session.execute(insert(objs), added)
 

@@ -23,17 +23,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..anki import schema
-from ..anki.export import (
-    LOCALE_SLOTS,
-    Collection,
-    card_of,
-    collection_conf,
-    deck_rows,
-    note_id,
-    read_collection,
-    write_collection,
-    write_rows,
-)
+from ..anki.collection_file import Collection, read_collection, write_collection, write_rows
+from ..anki.export import LOCALE_SLOTS, card_of, collection_conf, deck_rows, note_id
 from ..anki.scheduling_out import SchedulingContext
 from ..anki.tables import table
 from ..errors import NotFound

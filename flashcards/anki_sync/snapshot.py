@@ -18,7 +18,7 @@ from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from ..anki import schema
-from ..anki.export import Collection
+from ..anki.collection_file import Collection
 from ..anki.tables import table
 from ..storage.models import AnkiSyncObject
 

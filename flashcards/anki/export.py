@@ -9,10 +9,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import sqlite3
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -38,10 +37,10 @@ from ..storage.models import (
     User,
 )
 from . import schema
+from .collection_file import Collection, write_collection
 from .sanitize import text_to_html
 from .scheduling_out import SchedulingContext, card_columns, revlog_rows
 from .tables import table
-from .timing import CRT
 
 Progress = Callable[[int, int], None]
 LOCALE_SLOTS = 64  # note id = base + card id * slots + language index
@@ -53,6 +52,18 @@ class ExportedPackage:
     filename: str
     notes: int
     reviews: int
+
+
+def note_id(card_id: int, locale_index: int = 0) -> int:
+    """A card's note id (and its Anki card's) in one language: the language's index in the
+    low bits, so the default language's note of a card sorts first (our importer tells the
+    default language back by that)."""
+    return schema.ID_BASE + card_id * LOCALE_SLOTS + locale_index
+
+
+def card_of(note_id: int) -> int:
+    """The card of a note (`note_id`'s inverse)."""
+    return (note_id - schema.ID_BASE) // LOCALE_SLOTS
 
 
 def note_guid(slug: str, key: str, locale: str) -> str:
@@ -161,26 +172,38 @@ def deck_rows(
     deck_id_base: int = schema.ID_BASE,
     conf_id: int = schema.DECK_CONFIG_ID,
     progress: Progress | None = None,
+    usn: int = -1,
+    only: Set[int] | None = None,
 ) -> DeckRows:
     """The deck's (sub)decks, notes, cards and, with `scheduling` (made for the languages
     chosen), its person's state and log. Note and card ids come from our card ids, deck ids
-    from `deck_id_base`, so that they are the same on every export (and every sync)."""
+    from `deck_id_base`, so that they are the same on every export (and every sync). Rows
+    carry `usn`: a package's -1 ("not yet synced"), or a sync server's own. With `only`,
+    the rows of those cards alone (the deck's decks all the same)."""
     deck_id = deck.id
     titles = {
         t.locale: t for t in session.scalars(select(DeckText).where(DeckText.deck_id == deck_id))
     }
-    cards = list(
-        session.scalars(
-            select(Card)
-            .where(Card.deck_id == deck_id, Card.retired_at.is_(None))
-            .order_by(Card.position, Card.id)
-        )
-    )
+    # Plain rows rather than ORM objects: a deck can have tens of thousands of cards.
+    cards_t, texts_t = table(Card), table(CardText)
+    of_deck = [cards_t.c.deck_id == deck_id]
+    if only is not None:
+        of_deck.append(cards_t.c.id.in_(only))
+    cards = session.execute(
+        select(cards_t.c.id, cards_t.c.key, cards_t.c.position, cards_t.c.tags)
+        .where(*of_deck, cards_t.c.retired_at.is_(None))
+        .order_by(cards_t.c.position, cards_t.c.id)
+    ).all()
     texts = {
         (t.card_id, t.locale): t
-        for t in session.scalars(select(CardText).join(Card).where(Card.deck_id == deck_id))
+        for t in session.execute(
+            select(texts_t).join(cards_t, cards_t.c.id == texts_t.c.card_id).where(*of_deck)
+        )
     }
     available = sorted({loc for _, loc in texts} | titles.keys())
+    if only is not None:
+        # Whether a language is the deck's is a question about all its cards, not a few.
+        available = sorted(set(available) | set(locales or []))
     if locales is None:
         chosen = [deck.default_locale] + [loc for loc in available if loc != deck.default_locale]
         chosen = [loc for loc in chosen if loc in available]
@@ -221,7 +244,7 @@ def deck_rows(
             name = f"{parent}::{language_name(loc)}"
             decks.append(schema.deck(deck_ids[loc], name, mod_ms // 1000, desc, conf_id))
 
-    def shown(card_id: int, loc: str) -> CardText | None:
+    def shown(card_id: int, loc: str) -> Any:
         """The card's text in `loc`'s (sub)deck: its own, or else, as the study page shows
         it, the deck's language's, unless that language has a (sub)deck of its own already."""
         text = texts.get((card_id, loc))
@@ -245,9 +268,7 @@ def deck_rows(
             text = shown(card.id, loc)
             if text is None:
                 continue
-            # Locale index in the low bits: the default language's note of a card sorts first,
-            # which our importer uses to tell the default language back.
-            nid = schema.ID_BASE + card.id * LOCALE_SLOTS + locale_index
+            nid = note_id(card.id, locale_index)
             front = text_to_html(text.question)
             fields = [front, back_field(text.answer, text.explanation), text_to_html(card.key)]
             # Anki tags are space-separated: a kept tag never holds a space (Anki's own rule).
@@ -261,12 +282,12 @@ def deck_rows(
             # A text imported from Anki goes back under its note's guid: Anki knows it then.
             guid = text.anki_guid or note_guid(deck.slug, card.key, lang)
             notes.append(
-                (nid, guid, schema.NOTETYPE_ID, mod, -1, tags,
+                (nid, guid, schema.NOTETYPE_ID, mod, usn, tags,
                  "\x1f".join(fields), sfld, _checksum(sfld), 0, "")
             )  # fmt: skip
             studied = sched if studied_in(card.id) == loc else None
-            columns = card_columns(studied, card, card.position)
-            card_rows.append((nid, nid, deck_ids[loc], 0, mod, -1, *columns))
+            columns = card_columns(studied, card.id, card.position)
+            card_rows.append((nid, nid, deck_ids[loc], 0, mod, usn, *columns))
             if studied is not None:
                 revlog.extend(revlog_rows(studied, card.id, nid))
             if progress is not None:
@@ -370,43 +391,3 @@ def _package(
             archive.write(path, "collection.anki2")
             archive.writestr("media", json.dumps({}))
         return buffer.getvalue()
-
-
-@dataclass
-class Collection:
-    """What a schema-11 collection file holds."""
-
-    conf: dict[str, Any]
-    decks: list[dict[str, Any]]
-    dconf: list[dict[str, Any]]
-    mod_ms: int
-    notes: list[tuple[Any, ...]]
-    cards: list[tuple[Any, ...]]
-    revlog: list[tuple[Any, ...]]
-    scm_ms: int | None = None  # None: a package's, its `mod`
-    usn: int = 0
-
-
-def write_collection(path: Path, collection: Collection) -> None:
-    """A schema-11 SQLite collection at `path` (a new file)."""
-    conn = sqlite3.connect(path)
-    try:
-        schema.create(conn)
-        schema.write_col(
-            conn,
-            mod_ms=collection.mod_ms,
-            crt=CRT,
-            conf=collection.conf,
-            decks=collection.decks,
-            dconf=collection.dconf,
-            scm_ms=collection.scm_ms,
-            usn=collection.usn,
-        )
-        conn.executemany("INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?)", collection.notes)
-        conn.executemany(
-            "INSERT INTO cards VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", collection.cards
-        )
-        conn.executemany("INSERT INTO revlog VALUES (?,?,?,?,?,?,?,?,?)", collection.revlog)
-        conn.commit()
-    finally:
-        conn.close()

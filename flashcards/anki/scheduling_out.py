@@ -13,7 +13,7 @@ from ..srs.days import study_date
 from ..srs.marks import Marks
 from ..storage.models import Card, SchedulerSettings, User
 from .schema import memory_value
-from .timing import DAY, anki_day, to_epoch_ms
+from .timing import DAY, anki_day
 
 NEW, LEARNING, REVIEW, RELEARNING = 0, 1, 2, 3  # Anki card types; our states are 1-3
 QUEUE_LEARN, QUEUE_REVIEW, QUEUE_DAY_LEARN = 1, 2, 3
@@ -38,6 +38,7 @@ class SchedulingContext:
     # Taken revlog ids, each pointing at a candidate for the next free one (see below).
     next_free: dict[int, int] = field(default_factory=dict)
     days: dict[int, int] = field(default_factory=dict)  # study day by quarter hour (`day`)
+    usn: int = -1  # of its rows: a package's "not yet synced", or a sync server's own
 
     @property
     def tz(self) -> str:
@@ -92,15 +93,15 @@ def fsrs_factor(difficulty: float) -> int:
     return round((difficulty - 1) / 9 * 1000 + 100)
 
 
-def card_columns(sched: SchedulingContext | None, card: Card, position: int) -> tuple[Any, ...]:
+def card_columns(sched: SchedulingContext | None, card_id: int, position: int) -> tuple[Any, ...]:
     """type, queue, due, ivl, factor, reps, lapses, left, odue, odid, flags, data.
 
     `sched` is None for a note that does not carry the card's progress: it goes out as new,
     unmarked. With it, the person's marks go out as Anki keeps them: a suspended or buried
     card in queue -1 or -3 (Anki unburies at its next day), the flag in `flags`.
     """
-    columns = _state_columns(sched, card, position)
-    marks = sched.marks.get(card.id) if sched is not None else None
+    columns = _state_columns(sched, card_id, position)
+    marks = sched.marks.get(card_id) if sched is not None else None
     if sched is None or marks is None:
         return columns
     ctype, queue, due, ivl, factor, reps, lapses, left, odue, odid, _flags, blob = columns
@@ -111,11 +112,11 @@ def card_columns(sched: SchedulingContext | None, card: Card, position: int) -> 
     return (ctype, queue, due, ivl, factor, reps, lapses, left, odue, odid, marks.flag, blob)
 
 
-def _state_columns(sched: SchedulingContext | None, card: Card, position: int) -> tuple[Any, ...]:
+def _state_columns(sched: SchedulingContext | None, card_id: int, position: int) -> tuple[Any, ...]:
     new = (NEW, 0, position, 0, 0, 0, 0, 0, 0, 0, 0, "")
     if sched is None:
         return new
-    state = sched.states.get(card.id)
+    state = sched.states.get(card_id)
     if state is None:
         return new
     data: dict[str, Any] = {}
@@ -156,13 +157,6 @@ def _state_columns(sched: SchedulingContext | None, card: Card, position: int) -
     return (ctype, queue, due, ivl, factor, state.reps, state.lapses, left, 0, 0, 0, blob)
 
 
-def _revlog_interval(sched: SchedulingContext, log: Any) -> int:
-    """Days when positive, seconds when negative (Anki's convention for learning steps)."""
-    if log.state == REVIEW or log.due - log.reviewed_at >= DAY:
-        return max(1, sched.day(log.due) - sched.day(log.reviewed_at))
-    return -max(1, int((log.due - log.reviewed_at).total_seconds()))
-
-
 def _revlog_type(state_before: int | None) -> int:
     if state_before == REVIEW:
         return REVLOG_REVIEW
@@ -176,13 +170,29 @@ def revlog_rows(sched: SchedulingContext, card_id: int, anki_card_id: int) -> li
         return []  # Anki drops revlog rows of cards it does not import as studied
     rows: list[tuple[Any, ...]] = []
     last_ivl = 0
+    # A full download turns a person's whole log (often a hundred thousand answers) into rows
+    # here: each moment is converted to a timestamp once and its study day looked up by hand.
+    days, day_of = sched.days, sched.day
     for log in sched.logs.get(card_id, []):
-        revlog_id = sched.unique_revlog_id(to_epoch_ms(log.reviewed_at))
-        ivl = _revlog_interval(sched, log)
+        reviewed_at, due = log.reviewed_at, log.due
+        reviewed_ts = reviewed_at.timestamp()
+        revlog_id = sched.unique_revlog_id(int(reviewed_ts * 1000))
+        # Days when positive, seconds when negative (Anki's convention for learning steps).
+        step = due - reviewed_at
+        if log.state == REVIEW or step >= DAY:
+            due_day = days.get(int(due.timestamp()) // QUARTER_HOUR)
+            if due_day is None:
+                due_day = day_of(due)
+            reviewed_day = days.get(int(reviewed_ts) // QUARTER_HOUR)
+            if reviewed_day is None:
+                reviewed_day = day_of(reviewed_at)
+            ivl = max(1, due_day - reviewed_day)
+        else:
+            ivl = -max(1, int(step.total_seconds()))
         duration = min(max(log.duration_ms or 0, 0), MAX_INT)
         rows.append(
-            (revlog_id, anki_card_id, -1, log.rating, ivl, last_ivl, fsrs_factor(log.difficulty),
-             duration, _revlog_type(log.state_before))
+            (revlog_id, anki_card_id, sched.usn, log.rating, ivl, last_ivl,
+             fsrs_factor(log.difficulty), duration, _revlog_type(log.state_before))
         )  # fmt: skip
         last_ivl = ivl
     return rows

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import tempfile
+from collections.abc import Set
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -22,19 +23,15 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..anki import schema
-from ..anki.export import (
-    LOCALE_SLOTS,
-    Collection,
-    collection_conf,
-    deck_rows,
-    write_collection,
-)
+from ..anki.collection_file import Collection, read_collection, write_collection, write_rows
+from ..anki.export import LOCALE_SLOTS, card_of, collection_conf, deck_rows, note_id
 from ..anki.scheduling_out import SchedulingContext
 from ..anki.tables import table
 from ..errors import NotFound
 from ..srs.queue import new_allowance
 from ..srs.settings import scheduler_defaults
 from ..storage.models import (
+    AnkiCollection,
     AnkiCollectionFile,
     Deck,
     ReviewLog,
@@ -44,7 +41,7 @@ from ..storage.models import (
     User,
 )
 from . import sessions, snapshot
-from .wire import compress
+from .wire import compress, decompress
 
 # Deck ids: room for a deck's parent and one subdeck per language under each of our decks.
 DECK_ID_STRIDE = 128
@@ -107,8 +104,19 @@ class Projection:
     log_ids: list[int]
 
 
-def build(session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: int) -> Projection:
-    """The person's collection as a device gets it, stamped `mod_ms` and `usn`."""
+def build(
+    session: Session,
+    user_id: int,
+    *,
+    now: datetime,
+    mod_ms: int,
+    usn: int,
+    only: Set[int] | None = None,
+    taken: dict[int, int] | None = None,
+) -> Projection:
+    """The person's collection as a device gets it, stamped `mod_ms` and `usn`. With `only`,
+    the rows of those cards alone, their revlog ids free of the ids `taken` (see
+    `SchedulingContext.next_free`)."""
     user = session.get(User, user_id)
     if user is None:
         raise NotFound("no such user")
@@ -123,22 +131,26 @@ def build(session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: in
     ).all()
     states_t, logs_t = table(ReviewState), table(ReviewLog)
     # Plain rows, read once for every deck: a person's log can have hundreds of thousands.
+    of_states, of_logs = [states_t.c.user_id == user_id], [logs_t.c.user_id == user_id]
+    if only is not None:
+        of_states.append(states_t.c.card_id.in_(only))
+        of_logs.append(logs_t.c.card_id.in_(only))
     states: dict[int, dict[int, Any]] = {}
-    for row in session.execute(select(states_t).where(states_t.c.user_id == user_id)):
+    for row in session.execute(select(states_t).where(*of_states)):
         states.setdefault(row.deck_id, {})[row.card_id] = row
     logs: dict[int, dict[int, list[Any]]] = {}
     logs_by_card: dict[int, list[Any]] = {}
     for log in session.execute(
         # The columns a revlog row is made of: a log has seven timestamps, each a conversion.
         select(*(logs_t.c[name] for name in LOG_COLUMNS))
-        .where(logs_t.c.user_id == user_id)
+        .where(*of_logs)
         .order_by(logs_t.c.card_id, logs_t.c.reviewed_at, logs_t.c.id)
     ):
         card_logs = logs.setdefault(log.deck_id, {}).setdefault(log.card_id, [])
         card_logs.append(log)
         logs_by_card[log.card_id] = card_logs
 
-    taken_revlog_ids: dict[int, int] = {}  # revlog ids are unique across the collection
+    taken_revlog_ids = {} if taken is None else taken  # unique across the collection
     default_sched = SchedulingContext(user, own, user.locale, {}, {}, now)
     decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000)]
     dconf = [
@@ -160,6 +172,7 @@ def build(session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: in
                 logs=logs.get(deck.id, {}),
                 now=now,
                 next_free=taken_revlog_ids,
+                usn=SERVER_USN,
             )
 
         rows = deck_rows(
@@ -170,6 +183,8 @@ def build(session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: in
             mod_ms=mod_ms,
             deck_id_base=deck_id_base(deck.id),
             conf_id=options_id(deck.id),
+            usn=SERVER_USN,
+            only=only,
         )
         assert rows.sched is not None
         decks.extend(rows.decks)
@@ -191,7 +206,7 @@ def build(session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: in
     next_of_card: dict[int, int] = {}
     log_ids = []
     for entry in revlog:
-        card_id = (entry[1] - schema.ID_BASE) // LOCALE_SLOTS
+        card_id = card_of(entry[1])
         i = next_of_card.get(card_id, 0)
         next_of_card[card_id] = i + 1
         log_ids.append(logs_by_card[card_id][i].id)
@@ -215,7 +230,9 @@ def collection_file(session: Session, user_id: int, *, now: datetime) -> Downloa
     device holds it (the usn bookkeeping of `snapshot` starts again from it).
 
     The file last downloaded is sent again while nothing changed since (same fingerprint,
-    same usn): the bookkeeping it began still holds. Else it is built, and kept.
+    same usn): the bookkeeping it began still holds. When only answers were given since (on
+    the web or the API), that file gets the rows of the cards answered again (`patched`).
+    Else it is built. Either way it is kept.
     """
     stamps = sessions.collection(session, user_id, now)
     print_ = sessions.fingerprint(session, user_id)
@@ -226,20 +243,23 @@ def collection_file(session: Session, user_id: int, *, now: datetime) -> Downloa
         and kept.usn == stamps.usn
     ):
         return Download(kept.data, kept.size)
-    mod = sessions.meta(session, user_id, now).mod
+    mod = sessions.current_mod(stamps, print_, now)
     held_at = stamps.usn
     # The file carries the next usn: what changes from now on is above what it holds.
-    projection = build(session, user_id, now=now, mod_ms=mod, usn=held_at + 1)
-    snapshot.record_all(session, user_id, snapshot.objects(projection.collection), held_at)
+    with tempfile.TemporaryDirectory(prefix="flashcards-sync-") as tmp:
+        path = Path(tmp) / "collection.anki2"
+        found = patched(session, user_id, kept, stamps, print_, path, now=now, mod_ms=mod)
+        if found is None:
+            projection = build(session, user_id, now=now, mod_ms=mod, usn=held_at + 1)
+            found = snapshot.objects(projection.collection)
+            write_collection(path, projection.collection)
+            _as_servers(path)
+        data = path.read_bytes()
+    snapshot.record_all(session, user_id, found, held_at, found.recorded)
     stamps.usn = held_at + 1
     stamps.mod = mod
     stamps.fingerprint = print_
     stamps.log_marks = {str(held_at + 1): newest_log_id(session, user_id)}
-    with tempfile.TemporaryDirectory(prefix="flashcards-sync-") as tmp:
-        path = Path(tmp) / "collection.anki2"
-        write_collection(path, projection.collection)
-        _as_servers(path)
-        data = path.read_bytes()
     made = Download(compress(data), len(data))
     if kept is None:
         kept = AnkiCollectionFile(user_id=user_id)
@@ -250,13 +270,117 @@ def collection_file(session: Session, user_id: int, *, now: datetime) -> Downloa
     return made
 
 
-def _as_servers(path: Path) -> None:
-    """Rows and objects a package marks as "not yet synced" (usn -1) become the server's:
-    a device that downloaded them must not send them back as its own changes."""
+# Beyond this many cards answered since the kept file, building it all again is as quick.
+PATCH_LIMIT = 500
+
+
+def patched(
+    session: Session,
+    user_id: int,
+    kept: AnkiCollectionFile | None,
+    stamps: AnkiCollection,
+    print_: str,
+    path: Path,
+    *,
+    now: datetime,
+    mod_ms: int,
+) -> snapshot.Objects | None:
+    """The kept file at `path` with the rows of the cards answered since it was built made
+    again, when answers are all that changed since (else None, and nothing written): its
+    fingerprint differs from today's in the answers alone, no sync finished since (a device's
+    answers can give a card's log again), no answer it holds was undone, and few cards were
+    answered. A card's rows depend on its own state and log only, so the other rows stand.
+    Returns the objects of the file as it is now."""
+    if kept is None or kept.usn != stamps.usn or kept.fingerprint != stamps.fingerprint:
+        return None
+    before, after = sessions.Fingerprint.parse(kept.fingerprint), sessions.Fingerprint.parse(print_)
+    if before is None or after is None or before.rest != after.rest:
+        return None
+    logs = table(ReviewLog)
+    answered = set(
+        session.scalars(
+            select(logs.c.card_id)
+            .where(logs.c.user_id == user_id, logs.c.id > before.newest_log)
+            .distinct()
+            .limit(PATCH_LIMIT + 1)
+        )
+    )
+    logs_held = session.scalar(
+        select(func.count())
+        .select_from(logs)
+        .where(logs.c.user_id == user_id, logs.c.id <= before.newest_log)
+    )
+    if not answered or len(answered) > PATCH_LIMIT or logs_held != before.logs:
+        return None
+    path.write_bytes(decompress(kept.data, kept.size))
     conn = sqlite3.connect(path)
     try:
-        for name in ("notes", "cards", "revlog"):
-            conn.execute(f"UPDATE {name} SET usn = ?", (SERVER_USN,))
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+        # Every copy of an answered card (one note per language) goes, with its log.
+        ranges = [(note_id(card), note_id(card, LOCALE_SLOTS - 1)) for card in answered]
+        for name, column in (("notes", "id"), ("cards", "id"), ("revlog", "cid")):
+            conn.executemany(f"DELETE FROM {name} WHERE {column} BETWEEN ? AND ?", ranges)
+        taken = TakenInFile(conn)
+        projection = build(session, user_id, now=now, mod_ms=mod_ms, usn=stamps.usn + 1,
+                           only=answered, taken=taken)  # fmt: skip
+        write_rows(conn, projection.collection)
+        conn.execute("UPDATE col SET mod = ?, usn = ?", (mod_ms, stamps.usn + 1))
+        conn.commit()
+        # The bookkeeping recorded the kept file's objects at or below the usn before it: a
+        # note or card still so is one nothing changed since, and keeps its digest; the
+        # answered cards' rows, and any a sync (at the file's usn) or a device (-1) touched
+        # since, are read and digested again.
+        was = snapshot.recorded(session, user_id)
+        kept_digests = {
+            key: digest
+            for key, (digest, usn) in was.items()
+            if key[0] in (snapshot.NOTE, snapshot.CARD)
+            and 0 <= usn < kept.usn
+            and digest
+            and card_of(key[1]) not in answered
+        }
+        in_file = {
+            kind: [oid for (oid,) in conn.execute(f"SELECT id FROM {name}")]
+            for kind, name in ((snapshot.NOTE, "notes"), (snapshot.CARD, "cards"))
+        }
+        unknown = {oid for kind, oids in in_file.items() for oid in oids
+                   if (kind, oid) not in kept_digests}  # fmt: skip
+        found = snapshot.objects(read_collection(conn, only=unknown))
+        for kind, oids in in_file.items():
+            for oid in oids:
+                digest = kept_digests.get((kind, oid))
+                if digest is not None:
+                    found.digests[(kind, oid)] = digest
+        found.recorded = was
+        return found
+    finally:
+        conn.close()
+
+
+class TakenInFile(dict[int, int]):
+    """The revlog ids an open collection file holds, as `SchedulingContext.next_free` wants
+    them: looked up as they are probed, not read all (a log can have a hundred thousand)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__()
+        self.conn = conn
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(key) or (
+            self.conn.execute("SELECT 1 FROM revlog WHERE id = ?", (key,)).fetchone() is not None
+        )
+
+    def __missing__(self, key: int) -> int:
+        return key + 1  # a taken id's next candidate
+
+
+def _as_servers(path: Path) -> None:
+    """Objects a package marks as "not yet synced" (usn -1) become the server's: a device
+    that downloaded them must not send them back as its own changes. (Rows are built with
+    the server's usn.)"""
+    conn = sqlite3.connect(path)
+    try:
         models, decks, dconf = conn.execute("SELECT models, decks, dconf FROM col").fetchone()
         blobs = []
         for blob in (models, decks, dconf):

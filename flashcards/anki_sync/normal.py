@@ -27,7 +27,14 @@ from ..anki import schema
 from ..anki.export import LOCALE_SLOTS
 from ..errors import FlashcardsError
 from ..srs import study
-from ..storage.models import AnkiSyncSession, Card, ReviewLog, ReviewState, Subscription
+from ..storage.models import (
+    AnkiCollection,
+    AnkiSyncSession,
+    Card,
+    ReviewLog,
+    ReviewState,
+    Subscription,
+)
 from . import download, sessions, snapshot
 from .devices import Device
 from .sessions import to_ms
@@ -38,6 +45,9 @@ log = logging.getLogger(__name__)
 # A review id for a device's answer: the same answer (revlog id) sent twice is applied once.
 REVIEW_NAMESPACE = uuid.UUID("6b2f0b0e-5d1c-4b8a-9c57-2a4a9a0f1e11")
 GRAVE_KINDS = {snapshot.CARD: "cards", snapshot.NOTE: "notes", snapshot.DECK: "decks"}
+# The protocol's name of each kind, in the order of the sanity check's counts.
+WIRE_NAMES = {snapshot.CARD: "cards", snapshot.NOTE: "notes", snapshot.NOTETYPE: "models",
+              snapshot.DECK: "decks", snapshot.DECK_CONFIG: "dconf"}  # fmt: skip
 
 
 def _int(value: object, name: str) -> int:
@@ -55,14 +65,20 @@ def start(
     min_usn = _int(body.get("minUsn"), "minUsn")
     stamps = sessions.collection(session, device.user_id, now)
     usn = stamps.usn
+    if _up_to_date(session, device.user_id, stamps, min_usn):
+        # The device syncs its own answers to a collection that did not change since it last
+        # got it: nothing to send, so no build (a whole collection's, seconds for a big one).
+        nothing: dict[str, list[Any]] = {name: [] for name in WIRE_NAMES.values()}
+        counts = [snapshot.held(session, device.user_id, kind) for kind in WIRE_NAMES]
+        row.state = _state_of(usn, min_usn, nothing, [], counts)
+        row.updated_at = now
+        session.flush()
+        return {"cards": [], "notes": [], "decks": []}
     projection = download.build(session, device.user_id, now=now, mod_ms=to_ms(now), usn=usn)
     found = snapshot.objects(projection.collection)
     snapshot.record_changes(session, device.user_id, found, usn)
     graves: dict[str, list[int]] = {"cards": [], "notes": [], "decks": []}
-    pending: dict[str, list[Any]] = {"cards": [], "notes": [], "decks": [], "dconf": [],
-                                     "models": []}  # fmt: skip
-    wire_name = {snapshot.CARD: "cards", snapshot.NOTE: "notes", snapshot.DECK: "decks",
-                 snapshot.DECK_CONFIG: "dconf", snapshot.NOTETYPE: "models"}  # fmt: skip
+    pending: dict[str, list[Any]] = {name: [] for name in WIRE_NAMES.values()}
     for kind, oid, deleted in snapshot.changed_since(session, device.user_id, min_usn):
         if deleted:
             if kind in GRAVE_KINDS:
@@ -70,7 +86,7 @@ def start(
             continue
         payload = found.payloads.get((kind, oid))
         if payload is not None:
-            pending[wire_name[kind]].append(_stamped(kind, payload, usn))
+            pending[WIRE_NAMES[kind]].append(_stamped(kind, payload, usn))
     mark = stamps.log_marks.get(str(min_usn))
     revlog = [
         [*entry[:2], usn, *entry[3:]]
@@ -78,24 +94,33 @@ def start(
         if mark is None or log_id > mark
     ]
     c = projection.collection
-    row.state = {
-        "usn": usn,
-        "min_usn": min_usn,
-        "pending": pending,
-        "revlog": revlog,
-        "sent": 0,
-        "device_revlog": [],
-        "counts": [
-            len(c.cards),
-            len(c.notes),
-            1,
-            len(c.decks),
-            snapshot.held(session, device.user_id, snapshot.DECK_CONFIG),
-        ],
-    }
+    counts = [len(c.cards), len(c.notes), 1, len(c.decks),
+              snapshot.held(session, device.user_id, snapshot.DECK_CONFIG)]  # fmt: skip
+    row.state = _state_of(usn, min_usn, pending, revlog, counts)
     row.updated_at = now
     session.flush()
     return graves
+
+
+def _up_to_date(session: Session, user_id: int, stamps: AnkiCollection, min_usn: int) -> bool:
+    """Whether the device holds the collection as it is: it changed in nothing since the
+    bookkeeping last recorded it (same fingerprint), no object changed since the device's
+    `minUsn` or was deleted by a device, and no answer was written past its mark."""
+    mark = stamps.log_marks.get(str(min_usn))
+    return (
+        mark is not None
+        and bool(stamps.fingerprint)
+        and stamps.fingerprint == sessions.fingerprint(session, user_id)
+        and not snapshot.changed_since(session, user_id, min_usn)
+        and not snapshot.forgotten(session, user_id)
+        and download.newest_log_id(session, user_id) <= mark
+    )
+
+
+def _state_of(usn: int, min_usn: int, pending: dict[str, list[Any]], revlog: list[Any],
+              counts: list[int]) -> dict[str, Any]:  # fmt: skip
+    return {"usn": usn, "min_usn": min_usn, "pending": pending, "revlog": revlog, "sent": 0,
+            "device_revlog": [], "counts": counts}  # fmt: skip
 
 
 def _stamped(kind: int, payload: Any, usn: int) -> Any:

@@ -81,13 +81,38 @@ def collection(session: Session, user_id: int, now: datetime) -> AnkiCollection:
     return made
 
 
+@dataclass(frozen=True)
+class Fingerprint:
+    """`fingerprint`'s parts: a digest of all but the answers, and the answers' newest row
+    id and count, as 32 + 12 + 12 of its 64 hex digits (the 8 between are a digest of the
+    answers' newest id, count and time: an undone answer and a new one can leave the first
+    two as they were, as SQLite gives a freed id again)."""
+
+    rest: str
+    newest_log: int
+    logs: int
+
+    @classmethod
+    def parse(cls, text: str) -> Fingerprint | None:
+        try:
+            return cls(text[:32], int(text[40:52], 16), int(text[52:64], 16))
+        except ValueError:
+            return None
+
+
 def fingerprint(session: Session, user_id: int) -> str:
-    """A digest of what decides the person's collection: their answers, subscriptions (with
-    their overrides and pace), settings, clock, and the cards and texts of the decks they
-    study. Equal fingerprints, equal collections; a few indexed reads, not the collection."""
+    """What decides the person's collection: their answers, subscriptions (with their
+    overrides and pace), settings, clock, and the cards and texts of the decks they study.
+    Equal fingerprints, equal collections; a few indexed reads, not the collection. The
+    answers' part is kept readable (`Fingerprint`): a collection that changed by new answers
+    alone can be brought up to date card by card (`download`)."""
     subscribed = select(Subscription.deck_id).where(Subscription.user_id == user_id)
+    newest, count, latest = session.execute(
+        select(func.max(ReviewLog.id), func.count(), func.max(ReviewLog.reviewed_at)).where(
+            ReviewLog.user_id == user_id
+        )
+    ).one()
     parts: list[Any] = [
-        session.scalar(select(func.max(ReviewLog.id)).where(ReviewLog.user_id == user_id)),
         session.execute(
             select(User.timezone, User.day_start_hour).where(User.id == user_id)
         ).one_or_none(),
@@ -125,10 +150,12 @@ def fingerprint(session: Session, user_id: int) -> str:
             )
         ],
     ]
-    settings = parts[2]
+    settings = parts[1]
     if settings is not None:
-        parts[2] = {c.key: getattr(settings, c.key) for c in table(SchedulerSettings).columns}
-    return hashlib.sha256(repr(parts).encode()).hexdigest()
+        parts[1] = {c.key: getattr(settings, c.key) for c in table(SchedulerSettings).columns}
+    rest = hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+    answers = hashlib.sha256(repr((newest, count, latest)).encode()).hexdigest()[:8]
+    return f"{rest}{answers}{newest or 0:012x}{count:012x}"
 
 
 def has_cards(session: Session, user_id: int) -> bool:
@@ -147,11 +174,16 @@ def meta(session: Session, user_id: int, now: datetime) -> Meta:
     """The collection's stamps. Its `mod` is the one devices were last given while nothing
     changed since; after a change it is now, so that a device syncs to fetch it."""
     stamps = collection(session, user_id, now)
-    mod = stamps.mod
-    if not mod or fingerprint(session, user_id) != stamps.fingerprint:
-        mod = max(to_ms(now), stamps.mod + 1, stamps.scm)
+    mod = current_mod(stamps, fingerprint(session, user_id), now)
     return Meta(mod=mod, scm=stamps.scm, usn=stamps.usn, empty=not has_cards(session, user_id),
                 now=now)  # fmt: skip
+
+
+def current_mod(stamps: AnkiCollection, print_: str, now: datetime) -> int:
+    """The collection's `mod` (see `meta`), given its `fingerprint` now."""
+    if stamps.mod and print_ == stamps.fingerprint:
+        return stamps.mod
+    return max(to_ms(now), stamps.mod + 1, stamps.scm)
 
 
 def begin(session: Session, device: Device, session_key: str, now: datetime) -> None:

@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from ..anki import schema
-from ..anki.export import Collection
+from ..anki.collection_file import Collection
 from ..anki.tables import table
 from ..storage.models import AnkiSyncObject
 
@@ -36,13 +36,17 @@ def note_entry(row: tuple[Any, ...]) -> list[Any]:
     return entry
 
 
+# One encoder for every digest (`json.dumps` with options makes one per call).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
 def _digest(content: Any) -> str:
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    text = _CANONICAL.encode(content)
     return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
 
 def _without_stamps_row(row: list[Any], mod: int, usn: int) -> list[Any]:
-    return [v for i, v in enumerate(row) if i not in (mod, usn)]
+    return [*row[:mod], *row[mod + 1 : usn], *row[usn + 1 :]]  # mod before usn
 
 
 def _without_stamps(obj: dict[str, Any]) -> dict[str, Any]:
@@ -55,6 +59,9 @@ class Objects:
 
     digests: dict[tuple[int, int], str] = field(default_factory=dict)
     payloads: dict[tuple[int, int], Any] = field(default_factory=dict)
+
+    # The bookkeeping as read while finding them, if it was (`record_all` reuses it).
+    recorded: dict[tuple[int, int], tuple[str | None, int]] | None = None
 
     def add(self, kind: int, oid: int, digest: str, payload: Any) -> None:
         self.digests[(kind, oid)] = digest
@@ -78,15 +85,34 @@ def objects(built: Collection) -> Objects:
     return found
 
 
-def record_all(session: Session, user_id: int, found: Objects, usn: int) -> None:
-    """After a full download: the device holds exactly these objects, as of `usn`."""
-    session.execute(delete(AnkiSyncObject).where(AnkiSyncObject.user_id == user_id))
-    rows = [
-        {"user_id": user_id, "kind": kind, "oid": oid, "usn": usn, "digest": digest}
-        for (kind, oid), digest in found.digests.items()
-    ]
-    if rows:
-        session.execute(insert(table(AnkiSyncObject)), rows)
+def record_all(
+    session: Session, user_id: int, found: Objects, usn: int, was: Recorded | None = None
+) -> None:
+    """After a full download: the device holds exactly these objects, as of `usn`.
+
+    Written as a difference from what is recorded (`was`, if read already): objects new or
+    changed take `usn`, objects gone go; the others keep theirs, which is below it (the
+    device's next sync asks from above `usn`, another device's finds only what changed). A
+    download after a few answers rewrites a few rows.
+    """
+    objs = table(AnkiSyncObject)
+    known = {key: digest for key, (digest, _) in (was or recorded(session, user_id)).items()}
+    gone = [{"k": kind, "o": oid} for kind, oid in known.keys() - found.digests.keys()]
+    changed, added = [], []
+    for (kind, oid), digest in found.digests.items():
+        if (kind, oid) not in known:
+            added.append(
+                {"user_id": user_id, "kind": kind, "oid": oid, "usn": usn, "digest": digest}
+            )
+        elif known[(kind, oid)] != digest:
+            changed.append({"k": kind, "o": oid, "d": digest})
+    mine = (objs.c.user_id == user_id, objs.c.kind == bindparam("k"), objs.c.oid == bindparam("o"))
+    if gone:
+        session.execute(delete(objs).where(*mine), gone)
+    if changed:
+        session.execute(update(objs).where(*mine).values(digest=bindparam("d"), usn=usn), changed)
+    if added:
+        session.execute(insert(objs), added)
 
 
 def record_changes(session: Session, user_id: int, found: Objects, usn: int) -> None:
@@ -130,6 +156,30 @@ def forget(session: Session, user_id: int, keys: Iterable[tuple[int, int]]) -> N
     """Objects a device deleted: the next sync sends them again (we hold them)."""
     for key in keys:
         _set(session, user_id, key, -1, "")
+
+
+Recorded = dict[tuple[int, int], tuple[str | None, int]]
+
+
+def recorded(session: Session, user_id: int) -> Recorded:
+    """Each object's recorded digest and usn (a grave's digest is None, a forgotten one's
+    empty)."""
+    objs = table(AnkiSyncObject)
+    rows = session.execute(
+        select(objs.c.kind, objs.c.oid, objs.c.digest, objs.c.usn).where(objs.c.user_id == user_id)
+    )
+    return {(kind, oid): (digest, usn) for kind, oid, digest, usn in rows}
+
+
+def forgotten(session: Session, user_id: int) -> bool:
+    """Whether a device deleted objects we hold (`forget`), which the next sync sends."""
+    objs = table(AnkiSyncObject)
+    return (
+        session.scalar(
+            select(objs.c.oid).where(objs.c.user_id == user_id, objs.c.digest == "").limit(1)
+        )
+        is not None
+    )
 
 
 def changed_since(session: Session, user_id: int, min_usn: int) -> list[tuple[int, int, bool]]:

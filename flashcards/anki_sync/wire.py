@@ -149,3 +149,8 @@ def encode_json(value: Any) -> bytes:
 def compress(data: bytes) -> bytes:
     # Level 3 is zstd's default: at collection sizes it compresses at several hundred MB/s.
     return zstandard.ZstdCompressor(level=3).compress(data)
+
+
+def decompress(data: bytes, size: int) -> bytes:
+    """What `compress` made of `size` bytes (a file we keep, not a client's body)."""
+    return zstandard.ZstdDecompressor().decompress(data, max_output_size=size)

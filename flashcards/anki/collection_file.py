@@ -1,0 +1,91 @@
+"""A schema-11 collection file: what it holds (`Collection`), written and read with stdlib
+sqlite3. Shared by the package exporter and the sync server's downloads."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Set
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import schema
+from .timing import CRT
+
+
+@dataclass
+class Collection:
+    """What a schema-11 collection file holds."""
+
+    conf: dict[str, Any]
+    decks: list[dict[str, Any]]
+    dconf: list[dict[str, Any]]
+    mod_ms: int
+    notes: list[tuple[Any, ...]]
+    cards: list[tuple[Any, ...]]
+    revlog: list[tuple[Any, ...]]
+    scm_ms: int | None = None  # None: a package's, its `mod`
+    usn: int = 0
+
+
+def write_collection(path: Path, collection: Collection) -> None:
+    """A schema-11 SQLite collection at `path` (a new file)."""
+    conn = sqlite3.connect(path)
+    try:
+        # A new file nobody else reads until it is complete: no journal, no syncs to disk (a
+        # failure leaves a file that is thrown away anyway).
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+        schema.create(conn)
+        schema.write_col(
+            conn,
+            mod_ms=collection.mod_ms,
+            crt=CRT,
+            conf=collection.conf,
+            decks=collection.decks,
+            dconf=collection.dconf,
+            scm_ms=collection.scm_ms,
+            usn=collection.usn,
+        )
+        write_rows(conn, collection)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def write_rows(conn: sqlite3.Connection, collection: Collection) -> None:
+    """The collection's notes, cards and revlog rows into an open collection file."""
+    conn.executemany("INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?)", collection.notes)
+    conn.executemany(
+        "INSERT INTO cards VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", collection.cards
+    )
+    conn.executemany("INSERT INTO revlog VALUES (?,?,?,?,?,?,?,?,?)", collection.revlog)
+
+
+def read_collection(conn: sqlite3.Connection, only: Set[int] | None = None) -> Collection:
+    """What an open collection file written by `write_collection` holds; with `only`, the
+    notes and cards of those ids alone, and no revlog."""
+
+    def rows(name: str) -> list[Any]:
+        if only is None:
+            return conn.execute(f"SELECT * FROM {name} ORDER BY id").fetchall()
+        return conn.execute(
+            f"SELECT * FROM {name} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+            (json.dumps(sorted(only)),),
+        ).fetchall()
+
+    conf, decks, dconf, mod, scm, usn = conn.execute(
+        "SELECT conf, decks, dconf, mod, scm, usn FROM col"
+    ).fetchone()
+    return Collection(
+        json.loads(conf),
+        list(json.loads(decks).values()),
+        list(json.loads(dconf).values()),
+        mod,
+        rows("notes"),
+        rows("cards"),
+        rows("revlog") if only is None else [],
+        scm,
+        usn,
+    )

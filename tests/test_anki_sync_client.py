@@ -18,7 +18,7 @@ from fsrs import State
 from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.orm import Session
 
-from flashcards.srs import subscriptions
+from flashcards.srs import card_actions, subscriptions
 from flashcards.srs.queue import next_card
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
@@ -332,6 +332,27 @@ def test_answers_given_on_the_web_reach_the_device(
         assert card.type == 1  # learning, as here
         assert card.memory_state is not None
         assert card.memory_state.stability == pytest.approx(ours.stability, abs=1e-4)
+    finally:
+        col.close()
+
+
+def test_suspended_buried_and_flagged_cards_reach_the_device(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    with transaction(engine) as s:
+        first, second, third = card_ids(s, person.deck_ids[0])[:3]
+        card_actions.suspend(s, person.user_id, [first], now=utcnow())
+    col, auth = downloaded(tmp_path, server)
+    try:
+        assert col.get_card(ID_BASE + first * 64).queue == -1  # in the first download
+        with transaction(engine) as s:
+            card_actions.bury(s, person.user_id, [second], now=utcnow())
+            card_actions.set_flag(s, person.user_id, [third], 3, now=utcnow())
+            card_actions.suspend(s, person.user_id, [first], now=utcnow(), on=False)
+        col.sync_collection(auth, False)
+        assert col.get_card(ID_BASE + first * 64).queue >= 0  # back in its queue
+        assert col.get_card(ID_BASE + second * 64).queue == -3  # buried by hand
+        assert col.get_card(ID_BASE + third * 64).user_flag() == 3
     finally:
         col.close()
 

@@ -275,7 +275,7 @@ def deck_rows(
             # Tag and guid name the language the text is in, which may not be its (sub)deck's.
             lang = text.locale
             # With progress, the person's own tags and `leech` go with the card's.
-            card_tags = sched.tags(card) if sched is not None else card.tags
+            card_tags = sched.tags(card.id, card.tags) if sched is not None else card.tags
             tags = " ".join(["", *dict.fromkeys([deck.slug, f"lang::{lang}", *card_tags]), ""])
             mod = int(text.updated_at.timestamp())
             sfld = _sort_field(text.question)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -11,7 +12,7 @@ from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from ..srs.days import study_date
 from ..srs.marks import Marks
-from ..storage.models import Card, SchedulerSettings, User
+from ..storage.models import SchedulerSettings, User
 from .schema import memory_value
 from .timing import DAY, anki_day
 
@@ -52,9 +53,9 @@ class SchedulingContext:
     def today(self) -> date:
         return study_date(self.now, self.tz, self.day_start_hour)
 
-    def tags(self, card: Card) -> list[str]:
+    def tags(self, card_id: int, card_tags: Iterable[str]) -> list[str]:
         """The card's tags with the person's own and `leech`, as Anki keeps them on notes."""
-        return self.marks.get(card.id, Marks()).all_tags(card.tags)
+        return self.marks.get(card_id, Marks()).all_tags(card_tags)
 
     @property
     def parameters(self) -> tuple[float, ...]:

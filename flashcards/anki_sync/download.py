@@ -28,11 +28,13 @@ from ..anki.export import LOCALE_SLOTS, card_of, collection_conf, deck_rows, not
 from ..anki.scheduling_out import SchedulingContext
 from ..anki.tables import table
 from ..errors import NotFound
+from ..srs.marks import Marks, marks_from_row
 from ..srs.queue import new_allowance
 from ..srs.settings import scheduler_defaults
 from ..storage.models import (
     AnkiCollection,
     AnkiCollectionFile,
+    CardMark,
     Deck,
     ReviewLog,
     ReviewState,
@@ -150,6 +152,14 @@ def build(
         card_logs.append(log)
         logs_by_card[log.card_id] = card_logs
 
+    marks_t = table(CardMark)
+    of_marks = [marks_t.c.user_id == user_id]
+    if only is not None:
+        of_marks.append(marks_t.c.card_id.in_(only))
+    marks: dict[int, dict[int, Marks]] = {}
+    for row in session.execute(select(marks_t).where(*of_marks)):
+        marks.setdefault(row.deck_id, {})[row.card_id] = marks_from_row(row)
+
     taken_revlog_ids = {} if taken is None else taken  # unique across the collection
     default_sched = SchedulingContext(user, own, user.locale, {}, {}, now)
     decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000)]
@@ -171,6 +181,7 @@ def build(
                 states=states.get(deck.id, {}),
                 logs=logs.get(deck.id, {}),
                 now=now,
+                marks=marks.get(deck.id, {}),
                 next_free=taken_revlog_ids,
                 usn=SERVER_USN,
             )

@@ -24,6 +24,7 @@ from ..storage.models import (
     AnkiCollection,
     AnkiSyncSession,
     Card,
+    CardMark,
     CardText,
     DeckText,
     ReviewLog,
@@ -149,6 +150,10 @@ def fingerprint(session: Session, user_id: int) -> str:
                 .order_by(Subscription.deck_id)
             )
         ],
+        # Suspended, buried and flagged cards go to devices as Anki keeps them (few rows).
+        session.execute(
+            select(table(CardMark)).where(CardMark.user_id == user_id).order_by(CardMark.card_id)
+        ).all(),
     ]
     settings = parts[1]
     if settings is not None:

@@ -9,7 +9,8 @@ not grow with the rows shown; the filters are EXISTS and IN subqueries the index
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session, aliased
 
 from ..decks.access import visible_decks
 from ..decks.card_pages import clean_query, text_matches
+from ..errors import InvalidInput
 from ..people.accounts import user_clock
 from ..storage.models import (
     Card,
@@ -36,6 +38,7 @@ from .marks import LEECH_TAG
 
 PAGE_SIZE = 50
 MAX_PAGE = 100_000
+MAX_TEXT = 100  # characters of a deck slug or a tag asked for
 # fsrs.State's numbers; "new" is no state row at all.
 STATES = {"new": 0, "learning": 1, "review": 2, "relearning": 3}
 SORTS = ("due", "interval", "difficulty", "stability", "lapses", "reviews")
@@ -61,6 +64,9 @@ class Search:
     sort: SortName = "due"
     order: Order = "asc"
     page: int = 1
+
+
+_DEFAULT = Search()
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,58 @@ class BrowsePage:
     page: int  # within 1..pages
     pages: int
     search: Search
+
+
+_BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
+
+
+def parse_search(values: Mapping[str, str]) -> Search:
+    """A search from a query string (the page's links and filter form): InvalidInput naming
+    the first value that is not one of the field's. Empty values are "any"."""
+    given = {name: value.strip() for name, value in values.items() if value.strip()}
+    fields: dict[str, Any] = {"text": clean_query(given.get("q"))}
+    for name in ("deck", "tag"):
+        if name in given:
+            fields[name] = given[name][:MAX_TEXT]
+    choices: dict[str, Sequence[str]] = {
+        "state": tuple(STATES),
+        "sort": SORTS,
+        "order": ("asc", "desc"),
+    }
+    for name, allowed in choices.items():
+        if name in given:
+            if given[name] not in allowed:
+                raise InvalidInput(f"{name} is one of {', '.join(allowed)}", field=name)
+            fields[name] = given[name]
+    for name in ("due_from", "due_to"):
+        if name in given:
+            try:
+                fields[name] = date.fromisoformat(given[name])
+            except ValueError:
+                raise InvalidInput(f"{name} is a date (YYYY-MM-DD)", field=name) from None
+    for name in ("suspended", "leech", "reviewed_today"):
+        if name in given:
+            if given[name] not in _BOOLEANS:
+                raise InvalidInput(f"{name} is true or false", field=name)
+            fields[name] = _BOOLEANS[given[name]]
+    for name, low, high in (("flag", 0, 7), ("page", 1, MAX_PAGE)):
+        if name in given:
+            raw = given[name]
+            if not (raw.isascii() and raw.isdigit() and low <= int(raw) <= high):
+                raise InvalidInput(f"{name} is a whole number from {low} to {high}", field=name)
+            fields[name] = int(raw)
+    return Search(**fields)
+
+
+def search_args(search: Search) -> dict[str, str]:
+    """The query string of a search, without its defaults: what `parse_search` reads back."""
+    out: dict[str, str] = {}
+    for name, value in asdict(search).items():
+        if value is None or value == "" or value == getattr(_DEFAULT, name):
+            continue
+        key = "q" if name == "text" else name
+        out[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    return out
 
 
 def _scope(user_id: int) -> ColumnElement[bool]:

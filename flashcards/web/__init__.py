@@ -18,6 +18,7 @@ from . import (  # noqa: E402  (the modules register their routes on `bp`)
     account,
     apkg,
     auth,
+    browse,
     csrf,
     custom_study,
     deck_cards,

@@ -65,9 +65,7 @@ def test_bad_search_values_are_422_naming_the_field(client: FlaskClient, world: 
         assert_problem(client.get(f"/api/v1/cards{query}", headers=world.ana_h), 422, field)
 
 
-def test_bulk_actions_undo_and_refusals(
-    client: FlaskClient, world: World, engine: Engine
-) -> None:
+def test_bulk_actions_undo_and_refusals(client: FlaskClient, world: World, engine: Engine) -> None:
     a, b, c = world.cards
     r = _act(client, world, {"card_ids": [a, b], "action": "suspend"})
     assert r.status_code == 200, r.get_data(as_text=True)

@@ -51,9 +51,8 @@ def test_scope_is_studied_and_own_decks_never_another_persons(engine: Engine) ->
         s.execute(update(Card).where(Card.id == ids[2]).values(retired_at=NOW))
     assert _ids(engine, user) == [*ids[:2], *own_ids]
     assert _ids(engine, other) == their_ids
-    with transaction(engine) as s:
-        with pytest.raises(CardNotFound):
-            br.history(s, other, own_ids[0])
+    with transaction(engine) as s, pytest.raises(CardNotFound):
+        br.history(s, other, own_ids[0])
 
 
 def test_filters_each_narrow_the_page(engine: Engine) -> None:

@@ -14,7 +14,18 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Select, Text, and_, cast, exists, func, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    SQLColumnExpression,
+    Text,
+    and_,
+    cast,
+    exists,
+    func,
+    or_,
+    select,
+)
 from sqlalchemy.orm import Session, aliased
 
 from ..decks.access import visible_decks
@@ -185,45 +196,35 @@ def _has_tag(tag: str) -> ColumnElement[bool]:
     return or_(found, CardMark.leech.is_(True)) if tag == LEECH_TAG else found
 
 
-def _filtered(session: Session, user_id: int, search: Search, now: datetime) -> Select[Any]:
-    own = aliased(CardText)
-    default = aliased(CardText)
-    clock = user_clock(session, user_id)
-    interval = _interval(session)
-    query = (
-        select(
-            Card.id,
-            Card.key,
-            Card.tags.label("card_tags"),
-            Deck.slug,
-            Deck.default_locale,
-            own.locale.label("own_locale"),
-            own.question.label("own_question"),
-            default.question.label("default_question"),
-            ReviewState.state,
-            ReviewState.due,
-            interval.label("interval_days"),
-            ReviewState.stability,
-            ReviewState.difficulty,
-            ReviewState.reps,
-            ReviewState.lapses,
-            CardMark.suspended,
-            CardMark.buried_until,
-            CardMark.flag,
-            CardMark.leech,
-            CardMark.tags.label("own_tags"),
-            func.count().over().label("total"),
-        )
-        .select_from(Card)
-        .join(Deck, Deck.id == Card.deck_id)
+def _joined(query: Select[Any], user_id: int) -> Select[Any]:
+    return (
+        query.join(Deck, Deck.id == Card.deck_id)
         .outerjoin(ReviewState, (ReviewState.user_id == user_id) & (ReviewState.card_id == Card.id))
         .outerjoin(CardMark, (CardMark.user_id == user_id) & (CardMark.card_id == Card.id))
-        .outerjoin(
-            Subscription, (Subscription.user_id == user_id) & (Subscription.deck_id == Deck.id)
-        )
-        .outerjoin(own, (own.card_id == Card.id) & (own.locale == Subscription.locale))
-        .outerjoin(default, (default.card_id == Card.id) & (default.locale == Deck.default_locale))
-        .where(Card.retired_at.is_(None), _scope(user_id))
+    )
+
+
+def _order(search: Search, interval: ColumnElement[Any]) -> list[Any]:
+    column: SQLColumnExpression[Any] = {
+        "due": ReviewState.due,
+        "interval": interval,
+        "difficulty": ReviewState.difficulty,
+        "stability": ReviewState.stability,
+        "lapses": ReviewState.lapses,
+        "reviews": ReviewState.reps,
+    }[search.sort]
+    ordered = column.desc() if search.order == "desc" else column.asc()
+    # New cards have none of these: they come last either way, in deck order.
+    tie = Card.id.desc() if search.order == "desc" else Card.id.asc()
+    return [ordered.nulls_last(), Card.deck_id, Card.position, tie]
+
+
+def _matching(session: Session, user_id: int, search: Search, now: datetime) -> Select[Any]:
+    """The ids of the cards that match, in order, each with the count of all of them."""
+    clock = user_clock(session, user_id)
+    ids: list[Any] = [Card.id, func.count().over().label("total")]
+    query = _joined(select(*ids).select_from(Card), user_id).where(
+        Card.retired_at.is_(None), _scope(user_id)
     )
     text = clean_query(search.text)
     if text:
@@ -254,18 +255,49 @@ def _filtered(session: Session, user_id: int, search: Search, now: datetime) -> 
             ReviewLog.reviewed_at >= today,
         )
         query = query.where(answered if search.reviewed_today else ~answered)
-    column: ColumnElement[Any] = {
-        "due": ReviewState.due,
-        "interval": interval,
-        "difficulty": ReviewState.difficulty,
-        "stability": ReviewState.stability,
-        "lapses": ReviewState.lapses,
-        "reviews": ReviewState.reps,
-    }[search.sort]
-    ordered = column.desc() if search.order == "desc" else column.asc()
-    # New cards have none of these: they come last either way, in deck order.
-    tie = Card.id.desc() if search.order == "desc" else Card.id.asc()
-    return query.order_by(ordered.nulls_last(), Card.deck_id, Card.position, tie)
+    return query.order_by(*_order(search, _interval(session)))
+
+
+def _page(session: Session, user_id: int, search: Search, matching: Select[Any], page: int) -> Any:
+    """One statement: the page's ids first (sorted, counted, cut to the page), then only
+    those 50 rows joined to their texts, subscriptions and marks."""
+    chosen = matching.limit(PAGE_SIZE).offset((page - 1) * PAGE_SIZE).subquery("chosen")
+    own = aliased(CardText)
+    default = aliased(CardText)
+    interval = _interval(session)
+    shown: list[Any] = [
+        Card.id,
+        Card.key,
+        Card.tags.label("card_tags"),
+        Deck.slug,
+        Deck.default_locale,
+        own.locale.label("own_locale"),
+        own.question.label("own_question"),
+        default.question.label("default_question"),
+        ReviewState.state,
+        ReviewState.due,
+        interval.label("interval_days"),
+        ReviewState.stability,
+        ReviewState.difficulty,
+        ReviewState.reps,
+        ReviewState.lapses,
+        CardMark.suspended,
+        CardMark.buried_until,
+        CardMark.flag,
+        CardMark.leech,
+        CardMark.tags.label("own_tags"),
+        chosen.c.total,
+    ]
+    query = (
+        _joined(select(*shown).select_from(chosen).join(Card, Card.id == chosen.c.id), user_id)
+        .outerjoin(
+            Subscription, (Subscription.user_id == user_id) & (Subscription.deck_id == Deck.id)
+        )
+        .outerjoin(own, (own.card_id == Card.id) & (own.locale == Subscription.locale))
+        .outerjoin(default, (default.card_id == Card.id) & (default.locale == Deck.default_locale))
+        .order_by(*_order(search, interval))
+    )
+    return session.execute(query).all()
 
 
 def _card(row: Any) -> BrowsedCard:
@@ -295,14 +327,14 @@ def _card(row: Any) -> BrowsedCard:
 
 def browse(session: Session, user_id: int, search: Search, *, now: datetime) -> BrowsePage:
     """Page `search.page` of the cards matching `search` (clamped to the pages there are)."""
-    query = _filtered(session, user_id, search, now)
+    matching = _matching(session, user_id, search, now)
     page = min(max(1, search.page), MAX_PAGE)
-    rows = session.execute(query.limit(PAGE_SIZE).offset((page - 1) * PAGE_SIZE)).all()
+    rows = _page(session, user_id, search, matching, page)
     if not rows and page > 1:
         # Past the last page (a bookmark, a bulk action that emptied it): show the last one.
-        total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+        total = session.scalar(select(func.count()).select_from(matching.subquery())) or 0
         page = max(1, -(-total // PAGE_SIZE))
-        rows = session.execute(query.limit(PAGE_SIZE).offset((page - 1) * PAGE_SIZE)).all()
+        rows = _page(session, user_id, search, matching, page)
     total = rows[0].total if rows else 0
     pages = max(1, -(-total // PAGE_SIZE))
     return BrowsePage([_card(r) for r in rows], total, page, pages, search)

@@ -44,6 +44,7 @@ __all__ = [
     "apkg",
     "auth",
     "bp",
+    "browse",
     "custom_study",
     "deck_cards",
     "fsrs",

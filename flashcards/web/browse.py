@@ -104,7 +104,9 @@ def _back() -> Response:
         search = browse.parse_search(dict(request.form.items()))
     except InvalidInput:
         search = browse.Search()
-    keep = {k: v for k, v in browse.search_args(search).items() if k in request.form}
+    keep: dict[str, Any] = {
+        k: v for k, v in browse.search_args(search).items() if k in request.form
+    }
     return redirect(url_for("web.browse_page", **keep), code=303)
 
 

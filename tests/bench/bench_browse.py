@@ -76,8 +76,9 @@ def _load(engine: Engine, user_id: int) -> None:
             ids = s.scalars(select(Card.id).where(Card.deck_id == deck.id).order_by(Card.id))
             card_ids += [(card_id, deck.id) for card_id in ids]
     texts = [
-        {"card_id": card_id, "locale": locale, "question": f"{word} {card_id}: term {card_id % 997}",
-         "answer": f"answer {card_id}", "explanation": "", "updated_at": now}
+        {"card_id": card_id, "locale": locale, "answer": f"answer {card_id}",
+         "question": f"{word} {card_id}: term {card_id % 997}", "explanation": "",
+         "updated_at": now}
         for card_id, _deck in card_ids
         for locale, word in (("en", "Question"), ("ko", "질문"))
     ]  # fmt: skip
@@ -101,7 +102,8 @@ def _load(engine: Engine, user_id: int) -> None:
         states.append(
             {"user_id": user_id, "card_id": card_id, "deck_id": deck_id,
              "state": rng.choice((1, 2, 2, 2, 3)), "step": None, "stability": stability,
-             "difficulty": rng.uniform(1, 10), "due": now + timedelta(hours=rng.randint(-48, 2000)),
+             "difficulty": rng.uniform(1, 10),
+             "due": now + timedelta(hours=rng.randint(-48, 2000)),
              "last_review": now - timedelta(days=rng.randint(0, 30)), "reps": per_card,
              "lapses": rng.randint(0, 9), "introduced_at": first, "version": 1}
         )  # fmt: skip

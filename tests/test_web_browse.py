@@ -62,10 +62,14 @@ def test_browse_search_sort_bulk_actions_and_undo(
     )
     with transaction(loaded_engine) as s:
         assert not any(mk.card_marks(s, uid, int(i)).suspended for i in ids[:2])
-    page = _bulk(client, ids[2:4], "add_tag", tag="verbos")
+    page = _bulk(client, ids[2:4], "add_tag", action_tag="verbos")
     assert "Tagged 2 cards." in page
     assert PICK_RE.findall(client.get("/browse?tag=verbos").get_data(as_text=True)) == ids[2:4]
-    page = _bulk(client, ids[2:3], "flag", flag="3")
+    page = _bulk(client, ids[2:3], "flag", action_flag="3")
+    # Back to the page the form was on: its search, not the action's own fields.
+    form = {"csrf_token": csrf(client, "/browse"), "card_id": ids[5], "action": "flag"}
+    response = client.post("/browse/actions", data={**form, "action_flag": "1", "tag": "verbos"})
+    assert response.headers["Location"].endswith("/browse?tag=verbos")
     assert PICK_RE.findall(client.get("/browse?flag=3").get_data(as_text=True)) == ids[2:3]
     # A sort's links keep the filters and toggle the order.
     page = client.get("/browse?tag=verbos&sort=lapses").get_data(as_text=True)
@@ -83,9 +87,9 @@ def test_bad_values_are_said_and_nothing_written(
     ids = PICK_RE.findall(client.get("/browse").get_data(as_text=True))
     for action, extra, said in (
         ("explode", {}, "Choose what to do"),
-        ("add_tag", {"tag": "two words"}, "A tag is one word"),
+        ("add_tag", {"action_tag": "two words"}, "A tag is one word"),
         ("due", {"due": "soon"}, "Due in: a number of days"),
-        ("flag", {"flag": "12"}, "Choose a flag"),
+        ("flag", {"action_flag": "12"}, "Choose a flag"),
         ("due", {"due": "3"}, "still new"),  # new cards have no schedule to move
     ):
         assert said in _bulk(client, ids[:2], action, **extra)

@@ -140,14 +140,14 @@ def _action(uid: int, ids: list[int]) -> tuple[Callable[[], Any], str]:
         )
         return lambda: card_actions.bury(session, uid, ids, now=now, action_id=one), said
     if action == "flag":
-        raw = request.form.get("flag", "")
+        raw = request.form.get("action_flag", "")
         if not (raw.isascii() and raw.isdigit()):
             raise InvalidInput("flag must be 0 (none) to 7", field="flag")
         flag = int(raw)
         said = ngettext("Flagged %(num)d card.", "Flagged %(num)d cards.", n)
         return lambda: card_actions.set_flag(session, uid, ids, flag, now=now, action_id=one), said
     if action in ("add_tag", "remove_tag"):
-        tag = card_actions.check_tag(request.form.get("tag", ""))
+        tag = card_actions.check_tag(request.form.get("action_tag", ""))
         if action == "add_tag":
             said = ngettext("Tagged %(num)d card.", "Tagged %(num)d cards.", n)
             act = card_actions.add_tag

@@ -89,6 +89,18 @@ def test_filters_each_narrow_the_page(engine: Engine) -> None:
     assert _ids(engine, user, due_from=TODAY, due_to=TODAY + timedelta(days=3)) == [b, a]
     assert _ids(engine, user, deck="browse", state="review", flag=2) == [a]
     assert _ids(engine, user, deck="nothing") == []
+    assert _ids(engine, user, due_from=date.min, due_to=date.max) == [b, a, c]
+
+
+@pytest.mark.parametrize("timezone", ["Pacific/Kiritimati", "Pacific/Pago_Pago"])
+def test_the_calendars_ends_in_any_time_zone(engine: Engine, timezone: str) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s, timezone=timezone)
+        deck = f.make_deck(s, "far", 1)
+        f.subscribe(s, user, deck)
+        (card,) = f.card_ids(s, deck.id)
+        f.set_state(s, user, card, state=State.Review, due=NOW + timedelta(days=2))
+    assert _ids(engine, user, due_from=date.min, due_to=date.max) == [card]
 
 
 def test_reviewed_today_and_history(engine: Engine) -> None:

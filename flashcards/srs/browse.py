@@ -50,6 +50,7 @@ from .marks import LEECH_TAG
 PAGE_SIZE = 50
 MAX_PAGE = 100_000
 MAX_TEXT = 100  # characters of a deck slug or a tag asked for
+EARLIEST, LATEST = date(1970, 1, 1), date(9000, 1, 1)
 # fsrs.State's numbers; "new" is no state row at all.
 STATES = {"new": 0, "learning": 1, "review": 2, "relearning": 3}
 SORTS = ("due", "interval", "difficulty", "stability", "lapses", "reviews")
@@ -235,10 +236,14 @@ def _matching(session: Session, user_id: int, search: Search, now: datetime) -> 
         query = query.where(ReviewState.card_id.is_(None))
     elif search.state is not None:
         query = query.where(ReviewState.state == STATES[search.state])
+    # Dates beyond any card's due date are cut to the range's ends, where a time zone's
+    # offset cannot carry them past the year 1 or 9999.
     if search.due_from is not None:
-        query = query.where(ReviewState.due >= day_start(search.due_from, *clock))
+        first = min(max(search.due_from, EARLIEST), LATEST)
+        query = query.where(ReviewState.due >= day_start(first, *clock))
     if search.due_to is not None:
-        query = query.where(ReviewState.due < day_start(search.due_to + timedelta(days=1), *clock))
+        last = min(max(search.due_to, EARLIEST), LATEST)
+        query = query.where(ReviewState.due < day_start(last + timedelta(days=1), *clock))
     if search.flag is not None:
         query = query.where(func.coalesce(CardMark.flag, 0) == search.flag)
     if search.tag:

@@ -33,8 +33,6 @@ from .error_table import flash_error
 from .i18n import date_label, interval, one_decimal, when
 from .study import flag_names
 
-ACTIONS = ("suspend", "unsuspend", "bury", "flag", "add_tag", "remove_tag", "forget", "due")
-
 
 def state_names() -> dict[str, str]:
     return {

@@ -40,6 +40,10 @@ def _query_parameters() -> tuple[Query, ...]:
     for name, prop in properties.items():
         description = str(prop.pop("description", ""))
         prop.pop("title", None)
+        # A query parameter is absent rather than null: its schema is the value's alone.
+        kinds = [k for k in prop.pop("anyOf", []) if k.get("type") != "null"]
+        if kinds:
+            prop = {**kinds[0], **{k: v for k, v in prop.items() if v is not None}}
         out.append(Query(name, prop, description))
     return tuple(out)
 

@@ -5,10 +5,12 @@ address, bulk actions and their undo, a card's history, and other people's cards
 from __future__ import annotations
 
 import re
+from zoneinfo import ZoneInfo
 
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, select
 
+from flashcards.srs import browse as br
 from flashcards.srs import marks as mk
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import User
@@ -118,3 +120,18 @@ def test_history_and_other_peoples_cards(client: FlaskClient, loaded_engine: Eng
     assert response.status_code == 404
     with transaction(loaded_engine) as s:
         assert not mk.card_marks(s, _uid(loaded_engine), int(answered)).suspended
+
+
+def test_history_in_the_persons_language_and_time_zone(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client, language="es", timezone="Asia/Seoul")
+    subscribe(client, "es")
+    answer_shown_card(client, "3")
+    (answered,) = PICK_RE.findall(client.get("/browse?reviewed_today=true").get_data(as_text=True))
+    page = client.get(f"/browse/cards/{answered}").get_data(as_text=True)
+    assert "Historial de la tarjeta" in page and "Bien" in page and "Estabilidad" in page
+    with transaction(loaded_engine) as s:
+        history = br.history(s, _uid(loaded_engine), int(answered))
+    local = history.answers[0].reviewed_at.astimezone(ZoneInfo("Asia/Seoul"))
+    assert f"{local.hour}:{local.minute:02d}" in page  # Babel's short time, in Seoul

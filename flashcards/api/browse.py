@@ -3,8 +3,6 @@ action on a selection of cards (`srs/card_actions.py`)."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
 from typing import Any
 
 from flask import Response, request
@@ -104,42 +102,6 @@ def card_history(card_id: int) -> Response:
     )
 
 
-def _needs(body: CardActionsBody, name: str) -> Any:
-    value = getattr(body, name)
-    if value is None:
-        raise InvalidInput(f"{name} is required for {body.action}", field=name)
-    return value
-
-
-def _change(body: CardActionsBody, user_id: int) -> Callable[[], card_actions.ActionResult]:
-    session = db()
-    now = utcnow()
-    ids = body.card_ids
-    one = str(uuid.uuid4())
-    common: dict[str, Any] = {"now": now, "action_id": one}
-    match body.action:
-        case "suspend" | "unsuspend":
-            on = body.action == "suspend"
-            return lambda: card_actions.suspend(session, user_id, ids, on=on, **common)
-        case "bury":
-            return lambda: card_actions.bury(session, user_id, ids, **common)
-        case "unbury":
-            return lambda: card_actions.unbury(session, user_id, ids, **common)
-        case "flag":
-            flag = _needs(body, "flag")
-            return lambda: card_actions.set_flag(session, user_id, ids, flag, **common)
-        case "add_tag" | "remove_tag":
-            tag = card_actions.check_tag(_needs(body, "tag"))
-            act = card_actions.add_tag if body.action == "add_tag" else card_actions.remove_tag
-            return lambda: act(session, user_id, ids, tag, **common)
-        case "forget":
-            return lambda: card_actions.forget(session, user_id, ids, **common)
-        case "due":
-            days = card_actions.parse_due_days(_needs(body, "due"))
-            return lambda: card_actions.set_due(session, user_id, ids, days, **common)
-    raise AssertionError(body.action)  # the model admits no other
-
-
 @bp.post("/cards/actions")
 @documented(
     "actOnCards",
@@ -156,7 +118,21 @@ def _change(body: CardActionsBody, user_id: int) -> Callable[[], card_actions.Ac
 def act_on_cards() -> Response:
     user_id = current_user_id()
     body = parse_body(CardActionsBody)
-    change = _change(body, user_id)
+    session = db()
+    now = utcnow()
+
+    def change() -> card_actions.ActionResult:
+        return card_actions.act(
+            session,
+            user_id,
+            body.card_ids,
+            body.action,
+            now=now,
+            flag=body.flag,
+            tag=body.tag,
+            due=body.due,
+        )
+
     # Two first marks of one card at once meet at its primary key; the retry finds the row.
-    result = retrying(db(), change, retry_on=(IntegrityError,))
+    result = retrying(session, change, retry_on=(IntegrityError,))
     return reply(CardActionsReply(action_id=result.action_id, card_ids=list(result.card_ids)))

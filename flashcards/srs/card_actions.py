@@ -259,6 +259,52 @@ def remove_tag(
     )
 
 
+BULK_ACTIONS = (
+    "suspend", "unsuspend", "bury", "unbury", "flag", "add_tag", "remove_tag", "forget", "due"
+)  # fmt: skip
+
+
+def act(
+    session: Session,
+    user_id: int,
+    card_ids: Iterable[int],
+    action: str,
+    *,
+    now: datetime,
+    flag: int | None = None,
+    tag: str | None = None,
+    due: object = None,
+) -> ActionResult:
+    """One of BULK_ACTIONS by name, with the value it needs (`flag`, `tag` or `due`, as
+    `parse_due_days` reads it): the card browser's, on the web and in the API."""
+    ids = list(card_ids)
+
+    def needed(name: str, value: Any) -> Any:
+        if value is None:
+            raise InvalidInput(f"{name} is required for {action}", field=name)
+        return value
+
+    match action:
+        case "suspend" | "unsuspend":
+            return suspend(session, user_id, ids, now=now, on=action == "suspend")
+        case "bury":
+            return bury(session, user_id, ids, now=now)
+        case "unbury":
+            return unbury(session, user_id, ids, now=now)
+        case "flag":
+            return set_flag(session, user_id, ids, needed("flag", flag), now=now)
+        case "add_tag":
+            return add_tag(session, user_id, ids, needed("tag", tag), now=now)
+        case "remove_tag":
+            return remove_tag(session, user_id, ids, needed("tag", tag), now=now)
+        case "forget":
+            return forget(session, user_id, ids, now=now)
+        case "due":
+            days = parse_due_days(needed("due", due))
+            return set_due(session, user_id, ids, days, now=now)
+    raise InvalidInput(f"action is one of {', '.join(BULK_ACTIONS)}", field="action")
+
+
 def _visible(session: Session, user_id: int, card_ids: Iterable[int]) -> dict[int, int]:
     """The cards' decks, if the person may see every card; CardNotFound for the first not."""
     ids = list(dict.fromkeys(card_ids))

@@ -33,6 +33,9 @@ from .error_table import flash_error
 from .i18n import date_label, interval, one_decimal, when
 from .study import flag_names
 
+# The bulk form's choices, in its order.
+ACTIONS = ("suspend", "unsuspend", "bury", "flag", "add_tag", "remove_tag", "forget", "due")
+
 
 def state_names() -> dict[str, str]:
     return {
@@ -117,52 +120,32 @@ def _selection() -> list[int]:
     return ids
 
 
-def _action(uid: int, ids: list[int]) -> tuple[Callable[[], Any], str]:
-    """The chosen action as a call, and what to say once it is done."""
-    session = db()
-    now = utcnow()
-    action = request.form.get("action", "")
-    n = len(ids)
-    one = str(uuid.uuid4())
-    if action == "suspend" or action == "unsuspend":
-        on = action == "suspend"
-        said = (
-            ngettext("Suspended %(num)d card.", "Suspended %(num)d cards.", n)
-            if on
-            else ngettext("Unsuspended %(num)d card.", "Unsuspended %(num)d cards.", n)
-        )
-        return lambda: card_actions.suspend(session, uid, ids, now=now, on=on, action_id=one), said
-    if action == "bury":
-        said = ngettext(
+def _done(action: str, n: int) -> str:
+    """What to say once the action is done to `n` cards."""
+    said = {
+        "suspend": lambda: ngettext("Suspended %(num)d card.", "Suspended %(num)d cards.", n),
+        "unsuspend": lambda: ngettext("Unsuspended %(num)d card.", "Unsuspended %(num)d cards.", n),
+        "bury": lambda: ngettext(
             "Buried %(num)d card until tomorrow.", "Buried %(num)d cards until tomorrow.", n
-        )
-        return lambda: card_actions.bury(session, uid, ids, now=now, action_id=one), said
-    if action == "flag":
-        raw = request.form.get("action_flag", "")
-        if not (raw.isascii() and raw.isdigit()):
-            raise InvalidInput("flag must be 0 (none) to 7", field="flag")
-        flag = int(raw)
-        said = ngettext("Flagged %(num)d card.", "Flagged %(num)d cards.", n)
-        return lambda: card_actions.set_flag(session, uid, ids, flag, now=now, action_id=one), said
-    if action in ("add_tag", "remove_tag"):
-        tag = card_actions.check_tag(request.form.get("action_tag", ""))
-        if action == "add_tag":
-            said = ngettext("Tagged %(num)d card.", "Tagged %(num)d cards.", n)
-            act = card_actions.add_tag
-        else:
-            said = ngettext("Untagged %(num)d card.", "Untagged %(num)d cards.", n)
-            act = card_actions.remove_tag
-        return lambda: act(session, uid, ids, tag, now=now, action_id=one), said
-    if action == "forget":
-        said = ngettext(
+        ),
+        "flag": lambda: ngettext("Flagged %(num)d card.", "Flagged %(num)d cards.", n),
+        "add_tag": lambda: ngettext("Tagged %(num)d card.", "Tagged %(num)d cards.", n),
+        "remove_tag": lambda: ngettext("Untagged %(num)d card.", "Untagged %(num)d cards.", n),
+        "forget": lambda: ngettext(
             "Forgot %(num)d card: it starts over.", "Forgot %(num)d cards: they start over.", n
-        )
-        return lambda: card_actions.forget(session, uid, ids, now=now, action_id=one), said
-    if action == "due":
-        days = card_actions.parse_due_days(request.form.get("due", ""))
-        said = ngettext("Rescheduled %(num)d card.", "Rescheduled %(num)d cards.", n)
-        return lambda: card_actions.set_due(session, uid, ids, days, now=now, action_id=one), said
-    raise InvalidInput("choose an action", field="action")
+        ),
+        "due": lambda: ngettext("Rescheduled %(num)d card.", "Rescheduled %(num)d cards.", n),
+    }
+    return str(said[action]())
+
+
+def _flag() -> int | None:
+    raw = request.form.get("action_flag", "")
+    if not raw:
+        return None
+    if not (raw.isascii() and raw.isdigit() and len(raw) < 3):
+        raise InvalidInput("flag must be 0 (none) to 7", field="flag")
+    return int(raw)
 
 
 _FORM_ERRORS: dict[str, Callable[[], str]] = {
@@ -189,7 +172,17 @@ def browse_actions() -> Response:
         ids = _selection()
         if not ids:
             raise InvalidInput("no cards given", field="card_ids")
-        change, said = _action(uid, ids)
+        action = request.form.get("action", "")
+        if action not in ACTIONS:  # unbury: the browser's page shows no buried state to undo
+            raise InvalidInput("choose an action", field="action")
+        flag, tag, due = _flag(), request.form.get("action_tag"), request.form.get("due")
+        now = utcnow()
+
+        def change() -> card_actions.ActionResult:
+            return card_actions.act(
+                session, uid, ids, action, now=now, flag=flag, tag=tag or None, due=due or None
+            )
+
         # Two first marks of one card at once meet at its primary key; the retry finds the row.
         retrying(session, change, retry_on=(IntegrityError,))
     except InvalidInput as exc:
@@ -200,7 +193,7 @@ def browse_actions() -> Response:
         session.rollback()
         flash_error(exc)
         return _back()
-    flash(said)
+    flash(_done(action, len(ids)))
     return _back()
 
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from schemathesis import checks
 from sqlalchemy import Engine, select
 
-from flashcards.api import cards, study
+from flashcards.api import browse, cards, study
 from flashcards.api.openapi import OPERATIONS
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, Deck
@@ -40,7 +40,7 @@ SLOW = {("/api/v1/tokens", "post"), ("/api/v1/users", "post"), ("/api/v1/me/pass
 STUDY_IDS = {
     operation.operation_id
     for view, operation in OPERATIONS.items()
-    if view.__module__ in (study.__name__, cards.__name__)
+    if view.__module__ in (study.__name__, cards.__name__, browse.__name__)
 }
 
 
@@ -55,6 +55,9 @@ def use_real_ids(case: Any, data: st.DataObject, slugs: list[str], cards: list[i
     if isinstance(case.body, dict) and "card_id" in case.body:
         case.body["card_id"] = data.draw(st.sampled_from(cards), label="card_id")
         case.body.pop("reviewed_at", None)  # else nearly always before the last review
+    if isinstance(case.body, dict) and "card_ids" in case.body:
+        chosen = st.lists(st.sampled_from(cards), min_size=1, max_size=3)
+        case.body["card_ids"] = data.draw(chosen, label="card_ids")
 
 
 def run_operation(
@@ -113,7 +116,7 @@ def test_every_operation_conforms_and_never_500(app: Flask, loaded_engine: Engin
         for operation in operations
         if operation.definition.raw["operationId"] in STUDY_IDS
     }
-    assert len(study_operations) == len(STUDY_IDS) == 11
+    assert len(study_operations) == len(STUDY_IDS) == 14
     operations.sort(key=lambda operation: (operation.path, operation.method.lower()) == REVOKE)
     for operation in operations:
         key = (operation.path, operation.method.lower())

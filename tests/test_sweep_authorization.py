@@ -75,6 +75,9 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/api/v1/cards/<int:card_id>", "PATCH"): Probe(
         "/api/v1/cards/{card}", {"suspended": True}, member=404
     ),
+    ("/api/v1/cards/<int:card_id>/history", "GET"): Probe(
+        "/api/v1/cards/{card}/history", member=404
+    ),
     ("/api/v1/decks/<slug>", "DELETE"): Probe("/api/v1/decks/{private}", member=404),
     ("/api/v1/decks/<slug>/export.apkg", "GET"): Probe(
         "/api/v1/decks/{private}/export.apkg", member=404
@@ -158,6 +161,7 @@ ROUTES: dict[tuple[str, str], Probe] = {
         cross_body={"user_id": "{bob}"},
     ),
     # Web: Alice's own objects
+    ("/browse/cards/<int:card_id>", "GET"): Probe("/browse/cards/{card}", member=404),
     ("/decks/<slug>", "GET"): Probe("/decks/{private}", member=404),
     ("/decks/<slug>/apkg", "GET"): Probe("/decks/{private}/apkg", member=404),
     ("/decks/<slug>/cards", "GET"): Probe("/decks/{private}/cards", member=404),
@@ -467,11 +471,15 @@ def test_ids_in_bodies_and_queries(
         ("POST", "/api/v1/reviews", review),
         ("GET", f"/api/v1/study/next?deck={slug}", None),
         ("POST", "/api/v1/reviews/undo", {"card_id": card_id}),
+        ("POST", "/api/v1/cards/actions", {"card_ids": [card_id], "action": "suspend"}),
     ]:
         r = bob(method, url, body)
         # 409 from undo: Bob has no answer to undo; nothing about Alice's card is said.
         assert r.status_code in (404, 409, 422), (url, r.status_code, r.get_json())
         assert not any(secret in r.get_data(as_text=True) for secret in SECRETS)
+    # A search's deck is a filter, not a lookup: another's deck matches nothing, as no deck.
+    found = bob("GET", f"/api/v1/cards?deck={slug}", None).get_json()
+    assert found["total"] == 0 and found["cards"] == []
     assert dump(engine) == before
 
 
@@ -485,6 +493,9 @@ def test_ids_in_the_study_forms(
     before = dump(engine)
     page = bob("GET", f"/study?deck={slug}", None)
     assert page.status_code == 404, page.status_code
+    # The browser's bulk form answers another's card as no card at all.
+    r = bob("POST", "/browse/actions", {"card_id": str(card_id), "action": "suspend"})
+    assert r.status_code == 404 and not any(s in r.get_data(as_text=True) for s in SECRETS)
     for url, body in [("/study/answer", answer), ("/study/undo", {"deck": slug})]:
         r = bob("POST", url, body)
         # The forms redirect back with a message; the card and deck stay unnamed.

@@ -13,7 +13,7 @@ from ..srs.card_actions import FLAGS, MAX_DUE_DAYS
 from .models import WHOLE, Body, Reply
 from .models_study import CardStateBody
 
-_DUE_PATTERN = r"^\d{1,5}(-\d{1,5})?$"
+DUE_PATTERN = r"^\d{1,5}(-\d{1,5})?$"
 
 
 class CardText(Reply):
@@ -60,7 +60,7 @@ class CardPatch(Body):
         None, description="true: start the card over as if new, its history kept."
     )
     due: (
-        Annotated[str, Field(pattern=_DUE_PATTERN)]
+        Annotated[str, Field(pattern=DUE_PATTERN)]
         | Annotated[int, Field(ge=0, le=MAX_DUE_DAYS), WHOLE]
         | None
     ) = Field(

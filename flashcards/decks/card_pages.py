@@ -56,7 +56,7 @@ def clean_query(raw: str | None) -> str:
     return unicodedata.normalize("NFC", (raw or "").replace("\x00", "")).strip()[:MAX_QUERY]
 
 
-def _matches(query: str) -> ColumnElement[bool]:
+def text_matches(query: str) -> ColumnElement[bool]:
     # The query is lowered here, where Python knows every script's case ("ESPAÑOL"); SQLite's
     # lower() knows only ASCII's, so there a capital "Ñ" in a card's text stays one.
     # autoescape: "%" and "_" in a search are the characters, not wildcards.
@@ -77,7 +77,9 @@ def card_page(session: Session, deck_id: int, *, query: str = "", page: int = 1)
     if query:
         live = live.where(
             Card.id.in_(
-                select(CardText.card_id).join(Card).where(Card.deck_id == deck_id, _matches(query))
+                select(CardText.card_id)
+                .join(Card)
+                .where(Card.deck_id == deck_id, text_matches(query))
             )
         )
     total = session.scalar(select(func.count()).select_from(live.subquery())) or 0

@@ -30,7 +30,7 @@ from ..people.accounts import user_clock
 from ..storage.models import Card, Deck
 from ..storage.schema import MAX_ID
 from .days import Clock, day_start, study_date
-from .marks import Marks, marks_from_row, record, state_json, write_marks, write_state
+from .marks import LEECH_TAG, Marks, marks_from_row, record, state_json, write_marks, write_state
 from .state_rows import rs
 
 # Anki's flags: 0 none, then red, orange, green, blue, pink, turquoise, purple.
@@ -200,6 +200,109 @@ def set_due(
         return {"due": max(due, now) if picked == 0 else due}
 
     return _act(session, user_id, card_ids, "due", now, None, change, action_id)
+
+
+MAX_TAG = 100
+
+
+def check_tag(tag: object) -> str:
+    """A tag as Anki allows it: one word (no spaces), at most MAX_TAG characters; `leech` is
+    the leech mark's, set by answers."""
+    cleaned = tag.strip() if isinstance(tag, str) else ""
+    if not cleaned or len(cleaned) > MAX_TAG or any(c.isspace() or c == "\x00" for c in cleaned):
+        raise InvalidInput(f"a tag is one word of at most {MAX_TAG} characters", field="tag")
+    if cleaned.casefold() == LEECH_TAG:
+        raise InvalidInput("the leech tag is set by leech detection", field="tag")
+    return cleaned
+
+
+def add_tag(
+    session: Session,
+    user_id: int,
+    card_ids: Iterable[int],
+    tag: str,
+    *,
+    now: datetime,
+    action_id: str | None = None,
+) -> ActionResult:
+    """Add one of the person's own tags to the cards (their own: the card's are the deck's)."""
+    tag = check_tag(tag)
+    return _act(
+        session,
+        user_id,
+        card_ids,
+        "tag",
+        now,
+        lambda m, _c: m if tag in m.tags else replace(m, tags=(*m.tags, tag)),
+        action_id=action_id,
+    )
+
+
+def remove_tag(
+    session: Session,
+    user_id: int,
+    card_ids: Iterable[int],
+    tag: str,
+    *,
+    now: datetime,
+    action_id: str | None = None,
+) -> ActionResult:
+    tag = check_tag(tag)
+    return _act(
+        session,
+        user_id,
+        card_ids,
+        "untag",
+        now,
+        lambda m, _c: replace(m, tags=tuple(t for t in m.tags if t != tag)),
+        action_id=action_id,
+    )
+
+
+BULK_ACTIONS = (
+    "suspend", "unsuspend", "bury", "unbury", "flag", "add_tag", "remove_tag", "forget", "due"
+)  # fmt: skip
+
+
+def act(
+    session: Session,
+    user_id: int,
+    card_ids: Iterable[int],
+    action: str,
+    *,
+    now: datetime,
+    flag: int | None = None,
+    tag: str | None = None,
+    due: object = None,
+) -> ActionResult:
+    """One of BULK_ACTIONS by name, with the value it needs (`flag`, `tag` or `due`, as
+    `parse_due_days` reads it): the card browser's, on the web and in the API."""
+    ids = list(card_ids)
+
+    def needed(name: str, value: Any) -> Any:
+        if value is None:
+            raise InvalidInput(f"{name} is required for {action}", field=name)
+        return value
+
+    match action:
+        case "suspend" | "unsuspend":
+            return suspend(session, user_id, ids, now=now, on=action == "suspend")
+        case "bury":
+            return bury(session, user_id, ids, now=now)
+        case "unbury":
+            return unbury(session, user_id, ids, now=now)
+        case "flag":
+            return set_flag(session, user_id, ids, needed("flag", flag), now=now)
+        case "add_tag":
+            return add_tag(session, user_id, ids, needed("tag", tag), now=now)
+        case "remove_tag":
+            return remove_tag(session, user_id, ids, needed("tag", tag), now=now)
+        case "forget":
+            return forget(session, user_id, ids, now=now)
+        case "due":
+            days = parse_due_days(needed("due", due))
+            return set_due(session, user_id, ids, days, now=now)
+    raise InvalidInput(f"action is one of {', '.join(BULK_ACTIONS)}", field="action")
 
 
 def _visible(session: Session, user_id: int, card_ids: Iterable[int]) -> dict[int, int]:

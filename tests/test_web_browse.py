@@ -1,0 +1,137 @@
+"""The card browser's pages through the Flask test client: search and sort kept in the
+address, bulk actions and their undo, a card's history, and other people's cards answering
+404. SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import re
+from zoneinfo import ZoneInfo
+
+from flask.testing import FlaskClient
+from sqlalchemy import Engine, select
+
+from flashcards.srs import browse as br
+from flashcards.srs import marks as mk
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import User
+
+from . import factories as f
+from .web_helpers import answer_shown_card, csrf, sign_up, subscribe
+
+PICK_RE = re.compile(r'name="card_id" value="(\d+)"')
+
+
+def _uid(engine: Engine, email: str = "ana@example.com") -> int:
+    with transaction(engine) as s:
+        found = s.scalar(select(User.id).where(User.email == email))
+        assert found is not None
+        return found
+
+
+def _bulk(client: FlaskClient, ids: list[str], action: str, **extra: str) -> str:
+    form = {"csrf_token": csrf(client, "/browse"), "card_id": ids, "action": action, **extra}
+    response = client.post("/browse/actions", data=form)
+    assert response.status_code == 303, response.get_data(as_text=True)
+    return client.get(response.headers["Location"]).get_data(as_text=True)
+
+
+def test_browse_search_sort_bulk_actions_and_undo(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    subscribe(client, "en")
+    page = client.get("/browse").get_data(as_text=True)
+    assert 'href="/browse"' in client.get("/").get_data(as_text=True)  # in the nav
+    ids = PICK_RE.findall(page)
+    assert len(ids) == 15  # the shipped deck's cards
+    page = _bulk(client, ids[:2], "suspend", q="", state="new", sort="lapses", order="desc")
+    assert "Suspended 2 cards." in page
+    uid = _uid(loaded_engine)
+    with transaction(loaded_engine) as s:
+        assert all(mk.card_marks(s, uid, int(i)).suspended for i in ids[:2])
+    suspended = client.get("/browse?suspended=true").get_data(as_text=True)
+    assert PICK_RE.findall(suspended) == ids[:2]
+    assert suspended.count('data-mark="suspended"') == 2
+    # The undo puts both back in one step, and the search is kept on the way back.
+    undo = re.search(r'name="action_id" value="([^"]+)"', suspended)
+    assert undo
+    response = client.post(
+        "/browse/undo",
+        data={"csrf_token": csrf(client, "/browse"), "action_id": undo[1], "suspended": "true"},
+    )
+    assert response.status_code == 303 and response.headers["Location"].endswith(
+        "/browse?suspended=true"
+    )
+    with transaction(loaded_engine) as s:
+        assert not any(mk.card_marks(s, uid, int(i)).suspended for i in ids[:2])
+    page = _bulk(client, ids[2:4], "add_tag", action_tag="verbos")
+    assert "Tagged 2 cards." in page
+    assert PICK_RE.findall(client.get("/browse?tag=verbos").get_data(as_text=True)) == ids[2:4]
+    page = _bulk(client, ids[2:3], "flag", action_flag="3")
+    # Back to the page the form was on: its search, not the action's own fields.
+    form = {"csrf_token": csrf(client, "/browse"), "card_id": ids[5], "action": "flag"}
+    response = client.post("/browse/actions", data={**form, "action_flag": "1", "tag": "verbos"})
+    assert response.headers["Location"].endswith("/browse?tag=verbos")
+    assert PICK_RE.findall(client.get("/browse?flag=3").get_data(as_text=True)) == ids[2:3]
+    # A sort's links keep the filters and toggle the order.
+    page = client.get("/browse?tag=verbos&sort=lapses").get_data(as_text=True)
+    assert 'href="/browse?tag=verbos&amp;sort=lapses&amp;order=desc"' in page
+    assert 'aria-sort="ascending"' in page
+
+
+def test_bad_values_are_said_and_nothing_written(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    subscribe(client, "en")
+    page = client.get("/browse?state=sleeping&flag=9&page=x")
+    assert page.status_code == 200 and "could not be read" in page.get_data(as_text=True)
+    ids = PICK_RE.findall(client.get("/browse").get_data(as_text=True))
+    for action, extra, said in (
+        ("explode", {}, "Choose what to do"),
+        ("add_tag", {"action_tag": "two words"}, "A tag is one word"),
+        ("due", {"due": "soon"}, "Due in: a number of days"),
+        ("flag", {"action_flag": "12"}, "Choose a flag"),
+        ("due", {"due": "3"}, "still new"),  # new cards have no schedule to move
+    ):
+        assert said in _bulk(client, ids[:2], action, **extra)
+    assert "Select at least one card" in _bulk(client, [], "suspend")
+    uid = _uid(loaded_engine)
+    with transaction(loaded_engine) as s:
+        assert mk.card_marks(s, uid, int(ids[0])) == mk.Marks()
+
+
+def test_history_and_other_peoples_cards(client: FlaskClient, loaded_engine: Engine) -> None:
+    sign_up(client)
+    subscribe(client, "en")
+    answer_shown_card(client, "3")
+    page = client.get("/browse?reviewed_today=true").get_data(as_text=True)
+    (answered,) = PICK_RE.findall(page)
+    history = client.get(f"/browse/cards/{answered}").get_data(as_text=True)
+    assert "Good" in history and "<svg" in history and "Show as a table" in history
+    with transaction(loaded_engine) as s:
+        other = f.make_user(s, email="bo@example.com")
+        theirs = f.make_deck(s, "bos-own", 2, owner_user_id=other)
+        hidden = f.card_ids(s, theirs.id)[0]
+    assert client.get(f"/browse/cards/{hidden}").status_code == 404
+    assert client.get("/browse/cards/99999999999999").status_code == 404
+    form = {"csrf_token": csrf(client, "/browse"), "card_id": [answered, str(hidden)]}
+    response = client.post("/browse/actions", data={**form, "action": "suspend"})
+    assert response.status_code == 404
+    with transaction(loaded_engine) as s:
+        assert not mk.card_marks(s, _uid(loaded_engine), int(answered)).suspended
+
+
+def test_history_in_the_persons_language_and_time_zone(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client, language="es", timezone="Asia/Seoul")
+    subscribe(client, "es")
+    answer_shown_card(client, "3")
+    (answered,) = PICK_RE.findall(client.get("/browse?reviewed_today=true").get_data(as_text=True))
+    page = client.get(f"/browse/cards/{answered}").get_data(as_text=True)
+    assert "Historial de la tarjeta" in page and "Bien" in page and "Estabilidad" in page
+    with transaction(loaded_engine) as s:
+        history = br.history(s, _uid(loaded_engine), int(answered))
+    local = history.answers[0].reviewed_at.astimezone(ZoneInfo("Asia/Seoul"))
+    assert f"{local.hour}:{local.minute:02d}" in page  # Babel's short time, in Seoul

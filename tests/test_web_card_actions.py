@@ -150,7 +150,7 @@ def test_a_team_lead_gets_an_edit_link_on_the_review_page(
         f.subscribe(s, lead, deck)
         team_id, slug = team.id, deck.slug
     page = client.get("/study").get_data(as_text=True)
-    assert f'id="edit-card" class="link" href="/teams/{team_id}/decks/{slug}"' in page
+    assert f'id="edit-card" class="link" href="/teams/{team_id}/decks/{slug}/cards/' in page
 
 
 def test_the_leech_list_shows_leeches_and_unsuspends_them(

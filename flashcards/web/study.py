@@ -255,8 +255,12 @@ def _card_controls(session: Any, uid: int, card_id: int) -> dict[str, Any]:
     edit it (None: the person may not)."""
     place = cards.edit_place(session, uid, card_id)
     edit_url = None
-    if place is not None:
-        edit_url = url_for("web.team_deck_page", team_id=place[0], slug=place[1])
+    if place is not None and place.team_id is None:
+        edit_url = url_for("web.own_card_page", slug=place.slug, key=place.key)
+    elif place is not None:
+        edit_url = url_for(
+            "web.team_card_page", team_id=place.team_id, slug=place.slug, key=place.key
+        )
     return {
         "card_marks": marks.card_marks(session, uid, card_id),
         "flag_names": flag_names(),

@@ -112,7 +112,9 @@ def _session_page() -> str | Response:
     clock = user_clock(session, uid)  # read once: the queue and the preview both need it
     card, counts = queue.next_card(session, uid, now=now, deck_id=_deck_id(uid, slug), clock=clock)
     # The undo form names the answer it undoes: sent twice, it undoes that one only once.
-    undo_review_id = study.undoable(session, uid, now=now)
+    undoable = study.undoable_what(session, uid, now=now)
+    undo_review_id = undoable[0] if undoable else None
+    undo_label = undo_wording(undoable[1]) if undoable else None
     if card is None:
         next_at: datetime | None = stats.next_due(session, uid, now=now, deck_slug=slug)
         subscribed = next_at is not None or stats.is_subscribed(session, uid, deck_slug=slug)
@@ -125,6 +127,7 @@ def _session_page() -> str | Response:
             counts=counts,
             deck_slug=slug,
             undo_review_id=undo_review_id,
+            undo_label=undo_label,
             subscribed=subscribed,
             next_at=next_at,
             next_when=when(next_at) if next_at else None,
@@ -143,6 +146,7 @@ def _session_page() -> str | Response:
         buttons=buttons,
         review_id=review_id,
         undo_review_id=undo_review_id,
+        undo_label=undo_label,
         deck_slug=slug,
         deck_title=deck_title,
         deck_title_locale=deck_title_locale,
@@ -235,6 +239,21 @@ def undo() -> Response:
 
 
 # --- Actions on the card shown: bury, suspend, flag (Anki's keys: -, @, Ctrl+1..7), edit ---
+
+
+def undo_wording(what: str) -> str:
+    """The undo button's words: what it undoes, an answer or an action on the card."""
+    labels = {
+        "answer": _("Undo answer"),
+        "suspend": _("Undo suspend"),
+        "unsuspend": _("Undo unsuspend"),
+        "bury": _("Undo bury"),
+        "unbury": _("Undo unbury"),
+        "flag": _("Undo flag"),
+        "forget": _("Undo forget"),
+        "due": _("Undo set due date"),
+    }
+    return str(labels.get(what, _("Undo last action")))
 
 
 def flag_names() -> dict[int, str]:

@@ -230,6 +230,8 @@ def test_the_web_pages_make_and_edit_own_decks(client: FlaskClient, engine: Engi
     cards_url = r.headers["Location"]
     assert re.fullmatch(r"/decks/user\d+-kitchen/cards", cards_url)
     slug = cards_url.split("/")[2]
+    assert client.get(f"/decks/{slug}").status_code == 200  # empty, and shown as such
+    assert "Kitchen" in client.get("/").get_data(as_text=True)  # studied at once
     page = client.get(cards_url).get_data(as_text=True)
     assert "Add a card" in page and 'name="tags"' in page
     form = {"csrf_token": csrf(client, cards_url), "question": "spoon", "answer": "cuchara",
@@ -297,3 +299,9 @@ def test_anki_imports_an_own_deck_made_on_the_web(engine: Engine, tmp_path: Path
         assert [c.type for c in studied] != [0]  # answered: no longer a new card
     finally:
         col.close()
+
+
+def test_the_settings_page_links_to_study_options_and_leeches(client: FlaskClient) -> None:
+    sign_up(client)
+    page = client.get("/settings").get_data(as_text=True)
+    assert 'href="/study-options"' in page and 'href="/leeches"' in page

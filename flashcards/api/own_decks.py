@@ -12,6 +12,7 @@ from ..decks.card_pages import CardRow, card_texts
 from ..errors import NotFound
 from ..http.request_db import db, writes
 from ..srs import subscriptions
+from ..storage.models import DeckText
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp
@@ -55,7 +56,8 @@ def create_deck() -> Response:
         attempts=3,
     )
     locales = subscriptions.deck_locales(session, deck.id)
-    return reply(OwnDeck.of(deck, " ".join(body.title.split()), locales), 201)
+    title = session.get(DeckText, (deck.id, deck.default_locale))
+    return reply(OwnDeck.of(deck, title.title if title else deck.slug, locales), 201)
 
 
 @bp.post("/decks/<slug>/cards")

@@ -16,7 +16,7 @@ from ..teams.roles import clean_text
 from . import card_editing
 from .deckfile import MAX_TITLE, DeckSource, LocaleSource
 from .locales import check_locale
-from .sync import SyncReport
+from .sync import SyncReport, sync_deck
 
 MAX_LOCALES = 10
 
@@ -56,9 +56,7 @@ def create_own_deck(
     codes = list(dict.fromkeys(check_locale(code, field="locales") for code in locales))
     slug = card_editing.unique_slug(session, f"user{user_id}-", title)
     source = DeckSource(slug, codes[0], {code: LocaleSource(code, title, "", ()) for code in codes})
-    card_editing.sync_owned(
-        session, Deck(owner_user_id=user_id, owner_team_id=None), source, now=now
-    )
+    sync_deck(session, source, now=now, owner_user_id=user_id)
     deck = find_own_deck(session, user_id, slug)
     subscribe(session, user_id, deck, None, now=now)
     return deck

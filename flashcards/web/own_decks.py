@@ -27,8 +27,8 @@ from .team_decks import card_problem, listing_args
 
 
 def _tags(form: Mapping[str, str]) -> list[str] | None:
-    """The tags a form gives (space separated), None where it has no tags field."""
-    return form["tags"].split(" ") if "tags" in form else None
+    """The tags a form gives (separated by white space), None where it has no tags field."""
+    return form["tags"].split() if "tags" in form else None
 
 
 def new_deck_page(*, status: int = 200, form: Mapping[str, str] | None = None) -> Response:

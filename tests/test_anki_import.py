@@ -325,7 +325,8 @@ def suspended_package(tmp_path: Path) -> bytes:
 
 
 SUSPENDED_MESSAGE = (
-    "2 card(s) suspended in Anki were imported as active: cards here cannot be suspended."
+    "2 card(s) suspended in Anki were imported as active, without progress: import with "
+    "progress to keep them suspended."
 )
 
 

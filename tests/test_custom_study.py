@@ -13,6 +13,7 @@ from flask.testing import FlaskClient
 from fsrs import State
 from sqlalchemy import Engine, func, select
 
+from flashcards.srs import card_actions
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CustomStudySession, ReviewLog, ReviewState
 from flashcards.storage.schema import utcnow
@@ -171,6 +172,24 @@ def test_cards_by_tag(client: FlaskClient, shelf: Shelf) -> None:
     assert next_id(client, shelf) is None
 
 
+def test_cards_by_flag(client: FlaskClient, engine: Engine, shelf: Shelf) -> None:
+    with transaction(engine) as s:
+        # c01 (a review card) and c06 (new) red, c04 red but suspended, c05 blue.
+        card_actions.set_flag(s, shelf.ana, [shelf.c[0], shelf.c[3], shelf.c[5]], 1, now=shelf.now)
+        card_actions.set_flag(s, shelf.ana, [shelf.c[4]], 4, now=shelf.now)
+        card_actions.suspend(s, shelf.ana, [shelf.c[3]], now=shelf.now)
+    r = start(client, shelf, mode="flag", flag=1)
+    assert r.status_code == 201 and r.get_json()["flag"] == 1
+    assert next_id(client, shelf) == shelf.c[0]
+    answer(client, shelf, shelf.c[0])  # a real answer
+    assert next_id(client, shelf) == shelf.c[5]
+    answer(client, shelf, shelf.c[5])
+    assert next_id(client, shelf) is None
+    assert client.get("/api/v1/custom-study", headers=shelf.h).get_json()["done"] == 2
+    assert start(client, shelf, mode="flag", flag=4).status_code == 201
+    assert next_id(client, shelf) == shelf.c[4]
+
+
 @pytest.mark.parametrize(
     ("body", "status", "field"),
     [
@@ -183,6 +202,10 @@ def test_cards_by_tag(client: FlaskClient, shelf: Shelf) -> None:
         ({"mode": "preview", "deck": "cs", "amount": 10000}, 422, "amount"),
         ({"mode": "tag"}, 422, "tag"),
         ({"mode": "tag", "tag": "x" * 101}, 422, "tag"),
+        ({"mode": "flag"}, 422, "flag"),
+        ({"mode": "flag", "flag": 0}, 422, "flag"),
+        ({"mode": "flag", "flag": 8}, 422, "flag"),
+        ({"mode": "flag", "flag": "1"}, 422, "flag"),
         ({"mode": "extra_new", "deck": "other", "amount": 3}, 409, "deck"),
         ({"mode": "extra_new", "deck": "bens", "amount": 3}, 404, None),
         ({"mode": "extra_new", "deck": "nope", "amount": 3}, 404, None),
@@ -259,6 +282,8 @@ def test_the_web_page_previews_and_refuses_bad_forms(
         ({"mode": "extra_new", "deck": "", "amount": "3"}, "Choose one of the decks you study."),
         ({"mode": "ahead", "days": "many"}, "Give a number of days from 1 to 365."),
         ({"mode": "preview", "deck": "cs", "amount": "0"}, "Give a number of cards"),
+        ({"mode": "flag", "flag": ""}, "Choose a flag."),
+        ({"mode": "flag", "flag": "9"}, "Choose a flag."),
     ):
         r = client.post("/study/custom", data={"csrf_token": token, **form})
         assert r.status_code == 422 and message in r.get_data(as_text=True)
@@ -274,3 +299,17 @@ def test_the_web_page_previews_and_refuses_bad_forms(
     page = client.get("/study/custom").get_data(as_text=True)
     assert QUESTION.search(page)[1] == "cs q5 en"  # type: ignore[index]
     assert logs(engine, shelf) == 1  # the forgotten answer of the set-up only
+
+
+def test_the_web_page_studies_by_flag(client: FlaskClient, engine: Engine, shelf: Shelf) -> None:
+    with transaction(engine) as s:
+        card_actions.set_flag(s, shelf.ana, [shelf.c[4]], 3, now=shelf.now)
+    sign_in(client)
+    page = client.get("/study/custom").get_data(as_text=True)
+    assert 'name="mode" value="flag"' in page and '<option value="3" >Green</option>' in page
+    token = csrf(client, "/study/custom")
+    form = {"csrf_token": token, "mode": "flag", "flag": "3"}
+    assert client.post("/study/custom", data=form).status_code == 303
+    page = client.get("/study/custom").get_data(as_text=True)
+    assert QUESTION.search(page)[1] == "cs q5 en"  # type: ignore[index]
+    assert "Study the cards with a flag · Green" in page

@@ -79,6 +79,15 @@ ROUTES: dict[tuple[str, str], Probe] = {
         "/api/v1/cards/{card}/history", member=404
     ),
     ("/api/v1/decks/<slug>", "DELETE"): Probe("/api/v1/decks/{private}", member=404),
+    ("/api/v1/decks/<slug>/cards", "POST"): Probe(
+        "/api/v1/decks/{private}/cards", {"front": "a", "back": "b"}, member=404
+    ),
+    ("/api/v1/decks/<slug>/cards/<key>", "PATCH"): Probe(
+        "/api/v1/decks/{private}/cards/c01", {"front": "a", "tags": ["t"]}, member=404
+    ),
+    ("/api/v1/decks/<slug>/cards/<key>", "DELETE"): Probe(
+        "/api/v1/decks/{private}/cards/c01", member=404
+    ),
     ("/api/v1/decks/<slug>/export.apkg", "GET"): Probe(
         "/api/v1/decks/{private}/export.apkg", member=404
     ),
@@ -165,6 +174,14 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/decks/<slug>", "GET"): Probe("/decks/{private}", member=404),
     ("/decks/<slug>/apkg", "GET"): Probe("/decks/{private}/apkg", member=404),
     ("/decks/<slug>/cards", "GET"): Probe("/decks/{private}/cards", member=404),
+    ("/decks/<slug>/cards", "POST"): Probe("/decks/{private}/cards", WEB_CARD, member=404),
+    ("/decks/<slug>/cards/<key>", "GET"): Probe("/decks/{private}/cards/c01", member=404),
+    ("/decks/<slug>/cards/<key>", "POST"): Probe(
+        "/decks/{private}/cards/c01", dict(WEB_CARD, tags="t"), member=404
+    ),
+    ("/decks/<slug>/cards/<key>/retire", "POST"): Probe(
+        "/decks/{private}/cards/c01/retire", {}, member=404
+    ),
     ("/decks/<slug>/delete", "GET"): Probe("/decks/{private}/delete", member=404),
     ("/decks/<slug>/delete", "POST"): Probe("/decks/{private}/delete", {}, member=404),
     ("/decks/<slug>/settings", "POST"): Probe(

@@ -295,7 +295,8 @@ def test_upload_of_an_anki_deck_with_suspended_cards_says_they_are_active(
     page = client.get(response.headers["Location"]).get_data(as_text=True)
     assert "Imported 5 cards" in page
     assert (
-        "2 cards suspended in Anki were imported as active: cards here cannot be suspended." in page
+        "2 cards suspended in Anki were imported as active, as the deck came without your "
+        "progress: import it with “Keep my progress” to keep them suspended." in page
     )
 
 

@@ -52,11 +52,14 @@ def test_the_review_pages_actions_and_their_refusals(
     sign_up(client)
     subscribe(client, "en")
     card = _shown_card(client)
+    assert "Undo" not in client.get("/study").get_data(as_text=True)
     page = _act(client, card, "bury")
     assert "Card buried until tomorrow" in page and _shown_card(client) != card
+    assert ">Undo bury <kbd" in page  # the undo button says what it undoes
     second = _shown_card(client)
     page = _act(client, second, "flag", flag="6")
     assert "Flag set: Turquoise." in page and '<option value="6" selected>' in page
+    assert ">Undo flag <kbd" in page
     user = _user_id(loaded_engine, "ana@example.com")
     with transaction(loaded_engine) as s:
         assert mk.card_marks(s, user, second).flag == 6
@@ -150,7 +153,7 @@ def test_a_team_lead_gets_an_edit_link_on_the_review_page(
         f.subscribe(s, lead, deck)
         team_id, slug = team.id, deck.slug
     page = client.get("/study").get_data(as_text=True)
-    assert f'id="edit-card" class="link" href="/teams/{team_id}/decks/{slug}"' in page
+    assert f'id="edit-card" class="link" href="/teams/{team_id}/decks/{slug}/cards/' in page
 
 
 def test_the_leech_list_shows_leeches_and_unsuspends_them(

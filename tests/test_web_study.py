@@ -324,8 +324,10 @@ def test_undo_form_names_the_answer_it_undoes(client: FlaskClient, loaded_engine
     assert 'id="undo-form"' not in client.get("/study").get_data(as_text=True)  # nothing yet
     first = _answer_form(client)
     client.post("/study/answer", data={**first, "rating": "3"})
-    shown = UNDO_ID_RE.search(client.get("/study").get_data(as_text=True))
+    page = client.get("/study").get_data(as_text=True)
+    shown = UNDO_ID_RE.search(page)
     assert shown is not None and shown[1] == first["review_id"]
+    assert ">Undo answer <kbd" in page  # what it undoes: an answer, not an action on a card
     undo = {"csrf_token": first["csrf_token"], "review_id": shown[1]}
     second = _answer_form(client)
     client.post("/study/answer", data={**second, "rating": "3"})

@@ -314,8 +314,8 @@ def import_package(
     suspended = 0 if with_scheduling else sum(1 for p in planned if _suspended(p))
     if suspended:
         messages.append(
-            f"{suspended} card(s) suspended in Anki were imported as active: cards here "
-            "cannot be suspended."
+            f"{suspended} card(s) suspended in Anki were imported as active, without progress: "
+            "import with progress to keep them suspended."
         )
     report = ImportReport(
         deck_id=deck.id, slug=slug, title=title, default_locale=default_locale,

@@ -30,7 +30,7 @@ _SESSION = {200: Answer("The caller's custom study session.", CustomStudySession
 def _body(study: custom_study.CustomStudy) -> CustomStudySession:
     return CustomStudySession(
         mode=study.mode, deck=study.deck_slug, days=study.days, amount=study.amount,
-        tag=study.tag, started_at=study.started_at, done=study.done,
+        tag=study.tag, flag=study.flag, started_at=study.started_at, done=study.done,
     )  # fmt: skip
 
 
@@ -52,7 +52,7 @@ def start_custom_study() -> Response:
     session = db()
     study = custom_study.start(
         session, user_id, mode=body.mode, deck=body.deck, days=body.days,
-        amount=body.amount, tag=body.tag, now=utcnow(),
+        amount=body.amount, tag=body.tag, flag=body.flag, now=utcnow(),
     )  # fmt: skip
     session.commit()
     return reply(_body(study), 201)

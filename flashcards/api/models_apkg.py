@@ -31,7 +31,8 @@ class Imported(Reply):
         description="Notes whose HTML formatting was reduced to plain text."
     )
     suspended_made_active: Count = Field(
-        description="Cards suspended in Anki, imported as active (cards here cannot be suspended)."
+        description="Cards suspended in Anki, imported as active: an import without "
+        "progress (with_scheduling false) does not keep them suspended."
     )
     cloze_notes: Count = Field(
         description="Cloze notes, each made into a question-and-answer card per deletion number."

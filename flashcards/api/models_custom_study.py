@@ -6,7 +6,7 @@ from typing import Annotated, ClassVar
 
 from pydantic import Field
 
-from ..srs.custom_study import AMOUNTS, DAYS, MAX_TAG, MODES
+from ..srs.custom_study import AMOUNTS, DAYS, FLAGS, MAX_TAG, MODES
 from ..srs.custom_study import Mode as ModeName
 from ..storage.schema import MAX_ID
 from .models import WHOLE, Body, Reply, Timestamp
@@ -18,7 +18,7 @@ class CustomStudyRequest(Body):
         description="ahead: review cards due in the next `days`; forgotten: cards answered "
         "Again in the last `days`; extra_new / extra_review: `amount` more new or review cards "
         "of `deck` today; preview: `amount` new cards of `deck`, not scheduled; tag: cards "
-        "with `tag`."
+        "with `tag`; flag: cards with `flag` (1 to 7, Anki's red to purple)."
     )
     deck: str | None = Field(
         None, max_length=100, description="A deck the caller studies (a slug); needed by "
@@ -31,10 +31,12 @@ class CustomStudyRequest(Body):
         "when left out for the other modes.",
     )
     tag: str | None = Field(None, min_length=1, max_length=MAX_TAG)
+    flag: Annotated[int, Field(ge=FLAGS[0], le=FLAGS[1]), WHOLE] | None = None
     messages: ClassVar[dict[str, str]] = {
         "mode": "mode must be one of " + ", ".join(MODES),
         "days": f"days must be a whole number from {DAYS[0]} to {DAYS[1]}",
         "amount": f"amount must be a whole number from {AMOUNTS[0]} to {AMOUNTS[1]}",
+        "flag": f"flag must be a whole number from {FLAGS[0]} to {FLAGS[1]}",
     }
 
 
@@ -44,6 +46,7 @@ class CustomStudySession(Reply):
     days: int | None
     amount: int
     tag: str | None
+    flag: int | None = Field(description="The flag a flag session studies.")
     started_at: Timestamp
     done: int = Field(description="Cards answered (or previewed) in the session so far.")
 

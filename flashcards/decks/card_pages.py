@@ -31,6 +31,7 @@ class CardRow:
     key: str
     number: int  # the card's place in the deck, from 1, as the deck's order gives it
     texts: dict[str, CardTexts] = field(default_factory=dict)  # by locale
+    tags: tuple[str, ...] = ()  # the card's own (an imported note's, or set on its page)
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ def card_page(session: Session, deck_id: int, *, query: str = "", page: int = 1)
 def card_texts(session: Session, deck_id: int, key: str) -> CardRow | None:
     """One live card of the deck with its text in every language, or None."""
     page_rows = session.execute(
-        select(Card.id, Card.key, Card.position).where(
+        select(Card.id, Card.key, Card.position, Card.tags).where(
             Card.deck_id == deck_id, Card.key == key, Card.retired_at.is_(None)
         )
     ).first()
@@ -145,7 +146,7 @@ def card_texts(session: Session, deck_id: int, key: str) -> CardRow | None:
         )
         or 1
     )
-    row = CardRow(key, number)
+    row = CardRow(key, number, tags=tuple(page_rows.tags or ()))
     for text in session.scalars(select(CardText).where(CardText.card_id == card_id)):
         row.texts[text.locale] = CardTexts(text.question, text.answer, text.explanation)
     return row

@@ -1,13 +1,24 @@
-"""Decks a person imported for themselves: only they see them, and only they delete them."""
+"""Decks a person made for themselves, imported from an .apkg or made on the web: only they
+see them, and only they edit and delete them. Editing goes through `card_editing`, as a
+team deck's does, so their progress is kept."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
-from ..errors import NotDeckOwner
-from ..srs.subscriptions import find_visible_deck
+from ..errors import InvalidInput, NotDeckOwner
+from ..srs.subscriptions import find_visible_deck, subscribe
 from ..storage.models import Deck
+from ..teams.roles import clean_text
+from . import card_editing
+from .deckfile import MAX_TITLE, DeckSource, LocaleSource
+from .locales import check_locale
+from .sync import SyncReport, sync_deck
+
+MAX_LOCALES = 10
 
 
 def find_own_deck(session: Session, user_id: int, slug: str) -> Deck:
@@ -15,7 +26,8 @@ def find_own_deck(session: Session, user_id: int, slug: str) -> Deck:
     deck = find_visible_deck(session, user_id, slug)
     if deck.owner_user_id != user_id:
         raise NotDeckOwner(
-            "only a deck you imported yourself can be deleted; a team's deck by its leads"
+            "only a deck you made or imported yourself can be changed here; a team's deck "
+            "by its leads"
         )
     return deck
 
@@ -27,3 +39,86 @@ def delete_own_deck(session: Session, user_id: int, slug: str) -> None:
     session.execute(delete(Deck).where(Deck.id == deck.id))
     session.flush()
     session.expire_all()
+
+
+def create_own_deck(
+    session: Session, user_id: int, *, title: str, locales: list[str], now: datetime
+) -> Deck:
+    """A new, empty deck of the person's, in `locales` (the first is its default language),
+    which they study at once. Two made at once may take the same slug: the caller retries."""
+    if "\x00" in title:
+        raise InvalidInput("a NUL character is not text", field="title")
+    title = clean_text(title, field="title", max_length=MAX_TITLE)
+    if not locales:
+        raise InvalidInput("a deck needs a language", field="locales")
+    if len(locales) > MAX_LOCALES:
+        raise InvalidInput(f"a deck has at most {MAX_LOCALES} languages", field="locales")
+    codes = list(dict.fromkeys(check_locale(code, field="locales") for code in locales))
+    slug = card_editing.unique_slug(session, f"user{user_id}-", title)
+    source = DeckSource(slug, codes[0], {code: LocaleSource(code, title, "", ()) for code in codes})
+    sync_deck(session, source, now=now, owner_user_id=user_id)
+    deck = find_own_deck(session, user_id, slug)
+    subscribe(session, user_id, deck, None, now=now)
+    return deck
+
+
+def add_card(
+    session: Session,
+    user_id: int,
+    slug: str,
+    *,
+    question: str,
+    answer: str,
+    explanation: str,
+    tags: list[str] | None,
+    now: datetime,
+) -> str:
+    """A new card in the deck's default language; its key."""
+    deck = find_own_deck(session, user_id, slug)
+    key = card_editing.new_card_key(session, deck)
+    card_editing.set_card(
+        session,
+        deck,
+        key,
+        locale=deck.default_locale,
+        question=question,
+        answer=answer,
+        explanation=explanation,
+        tags=tags,
+        now=now,
+    )
+    return key
+
+
+def edit_card(
+    session: Session,
+    user_id: int,
+    slug: str,
+    key: str,
+    *,
+    locale: str | None,
+    question: str | None,
+    answer: str | None,
+    explanation: str | None,
+    tags: list[str] | None,
+    now: datetime,
+) -> SyncReport:
+    """Change a card's text in one language (its default without one), and its tags; what
+    is not given stays. NotFound for a card the deck does not have."""
+    deck = find_own_deck(session, user_id, slug)
+    return card_editing.set_card(
+        session,
+        deck,
+        key,
+        locale=locale or deck.default_locale,
+        question=question,
+        answer=answer,
+        explanation=explanation,
+        tags=tags,
+        now=now,
+        create=False,
+    )
+
+
+def retire_card(session: Session, user_id: int, slug: str, key: str, *, now: datetime) -> None:
+    card_editing.retire_card(session, find_own_deck(session, user_id, slug), key, now=now)

@@ -93,16 +93,38 @@ def seen_card(session: Session, user_id: int, card_id: int) -> SeenCard:
     )
 
 
-def edit_place(session: Session, user_id: int, card_id: int) -> tuple[int, str] | None:
-    """Where the person may edit the card's text: (team id, deck slug) of a team deck they
-    lead (owner or manager), whose page edits it card by card; None when they may not."""
+@dataclass(frozen=True)
+class EditPlace:
+    """Where a card's text is edited: its own deck's card page (team_id None), or its
+    team deck's, whose leads edit it card by card."""
+
+    team_id: int | None
+    slug: str
+    key: str
+
+
+def edit_place(session: Session, user_id: int, card_id: int) -> EditPlace | None:
+    """Where the person may edit the card's text: a deck of their own, or a team deck they
+    lead (owner or manager); None when they may not (a shipped deck, a team's they study)."""
     row = session.execute(
-        select(Deck.owner_team_id, Deck.slug)
+        select(Deck.owner_user_id, Deck.owner_team_id, Deck.slug, Card.key, Card.retired_at)
         .join(Card, Card.deck_id == Deck.id)
-        .join(TeamMember, TeamMember.team_id == Deck.owner_team_id)
-        .where(Card.id == card_id, TeamMember.user_id == user_id, TeamMember.role.in_(LEADS))
+        .where(Card.id == card_id)
     ).first()
-    return None if row is None else (row.owner_team_id, row.slug)
+    if row is None or row.retired_at is not None:
+        return None
+    if row.owner_user_id == user_id:
+        return EditPlace(None, row.slug, row.key)
+    if row.owner_team_id is None:
+        return None
+    lead = session.scalar(
+        select(TeamMember.user_id).where(
+            TeamMember.team_id == row.owner_team_id,
+            TeamMember.user_id == user_id,
+            TeamMember.role.in_(LEADS),
+        )
+    )
+    return None if lead is None else EditPlace(row.owner_team_id, row.slug, row.key)
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,11 @@
 
 Modes: study ahead (review cards due within the next N days), review cards forgotten in the
 last N days, extra new or review cards of a deck today (beyond its limits), preview a deck's
-new cards without scheduling them, and study the cards with a tag. A session keeps what it
-was started with and when; which card comes next is worked out from the review states at each
-request (no server memory): a card answered since the session started is done with.
-Answers in a session are ordinary answers (`study.answer`), so they count as real ones;
-preview answers nothing, it only moves on.
+new cards without scheduling them, and study the cards with a tag or with a flag. A session
+keeps what it was started with and when; which card comes next is worked out from the review
+states at each request (no server memory): a card answered since the session started is
+done with. Answers in a session are ordinary answers (`study.answer`), so they count as real
+ones; preview answers nothing, it only moves on.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..decks.access import visible_decks
 from ..errors import InvalidInput, NotFound, NotSubscribed
 from ..storage.models import (
     Card,
+    CardMark,
     CustomStudySession,
     Deck,
     ReviewLog,
@@ -37,15 +38,18 @@ from .settings import json_int
 from .state_rows import config_from
 from .subscriptions import find_visible_deck
 
-Mode = Literal["ahead", "forgotten", "extra_new", "extra_review", "preview", "tag"]
-MODES: tuple[Mode, ...] = ("ahead", "forgotten", "extra_new", "extra_review", "preview", "tag")
-# What each mode is given: days (ahead, forgotten), a number of cards, a deck, a tag.
+Mode = Literal["ahead", "forgotten", "extra_new", "extra_review", "preview", "tag", "flag"]
+MODES: tuple[Mode, ...] = (
+    "ahead", "forgotten", "extra_new", "extra_review", "preview", "tag", "flag",
+)  # fmt: skip
+# What each mode is given: days (ahead, forgotten), a number of cards, a deck, a tag, a flag.
 NEEDS_DAYS = frozenset({"ahead", "forgotten"})
 NEEDS_DECK = frozenset({"extra_new", "extra_review", "preview"})
 DAYS = (1, 365)
 AMOUNTS = (1, 9999)
 MAX_TAG = 100
-DEFAULT_AMOUNT = 100  # cards of a tag, or forgotten ones, when no number is given
+FLAGS = (1, 7)  # Anki's seven colours (0 is no flag)
+DEFAULT_AMOUNT = 100  # cards of a tag or a flag, or forgotten ones, when no number is given
 
 
 class NoCustomStudy(NotFound):
@@ -60,7 +64,8 @@ class CustomStudy:
     amount: int
     tag: str | None
     started_at: datetime
-    done: int  # cards answered (or previewed) in the session so far
+    done: int
+    flag: int | None = None  # cards answered (or previewed) in the session so far
 
 
 def _number(name: str, value: object, low: int, high: int) -> int:
@@ -79,6 +84,7 @@ def start(
     days: object = None,
     amount: object = None,
     tag: object = None,
+    flag: object = None,
     now: datetime,
 ) -> CustomStudy:
     """Start a session (ending the one before); InvalidInput names the field at fault."""
@@ -101,11 +107,12 @@ def start(
         if not isinstance(tag, str) or not tag.strip() or len(tag.strip()) > MAX_TAG:
             raise InvalidInput(f"tag must be a tag of 1 to {MAX_TAG} characters", field="tag")
         clean_tag = tag.strip()
+    clean_flag = _number("flag", flag, *FLAGS) if mode == "flag" else None
     session.execute(delete(CustomStudySession).where(CustomStudySession.user_id == user_id))
     session.add(
         CustomStudySession(
             user_id=user_id, mode=mode, deck_id=deck_id, days=clean_days,
-            amount=clean_amount, tag=clean_tag, started_at=now, previewed=0,
+            amount=clean_amount, tag=clean_tag, flag=clean_flag, started_at=now, previewed=0,
         )
     )  # fmt: skip
     session.flush()
@@ -132,6 +139,7 @@ def current(session: Session, user_id: int) -> CustomStudy:
         days=row.days,
         amount=row.amount or DEFAULT_AMOUNT,
         tag=row.tag,
+        flag=row.flag,
         started_at=row.started_at,
         done=row.previewed if row.mode == "preview" else _answered(session, user_id, row),
     )
@@ -200,6 +208,27 @@ def _next_card_id(
             if any(isinstance(t, str) and t.casefold() == wanted for t in tags or ()):
                 return card_id, _kind(state)
         return None, "new"
+    if row.mode == "flag":
+        # Any live card the person flagged so, new or not; as Anki's filtered decks, not a
+        # suspended one.
+        flagged = (
+            select(Card.id, ReviewState.state)
+            .join(Deck, Deck.id == Card.deck_id)
+            .join(CardMark, (CardMark.card_id == Card.id) & (CardMark.user_id == user_id))
+            .outerjoin(ReviewState, own_state)
+            .where(
+                studied,
+                CardMark.flag == row.flag,
+                ~CardMark.suspended,
+                Card.retired_at.is_(None),
+                ReviewState.last_review.is_(None) | untouched,
+            )
+            .order_by(Card.deck_id, Card.position)
+        )
+        found_flagged = session.execute(flagged.limit(1)).first()
+        if found_flagged is None:
+            return None, "new"
+        return found_flagged[0], _kind(found_flagged[1])
     query = (
         select(Card.id, ReviewState.state)
         .join(Deck, Deck.id == Card.deck_id)

@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import and_, exists, func, select
+from sqlalchemy import ColumnElement, and_, exists, func, or_, select
 from sqlalchemy.orm import Session
 
 from ..decks.access import visible_decks
@@ -17,6 +18,7 @@ from ..hot_sql.next_card import LEARNING_STATES, REVIEW_STATE
 from ..people.accounts import user_clock
 from ..storage.models import (
     Card,
+    CardMark,
     CardText,
     Deck,
     ReviewLog,
@@ -31,6 +33,16 @@ AGAIN = 1
 # States of cards still in their deck: a retired card is never shown again (see `queue`), so
 # it is not counted, forecast or named as due. EXISTS: the retired cards are the few.
 _LIVE = ~exists().where(Card.id == ReviewState.card_id, Card.retired_at.is_not(None))
+
+
+def _hidden(user_id: int, card_id: Any, today: date) -> ColumnElement[bool]:
+    """The person suspended the card, or buried it until a later study day: the queue neither
+    shows nor counts it today, and neither do these (a buried card, from the day it is back)."""
+    return exists().where(
+        CardMark.user_id == user_id,
+        CardMark.card_id == card_id,
+        or_(CardMark.suspended, CardMark.buried_until > today),
+    )
 
 
 @dataclass(frozen=True)
@@ -82,14 +94,17 @@ def next_due(
     """When something is next to study, for someone with nothing to study now, by the
     queue's rules: a learning card `LEARN_AHEAD` before it is due, a review card from the
     start of the study day it is due on, and the next study day when today's limits hold
-    cards back (cards due already, or new cards in a deck that allows some a day). None:
+    cards back (cards due already, or new cards in a deck that allows some a day). Cards the
+    person suspended are left out, and a buried one counts from the day it is back. None:
     nothing ever will be.
     """
     deck_ids = _subscribed_deck_ids(session, user_id, deck_slug)
     if not deck_ids:
         return None
     tz, hour = user_clock(session, user_id)
+    today = study_date(now, tz, hour)
     next_day = day_bounds(now, tz, hour)[1]
+    shown = ~_hidden(user_id, ReviewState.card_id, today)
 
     def earliest(states: tuple[int, ...], after: datetime) -> datetime | None:
         return session.scalar(
@@ -99,6 +114,7 @@ def next_due(
                 ReviewState.state.in_(states),
                 ReviewState.due > after,
                 _LIVE,
+                shown,
             )
         )
 
@@ -116,16 +132,44 @@ def next_due(
             ReviewState.deck_id.in_(deck_ids),
             ReviewState.due <= now,
             _LIVE,
+            shown,
         ))
     )  # fmt: skip
+    # A buried card is back on the study day it was buried until, when it is due by then.
+    for state, due, until in session.execute(
+        select(ReviewState.state, ReviewState.due, CardMark.buried_until)
+        .join(
+            CardMark,
+            and_(CardMark.user_id == user_id, CardMark.card_id == ReviewState.card_id),
+        )
+        .where(
+            ReviewState.user_id == user_id,
+            ReviewState.deck_id.in_(deck_ids),
+            ~CardMark.suspended,
+            CardMark.buried_until > today,
+            _LIVE,
+        )
+    ):
+        if until is None:  # not so: the query asks for a later day
+            continue
+        back = day_start(until, tz, hour)
+        ready = due - LEARN_AHEAD if state in LEARNING_STATES else day_bounds(due, tz, hour)[0]
+        candidates.append(max(back, ready))
     seen = exists().where(ReviewState.user_id == user_id, ReviewState.card_id == Card.id)
+    unseen = (Card.deck_id.in_(deck_ids), Card.retired_at.is_(None), ~seen)
     decks_with_new = session.scalars(
-        select(Card.deck_id)
-        .distinct()
-        .where(Card.deck_id.in_(deck_ids), Card.retired_at.is_(None), ~seen)
+        select(Card.deck_id).distinct().where(*unseen, ~_hidden(user_id, Card.id, today))
     ).all()
     if held_back or any(_new_cards_allowed(session, user_id, d) for d in decks_with_new):
         candidates.append(next_day)
+    for deck_id, until in session.execute(
+        select(Card.deck_id, func.min(CardMark.buried_until))
+        .join(CardMark, and_(CardMark.user_id == user_id, CardMark.card_id == Card.id))
+        .where(*unseen, ~CardMark.suspended, CardMark.buried_until > today)
+        .group_by(Card.deck_id)
+    ):
+        if until is not None and _new_cards_allowed(session, user_id, deck_id):
+            candidates.append(day_start(until, tz, hour))
     return min(candidates) if candidates else None
 
 
@@ -185,20 +229,28 @@ def reviews_per_day(
 def due_forecast(
     session: Session, user_id: int, *, now: datetime, days: int = 30
 ) -> list[DayCount]:
-    """Cards falling due on each of the next `days` study days; overdue ones count today."""
+    """Cards falling due on each of the next `days` study days; overdue ones count today,
+    suspended ones never, buried ones on the day they are back."""
     tz, hour = user_clock(session, user_id)
     today = study_date(now, tz, hour)
     horizon = day_start(today + timedelta(days=days), tz, hour)  # the end of the last day
     deck_ids = _subscribed_deck_ids(session, user_id, None)
-    dues = session.scalars(
-        select(ReviewState.due).where(
+    dues = session.execute(
+        select(ReviewState.due, CardMark.buried_until)
+        .outerjoin(
+            CardMark,
+            and_(CardMark.user_id == user_id, CardMark.card_id == ReviewState.card_id),
+        )
+        .where(
             ReviewState.user_id == user_id,
             ReviewState.deck_id.in_(deck_ids),
             ReviewState.due < horizon,
             _LIVE,
+            # A suspended card falls due on no day; a buried one counts on the day it is back.
+            or_(CardMark.suspended.is_(None), ~CardMark.suspended),
         )
     )
-    counter = Counter(max(today, study_date(d, tz, hour)) for d in dues)
+    counter = Counter(max(today, study_date(due, tz, hour), until or today) for due, until in dues)
     return [
         DayCount(today + timedelta(days=i), counter[today + timedelta(days=i)]) for i in range(days)
     ]

@@ -365,10 +365,17 @@ def _latest_today(session: Session, user_id: int, now: datetime) -> tuple[Any, A
 def undoable(session: Session, user_id: int, *, now: datetime) -> str | None:
     """The id (an answer's review id, an action's id) of what `undo` would undo now, or None
     when there is nothing."""
+    found = undoable_what(session, user_id, now=now)
+    return None if found is None else found[0]
+
+
+def undoable_what(session: Session, user_id: int, *, now: datetime) -> tuple[str, str] | None:
+    """What `undo` would undo now: its id, and "answer" or the action's name ("suspend",
+    "bury", "flag", "forget", "due"...), for the undo button to say; None: nothing."""
     log, action = _latest_today(session, user_id, now)
     if action is not None:
-        return str(action.action_id)
-    return None if log is None else str(log.review_id)
+        return str(action.action_id), str(action.action)
+    return None if log is None else (str(log.review_id), "answer")
 
 
 def undo(

@@ -572,7 +572,7 @@ class CustomStudySession(Base):
     user_id: Mapped[int] = mapped_column(
         ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
     )
-    # "ahead", "forgotten", "extra_new", "extra_review", "preview" or "tag".
+    # "ahead", "forgotten", "extra_new", "extra_review", "preview", "tag" or "flag".
     mode: Mapped[str] = mapped_column(String(20))
     deck_id: Mapped[int | None] = mapped_column(
         ForeignKey("decks.id", ondelete="CASCADE"), index=True
@@ -580,6 +580,8 @@ class CustomStudySession(Base):
     days: Mapped[int | None] = mapped_column(Integer)
     amount: Mapped[int | None] = mapped_column(Integer)
     tag: Mapped[str | None] = mapped_column(String(100))
+    # The flag (1 to 7) a "flag" session studies the cards of.
+    flag: Mapped[int | None] = mapped_column(SmallInteger, default=None)
     # Cards answered since are done for the session; the preview counts its cards shown.
     started_at: Mapped[datetime] = mapped_column()
     previewed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -6,7 +6,8 @@ With a due date, a member's daily new-card allowance for the deck is
 
 where N is the number of the deck's cards still new to them at the start of their study day
 (cards they introduced today count as still new, so the allowance does not shrink during
-the day) and D the study days left including today: due date - today + 1, at least 1. On
+the day; cards they suspended, or buried until a later day, do not count, as the queue does
+not offer them) and D the study days left including today: due date - today + 1, at least 1. On
 or after the due date everything left is allowed. The pace, ceil(N / D), is stored in the
 subscription's `paced_new_per_day`, apart from the person's own override, and recomputed
 when the deck is assigned, when someone joins, and each day on read (`keep_pacing_current`,
@@ -22,14 +23,14 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import date, datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import exists, func, or_, select
 from sqlalchemy.orm import Session
 
 from ..hot_sql import pacing as pacing_sql
 from ..hot_sql.rawsql import Executor, executor
 from ..people.accounts import user_clock
 from ..srs.days import day_bounds, study_date
-from ..storage.models import Card, ReviewState, Subscription
+from ..storage.models import Card, CardMark, ReviewState, Subscription
 
 
 def team_pace(remaining_new: int, today: date, due: date) -> int:
@@ -114,7 +115,7 @@ def pace_changes(
         due = dues.get(deck_id)
         pace = None
         if due is not None:
-            remaining = remaining_new(session, user_id, deck_id, since=day_start)
+            remaining = remaining_new(session, user_id, deck_id, since=day_start, today=today)
             pace = team_pace(remaining, today, due)
         if sub.paced_new_per_day != pace:
             changes.append((sub, pace))
@@ -142,10 +143,31 @@ def keep_pacing_current(
     return True
 
 
-def remaining_new(session: Session, user_id: int, deck_id: int, *, since: datetime) -> int:
-    """Live cards not introduced before `since` (the start of the user's study day)."""
+def remaining_new(
+    session: Session, user_id: int, deck_id: int, *, since: datetime, today: date
+) -> int:
+    """Live cards not introduced before `since` (the start of the user's study day), less
+    those the user suspended or buried until after `today`: as the queue, which does not
+    offer them, the pace does not ask for them."""
     seen = introduced_count(session, user_id, deck_id, before=since)
-    return max(0, card_count(session, deck_id) - seen)
+    introduced = exists().where(
+        ReviewState.user_id == user_id,
+        ReviewState.card_id == CardMark.card_id,
+        ReviewState.introduced_at < since,
+    )
+    hidden = session.scalar(
+        select(func.count())
+        .select_from(CardMark)
+        .join(Card, Card.id == CardMark.card_id)
+        .where(
+            CardMark.user_id == user_id,
+            CardMark.deck_id == deck_id,
+            Card.retired_at.is_(None),
+            or_(CardMark.suspended, CardMark.buried_until > today),
+            ~introduced,
+        )
+    )
+    return max(0, card_count(session, deck_id) - seen - int(hidden or 0))
 
 
 def card_count(session: Session, deck_id: int) -> int:

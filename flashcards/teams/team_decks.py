@@ -13,31 +13,18 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from ..decks import card_editing
+from ..decks.card_editing import current_source, unique_slug
 from ..decks.card_pages import CardPage, CardRow, card_page, card_texts
-from ..decks.deckfile import KEY_RE, MAX_TEXT, CardSource, DeckSource, LocaleSource
-from ..decks.quizfile import slugify
+from ..decks.deckfile import DeckSource
 from ..decks.sync import SyncReport, sync_deck
 from ..errors import (
-    EditingRetiredCard,
     InvalidInput,
-    LanguageNotInDeck,
-    LastCardOfDeck,
     NotFound,
-    TextTooLong,
 )
-from ..storage.models import Card, CardText, Deck, DeckText
+from ..storage.models import Card, Deck, DeckText
 from .deck_uploads import check_card_count, parse_upload
 from .roles import LEADS, membership, team_deck
-
-
-def _unique_slug(session: Session, team_id: int, title: str) -> str:
-    base = f"team{team_id}-{slugify(title)}"[:90].strip("-")
-    taken = set(session.scalars(select(Deck.slug).where(Deck.slug.startswith(base))))
-    slug, n = base, 1
-    while slug in taken:
-        n += 1
-        slug = f"{base}-{n}"
-    return slug
 
 
 class UnknownCardKey(InvalidInput):
@@ -81,29 +68,10 @@ def create_team_deck(
     """A new private deck of the team; `locale` is its default language."""
     membership(session, team_id, actor_id, *LEADS)
     locales = parse_upload(fmt, content, locale, title)
-    slug = _unique_slug(session, team_id, locales[0].title)
+    slug = unique_slug(session, f"team{team_id}-", locales[0].title)
     source = _validated(DeckSource(slug, locale, {loc.locale: loc for loc in locales}))
     report = sync_deck(session, source, now=now, owner_team_id=team_id)
     return team_deck(session, team_id, slug), report
-
-
-def current_source(session: Session, deck: Deck) -> DeckSource:
-    """The deck as the database holds it (live cards only), ready to be edited and synced."""
-    cards = session.execute(
-        select(Card.key, CardText)
-        .join(CardText, CardText.card_id == Card.id)
-        .where(Card.deck_id == deck.id, Card.retired_at.is_(None))
-        .order_by(Card.position)
-    ).all()
-    locales: dict[str, LocaleSource] = {}
-    for text in session.scalars(select(DeckText).where(DeckText.deck_id == deck.id)):
-        own = tuple(
-            CardSource(key, t.question, t.answer, t.explanation)
-            for key, t in cards
-            if t.locale == text.locale
-        )
-        locales[text.locale] = LocaleSource(text.locale, text.title, text.description, own)
-    return DeckSource(deck.slug, deck.default_locale, locales)
 
 
 def upload_locale(
@@ -157,66 +125,30 @@ def set_card(
     """Edit one card's text in one language, or add a card (in the default language)."""
     membership(session, team_id, actor_id, *LEADS)
     deck = team_deck(session, team_id, slug)
-    if not KEY_RE.match(key):
-        raise InvalidInput("invalid card key (use a-z, 0-9, '-' and '_')", field="key")
-    for name, value in (("front", question), ("back", answer), ("explanation", explanation)):
-        if "\x00" in value:
-            raise InvalidInput("a NUL character is not text", field=name)
-    for name, value in (("front", question), ("back", answer)):
-        if not value.strip():
-            raise InvalidInput(f"{name} must not be empty", field=name)
-    for name, value in (("front", question), ("back", answer), ("explanation", explanation)):
-        if len(value) > MAX_TEXT:
-            raise TextTooLong(f"{name} may have at most {MAX_TEXT} characters", field=name)
-    source = current_source(session, deck)
-    target = source.locales.get(locale)
-    if target is None:
-        raise LanguageNotInDeck(f"the deck has no language '{locale}'", field="locale")
-    if key not in source.keys and _retired(session, deck.id, key):
-        # Most likely an edit from a page opened before another lead retired the card:
-        # taking it as new would bring the old question back with everyone's progress.
-        raise EditingRetiredCard(
-            "this card was retired from the deck and can no longer be edited", field="key"
-        )
-    if key not in source.keys and locale != deck.default_locale:
-        raise InvalidInput(
-            f"add the card in the default language '{deck.default_locale}' first", field="locale"
-        )
-    card = CardSource(key, question.strip(), answer.strip(), explanation.strip())
-    cards = list(target.cards)
-    at = next((i for i, c in enumerate(cards) if c.key == key), None)
-    if at is None:
-        check_card_count(len(cards) + 1)
-        cards.append(card)
-    else:
-        cards[at] = card
-    locales = dict(source.locales)
-    locales[locale] = replace(target, cards=tuple(cards))
-    return sync_deck(session, replace(source, locales=locales), now=now, owner_team_id=team_id)
-
-
-def _retired(session: Session, deck_id: int, key: str) -> bool:
-    found = select(Card.id).where(
-        Card.deck_id == deck_id, Card.key == key, Card.retired_at.is_not(None)
+    return card_editing.set_card(
+        session,
+        deck,
+        key,
+        locale=locale,
+        question=question,
+        answer=answer,
+        explanation=explanation,
+        now=now,
     )
-    return session.scalar(found) is not None
+
+
+def new_card_key(session: Session, team_id: int, actor_id: int, slug: str) -> tuple[str, str]:
+    """A new card's key and the language it is added in (the deck's default)."""
+    membership(session, team_id, actor_id, *LEADS)
+    deck = team_deck(session, team_id, slug)
+    return card_editing.new_card_key(session, deck), deck.default_locale
 
 
 def retire_card(
     session: Session, team_id: int, actor_id: int, slug: str, key: str, *, now: datetime
 ) -> SyncReport:
     membership(session, team_id, actor_id, *LEADS)
-    deck = team_deck(session, team_id, slug)
-    source = current_source(session, deck)
-    if key not in source.keys:
-        raise NotFound("no such card in this deck")
-    if len(source.keys) == 1:
-        raise LastCardOfDeck("a deck keeps at least one card; delete the deck instead")
-    locales = {
-        loc: replace(ls, cards=tuple(c for c in ls.cards if c.key != key))
-        for loc, ls in source.locales.items()
-    }
-    return sync_deck(session, replace(source, locales=locales), now=now, owner_team_id=team_id)
+    return card_editing.retire_card(session, team_deck(session, team_id, slug), key, now=now)
 
 
 def delete_team_deck(session: Session, team_id: int, actor_id: int, slug: str) -> None:

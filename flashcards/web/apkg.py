@@ -284,10 +284,10 @@ def report_messages(report: ImportReport) -> list[str]:
     if report.suspended_made_active:
         out.append(
             ngettext(
-                "%(num)d card suspended in Anki was imported as active: cards here cannot be "
-                "suspended.",
-                "%(num)d cards suspended in Anki were imported as active: cards here cannot be "
-                "suspended.",
+                "%(num)d card suspended in Anki was imported as active, as the deck came without "
+                "your progress: import it with “Keep my progress” to keep it suspended.",
+                "%(num)d cards suspended in Anki were imported as active, as the deck came "
+                "without your progress: import it with “Keep my progress” to keep them suspended.",
                 report.suspended_made_active,
             )
         )

@@ -22,7 +22,7 @@ from .account import WHOLE_NUMBER
 from .auth import login_required, user_id
 from .error_table import flash_error
 from .i18n import locale_code
-from .study import answer_from_form, rating_buttons, review_id_for
+from .study import answer_from_form, flag_names, rating_buttons, review_id_for
 
 
 def mode_labels() -> dict[str, str]:
@@ -33,6 +33,7 @@ def mode_labels() -> dict[str, str]:
         "extra_review": _("Review more cards of a deck today"),
         "preview": _("Preview new cards of a deck, without scheduling them"),
         "tag": _("Study the cards with a tag"),
+        "flag": _("Study the cards with a flag"),
     }
 
 
@@ -53,7 +54,7 @@ def _form_page(
     ]  # fmt: skip
     return render_template(
         "custom_study.html", card=None, study=None, decks=decks, modes=mode_labels(),
-        form=form, error=error,
+        form=form, error=error, flags=flag_names(),
     ), status  # fmt: skip
 
 
@@ -73,6 +74,7 @@ def custom_study_page() -> str | tuple[str, int]:
         buttons = rating_buttons(session, uid, card, now, clock)
     return render_template(
         "custom_study.html", card=card, study=current, modes=mode_labels(), buttons=buttons,
+        flags=flag_names(),
         review_id=review_id_for(uid, card) if card else None,
         revealed=request.args.get("show") == "1",
     )  # fmt: skip
@@ -82,13 +84,14 @@ def custom_study_page() -> str | tuple[str, int]:
 @writes
 @login_required
 def start_custom_study() -> Response | tuple[str, int]:
-    form = {k: request.form.get(k, "") for k in ("mode", "deck", "days", "amount", "tag")}
+    fields = ("mode", "deck", "days", "amount", "tag", "flag")
+    form = {k: request.form.get(k, "") for k in fields}
     session = db()
     try:
         custom_study.start(
             session, user_id(), mode=form["mode"], deck=form["deck"] or None,
             days=_whole(form["days"]), amount=_whole(form["amount"]),
-            tag=form["tag"] or None, now=utcnow(),
+            tag=form["tag"] or None, flag=_whole(form["flag"]), now=utcnow(),
         )  # fmt: skip
     except (InvalidInput, NotSubscribed) as exc:
         session.rollback()
@@ -104,6 +107,7 @@ def _start_error(exc: InvalidInput | NotSubscribed) -> str:
         "days": _("Give a number of days from %(low)d to %(high)d.", low=1, high=365),
         "amount": _("Give a number of cards from %(low)d to %(high)d.", low=1, high=9999),
         "tag": _("Give a tag of up to %(max)d characters.", max=custom_study.MAX_TAG),
+        "flag": _("Choose a flag."),
     }
     found = messages.get(exc.field or "")
     return found if found is not None else str(_("Check the form: a value is not allowed."))

@@ -1,4 +1,5 @@
-"""A deck's cards, a page at a time and searchable in any of its languages, read-only: the
+"""A deck's cards, a page at a time and searchable in any of its languages, read-only but
+for a person's own decks, whose cards they add and edit here (`web/own_decks.py`): the
 shipped and personal decks' counterpart of a team deck's page (`web/team_decks.py`)."""
 
 from __future__ import annotations
@@ -44,4 +45,6 @@ def deck_cards(slug: str) -> str:
         reading=reading,
         others=[loc for loc in locales if loc != reading],
         cards=cards,
+        own=deck.owner_user_id == uid,
+        default_locale=deck.default_locale,
     )

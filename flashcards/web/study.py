@@ -112,7 +112,9 @@ def _session_page() -> str | Response:
     clock = user_clock(session, uid)  # read once: the queue and the preview both need it
     card, counts = queue.next_card(session, uid, now=now, deck_id=_deck_id(uid, slug), clock=clock)
     # The undo form names the answer it undoes: sent twice, it undoes that one only once.
-    undo_review_id = study.undoable(session, uid, now=now)
+    undoable = study.undoable_what(session, uid, now=now)
+    undo_review_id = undoable[0] if undoable else None
+    undo_label = undo_wording(undoable[1]) if undoable else None
     if card is None:
         next_at: datetime | None = stats.next_due(session, uid, now=now, deck_slug=slug)
         subscribed = next_at is not None or stats.is_subscribed(session, uid, deck_slug=slug)
@@ -125,6 +127,7 @@ def _session_page() -> str | Response:
             counts=counts,
             deck_slug=slug,
             undo_review_id=undo_review_id,
+            undo_label=undo_label,
             subscribed=subscribed,
             next_at=next_at,
             next_when=when(next_at) if next_at else None,
@@ -143,6 +146,7 @@ def _session_page() -> str | Response:
         buttons=buttons,
         review_id=review_id,
         undo_review_id=undo_review_id,
+        undo_label=undo_label,
         deck_slug=slug,
         deck_title=deck_title,
         deck_title_locale=deck_title_locale,
@@ -237,6 +241,21 @@ def undo() -> Response:
 # --- Actions on the card shown: bury, suspend, flag (Anki's keys: -, @, Ctrl+1..7), edit ---
 
 
+def undo_wording(what: str) -> str:
+    """The undo button's words: what it undoes, an answer or an action on the card."""
+    labels = {
+        "answer": _("Undo answer"),
+        "suspend": _("Undo suspend"),
+        "unsuspend": _("Undo unsuspend"),
+        "bury": _("Undo bury"),
+        "unbury": _("Undo unbury"),
+        "flag": _("Undo flag"),
+        "forget": _("Undo forget"),
+        "due": _("Undo set due date"),
+    }
+    return str(labels.get(what, _("Undo last action")))
+
+
 def flag_names() -> dict[int, str]:
     return {
         0: _("No flag"),
@@ -255,8 +274,12 @@ def _card_controls(session: Any, uid: int, card_id: int) -> dict[str, Any]:
     edit it (None: the person may not)."""
     place = cards.edit_place(session, uid, card_id)
     edit_url = None
-    if place is not None:
-        edit_url = url_for("web.team_deck_page", team_id=place[0], slug=place[1])
+    if place is not None and place.team_id is None:
+        edit_url = url_for("web.own_card_page", slug=place.slug, key=place.key)
+    elif place is not None:
+        edit_url = url_for(
+            "web.team_card_page", team_id=place.team_id, slug=place.slug, key=place.key
+        )
     return {
         "card_marks": marks.card_marks(session, uid, card_id),
         "flag_names": flag_names(),

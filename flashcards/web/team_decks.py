@@ -14,10 +14,10 @@ from typing import Any
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import format_number
 from flask_babel import gettext as _
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
+from ..decks.card_editing import MAX_TAGS
 from ..decks.deckfile import MAX_TEXT
 from ..errors import (
     EditingRetiredCard,
@@ -28,12 +28,11 @@ from ..errors import (
     TooManyCards,
 )
 from ..http.request_db import db, writes
-from ..storage.models import Card
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from ..teams import membership, team_decks
 from ..teams.deck_uploads import MAX_CARDS, MAX_UPLOAD_BYTES
-from ..teams.roles import LEADS, team_deck
+from ..teams.roles import LEADS
 from ..teams.roles import membership as role_check
 from . import bp
 from .auth import login_required, user_id
@@ -83,7 +82,7 @@ def team_decks_page(team_id: int) -> Response:
     return decks_page(team_id)
 
 
-def _listing_args(values: Mapping[str, str]) -> dict[str, Any]:
+def listing_args(values: Mapping[str, str]) -> dict[str, Any]:
     """The query-string arguments that bring back the page of cards a change was made from."""
     query, page = listing(values)
     args: dict[str, Any] = {}
@@ -143,7 +142,7 @@ def team_card_page(team_id: int, slug: str, key: str) -> str:
         deck=deck,
         card=card,
         locales=[deck.default_locale] + [loc for loc in deck.locales if loc != deck.default_locale],
-        listing=_listing_args(request.args),
+        listing=listing_args(request.args),
     )
 
 
@@ -154,7 +153,7 @@ def edit_team_card(team_id: int, slug: str, key: str) -> Response:
     session = db()
     back = redirect(
         url_for(
-            "web.team_card_page", team_id=team_id, slug=slug, key=key, **_listing_args(request.form)
+            "web.team_card_page", team_id=team_id, slug=slug, key=key, **listing_args(request.form)
         ),
         303,
     )
@@ -173,7 +172,7 @@ def edit_team_card(team_id: int, slug: str, key: str) -> Response:
         )
     except InvalidInput as exc:
         session.rollback()
-        flash(_("The card was not saved.") + " " + _card_problem(exc), "error")
+        flash(_("The card was not saved.") + " " + card_problem(exc), "error")
         return back
     except EditingRetiredCard as exc:
         session.rollback()
@@ -184,14 +183,21 @@ def edit_team_card(team_id: int, slug: str, key: str) -> Response:
     return back
 
 
-def _card_problem(exc: InvalidInput) -> str:
+def card_problem(exc: InvalidInput) -> str:
     """What was wrong with a card the domain refused, as a translated sentence."""
     field = exc.field or ""
     if isinstance(exc, TooManyCards):
         return str(
             _(
-                "A team deck holds at most %(limit)s cards.",
+                "A deck holds at most %(limit)s cards.",
                 limit=whole_number(exc.limit),
+            )
+        )
+    if field == "tags":
+        return str(
+            _(
+                "Tags are single words separated by spaces, at most %(count)s of them.",
+                count=whole_number(MAX_TAGS),
             )
         )
     if isinstance(exc, TextTooLong):
@@ -209,22 +215,9 @@ def _card_problem(exc: InvalidInput) -> str:
 
 def _to_deck(team_id: int, slug: str) -> Response:
     return redirect(
-        url_for("web.team_deck_page", team_id=team_id, slug=slug, **_listing_args(request.form)),
+        url_for("web.team_deck_page", team_id=team_id, slug=slug, **listing_args(request.form)),
         303,
     )
-
-
-def _new_card(team_id: int, slug: str) -> tuple[str, str]:
-    """A key no card of the deck ever had (reusing a retired card's key would bring back
-    everyone's progress on that old question), and the deck's default language."""
-    session = db()
-    role_check(session, team_id, user_id(), *LEADS)
-    deck = team_deck(session, team_id, slug)
-    taken = set(session.scalars(select(Card.key).where(Card.deck_id == deck.id)))
-    number = len(taken) + 1
-    while f"c{number:03d}" in taken:
-        number += 1
-    return f"c{number:03d}", deck.default_locale
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/cards")
@@ -236,7 +229,7 @@ def add_team_card(team_id: int, slug: str) -> Response:
     uid = user_id()
 
     def work() -> None:
-        key, locale = _new_card(team, slug)
+        key, locale = team_decks.new_card_key(session, team, uid, slug)
         team_decks.set_card(
             session,
             team,
@@ -255,7 +248,7 @@ def add_team_card(team_id: int, slug: str) -> Response:
         retrying(session, work, retry_on=(IntegrityError,), attempts=3)
     except InvalidInput as exc:
         session.rollback()
-        flash(_("The card was not added.") + " " + _card_problem(exc), "error")
+        flash(_("The card was not added.") + " " + card_problem(exc), "error")
         return _to_deck(team_id, slug)
     flash(_("Card added. Members will see it as a new card."))
     return _to_deck(team_id, slug)

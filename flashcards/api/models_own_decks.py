@@ -1,0 +1,89 @@
+"""Bodies of the own decks API (`own_decks.py`): a person's decks, made and edited by them."""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar
+
+from pydantic import Field
+
+from ..decks.card_editing import MAX_TAG, MAX_TAGS
+from ..decks.card_pages import CardRow
+from ..decks.deckfile import MAX_TITLE
+from ..decks.own_decks import MAX_LOCALES
+from ..storage.models import Deck
+from .models import Body, Reply
+from .models_teams import MAX_CARD_TEXT, MAX_LOCALE
+
+Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG, pattern=r"^\S+$")]
+Locale = Annotated[str, Field(max_length=MAX_LOCALE)]
+
+
+class NewDeck(Body):
+    title: str = Field(max_length=MAX_TITLE, json_schema_extra={"minLength": 1, "pattern": "\\S"})
+    locales: list[Locale] = Field(
+        min_length=1,
+        max_length=MAX_LOCALES,
+        description="The deck's languages; the first is its default, in which cards are added.",
+    )
+    messages: ClassVar[dict[str, str]] = {
+        "locales": f"locales must be a list of 1 to {MAX_LOCALES} language codes such as 'en'"
+    }
+
+
+class NewCard(Body):
+    front: str = Field(max_length=MAX_CARD_TEXT)
+    back: str = Field(max_length=MAX_CARD_TEXT)
+    explanation: str = Field("", max_length=MAX_CARD_TEXT)
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
+    messages: ClassVar[dict[str, str]] = {
+        "tags": f"tags must be a list of at most {MAX_TAGS} words without spaces"
+    }
+
+
+class CardPatch(Body):
+    """What to change; a field left out stays as it is."""
+
+    locale: Locale | None = Field(
+        None,
+        description="The language of front, back and explanation; the deck's default when "
+        "left out. A language the card has no text in yet needs front and back.",
+    )
+    front: str | None = Field(None, max_length=MAX_CARD_TEXT)
+    back: str | None = Field(None, max_length=MAX_CARD_TEXT)
+    explanation: str | None = Field(None, max_length=MAX_CARD_TEXT)
+    tags: list[Tag] | None = Field(None, max_length=MAX_TAGS, description="The card's tags.")
+    messages: ClassVar[dict[str, str]] = NewCard.messages
+
+
+class OwnDeck(Reply):
+    slug: str
+    title: str
+    default_locale: str
+    locales: list[str]
+
+    @classmethod
+    def of(cls, deck: Deck, title: str, locales: list[str]) -> OwnDeck:
+        return cls(slug=deck.slug, title=title, default_locale=deck.default_locale, locales=locales)
+
+
+class CardText(Reply):
+    front: str
+    back: str
+    explanation: str
+
+
+class OwnCard(Reply):
+    key: str
+    tags: list[str]
+    texts: dict[str, CardText] = Field(description="The card's text by language.")
+
+    @classmethod
+    def of(cls, row: CardRow) -> OwnCard:
+        return cls(
+            key=row.key,
+            tags=list(row.tags),
+            texts={
+                loc: CardText(front=t.question, back=t.answer, explanation=t.explanation)
+                for loc, t in row.texts.items()
+            },
+        )

@@ -1,0 +1,142 @@
+"""JSON API for a person's own decks: make one, add, edit and retire its cards. Progress on
+an edited card is kept (`decks/card_editing.py`). Another person's deck is not found (404);
+a shipped or a team's deck is not the caller's to edit here (403)."""
+
+from __future__ import annotations
+
+from flask import Response
+from sqlalchemy.exc import IntegrityError
+
+from ..decks import own_decks
+from ..decks.card_pages import CardRow, card_texts
+from ..errors import NotFound
+from ..http.request_db import db, writes
+from ..srs import subscriptions
+from ..storage.models import DeckText
+from ..storage.retry import retrying
+from ..storage.schema import utcnow
+from . import bp
+from .auth import current_user_id
+from .errors import parse_body
+from .models import reply
+from .models_own_decks import CardPatch, NewCard, NewDeck, OwnCard, OwnDeck
+from .openapi import Answer, documented
+
+TAGS = ("own decks",)
+
+
+def _card(slug: str, user_id: int, key: str) -> CardRow:
+    session = db()
+    deck = own_decks.find_own_deck(session, user_id, slug)
+    row = card_texts(session, deck.id, key)
+    if row is None:  # the sync just wrote it, in this transaction
+        raise NotFound(f"no card '{key}' in this deck")
+    return row
+
+
+@bp.post("/decks")
+@documented(
+    "createDeck",
+    "Make a deck of the caller's own, empty, which they study at once.",
+    {201: Answer("The new deck.", OwnDeck)},
+    body=NewDeck,
+    tags=TAGS,
+)
+@writes
+def create_deck() -> Response:
+    user_id = current_user_id()
+    body = parse_body(NewDeck)
+    session = db()
+    deck = retrying(
+        session,
+        lambda: own_decks.create_own_deck(
+            session, user_id, title=body.title, locales=list(body.locales), now=utcnow()
+        ),
+        retry_on=(IntegrityError,),  # two decks with one title took the same slug
+        attempts=3,
+    )
+    locales = subscriptions.deck_locales(session, deck.id)
+    title = session.get(DeckText, (deck.id, deck.default_locale))
+    return reply(OwnDeck.of(deck, title.title if title else deck.slug, locales), 201)
+
+
+@bp.post("/decks/<slug>/cards")
+@documented(
+    "addCard",
+    "Add a card to the caller's own deck, in its default language; it comes up as new.",
+    {201: Answer("The new card.", OwnCard)},
+    403,
+    body=NewCard,
+    tags=TAGS,
+)
+@writes
+def add_card(slug: str) -> Response:
+    user_id = current_user_id()
+    body = parse_body(NewCard)
+    session = db()
+    key = retrying(
+        session,
+        lambda: own_decks.add_card(
+            session,
+            user_id,
+            slug,
+            question=body.front,
+            answer=body.back,
+            explanation=body.explanation,
+            tags=list(body.tags),
+            now=utcnow(),
+        ),
+        retry_on=(IntegrityError,),  # two cards added at once picked the same new key
+        attempts=3,
+    )
+    return reply(OwnCard.of(_card(slug, user_id, key)), 201)
+
+
+@bp.patch("/decks/<slug>/cards/<key>")
+@documented(
+    "editCard",
+    "Change a card of the caller's own deck, in one language, and its tags; progress is "
+    "kept. A retired card is not edited (409).",
+    {200: Answer("The card.", OwnCard)},
+    403,
+    409,
+    body=CardPatch,
+    tags=TAGS,
+)
+@writes
+def edit_card(slug: str, key: str) -> Response:
+    user_id = current_user_id()
+    body = parse_body(CardPatch)
+    session = db()
+    own_decks.edit_card(
+        session,
+        user_id,
+        slug,
+        key,
+        locale=body.locale,
+        question=body.front,
+        answer=body.back,
+        explanation=body.explanation,
+        tags=None if body.tags is None else list(body.tags),
+        now=utcnow(),
+    )
+    card = _card(slug, user_id, key)
+    session.commit()
+    return reply(OwnCard.of(card))
+
+
+@bp.delete("/decks/<slug>/cards/<key>")
+@documented(
+    "retireCard",
+    "Retire a card of the caller's own deck: it no longer comes up; its history is kept.",
+    {204: Answer("Retired.")},
+    403,
+    tags=TAGS,
+)
+@writes
+def retire_card(slug: str, key: str) -> Response:
+    user_id = current_user_id()
+    session = db()
+    own_decks.retire_card(session, user_id, slug, key, now=utcnow())
+    session.commit()
+    return Response(status=204)

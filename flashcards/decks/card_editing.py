@@ -1,0 +1,199 @@
+"""Editing a deck card by card: the one home of it, for a team's decks (by their leads) and
+a person's own decks (by their owner). Callers decide who may edit; this module edits.
+
+Every change goes through `sync_deck`, as `decks sync` does, so everyone keeps their
+progress: cards are matched by key, a removed card is retired (never deleted), a new one is new.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..errors import (
+    EditingRetiredCard,
+    InvalidInput,
+    LanguageNotInDeck,
+    LastCardOfDeck,
+    NotFound,
+    TextTooLong,
+)
+from ..storage.models import Card, CardText, Deck, DeckText
+from ..teams.deck_uploads import check_card_count
+from .deckfile import KEY_RE, MAX_TEXT, CardSource, DeckSource, LocaleSource
+from .quizfile import slugify
+from .sync import SyncReport, sync_deck
+
+MAX_TAGS = 20
+MAX_TAG = 100  # as custom study takes one; a tag is a word: no white space inside
+
+
+def unique_slug(session: Session, prefix: str, title: str) -> str:
+    """A slug no deck has: the owner's prefix and the title's words, numbered if taken."""
+    base = f"{prefix}{slugify(title)}"[:90].strip("-")
+    taken = set(session.scalars(select(Deck.slug).where(Deck.slug.startswith(base))))
+    slug, n = base, 1
+    while slug in taken:
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+def current_source(session: Session, deck: Deck) -> DeckSource:
+    """The deck as the database holds it (live cards only), ready to be edited and synced."""
+    cards = session.execute(
+        select(Card.key, CardText)
+        .join(CardText, CardText.card_id == Card.id)
+        .where(Card.deck_id == deck.id, Card.retired_at.is_(None))
+        .order_by(Card.position)
+    ).all()
+    locales: dict[str, LocaleSource] = {}
+    for text in session.scalars(select(DeckText).where(DeckText.deck_id == deck.id)):
+        own = tuple(
+            CardSource(key, t.question, t.answer, t.explanation)
+            for key, t in cards
+            if t.locale == text.locale
+        )
+        locales[text.locale] = LocaleSource(text.locale, text.title, text.description, own)
+    return DeckSource(deck.slug, deck.default_locale, locales)
+
+
+def sync_owned(session: Session, deck: Deck, source: DeckSource, *, now: datetime) -> SyncReport:
+    """Sync an edited source into the deck it came from, under the deck's own owner."""
+    return sync_deck(
+        session,
+        source,
+        now=now,
+        owner_user_id=deck.owner_user_id,
+        owner_team_id=deck.owner_team_id,
+    )
+
+
+def clean_tags(tags: list[str]) -> list[str]:
+    """Tags as Anki keeps them: words without white space, each once, in their order."""
+    cleaned: list[str] = []
+    for tag in tags:
+        if "\x00" in tag:
+            raise InvalidInput("a NUL character is not text", field="tags")
+        if any(ch.isspace() for ch in tag.strip()):
+            raise InvalidInput("a tag is one word, without spaces", field="tags")
+        tag = tag.strip()
+        if not tag:
+            continue
+        if len(tag) > MAX_TAG:
+            raise InvalidInput(f"a tag may have at most {MAX_TAG} characters", field="tags")
+        if tag not in cleaned:
+            cleaned.append(tag)
+    if len(cleaned) > MAX_TAGS:
+        raise InvalidInput(f"a card may have at most {MAX_TAGS} tags", field="tags")
+    return cleaned
+
+
+def _check_texts(question: str, answer: str, explanation: str) -> None:
+    for name, value in (("front", question), ("back", answer), ("explanation", explanation)):
+        if "\x00" in value:
+            raise InvalidInput("a NUL character is not text", field=name)
+    for name, value in (("front", question), ("back", answer)):
+        if not value.strip():
+            raise InvalidInput(f"{name} must not be empty", field=name)
+    for name, value in (("front", question), ("back", answer), ("explanation", explanation)):
+        if len(value) > MAX_TEXT:
+            raise TextTooLong(f"{name} may have at most {MAX_TEXT} characters", field=name)
+
+
+def set_card(
+    session: Session,
+    deck: Deck,
+    key: str,
+    *,
+    locale: str,
+    question: str | None,
+    answer: str | None,
+    explanation: str | None,
+    tags: list[str] | None = None,
+    now: datetime,
+    create: bool = True,
+) -> SyncReport:
+    """Edit one card's text in one language, or add a card (in the default language).
+
+    A text given as None keeps the card's current one in that language; tags (the card's,
+    in every language) likewise. `create=False` edits only: an unknown key is NotFound."""
+    if not KEY_RE.match(key):
+        raise InvalidInput("invalid card key (use a-z, 0-9, '-' and '_')", field="key")
+    source = current_source(session, deck)
+    target = source.locales.get(locale)
+    if target is None:
+        raise LanguageNotInDeck(f"the deck has no language '{locale}'", field="locale")
+    if key not in source.keys and _retired(session, deck.id, key):
+        # Most likely an edit from a page opened before the card was retired elsewhere:
+        # taking it as new would bring the old question back with everyone's progress.
+        raise EditingRetiredCard(
+            "this card was retired from the deck and can no longer be edited", field="key"
+        )
+    if key not in source.keys and not create:
+        raise NotFound(f"no card '{key}' in this deck")
+    if key not in source.keys and locale != deck.default_locale:
+        raise InvalidInput(
+            f"add the card in the default language '{deck.default_locale}' first", field="locale"
+        )
+    cards = list(target.cards)
+    at = next((i for i, c in enumerate(cards) if c.key == key), None)
+    old = cards[at] if at is not None else CardSource(key, "", "", "")
+    question = old.question if question is None else question
+    answer = old.answer if answer is None else answer
+    explanation = old.explanation if explanation is None else explanation
+    _check_texts(question, answer, explanation)
+    wanted_tags = None if tags is None else clean_tags(tags)
+    card = CardSource(key, question.strip(), answer.strip(), explanation.strip())
+    if at is None:
+        check_card_count(len(cards) + 1)
+        cards.append(card)
+    else:
+        cards[at] = card
+    locales = dict(source.locales)
+    locales[locale] = replace(target, cards=tuple(cards))
+    report = sync_owned(session, deck, replace(source, locales=locales), now=now)
+    if wanted_tags is not None:
+        row = session.scalar(select(Card).where(Card.deck_id == deck.id, Card.key == key))
+        assert row is not None  # synced just above
+        if list(row.tags or ()) != wanted_tags:
+            row.tags = wanted_tags
+            row.updated_at = now
+            if key not in report.added and key not in report.updated:
+                report.updated.append(key)
+    return report
+
+
+def _retired(session: Session, deck_id: int, key: str) -> bool:
+    found = select(Card.id).where(
+        Card.deck_id == deck_id, Card.key == key, Card.retired_at.is_not(None)
+    )
+    return session.scalar(found) is not None
+
+
+def new_card_key(session: Session, deck: Deck) -> str:
+    """A key no card of the deck ever had: reusing a retired card's key would bring back
+    everyone's progress on that old question. Two adds at once may pick the same one: the
+    caller retries on the unique constraint."""
+    taken = set(session.scalars(select(Card.key).where(Card.deck_id == deck.id)))
+    number = len(taken) + 1
+    while f"c{number:03d}" in taken:
+        number += 1
+    return f"c{number:03d}"
+
+
+def retire_card(session: Session, deck: Deck, key: str, *, now: datetime) -> SyncReport:
+    source = current_source(session, deck)
+    if key not in source.keys:
+        raise NotFound("no such card in this deck")
+    if len(source.keys) == 1 and deck.owner_team_id is not None:
+        # A team's deck keeps a card for its members; a person's own deck may start over.
+        raise LastCardOfDeck("a deck keeps at least one card; delete the deck instead")
+    locales = {
+        loc: replace(ls, cards=tuple(c for c in ls.cards if c.key != key))
+        for loc, ls in source.locales.items()
+    }
+    return sync_owned(session, deck, replace(source, locales=locales), now=now)

@@ -1,0 +1,177 @@
+"""A person's own decks on the web: made from the library ("New deck"), their cards added,
+edited and retired from the deck's cards page (`web/deck_cards.py`), one card's forms on its
+own page. The editing itself is `decks/own_decks.py`, shared in `decks/card_editing.py` with
+a team's decks, so progress is kept."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from flask import flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from sqlalchemy.exc import IntegrityError
+from werkzeug.wrappers import Response
+
+from ..decks import own_decks
+from ..decks.card_pages import card_texts
+from ..errors import EditingRetiredCard, InvalidInput, NotFound
+from ..http.request_db import db, writes
+from ..srs import subscriptions
+from ..storage.models import DeckText
+from ..storage.retry import retrying
+from ..storage.schema import utcnow
+from . import bp
+from .auth import login_required, user_id
+from .error_table import message_for
+from .team_decks import card_problem, listing_args
+
+
+def _tags(form: Mapping[str, str]) -> list[str] | None:
+    """The tags a form gives (separated by white space), None where it has no tags field."""
+    return form["tags"].split() if "tags" in form else None
+
+
+def new_deck_page(*, status: int = 200, form: Mapping[str, str] | None = None) -> Response:
+    page = render_template("own_deck_new.html", form=form or {})
+    return Response(page, status=status, mimetype="text/html")
+
+
+@bp.get("/decks/new")
+@login_required
+def new_deck() -> Response:
+    return new_deck_page()
+
+
+@bp.post("/decks/new")
+@writes
+@login_required
+def create_deck() -> Response:
+    session = db()
+    uid = user_id()
+    default = request.form.get("locale", "")
+    others = [loc for loc in request.form.getlist("other_locales") if loc != default]
+    try:
+        # Two decks made at once with one title may take the same slug: the retry numbers it.
+        deck = retrying(
+            session,
+            lambda: own_decks.create_own_deck(
+                session,
+                uid,
+                title=request.form.get("title", ""),
+                locales=[default, *others],
+                now=utcnow(),
+            ),
+            retry_on=(IntegrityError,),
+            attempts=3,
+        )
+    except InvalidInput as exc:
+        session.rollback()
+        if exc.field == "title":
+            flash(_("Give the deck a title of at most 200 characters."), "error")
+        else:
+            flash(_("Choose the deck's languages from the list."), "error")
+        return new_deck_page(status=422, form=request.form)
+    flash(_("Deck created. Add its first card."))
+    return redirect(url_for("web.deck_cards", slug=deck.slug), 303)
+
+
+def _to_cards(slug: str) -> Response:
+    return redirect(url_for("web.deck_cards", slug=slug, **listing_args(request.form)), 303)
+
+
+@bp.get("/decks/<slug>/cards/<key>")
+@login_required
+def own_card_page(slug: str, key: str) -> str:
+    """One card of the person's own deck in every language: its forms and retire button."""
+    session = db()
+    deck = own_decks.find_own_deck(session, user_id(), slug)
+    card = card_texts(session, deck.id, key)
+    if card is None:
+        raise NotFound(f"no card '{key}' in this deck")
+    title = session.get(DeckText, (deck.id, deck.default_locale))
+    locales = subscriptions.deck_locales(session, deck.id)
+    return render_template(
+        "own_card.html",
+        slug=deck.slug,
+        title=title.title if title else deck.slug,
+        default_locale=deck.default_locale,
+        card=card,
+        locales=[deck.default_locale] + [loc for loc in locales if loc != deck.default_locale],
+        listing=listing_args(request.args),
+    )
+
+
+@bp.post("/decks/<slug>/cards")
+@writes
+@login_required
+def add_own_card(slug: str) -> Response:
+    session = db()
+    uid = user_id()
+    try:
+        # Two cards added at once may pick the same new key; the retry picks another.
+        retrying(
+            session,
+            lambda: own_decks.add_card(
+                session,
+                uid,
+                slug,
+                question=request.form.get("question", ""),
+                answer=request.form.get("answer", ""),
+                explanation=request.form.get("explanation", ""),
+                tags=_tags(request.form),
+                now=utcnow(),
+            ),
+            retry_on=(IntegrityError,),
+            attempts=3,
+        )
+    except InvalidInput as exc:
+        session.rollback()
+        flash(_("The card was not added.") + " " + card_problem(exc), "error")
+        return _to_cards(slug)
+    flash(_("Card added. It comes up as a new card."))
+    return _to_cards(slug)
+
+
+@bp.post("/decks/<slug>/cards/<key>")
+@writes
+@login_required
+def edit_own_card(slug: str, key: str) -> Response:
+    session = db()
+    back = redirect(
+        url_for("web.own_card_page", slug=slug, key=key, **listing_args(request.form)), 303
+    )
+    try:
+        own_decks.edit_card(
+            session,
+            user_id(),
+            slug,
+            key,
+            locale=request.form.get("locale", ""),
+            question=request.form.get("question", ""),
+            answer=request.form.get("answer", ""),
+            explanation=request.form.get("explanation", ""),
+            tags=_tags(request.form),
+            now=utcnow(),
+        )
+    except InvalidInput as exc:
+        session.rollback()
+        flash(_("The card was not saved.") + " " + card_problem(exc), "error")
+        return back
+    except EditingRetiredCard as exc:
+        session.rollback()
+        flash(_("The card was not saved.") + " " + message_for(exc), "error")
+        return _to_cards(slug)  # the card's own page is gone with it
+    session.commit()
+    flash(_("Card saved. Your progress on it is kept."))
+    return back
+
+
+@bp.post("/decks/<slug>/cards/<key>/retire")
+@writes
+@login_required
+def retire_own_card(slug: str, key: str) -> Response:
+    session = db()
+    own_decks.retire_card(session, user_id(), slug, key, now=utcnow())
+    session.commit()
+    flash(_("Card retired. It no longer comes up in your study."))
+    return _to_cards(slug)

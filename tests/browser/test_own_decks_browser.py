@@ -1,0 +1,54 @@
+"""A real browser: a person makes their own deck from the library, adds a card, studies it,
+and opens it for editing from the review page with `e`."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Browser, expect
+
+from .test_study_browser import ARTIFACTS, _page, _sign_up, browser, server
+
+__all__ = ["browser", "server"]  # the fixtures, shared with the study tests
+
+
+def test_make_a_deck_add_a_card_study_and_edit_it(server: str, browser: Browser) -> None:
+    context, page, problems = _page(browser, "en")
+    _sign_up(page, server, "maker@example.com")
+    page.get_by_role("link", name="New deck").click()
+    page.fill("#deck-title", "Kitchen words")
+    page.select_option("#deck-locale", "en")
+    page.locator("input[name=other_locales][value=es]").check()
+    page.get_by_role("button", name="Create deck").click()
+    expect(page).to_have_url(re.compile(r"/decks/user\d+-kitchen-words/cards$"))
+    expect(page.locator("#live")).to_contain_text("Deck created")
+    slug = page.url.rstrip("/").split("/")[-2]
+
+    page.fill("#new-question", "What is a spoon in Spanish?")
+    page.fill("#new-answer", "cuchara")
+    page.fill("#new-tags", "kitchen nouns")
+    page.get_by_role("button", name="Add card").click()
+    expect(page.locator("#live")).to_contain_text("Card added")
+    expect(page.locator("ol.cards .question")).to_have_text("What is a spoon in Spanish?")
+    page.screenshot(path=str(ARTIFACTS / "own-deck-cards.png"), full_page=True)
+
+    page.goto(f"{server}/study?deck={slug}")
+    expect(page.locator("#question")).to_have_text("What is a spoon in Spanish?")
+    page.keyboard.press("e")  # the person's own deck: editable from the review page
+    expect(page).to_have_url(re.compile(rf"/decks/{slug}/cards/c001$"))
+    expect(page.locator("#t-en")).to_have_value("kitchen nouns")
+    page.fill("#q-en", "Spoon, in Spanish?")
+    page.locator("section[lang=en] button[type=submit]").click()
+    expect(page.locator("#live")).to_contain_text("Card saved")
+
+    page.goto(f"{server}/study?deck={slug}")
+    page.evaluate("window.__noReload = true")
+    expect(page.locator("#question")).to_have_text("Spoon, in Spanish?")
+    page.keyboard.press("Space")
+    expect(page.locator("#answer")).to_contain_text("cuchara")
+    page.keyboard.press("3")
+    # One learning card left, due in minutes: the deck's only card was answered.
+    expect(page.locator("#undo-form button")).to_contain_text("Undo answer")
+    assert page.evaluate("window.__noReload") is True
+    assert not problems, problems
+    context.close()

@@ -18,6 +18,7 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from flashcards.srs import study
+from flashcards.srs.settings import apply_user_settings
 from flashcards.storage.models import Card, CardText, Deck, ReviewLog, ReviewState
 
 from .factories import card_ids, make_deck, subscribe
@@ -45,6 +46,9 @@ def simulate_learner(
     if deck is None:
         deck = make_deck(session, f"sim{uuid.uuid4().hex[:8]}", days * new_per_day, now=start)
     subscribe(session, user_id, deck, now=start)
+    # Intervals as FSRS and the seeded fuzz give them: the load balancer's picks depend on
+    # what else is due, which would tie the optimizer's figures to the balancer's.
+    apply_user_settings(session, user_id, {"load_balancing": False})
     waiting = card_ids(session, deck.id)
     truth = Scheduler(parameters=parameters, enable_fuzzing=False)
     rng = random.Random(seed)

@@ -316,7 +316,10 @@ def test_keyboard_hints_only_with_a_keyboard(site: Site, browser: Browser) -> No
         page = context.new_page()
         _sign_in(page, site, "seo-yeon@example.com")
         page.goto(site.url + "/study")  # the team's deck: subscribed when it was assigned
-        expect(page.locator(".help")).to_be_visible(visible=not touch)
+        hints = page.locator(".help").all()  # the answer keys and the card actions' keys
+        assert len(hints) == 2
+        for hint in hints:
+            expect(hint).to_be_visible(visible=not touch)
         expect(page.locator(".keys")).to_be_visible(visible=not touch)
         page.locator("#reveal").click()
         expect(page.locator(".rate kbd").first).to_be_visible(visible=not touch)

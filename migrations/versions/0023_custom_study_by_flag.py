@@ -1,7 +1,7 @@
 """custom_study_sessions.flag: custom study of the cards with a flag
 
-Revision ID: 0026
-Revises: 0024
+Revision ID: 0023
+Revises: 0022
 Create Date: 2026-12-02 15:25:00.000000
 """
 
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0026"
-down_revision: str | None = "0024"
+revision: str = "0023"
+down_revision: str | None = "0022"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

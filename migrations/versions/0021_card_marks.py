@@ -1,8 +1,8 @@
 """card_marks and card_actions: a person's suspended, buried, flagged and leech cards and the
 undo of each action; cards.note_key for siblings; study_options: burying and leech settings
 
-Revision ID: 0023
-Revises: 0022
+Revision ID: 0021
+Revises: 0020
 Create Date: 2026-12-02 14:00:00.000000
 """
 
@@ -14,8 +14,8 @@ from alembic import op
 
 import flashcards.storage.schema
 
-revision: str = "0023"
-down_revision: str | None = "0022"
+revision: str = "0021"
+down_revision: str | None = "0020"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """scheduler_settings.load_balancing and easy_days; custom_study_sessions
 
-Revision ID: 0024
-Revises: 0023
+Revision ID: 0022
+Revises: 0021
 Create Date: 2026-12-02 14:20:00.000000
 """
 
@@ -12,8 +12,8 @@ from alembic import op
 
 import flashcards.storage.schema
 
-revision: str = "0024"
-down_revision: str | None = "0023"
+revision: str = "0022"
+down_revision: str | None = "0021"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,6 +1,6 @@
 """FSRS parameters of team decks: deck_fsrs_parameters in force, and sets fitted per deck
 
-Revision ID: 0022
+Revision ID: 0020
 Revises: 0019
 Create Date: 2026-12-02 14:10:00.000000
 """
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0022"
+revision: str = "0020"
 down_revision: str | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -64,8 +64,11 @@ lint: $(VENV)/.test-stamp
 typecheck: $(VENV)/.test-stamp
 	$(BIN)/mypy
 
+# The suite runs on every core (pytest-xdist); tests that share an outside resource (Redis)
+# carry one `xdist_group` and run on one worker. PYTEST_WORKERS=0 runs it in this process.
+PYTEST_WORKERS ?= auto
 pytest: $(VENV)/.test-stamp $(AXE) translations-compile
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 test: lint typecheck pytest
 

@@ -309,6 +309,7 @@ def test_sign_in_limit_is_shared_by_instances_without_redis(
 
 
 @pytest.mark.skipif(not redis_available(), reason="Redis is not running on 127.0.0.1:6379")
+@pytest.mark.xdist_group("redis")
 def test_sign_in_limit_is_shared_through_redis(
     app: Flask, client: FlaskClient, engine: Engine, database_url: str
 ) -> None:
@@ -382,6 +383,7 @@ def test_database_backend_refunds_only_an_open_window(engine: Engine) -> None:
 
 
 @pytest.mark.skipif(not redis_available(), reason="Redis is not running on 127.0.0.1:6379")
+@pytest.mark.xdist_group("redis")
 def test_redis_backend_counts_refunds_and_resets() -> None:
     backend = RedisBackend.from_url(REDIS_URL)
     limiter = Limiter(backend, limit=2, window=60)

@@ -31,7 +31,8 @@ from tests.conftest import T0
 from tests.test_api_auth import REDIS_URL, redis_available
 from tests.test_servers import Server
 
-pytestmark = pytest.mark.slow
+# The Redis tests share one worker: they time concurrent sign-ins against one server.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("redis")]
 REDIS_PREFIX = "flashcards:ratelimit:"
 PASSWORD = "correct horse"
 WORKERS, THREADS = 4, 2

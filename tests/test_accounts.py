@@ -6,7 +6,8 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from flashcards.errors import InvalidInput
-from flashcards.people import accounts
+from flashcards.people import accounts, web_sessions
+from flashcards.people.token_hashes import token_hash
 from flashcards.srs.settings import ME_FIELDS, apply_user_settings, user_settings, validate_settings
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import ApiToken, SchedulerSettings, User, WebSession
@@ -141,30 +142,30 @@ def test_web_sessions_are_stored_hashed_end_and_expire(engine: Engine) -> None:
     user_id = add_user(engine)
     day = timedelta(days=1)
     with transaction(engine) as s:
-        old = accounts.start_web_session(s, user_id, now=T0, lifetime=31 * day)
-        phone = accounts.start_web_session(s, user_id, now=T0 + 20 * day, lifetime=31 * day)
+        old = web_sessions.start(s, user_id, now=T0, lifetime=31 * day)
+        phone = web_sessions.start(s, user_id, now=T0 + 20 * day, lifetime=31 * day)
     with transaction(engine) as s:
         assert old not in s.scalars(select(WebSession.id_hash)).all()
-        found = accounts.web_session_user(s, user_id, phone, now=T0 + 21 * day, lifetime=31 * day)
+        found = web_sessions.user_of(s, user_id, phone, now=T0 + 21 * day, lifetime=31 * day)
         assert found is not None and found.user.id == user_id
         # Another user's id with this session, or a made-up session: nobody.
-        assert accounts.web_session_user(s, user_id + 1, phone, now=T0, lifetime=31 * day) is None
-        assert accounts.web_session_user(s, user_id, "x" * 43, now=T0, lifetime=31 * day) is None
+        assert web_sessions.user_of(s, user_id + 1, phone, now=T0, lifetime=31 * day) is None
+        assert web_sessions.user_of(s, user_id, "x" * 43, now=T0, lifetime=31 * day) is None
         # Past its lifetime a session is over, and the next sign-in drops its row.
         late = T0 + 32 * day
-        assert accounts.web_session_user(s, user_id, old, now=late, lifetime=31 * day) is None
-        laptop = accounts.start_web_session(s, user_id, now=late, lifetime=31 * day)
+        assert web_sessions.user_of(s, user_id, old, now=late, lifetime=31 * day) is None
+        laptop = web_sessions.start(s, user_id, now=late, lifetime=31 * day)
         assert s.scalar(select(func.count()).select_from(WebSession)) == 2  # phone, laptop
-        accounts.end_web_session(s, laptop)
-        assert accounts.web_session_user(s, user_id, laptop, now=late, lifetime=31 * day) is None
-        assert accounts.web_session_user(s, user_id, phone, now=late, lifetime=31 * day)
+        web_sessions.end(s, laptop)
+        assert web_sessions.user_of(s, user_id, laptop, now=late, lifetime=31 * day) is None
+        assert web_sessions.user_of(s, user_id, phone, now=late, lifetime=31 * day)
         # Signing in again in the same browser ends the session it held.
-        again = accounts.start_web_session(s, user_id, now=late, lifetime=31 * day, replacing=phone)
-        assert accounts.web_session_user(s, user_id, phone, now=late, lifetime=31 * day) is None
+        again = web_sessions.start(s, user_id, now=late, lifetime=31 * day, replacing=phone)
+        assert web_sessions.user_of(s, user_id, phone, now=late, lifetime=31 * day) is None
         # A new password ends every session, by the person or by an administrator.
         accounts.change_password(s, user_id, "correct horse", "a new passphrase")
-        assert accounts.web_session_user(s, user_id, again, now=late, lifetime=31 * day) is None
-        again = accounts.start_web_session(s, user_id, now=late, lifetime=31 * day)
+        assert web_sessions.user_of(s, user_id, again, now=late, lifetime=31 * day) is None
+        again = web_sessions.start(s, user_id, now=late, lifetime=31 * day)
         accounts.set_password(s, user_id, "an admin's reset")
         assert s.scalar(select(func.count()).select_from(WebSession)) == 0
 
@@ -173,15 +174,15 @@ def test_a_web_session_in_use_is_renewed_and_one_unused_ends(engine: Engine) -> 
     user_id = add_user(engine)
     day, life = timedelta(days=1), timedelta(days=31)
     with transaction(engine) as s:
-        sid = accounts.start_web_session(s, user_id, now=T0, lifetime=life)
-        fresh = accounts.web_session_user(s, user_id, sid, now=T0 + day / 2, lifetime=life)
+        sid = web_sessions.start(s, user_id, now=T0, lifetime=life)
+        fresh = web_sessions.user_of(s, user_id, sid, now=T0 + day / 2, lifetime=life)
         assert fresh is not None and not fresh.renew  # renewed at most once a day
-        used = accounts.web_session_user(s, user_id, sid, now=T0 + 20 * day, lifetime=life)
+        used = web_sessions.user_of(s, user_id, sid, now=T0 + 20 * day, lifetime=life)
         assert used is not None and used.renew
-        accounts.renew_web_session(s, sid, now=T0 + 20 * day)
+        web_sessions.renew(s, sid, now=T0 + 20 * day)
         # 45 days after sign-in, 25 after its last use: still open; 32 after it: over.
-        assert accounts.web_session_user(s, user_id, sid, now=T0 + 45 * day, lifetime=life)
-        assert accounts.web_session_user(s, user_id, sid, now=T0 + 52 * day, lifetime=life) is None
+        assert web_sessions.user_of(s, user_id, sid, now=T0 + 45 * day, lifetime=life)
+        assert web_sessions.user_of(s, user_id, sid, now=T0 + 52 * day, lifetime=life) is None
 
 
 def test_tokens_are_stored_hashed_resolve_and_revoke(engine: Engine) -> None:
@@ -193,7 +194,7 @@ def test_tokens_are_stored_hashed_resolve_and_revoke(engine: Engine) -> None:
     with transaction(engine) as s:
         stored = s.scalars(select(ApiToken.token_hash)).all()
         assert token not in stored
-        assert accounts.token_hash(token) in stored
+        assert token_hash(token) in stored
         assert accounts.user_id_for_token(s, token) == user_id
         assert accounts.user_id_for_token(s, token + "x") is None
         assert accounts.user_id_for_token(s, "") is None

@@ -23,7 +23,7 @@ from sqlalchemy import Engine, delete, func, select
 from werkzeug.test import TestResponse
 
 from flashcards.anki_sync import snapshot, wire
-from flashcards.people import accounts
+from flashcards.people.token_hashes import token_hash
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
     AnkiCollection,
@@ -128,7 +128,7 @@ def test_host_key_gives_a_key_stored_hashed(
     with engine.connect() as conn:
         row = conn.execute(select(AnkiDevice)).one()
     assert row.user_id == person
-    assert row.key_hash == accounts.token_hash(key) != key
+    assert row.key_hash == token_hash(key) != key
     assert row.client_version == CLIENT and row.last_sync_at is None
     assert host_key(client) != key  # each sign-in is a device of its own
 

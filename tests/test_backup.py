@@ -18,7 +18,7 @@ from fsrs import Rating
 from sqlalchemy import JSON, Engine, Text, cast, select, text, update
 
 from flashcards.cli import main
-from flashcards.people import accounts
+from flashcards.people import accounts, web_sessions
 from flashcards.srs import study, subscriptions
 from flashcards.storage.backup import BackupError, backup, restore, verify
 from flashcards.storage.engine import make_engine, transaction
@@ -160,7 +160,7 @@ def test_round_trip_keeps_every_value_exactly(
         # Floats in a JSON list must keep their exact text (other JSON columns hold nulls).
         s.execute(update(SchedulerSettings).values(parameters=[0.2120, 1.2931, 2.3065, 8.2956] * 5))
         # A signed-in browser: not data, and maybe signed out by the time of a restore.
-        accounts.start_web_session(s, user_id, now=T0, lifetime=timedelta(days=31))
+        web_sessions.start(s, user_id, now=T0, lifetime=timedelta(days=31))
         team = membership.create_team(s, user_id, "Platform", now=T0)
         invitations.create_invitation(s, team.id, user_id, now=T0, label='März "β" \\ cohort')
     file = tmp_path / "all.backup"

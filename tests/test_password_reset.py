@@ -19,7 +19,7 @@ from flashcards.cli import main
 from flashcards.config import settings_from_env
 from flashcards.errors import InvalidInput, NotFound
 from flashcards.mail import Mail, MailNotSent, SmtpServer, parse_smtp_url, send
-from flashcards.people import accounts, resets
+from flashcards.people import accounts, resets, web_sessions
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import ApiToken, PasswordReset, TeamMember, User, WebSession
 from flashcards.storage.schema import utcnow
@@ -123,7 +123,7 @@ def test_a_new_password_by_any_path_kills_the_links_made_before(session: Session
 def test_using_a_link_ends_sessions_and_can_revoke_tokens(session: Session) -> None:
     uid = make_user(session, "ana@example.com")
     make_token(session, uid)
-    accounts.start_web_session(session, uid, now=T0, lifetime=timedelta(days=31))
+    web_sessions.start(session, uid, now=T0, lifetime=timedelta(days=31))
     token = resets.issue(session, uid, now=T0)
     _user, revoked = resets.use(session, token, NEW_PASSWORD, now=T0, revoke_tokens=True)
     assert revoked == 1

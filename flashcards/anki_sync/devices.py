@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from ..people.accounts import token_hash
+from ..people.token_hashes import token_hash
 from ..storage.models import AnkiDevice
 from ..storage.schema import MAX_ID
 

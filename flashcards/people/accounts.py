@@ -1,16 +1,15 @@
-"""Accounts: users, password hashes, API tokens and browser sessions. Plain Python over a
-session; no Flask."""
+"""Accounts: users, password hashes and API tokens (browser sessions are in `web_sessions`).
+Plain Python over a session; no Flask."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -20,8 +19,10 @@ from ..hot_sql import tokens
 from ..hot_sql.rawsql import Executor, executor
 from ..srs.days import Clock
 from ..srs.settings import scheduler_defaults, validate_settings
-from ..storage.models import AnkiDevice, ApiToken, SchedulerSettings, User, WebSession
+from ..storage.models import AnkiDevice, ApiToken, SchedulerSettings, User
+from . import web_sessions
 from .names import fold, hidden_character
+from .token_hashes import token_hash
 
 MIN_PASSWORD_LENGTH = 8
 # scrypt's cost does not grow with the password, but nobody needs a megabyte-long one.
@@ -218,7 +219,7 @@ def set_password(
 
 def _replace_password(session: Session, user: User, new_password: str, revoke_tokens: bool) -> int:
     user.password_hash = hash_password(new_password)
-    _end_web_sessions(session, user.id)
+    web_sessions.end_all(session, user.id)
     revoked = 0
     if revoke_tokens:
         result = session.execute(delete(ApiToken).where(ApiToken.user_id == user.id))
@@ -227,10 +228,6 @@ def _replace_password(session: Session, user: User, new_password: str, revoke_to
         session.execute(delete(AnkiDevice).where(AnkiDevice.user_id == user.id))
     session.flush()
     return revoked
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def issue_token(session: Session, user_id: int, *, now: datetime, name: str = "") -> str:
@@ -297,104 +294,6 @@ def revoke_token(session: Session, token: str) -> bool:
     """Delete the token; True if it existed."""
     result = session.execute(delete(ApiToken).where(ApiToken.token_hash == token_hash(token)))
     return bool(getattr(result, "rowcount", 0))
-
-
-# A session in use is renewed (its last use stored) at most this often: one write a day.
-RENEW_SESSION_AFTER = timedelta(days=1)
-
-
-@dataclass(frozen=True)
-class SignedIn:
-    user: User
-    renew: bool  # last renewed more than RENEW_SESSION_AFTER ago: `renew_web_session` it
-
-
-def start_web_session(
-    session: Session,
-    user_id: int,
-    *,
-    now: datetime,
-    lifetime: timedelta,
-    replacing: str | None = None,
-) -> str:
-    """Open a browser session for the user: the random id for the cookie.
-
-    `replacing`: the id this browser held until now, which ends (another person signing in
-    on a shared computer must not leave the first one's session usable). Sessions unused for
-    `lifetime` (the cookie's own limit), anyone's, are dropped here, so the table keeps only
-    sessions that can still be used.
-    """
-    session.execute(delete(WebSession).where(WebSession.seen_at < now - lifetime))
-    if replacing is not None:
-        end_web_session(session, replacing)
-    session_id = secrets.token_urlsafe(32)
-    session.add(
-        WebSession(id_hash=token_hash(session_id), user_id=user_id, created_at=now, seen_at=now)
-    )
-    session.flush()
-    return session_id
-
-
-def web_session_user(
-    session: Session, user_id: int, session_id: str, *, now: datetime, lifetime: timedelta
-) -> SignedIn | None:
-    """The user of a browser session still open, or None (signed out, unused for `lifetime`,
-    or the account deleted)."""
-    row = session.execute(
-        select(User, WebSession.seen_at)
-        .join(WebSession, WebSession.user_id == User.id)
-        .where(
-            User.id == user_id,
-            WebSession.id_hash == token_hash(session_id),
-            WebSession.seen_at >= now - lifetime,
-        )
-    ).first()
-    if row is None:
-        return None
-    return SignedIn(row.User, row.seen_at < now - RENEW_SESSION_AFTER)
-
-
-def renew_web_session(session: Session, session_id: str, *, now: datetime) -> None:
-    session.execute(
-        update(WebSession).where(WebSession.id_hash == token_hash(session_id)).values(seen_at=now)
-    )
-
-
-def end_web_session(session: Session, session_id: str) -> None:
-    session.execute(delete(WebSession).where(WebSession.id_hash == token_hash(session_id)))
-
-
-def other_web_sessions(
-    session: Session, user_id: int, session_id: str, *, now: datetime, lifetime: timedelta
-) -> int:
-    """How many other browsers the user is signed in on."""
-    return int(
-        session.scalar(
-            select(func.count())
-            .select_from(WebSession)
-            .where(
-                WebSession.user_id == user_id,
-                WebSession.id_hash != token_hash(session_id),
-                WebSession.seen_at >= now - lifetime,
-            )
-        )
-        or 0
-    )
-
-
-def end_other_web_sessions(session: Session, user_id: int, session_id: str) -> None:
-    """Sign the user out of every browser but this one (a phone lost, a shared computer)."""
-    session.execute(
-        delete(WebSession).where(
-            WebSession.user_id == user_id, WebSession.id_hash != token_hash(session_id)
-        )
-    )
-
-
-def _end_web_sessions(session: Session, user_id: int) -> None:
-    # A new password ends every browser session, a stolen cookie's included; the web view
-    # that changed it opens a new one for its own browser.
-    session.execute(delete(WebSession).where(WebSession.user_id == user_id))
 
 
 def user_by_email(session: Session, email: str) -> User:

@@ -23,6 +23,7 @@ from ..errors import NotFound, NotPermitted
 from ..storage.models import PasswordReset, User
 from ..teams.roles import OWNER, membership
 from . import accounts
+from .token_hashes import token_hash
 
 LIFETIME = timedelta(hours=1)
 TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{20,100}$")  # what token_urlsafe(32) makes
@@ -42,10 +43,6 @@ class AdminResetByOwner(NotPermitted):
 
     def __init__(self) -> None:
         super().__init__("a team owner cannot make a reset link for an administrator")
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def password_stamp(password_hash: str) -> str:

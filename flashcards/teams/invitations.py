@@ -5,7 +5,6 @@ a lead lets them back (`membership.allow_back`)."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 import secrets
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from ..errors import (
     NotFound,
     NotPermitted,
 )
+from ..people.token_hashes import token_hash
 from ..srs.settings import CONTROL_CHARS
 from ..storage.models import TeamInvitation, TeamMember, TeamRemoval
 from .assignments import subscribe_to_team_assignments
@@ -43,10 +43,6 @@ class RemovedFromTeam(NotPermitted):
             "you were removed from this team; ask a team lead to let you back in", field="token"
         )
         self.team_id = team_id
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

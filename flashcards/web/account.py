@@ -18,7 +18,7 @@ from ..anki_sync import devices as anki_devices
 from ..errors import InvalidInput, NotFound
 from ..http.request_db import begin_writing, db, writes
 from ..http.request_policies import change_password_limited, token_key, token_limiter
-from ..people import accounts, apitokens
+from ..people import accounts, apitokens, web_sessions
 from ..people.ratelimit import RateLimited
 from ..srs.settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_each
 from ..storage.schema import utcnow
@@ -156,7 +156,7 @@ def settings() -> str | Response | tuple[str, int]:
         labels=field_labels(),
         themes=theme_names(),
         timezones=sorted(available_timezones()),
-        other_sessions=accounts.other_web_sessions(
+        other_sessions=web_sessions.count_others(
             session,
             uid,
             browser_session_id(),
@@ -217,7 +217,7 @@ def change_password() -> Response:
 @login_required
 def sign_out_elsewhere() -> Response:
     session = db()
-    accounts.end_other_web_sessions(session, user_id(), browser_session_id())
+    web_sessions.end_others(session, user_id(), browser_session_id())
     session.commit()
     flash(_("You are signed out on every other browser."))
     return redirect(url_for("web.settings"))

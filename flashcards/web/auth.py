@@ -26,7 +26,7 @@ from werkzeug.wrappers import Response
 from ..errors import InvalidInput, WrongCredentials
 from ..http.request_db import begin_writing, db, write_transaction, writes
 from ..http.request_policies import signed_in, signup_key, signup_limiter
-from ..people import accounts
+from ..people import accounts, web_sessions
 from ..people.ratelimit import RateLimited
 from ..srs.settings import timezone_names
 from ..storage.models import User
@@ -50,7 +50,7 @@ def current_user() -> User | None:
         if isinstance(user_id, int):
             if isinstance(session_id, str):
                 now = utcnow()
-                signed_in = accounts.web_session_user(
+                signed_in = web_sessions.user_of(
                     db(),
                     user_id,
                     session_id,
@@ -80,7 +80,7 @@ def _renew(session_id: str, now: datetime) -> None:
     # A write in a request that may only read: a short one of its own, or part of the
     # view's when it writes. The cookie is signed anew too: its signature has its own limit.
     with write_transaction() as database:
-        accounts.renew_web_session(database, session_id, now=now)
+        web_sessions.renew(database, session_id, now=now)
     session.modified = True
 
 
@@ -155,7 +155,7 @@ def start_session(user: User) -> None:
     pending_join = session.get(PENDING_JOIN_KEY)
     session.clear()
     database = begin_writing()
-    session_id = accounts.start_web_session(
+    session_id = web_sessions.start(
         database,
         user.id,
         now=utcnow(),
@@ -273,7 +273,7 @@ def signout() -> Response:
     if isinstance(session_id, str):
         # Server-side too: a copy of the cookie (a shared computer, a stolen one) ends as well.
         database = db()
-        accounts.end_web_session(database, session_id)
+        web_sessions.end(database, session_id)
         database.commit()
     session.clear()
     flash(_("You are signed out."))

@@ -17,6 +17,7 @@ from werkzeug.wrappers import Response
 
 from ..errors import InvitationNotUsable
 from ..http.request_db import db, writes
+from ..people.token_hashes import token_hash
 from ..storage.models import Team, TeamInvitation, TeamMember, TeamRemoval
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
@@ -48,7 +49,7 @@ def _invited_team(token: str) -> tuple[Team, bool] | None:
         .execute(
             select(TeamInvitation, Team)
             .join(Team, Team.id == TeamInvitation.team_id)
-            .where(TeamInvitation.token_hash == invitations.token_hash(token))
+            .where(TeamInvitation.token_hash == token_hash(token))
         )
         .first()
     )

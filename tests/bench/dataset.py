@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Engine, insert
 
 from flashcards.people import accounts
+from flashcards.people.token_hashes import token_hash
 from flashcards.srs.settings import scheduler_defaults
 from flashcards.storage import migrate
 from flashcards.storage.models import (
@@ -102,7 +103,7 @@ def build(url: str, engine: Engine, *, users: int, cards: int, states_per_user: 
                 [
                     {
                         "user_id": i + 1,
-                        "token_hash": accounts.token_hash(tokens[i]),
+                        "token_hash": token_hash(tokens[i]),
                         "name": "bench",
                         "created_at": NOW,
                     }

@@ -16,7 +16,7 @@ from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
-from .errors import invalid_input, parse_body
+from .bodies import invalid_input, parse_body
 from .models import reply
 from .models_browse import (
     BrowsedCardBody,

@@ -13,7 +13,7 @@ from ..srs import custom_study
 from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
-from .errors import parse_body
+from .bodies import parse_body
 from .models import reply
 from .models_custom_study import (
     CustomStudyNext,

@@ -12,7 +12,7 @@ from ..srs.settings import ME_FIELDS, apply_user_settings, user_settings, valida
 from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
-from .errors import parse_body
+from .bodies import parse_body
 from .models import reply
 from .models_accounts import Me, MePatch, PasswordChange, SignUp
 from .openapi import Answer, documented

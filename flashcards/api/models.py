@@ -16,7 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, Wi
 
 
 class Body(BaseModel):
-    """A JSON request body; parse one with `api.errors.parse_body`."""
+    """A JSON request body; parse one with `api.bodies.parse_body`."""
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
 

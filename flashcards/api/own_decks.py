@@ -17,7 +17,7 @@ from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
-from .errors import parse_body
+from .bodies import parse_body
 from .models import reply
 from .models_own_decks import CardPatch, NewCard, NewDeck, OwnCard, OwnDeck
 from .openapi import Answer, documented

@@ -24,7 +24,7 @@ from ..storage.retry import retrying, with_retries
 from ..storage.schema import utcnow
 from . import bp
 from .auth import current_caller, current_user_id
-from .errors import parse_body
+from .bodies import parse_body
 from .models import reply
 from .models_study import (
     CardStateBody,

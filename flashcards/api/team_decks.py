@@ -11,7 +11,7 @@ from ..storage.schema import utcnow
 from ..teams import team_decks
 from . import bp
 from .auth import current_user_id
-from .errors import parse_body
+from .bodies import parse_body
 from .models import reply
 from .models_teams import (
     CardEdit,

@@ -20,7 +20,7 @@ from ..storage.schema import MAX_ID, utcnow
 from ..teams import assignments, invitations, membership, pacing
 from . import bp
 from .auth import current_user_id
-from .errors import parse_body
+from .bodies import parse_body
 from .models import reply
 from .models_teams import (
     Assigned,

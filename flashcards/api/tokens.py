@@ -10,7 +10,7 @@ from ..people import accounts
 from ..storage.schema import utcnow
 from . import bp
 from .auth import bearer_token, current_user_id
-from .errors import parse_body
+from .bodies import parse_body
 from .models import reply
 from .models_accounts import Token, TokenRequest
 from .openapi import Answer, documented

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from flashcards.storage.models import ReviewLog, ReviewState
 
-from .web_helpers import CARD_ID_RE, REVIEW_ID_RE, csrf, sign_up, subscribe
+from .web_helpers import CARD_ID_RE, REVIEW_ID_RE, csrf, settings_form, sign_up, subscribe
 
 INTERVAL_RE = re.compile(r'class="rate-interval">([^<]+)<')
 
@@ -130,19 +130,7 @@ def test_finished_screen_says_when_the_next_card_is_due(
     assert "Ajustes" in settings
     r = client.post(
         "/settings",
-        data={
-            "csrf_token": csrf(client, "/settings"),
-            "display_name": "",
-            "locale": "es",
-            "timezone": "Europe/Madrid",
-            "day_start_hour": "4",
-            "desired_retention": "0,9",
-            "new_per_day": "1",
-            "reviews_per_day": "200",
-            "learning_steps": "1 10",
-            "relearning_steps": "10",
-            "maximum_interval": "36500",
-        },
+        data=settings_form(client, timezone="Europe/Madrid", new_per_day="1"),
     )
     assert r.status_code == 302
     client.post("/study/answer", data={**_answer_form(client), "rating": "4"})
@@ -154,19 +142,7 @@ def test_settings_reject_out_of_range_values_naming_the_field(
     client: FlaskClient, loaded_engine: Engine
 ) -> None:
     sign_up(client)
-    base = {
-        "csrf_token": csrf(client, "/settings"),
-        "display_name": "Ana",
-        "locale": "en",
-        "timezone": "UTC",
-        "day_start_hour": "4",
-        "desired_retention": "0.9",
-        "new_per_day": "20",
-        "reviews_per_day": "200",
-        "learning_steps": "1 10",
-        "relearning_steps": "10",
-        "maximum_interval": "36500",
-    }
+    base = settings_form(client, display_name="Ana")
     for field, value, label in (
         ("desired_retention", "0.5", "Desired retention"),
         ("day_start_hour", "24", "New day starts at"),
@@ -194,19 +170,8 @@ def test_steps_are_read_and_shown_with_the_languages_decimal_mark(
     client: FlaskClient, loaded_engine: Engine
 ) -> None:
     sign_up(client, language="es")
-    form = {
-        "csrf_token": csrf(client, "/settings"),
-        "display_name": "",
-        "locale": "es",
-        "timezone": "UTC",
-        "day_start_hour": "4",
-        "desired_retention": "0,9",
-        "new_per_day": "20",
-        "reviews_per_day": "200",
-        "learning_steps": "1,5 10",  # one step of a minute and a half, then ten minutes
-        "relearning_steps": "1440",
-        "maximum_interval": "36500",
-    }
+    # One step of a minute and a half, then ten minutes.
+    form = settings_form(client, learning_steps="1,5 10", relearning_steps="1440")
     assert client.post("/settings", data=form).status_code == 302
     me = client.get("/settings").get_data(as_text=True)
     assert 'value="1,5 10"' in me and 'value="1440"' in me  # no "1.440" to misread

@@ -13,7 +13,7 @@ from flashcards.storage.engine import transaction
 from flashcards.storage.models import User
 
 from .conftest import T0
-from .web_helpers import csrf, sign_up
+from .web_helpers import settings_form, sign_up
 
 PROBLEM = "application/problem+json"
 
@@ -24,20 +24,10 @@ def cheap_password_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _settings(client: FlaskClient, theme: str | None) -> tuple[int, str]:
-    form = {
-        "csrf_token": csrf(client, "/settings"),
-        "display_name": "Ana",
-        "locale": "en",
-        "timezone": "UTC",
-        "day_start_hour": "4",
-        "desired_retention": "0.9",
-        "new_per_day": "20",
-        "reviews_per_day": "200",
-        "learning_steps": "1 10",
-        "relearning_steps": "10",
-        "maximum_interval": "36500",
-    }
-    if theme is not None:
+    form = settings_form(client, display_name="Ana")
+    if theme is None:
+        form.pop("theme", None)
+    else:
         form["theme"] = theme
     response = client.post("/settings", data=form, follow_redirects=True)
     return response.status_code, response.get_data(as_text=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 
 from flask.testing import FlaskClient
 
@@ -62,3 +63,64 @@ def answer_shown_card(client: FlaskClient, rating: str = "3") -> None:
         "rating": rating,
     }
     assert client.post("/study/answer", data=form).status_code in (200, 302, 303)
+
+
+class FormValues(HTMLParser):
+    """What a browser would send for the form posting to `action`, as the page fills it in:
+    inputs with their values (checkboxes only when checked), each select's chosen option and
+    each textarea's text."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__()
+        self.action = action
+        self.values: dict[str, str] = {}
+        self.inside = False
+        self.select: str | None = None
+        self.first_option: str | None = None
+        self.textarea: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "form":
+            self.inside = a.get("action") == self.action
+        if not self.inside or "disabled" in a:
+            return
+        if tag == "input" and a.get("name") and a.get("type") not in ("submit", "button"):
+            if a.get("type") not in ("checkbox", "radio") or "checked" in a:
+                self.values[a["name"]] = a.get("value", "on" if a.get("type") else "")
+        elif tag == "select":
+            self.select, self.first_option = a.get("name"), None
+        elif tag == "option" and self.select:
+            if self.first_option is None:
+                self.first_option = a.get("value", "")
+            if "selected" in a:
+                self.values[self.select] = a.get("value", "")
+        elif tag == "textarea" and a.get("name"):
+            self.textarea = a["name"]
+            self.values[self.textarea] = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form":
+            self.inside = False
+        elif tag == "select" and self.select:
+            if self.select not in self.values and self.first_option is not None:
+                self.values[self.select] = self.first_option
+            self.select = None
+        elif tag == "textarea":
+            self.textarea = None
+
+    def handle_data(self, data: str) -> None:
+        if self.textarea:
+            self.values[self.textarea] += data
+
+
+def form_values(client: FlaskClient, page: str, action: str) -> dict[str, str]:
+    parser = FormValues(action)
+    parser.feed(client.get(page).get_data(as_text=True))
+    assert parser.values, f"no form posting to {action} on {page}"
+    return parser.values
+
+
+def settings_form(client: FlaskClient, **changes: str) -> dict[str, str]:
+    """The settings form as the page shows it (with its CSRF token), with `changes` made."""
+    return {**form_values(client, "/settings", "/settings"), **changes}

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from flashcards import create_app
+from flashcards.decks import own_decks
 from flashcards.srs.settings import apply_user_settings
 from flashcards.storage import migrate
 from flashcards.storage.engine import make_engine, transaction
@@ -60,6 +61,16 @@ MEMBERS = [
     ("seo-yeon@example.com", "이서연"),
     ("training@example.com", ""),
 ]
+OWN_TITLE = {
+    "en": "Distributed training notes",
+    "es": "Apuntes de entrenamiento distribuido",
+    "ko": "분산 학습 노트",
+}
+OWN_CARD = {
+    "en": ("What does NCCL's all-reduce do?", "It sums the gradients across every GPU"),
+    "es": ("¿Qué hace all-reduce de NCCL?", "Suma los gradientes de todas las GPU"),
+    "ko": ("NCCL의 all-reduce는 무엇을 하나요?", "모든 GPU의 그래디언트를 합산합니다"),
+}
 CSV = "\n".join(
     f"¿Qué hace la operación colectiva número {i} de NCCL?,Sincroniza los gradientes {i}"
     for i in range(1, 7)
@@ -71,6 +82,8 @@ class Site:
     url: str
     team: str  # the team's path
     team_deck: str  # a team deck's path
+    card: int  # a shipped card the leads have answered, for its history page
+    own_decks: dict[str, tuple[str, str]]  # per language: a lead's own deck's slug, a card's key
 
 
 @pytest.fixture(scope="module")
@@ -113,13 +126,30 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
                 answer(
                     s, lead, card, "again" if j % 3 == 0 else "good", now=now - timedelta(hours=j)
                 )
+        own = {}
+        for locale, lead in leads.items():
+            question, reply = OWN_CARD[locale]
+            mine = own_decks.create_own_deck(
+                s, lead, title=OWN_TITLE[locale], locales=[locale], now=now
+            )
+            key = own_decks.add_card(
+                s,
+                lead,
+                mine.slug,
+                question=question,
+                answer=reply,
+                explanation="",
+                tags=["gpu"],
+                now=now,
+            )
+            own[locale] = (mine.slug, key)
         team_path, deck_path = f"/teams/{team.id}", f"/teams/{team.id}/decks/{deck.slug}"
     engine.dispose()
     app = create_app({"DATABASE_URL": url, "SECRET_KEY": "design-browser-test"})
     httpd = make_server("127.0.0.1", 0, _closed_before_sending(app), threaded=True)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    yield Site(f"http://127.0.0.1:{httpd.server_port}", team_path, deck_path)
+    yield Site(f"http://127.0.0.1:{httpd.server_port}", team_path, deck_path, cards[0], own)
     httpd.shutdown()
     thread.join(5)
     app.extensions["flashcards.engine"].dispose()
@@ -150,7 +180,8 @@ AXE_RUN = (HERE / "axe_run.js").read_text(encoding="utf-8")
 LAYOUT_CHECK = (HERE / "layout_check.js").read_text(encoding="utf-8")
 
 
-def _pages(site: Site) -> list[tuple[str, str]]:
+def _pages(site: Site, locale: str) -> list[tuple[str, str]]:
+    own, key = site.own_decks[locale]
     return [
         ("library", "/"),
         ("deck", "/decks/eks-model-training"),
@@ -163,10 +194,26 @@ def _pages(site: Site) -> list[tuple[str, str]]:
         ("dashboard", f"{site.team}/dashboard"),
         ("team-decks", f"{site.team}/decks"),
         ("team-deck", site.team_deck),
+        ("deck-cards", "/decks/eks-model-training/cards"),
+        ("browse", "/browse"),
+        ("card-history", f"/browse/cards/{site.card}"),
+        ("leeches", "/leeches"),
+        ("custom-study", "/study/custom"),
+        ("study-options", "/study-options"),
+        ("new-deck", "/decks/new"),
+        ("own-deck", f"/decks/{own}"),
+        ("own-card", f"/decks/{own}/cards/{key}"),
+        ("reschedule", "/settings/fsrs/reschedule"),
+        ("retention", "/settings/fsrs/retention"),
     ]
 
 
-SIGNED_OUT = [("signin", "/signin"), ("signup", "/signup"), ("join", "/join")]
+SIGNED_OUT = [
+    ("signin", "/signin"),
+    ("signup", "/signup"),
+    ("join", "/join"),
+    ("forgot", "/forgot"),
+]
 
 
 def _check(
@@ -208,7 +255,7 @@ def test_every_page_passes_axe_and_keeps_its_tables_whole(
                 page.goto(site.url + path)
                 _check(page, name, tag, failures, **checks)
             _sign_in(page, site, LEADS[locale][0])
-            for name, path in _pages(site):
+            for name, path in _pages(site, locale):
                 page.goto(site.url + path)
                 _check(page, name, tag, failures, **checks)
                 if name == "study" and page.locator("#reveal").count():

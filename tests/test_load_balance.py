@@ -60,9 +60,18 @@ def test_weighted_pick_takes_the_day_whose_share_holds_the_draw() -> None:
     assert weighted_pick([1, 1, 2], 0.999) == 2
 
 
-def test_a_days_weight_falls_with_its_due_count_squared_and_its_interval() -> None:
+def test_a_days_weight_falls_with_its_due_count_and_its_interval_as_anki_weighs() -> None:
+    # Anki's weight: (1 / count)^2.15 x (1 / interval)^3; an empty day weighs 1.
     weights = day_weights(8, [0, 2, 1], [1, 2, 3], NORMAL_WEEK)
-    assert weights == [1.0, pytest.approx(1 / 4 / 9), pytest.approx(1 / 10)]
+    assert weights == [1.0, pytest.approx(0.5**2.15 / 9**3), pytest.approx(1 / 10**3)]
+
+
+def test_the_interval_term_leans_to_the_earlier_of_two_near_days() -> None:
+    # 10 cards due in 4 days, 8 in 5: the squared count and plain interval of Anki's first
+    # balancer preferred day 5 (1/400 against 1/320); the current weighting, day 4.
+    four, five = day_weights(4, [10, 8], [0, 1], NORMAL_WEEK)
+    assert four == pytest.approx(10**-2.15 / 64) and five == pytest.approx(8**-2.15 / 125)
+    assert four > five and 1 / 100 / 4 < 1 / 64 / 5
 
 
 def test_exact_days_chosen_for_given_due_counts_and_seeds() -> None:
@@ -71,7 +80,7 @@ def test_exact_days_chosen_for_given_due_counts_and_seeds() -> None:
     # The same seeds without balancing: the plain fuzz.
     assert [fuzzed_days(10, 36500, s) for s in seeds] == [12, 9, 9, 12, 10, 11, 11, 11]
     one_each = Workload.fixed(MONDAY, NORMAL_WEEK, flat(1))
-    assert [fuzzed_days(10, 36500, s, one_each) for s in seeds] == [11, 8, 8, 12, 9, 11, 10, 11]
+    assert [fuzzed_days(10, 36500, s, one_each) for s in seeds] == [10, 8, 8, 11, 9, 10, 10, 10]
     # Day 10 empty among busy days: every seed goes there.
     busy = Workload.fixed(MONDAY, NORMAL_WEEK, lambda low, high: [50, 50, 0, 50, 50])
     assert {fuzzed_days(10, 36500, s, busy) for s in seeds} == {10}
@@ -98,12 +107,17 @@ def test_easy_days_keep_reviews_off_a_minimum_day() -> None:
     assert 10 in {fuzzed_days(10, 36500, s, normal) for s in seeds}
     minimum = Workload.fixed(MONDAY, week(thu=0.0), flat(3))
     assert 10 not in {fuzzed_days(10, 36500, s, minimum) for s in seeds}
-    # An empty Thursday draws nearly every card, and very few when it is a Minimum day
-    # (its weight is tiny, not 0: a week of Minimum days still balances).
-    empty = [3, 3, 0, 3, 3]
-    as_normal = Workload.fixed(MONDAY, NORMAL_WEEK, lambda low, high: empty)
-    as_minimum = Workload.fixed(MONDAY, week(thu=0.0), lambda low, high: empty)
-    assert [fuzzed_days(10, 36500, s, as_normal) for s in seeds].count(10) > 270
+    # An empty day weighs 1 whatever its easy day (Anki's weighting): an empty Thursday draws
+    # every card, Minimum or not; with one card due it draws most as a Normal day and next
+    # to none as a Minimum one (its weight is tiny, not 0: a range of Minimum days still
+    # balances).
+    for days in (NORMAL_WEEK, week(thu=0.0)):
+        empty = Workload.fixed(MONDAY, days, lambda low, high: [3, 3, 0, 3, 3])
+        assert [fuzzed_days(10, 36500, s, empty) for s in seeds].count(10) == 300
+    one = [3, 3, 1, 3, 3]
+    as_normal = Workload.fixed(MONDAY, NORMAL_WEEK, lambda low, high: one)
+    as_minimum = Workload.fixed(MONDAY, week(thu=0.0), lambda low, high: one)
+    assert [fuzzed_days(10, 36500, s, as_normal) for s in seeds].count(10) > 180
     assert [fuzzed_days(10, 36500, s, as_minimum) for s in seeds].count(10) < 5
 
 
@@ -111,6 +125,10 @@ def test_a_reduced_day_is_normal_until_it_holds_more_than_its_half_share() -> No
     # Reduced between two Normal days: loads 1, 0.5, 1 (total 2.5).
     assert easy_day_factors([1.0, 0.5, 1.0], [4, 1, 4]) == [1.0, 1.0, 1.0]
     assert easy_day_factors([1.0, 0.5, 1.0], [2, 2, 2]) == [1.0, 0.0001, 1.0]
+    # Beside a Minimum day (load 0.0001), the other days' share per unit of load is huge.
+    assert easy_day_factors([0.0001, 0.5], [1, 5]) == [0.0001, 1.0]
+    # Alone in its range: Normal (Anki's 0 / 0 compares false).
+    assert easy_day_factors([0.5], [3]) == [1.0]
 
 
 # Through the database: the preview on a button is what the answer stores.

@@ -1,19 +1,20 @@
 """Load balancing and easy days: which day of a review interval's fuzz range a card goes to.
 
-The facts are Anki's (rslib's load balancer; read, not copied): only intervals up to 90
-days are balanced (further out, the need to balance is low); each day of the fuzz range
-weighs `(1 / cards due that day)² × (1 / interval)` (an empty day weighs 1), so emptier days
-win, and the interval term leans towards the earlier days, which the squared count would
-otherwise lose to; a weighted draw picks one. Easy days scale each day's weight by its
-weekday's load: Normal 1, Minimum almost 0 (not 0, so that a week of Minimum days still
-balances), and a Reduced day counts as Normal until it carries more than half the load of
-the other days of the range, then as Minimum. Unlike Anki, an empty Minimum day is not
-preferred to a busy Normal one: the easy-day factor applies to empty days too.
+The facts are Anki's (rslib's `load_balancer.rs`, current; read, not copied): only intervals
+up to 90 days are balanced (further out, the need to balance is low); a day of the fuzz range
+with cards due weighs `(1 / cards due)^2.15 × (1 / days from today)^3`, times its easy-day
+factor, so emptier days win and the interval term leans towards the earlier days, which the
+count term would otherwise lose to; an empty day weighs 1 whatever its easy day (as Anki: a
+Minimum day with nothing due still takes a card, and then weighs almost nothing); a weighted
+draw picks one. Easy days scale the weight by the weekday's load: Normal 1, Minimum almost 0
+(not 0, so that a range of Minimum days still balances), and a Reduced day counts as Normal
+until it carries more than half the load of the other days of the range, then as Minimum.
 
 The draw is the fuzz's own seeded one (`scheduling.fuzz_seed`), so a button's preview is
-what the answer stores; where no day weighs more than another (nothing due in the range),
-the fuzz's own pick stands, so that a person with an empty schedule sees the intervals they
-saw before balancing existed. Pure: the due counts come from the caller (`DueLoads`).
+what the answer stores (Anki seeds its draw from the card's fuzz seed too); where no day
+weighs more than another (nothing due in the range), the fuzz's own pick stands, a draw from
+the same uniform range, so that a person with an empty schedule sees the intervals they saw
+before balancing existed. Pure: the due counts come from the caller (`DueLoads`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from datetime import date, timedelta
 from typing import Literal
 
 MAX_BALANCED_INTERVAL = 90
+# Anki's exponents: how steeply a day's weight falls with its due count and its distance.
+COUNT_EXPONENT = 2.15
+INTERVAL_EXPONENT = 3
 
 EasyDay = Literal["normal", "reduced", "minimum"]
 # Anki's percentages: what `easy_days` stores, Monday first.
@@ -84,11 +88,15 @@ def easy_day_factors(loads: Sequence[float], counts: Sequence[int]) -> list[floa
     total_load = sum(loads)
     factors = []
     for load, count in zip(loads, counts, strict=True):
-        if load == _REDUCED_LOAD:
+        other_loads = total_load - _REDUCED_LOAD
+        if load == _REDUCED_LOAD and other_loads > 0:
             # Reduced: Normal while the day holds no more than half of what the other days
-            # of the range hold per unit of load, Minimum beyond.
-            others = (total_count - count) / max(total_load - _REDUCED_LOAD, _MINIMUM_LOAD)
+            # of the range hold per unit of load, Minimum beyond. Alone in its range, Normal
+            # (as Anki, whose 0 / 0 there compares false).
+            others = (total_count - count) / other_loads
             load = _MINIMUM_LOAD if count / _REDUCED_LOAD > others else 1.0
+        elif load == _REDUCED_LOAD:
+            load = 1.0
         factors.append(load)
     return factors
 
@@ -101,8 +109,12 @@ def day_weights(
     factors = easy_day_factors(loads, counts)
     weights = []
     for offset, (count, factor) in enumerate(zip(counts, factors, strict=True)):
-        base = 1.0 if count == 0 else (1.0 / count) ** 2 / (first_day + offset)
-        weights.append(base * factor)
+        if count == 0:
+            weights.append(1.0)  # an empty day: full weight, whatever its easy day (Anki's)
+            continue
+        by_count = (1.0 / count) ** COUNT_EXPONENT
+        by_interval = (1.0 / (first_day + offset)) ** INTERVAL_EXPONENT
+        weights.append(by_count * by_interval * factor)
     return weights
 
 

@@ -78,6 +78,11 @@ class Subscription(Base):
     # A team's pace for an assigned deck with a due date (see teams.assignments), kept apart
     # from the person's own override above: the day's allowance is the larger of the two.
     paced_new_per_day: Mapped[int | None] = mapped_column(Integer, default=None)
+    # Custom study's "increase today's limit" (Anki's extended limits): cards on top of the
+    # day's new and review limits, for the study day `extended_on` only.
+    extended_on: Mapped[date | None] = mapped_column(default=None)
+    extra_new: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    extra_reviews: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class ReviewState(Base):

@@ -21,6 +21,7 @@ from flashcards.srs.load_balance import (
     balanced_days,
     day_weights,
     easy_day_factors,
+    sibling_factors,
     weighted_pick,
 )
 from flashcards.srs.scheduling import (
@@ -34,7 +35,7 @@ from flashcards.srs.scheduling import (
 from flashcards.srs.settings import apply_user_settings
 from flashcards.srs.workload import workload
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import ReviewState, SchedulerSettings
+from flashcards.storage.models import Card, ReviewState, SchedulerSettings, StudyOptions
 from flashcards.storage.schema import utcnow
 
 from . import factories as f
@@ -129,6 +130,51 @@ def test_a_reduced_day_is_normal_until_it_holds_more_than_its_half_share() -> No
     assert easy_day_factors([0.0001, 0.5], [1, 5]) == [0.0001, 1.0]
     # Alone in its range: Normal (Anki's 0 / 0 compares false).
     assert easy_day_factors([0.5], [3]) == [1.0]
+
+
+def test_siblings_days_and_their_neighbours_weigh_less() -> None:
+    # Anki's worked example: siblings due on days 2 and 8, a range of days 0 to 10.
+    found = sibling_factors(0, 11, [2, 8])
+    expected = [0.4, 0.2, 0.0, 0.2, 0.32, 0.36, 0.32, 0.2, 0.0, 0.2, 0.4]
+    assert found == [pytest.approx(e, abs=1e-5) for e in expected]
+    assert 0 < found[2] < 1e-5  # not 0: a range of such days still balances
+    assert sibling_factors(8, 5, [10, 10]) == sibling_factors(8, 5, [10])  # a day counts once
+    assert sibling_factors(8, 5, [3, 17]) == [1.0] * 5  # 5 days away: no effect
+    # An empty day keeps its full weight beside a sibling, as in Anki.
+    assert day_weights(8, [0, 1], [0, 1], NORMAL_WEEK, [8])[0] == 1.0
+
+
+def test_a_card_keeps_off_its_siblings_day_when_review_siblings_are_buried(engine: Engine) -> None:
+    clock = Clock("UTC", 4)
+    now = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+    today = study_date(now, *clock)
+
+    def due(day: int) -> datetime:
+        return day_start(today + timedelta(days=day), *clock) + timedelta(hours=2)
+
+    with transaction(engine) as s:
+        buries, keeps = f.make_user(s), f.make_user(s)
+        s.add(StudyOptions(user_id=buries, bury_reviews=True))
+        deck = f.make_deck(s, "notes", 10)
+        card, sibling, *others = f.card_ids(s, deck.id)
+        s.get_one(Card, card).note_key = s.get_one(Card, sibling).note_key = "n1"
+        for user in (buries, keeps):
+            f.subscribe(s, user, deck)
+            # Days 8 to 12: two cards due on each, but day 10, where only the sibling is.
+            f.set_state(s, user, sibling, state=State.Review, due=due(10))
+            for other, day in zip(others, (8, 8, 9, 9, 11, 11, 12, 12), strict=True):
+                f.set_state(s, user, other, state=State.Review, due=due(day))
+    draws = [i / 100 for i in range(100)]
+    with transaction(engine) as s:
+        near = workload(s, buries, now, clock, card)
+        loads = near.loads(8, 12)
+        assert loads is not None and list(loads.siblings) == [10]
+        assert 10 not in {balanced_days(10, 8, 12, near, d) for d in draws}
+        # Without the option, the emptiest day draws about half the cards.
+        apart = workload(s, keeps, now, clock, card)
+        loads = apart.loads(8, 12)
+        assert loads is not None and list(loads.siblings) == []
+        assert [balanced_days(10, 8, 12, apart, d) for d in draws].count(10) > 30
 
 
 # Through the database: the preview on a button is what the answer stores.

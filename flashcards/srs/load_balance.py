@@ -9,6 +9,9 @@ Minimum day with nothing due still takes a card, and then weighs almost nothing)
 draw picks one. Easy days scale the weight by the weekday's load: Normal 1, Minimum almost 0
 (not 0, so that a range of Minimum days still balances), and a Reduced day counts as Normal
 until it carries more than half the load of the other days of the range, then as Minimum.
+For a person who buries review siblings, a day on which a sibling of the card falls due
+weighs almost nothing, and the days around it less the nearer they are (a fifth less per day
+closer, from 5 days away), so that one note's cards spread out (Anki's sibling dispersal).
 
 The draw is the fuzz's own seeded one (`scheduling.fuzz_seed`), so a button's preview is
 what the answer stores (Anki seeds its draw from the card's fuzz seed too); where no day
@@ -35,6 +38,8 @@ EASY_DAY_PERCENTAGES: dict[EasyDay, float] = {"normal": 1.0, "reduced": 0.5, "mi
 NORMAL_WEEK = (1.0,) * 7
 _MINIMUM_LOAD = 0.0001
 _REDUCED_LOAD = 0.5
+_SIBLING_DAY = 0.000001  # a sibling's own day: not 0, so that a range of such days balances
+SIBLING_REACH = 5  # days from a sibling's day at which its nearness stops weighing
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,9 @@ class DayLoads:
 
     counts: Sequence[int]
     easy_days: Sequence[float]
+    # Days from today on which the card's siblings fall due (repeats count once); empty
+    # unless the person buries review siblings.
+    siblings: Sequence[int] = ()
 
 
 # Days from today, inclusive range -> their loads; None: the person balances nothing.
@@ -101,20 +109,38 @@ def easy_day_factors(loads: Sequence[float], counts: Sequence[int]) -> list[floa
     return factors
 
 
+def sibling_factors(first_day: int, days: int, siblings: Sequence[int]) -> list[float]:
+    """Each day's factor for its nearness to the days the card's siblings fall due on: 1 from
+    5 days away, a fifth less per day nearer, almost 0 on the day; each sibling's multiplies."""
+    factors = [1.0] * days
+    for sibling in set(siblings):
+        for offset in range(days):
+            distance = abs(first_day + offset - sibling)
+            if distance < SIBLING_REACH:
+                factors[offset] *= max(_SIBLING_DAY, distance / SIBLING_REACH)
+    return factors
+
+
 def day_weights(
-    first_day: int, counts: Sequence[int], weekdays: Sequence[int], easy_days: Sequence[float]
+    first_day: int,
+    counts: Sequence[int],
+    weekdays: Sequence[int],
+    easy_days: Sequence[float],
+    siblings: Sequence[int] = (),
 ) -> list[float]:
     """The weight of each day of the range starting `first_day` days from today."""
     loads = [_load(easy_days[w]) for w in weekdays]
     factors = easy_day_factors(loads, counts)
+    near = sibling_factors(first_day, len(counts), siblings)
     weights = []
     for offset, (count, factor) in enumerate(zip(counts, factors, strict=True)):
         if count == 0:
-            weights.append(1.0)  # an empty day: full weight, whatever its easy day (Anki's)
+            # An empty day: full weight, whatever its easy day or siblings (Anki's).
+            weights.append(1.0)
             continue
         by_count = (1.0 / count) ** COUNT_EXPONENT
         by_interval = (1.0 / (first_day + offset)) ** INTERVAL_EXPONENT
-        weights.append(by_count * by_interval * factor)
+        weights.append(by_count * by_interval * factor * near[offset])
     return weights
 
 
@@ -140,7 +166,7 @@ def balanced_days(
     if loads is None:
         return None
     weekdays = [(workload.today + timedelta(days=d)).weekday() for d in range(low, high + 1)]
-    weights = day_weights(low, loads.counts, weekdays, loads.easy_days)
+    weights = day_weights(low, loads.counts, weekdays, loads.easy_days, loads.siblings)
     if min(weights) == max(weights):
         return None  # no day preferred (a flat load): the fuzz's own pick stands
     return low + weighted_pick(weights, draw)

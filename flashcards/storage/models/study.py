@@ -194,7 +194,8 @@ class CustomStudySession(Base):
     user_id: Mapped[int] = mapped_column(
         ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
     )
-    # "ahead", "forgotten", "extra_new", "extra_review", "preview", "tag" or "flag".
+    # "ahead", "forgotten", "preview", "tag" or "flag" (extra new or review cards make no
+    # session: they raise a subscription's limits for the day, `Subscription.extra_new`).
     mode: Mapped[str] = mapped_column(String(20))
     deck_id: Mapped[int | None] = mapped_column(
         ForeignKey("decks.id", ondelete="CASCADE"), index=True

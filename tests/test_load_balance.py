@@ -223,6 +223,17 @@ class Learner:
     def study_day(self, when: datetime) -> int:
         return (study_date(when, *self.clock) - self.today).days
 
+    def sibling_on_the_empty_day(self, engine: Engine) -> None:
+        """A sibling of the card falls due on the range's last day, and the person buries
+        review siblings."""
+        with transaction(engine) as s:
+            deck_id = s.get_one(Card, self.card).deck_id
+            sibling = f.card_ids(s, deck_id)[-1]
+            s.get_one(Card, self.card).note_key = s.get_one(Card, sibling).note_key = "n"
+            due = day_start(self.today + timedelta(days=self.high), *self.clock)
+            f.set_state(s, self.user, sibling, state=State.Review, due=due + timedelta(hours=2))
+            s.add(StudyOptions(user_id=self.user, bury_reviews=True))
+
 
 def test_the_api_preview_is_the_balanced_day_and_the_answer_stores_it(
     client: FlaskClient, engine: Engine
@@ -243,6 +254,31 @@ def test_the_api_preview_is_the_balanced_day_and_the_answer_stores_it(
             )
         )
     assert due is not None and learner.study_day(due) == learner.high
+
+
+def test_a_siblings_day_is_avoided_alike_in_the_preview_and_the_answer(
+    client: FlaskClient, engine: Engine
+) -> None:
+    learner = Learner(engine)
+    learner.sibling_on_the_empty_day(engine)
+    with transaction(engine) as s:
+        seen = workload(s, learner.user, learner.now, learner.clock, learner.card)
+        loads = seen.loads(learner.low, learner.high)
+        assert loads is not None and list(loads.siblings) == [learner.high]
+    r = client.get("/api/v1/study/next", headers=learner.headers)
+    assert r.status_code == 200 and r.get_json()["card"]["id"] == learner.card
+    good = r.get_json()["intervals"]["good"] // 86400
+    # Not the sibling's day, which alone would have drawn some two cards in three.
+    assert learner.low <= good < learner.high
+    body = {"card_id": learner.card, "rating": "good", "review_id": str(uuid.uuid4())}
+    assert client.post("/api/v1/reviews", json=body, headers=learner.headers).status_code == 201
+    with transaction(engine) as s:
+        due = s.scalar(
+            select(ReviewState.due).where(
+                ReviewState.user_id == learner.user, ReviewState.card_id == learner.card
+            )
+        )
+    assert due is not None and learner.study_day(due) == good
 
 
 def test_with_load_balancing_off_the_plain_fuzz_is_previewed_and_stored(

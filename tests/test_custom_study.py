@@ -13,9 +13,17 @@ from flask.testing import FlaskClient
 from fsrs import State
 from sqlalchemy import Engine, func, select
 
-from flashcards.srs import card_actions
+from flashcards.people.accounts import user_clock
+from flashcards.srs import card_actions, custom_study, queue
+from flashcards.srs.days import study_date
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import Card, CustomStudySession, ReviewLog, ReviewState
+from flashcards.storage.models import (
+    Card,
+    CustomStudySession,
+    ReviewLog,
+    ReviewState,
+    Subscription,
+)
 from flashcards.storage.schema import utcnow
 
 from . import factories as f
@@ -36,6 +44,8 @@ class Shelf:
             f.make_deck(s, "other", 1)
             deck = f.make_deck(s, "cs", 6)
             f.subscribe(s, self.ana, deck)
+            self.deck = deck.id
+            self.today = study_date(now, *user_clock(s, self.ana))
             self.c = f.card_ids(s, deck.id)
             s.get_one(Card, self.c[4]).tags = ["grammar", "Verbs"]
             old = now - timedelta(days=20)
@@ -124,20 +134,76 @@ def test_forgotten_cards_of_the_last_days(client: FlaskClient, shelf: Shelf) -> 
     assert next_id(client, shelf) is None
 
 
-def test_extra_new_cards_stop_at_the_amount(client: FlaskClient, shelf: Shelf) -> None:
-    assert start(client, shelf, mode="extra_new", deck="cs", amount=2).status_code == 201
-    assert next_id(client, shelf) == shelf.c[3]
-    answer(client, shelf, shelf.c[3])
-    assert next_id(client, shelf) == shelf.c[4]
-    answer(client, shelf, shelf.c[4])
-    assert next_id(client, shelf) is None  # c06 is left, past the two asked for
+def limits(engine: Engine, shelf: Shelf, *, new: int, reviews: int) -> None:
+    with transaction(engine) as s:
+        sub = s.get_one(Subscription, (shelf.ana, shelf.deck))
+        sub.new_per_day, sub.reviews_per_day = new, reviews
 
 
-def test_extra_reviews_of_a_deck_today(client: FlaskClient, shelf: Shelf) -> None:
-    assert start(client, shelf, mode="extra_review", deck="cs", amount=5).status_code == 201
-    assert next_id(client, shelf) == shelf.c[1]
-    answer(client, shelf, shelf.c[1])
-    assert next_id(client, shelf) is None
+def counts(client: FlaskClient, shelf: Shelf) -> tuple[int, int]:
+    """The deck's new and review cards left today, as the daily queue counts them."""
+    r = client.get("/api/v1/study/next?deck=cs", headers=shelf.h)
+    assert r.status_code == 200, r.get_json()
+    found = r.get_json()["counts"]
+    return found["new"], found["review"]
+
+
+def test_extra_new_cards_add_on_top_of_todays_limit_and_start_no_session(
+    client: FlaskClient, engine: Engine, shelf: Shelf
+) -> None:
+    limits(engine, shelf, new=1, reviews=200)
+    assert counts(client, shelf) == (1, 1)
+    answer(client, shelf, shelf.c[3])  # today's one new card: c04
+    assert counts(client, shelf) == (0, 1)
+    assert start(client, shelf, mode="ahead", days=1).status_code == 201
+    r = start(client, shelf, mode="extra_new", deck="cs", amount=1)
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json() == {
+        "deck": "cs", "day": shelf.today.isoformat(), "extra_new": 1, "extra_reviews": 0,
+        "new": 1, "review": 1,
+    }  # fmt: skip
+    assert counts(client, shelf) == (1, 1)
+    # Asked again the same day: the numbers add up (c05 and c06 are the new cards left).
+    r = start(client, shelf, mode="extra_new", deck="cs", amount=5)
+    assert r.get_json()["extra_new"] == 6 and r.get_json()["new"] == 2
+    assert counts(client, shelf) == (2, 1)
+    # The session before is still the one going.
+    assert client.get("/api/v1/custom-study", headers=shelf.h).get_json()["mode"] == "ahead"
+    with transaction(engine) as s:
+        assert s.scalar(select(func.count()).select_from(CustomStudySession)) == 1
+
+
+def test_extra_reviews_add_on_top_of_todays_limit(
+    client: FlaskClient, engine: Engine, shelf: Shelf
+) -> None:
+    limits(engine, shelf, new=20, reviews=0)
+    assert counts(client, shelf) == (3, 0)
+    r = start(client, shelf, mode="extra_review", deck="cs", amount=5)
+    assert r.status_code == 200
+    assert r.get_json()["extra_reviews"] == 5 and r.get_json()["review"] == 1
+    assert counts(client, shelf) == (3, 1)  # c02, due today
+    with transaction(engine) as s:
+        assert s.get(CustomStudySession, shelf.ana) is None
+
+
+def test_extended_limits_count_for_their_study_day_only(engine: Engine, shelf: Shelf) -> None:
+    with transaction(engine) as s:
+        sub = s.get_one(Subscription, (shelf.ana, shelf.deck))
+        sub.new_per_day, sub.reviews_per_day = 0, 0
+        clock = user_clock(s, shelf.ana)
+        tomorrow = shelf.now + timedelta(days=1)
+        custom_study.extend_limits(s, shelf.ana, shelf.deck, 2, 1, today=shelf.today)
+        now_counts = queue.counts_by_deck(s, shelf.ana, now=shelf.now, clock=clock)
+        assert (now_counts[shelf.deck].new, now_counts[shelf.deck].review) == (2, 1)
+        later = queue.counts_by_deck(s, shelf.ana, now=tomorrow, clock=clock)[shelf.deck]
+        assert (later.new, later.review) == (0, 0)
+        # Extended on a later day: yesterday's extra cards are not carried over.
+        extended = custom_study.extend_limits(
+            s, shelf.ana, shelf.deck, 1, 0, today=study_date(tomorrow, *clock)
+        )
+        assert (extended.extra_new, extended.extra_reviews) == (1, 0)
+        later = queue.counts_by_deck(s, shelf.ana, now=tomorrow, clock=clock)[shelf.deck]
+        assert (later.new, later.review) == (1, 0)
 
 
 def test_preview_schedules_nothing_and_moves_on_once_per_card(
@@ -313,3 +379,26 @@ def test_the_web_page_studies_by_flag(client: FlaskClient, engine: Engine, shelf
     page = client.get("/study/custom").get_data(as_text=True)
     assert QUESTION.search(page)[1] == "cs q5 en"  # type: ignore[index]
     assert "Study the cards with a flag · Green" in page
+
+
+def test_the_web_page_raises_todays_limits_and_the_pages_count_them(
+    client: FlaskClient, engine: Engine, shelf: Shelf
+) -> None:
+    limits(engine, shelf, new=0, reviews=0)
+    sign_in(client)
+    library = client.get("/").get_data(as_text=True)
+    assert '<li class="count-new"><span class="num">0</span> new</li>' in library
+    token = csrf(client, "/study/custom")
+    form = {"csrf_token": token, "mode": "extra_new", "deck": "cs", "amount": "2"}
+    r = client.post("/study/custom", data=form)
+    assert r.status_code == 303 and r.headers["Location"].endswith("/study?deck=cs")
+    page = client.get("/study?deck=cs").get_data(as_text=True)
+    assert "This deck shows 2 new cards more than its daily limit today." in page
+    assert '<li class="count-new"><span class="num">2</span> new</li>' in page
+    form = {"csrf_token": token, "mode": "extra_review", "deck": "cs", "amount": "1"}
+    assert client.post("/study/custom", data=form).status_code == 303
+    library = client.get("/").get_data(as_text=True)
+    assert '<li class="count-new"><span class="num">2</span> new</li>' in library
+    assert '<li class="count-review"><span class="num">1</span> to review</li>' in library
+    with transaction(engine) as s:
+        assert s.get(CustomStudySession, shelf.ana) is None

@@ -21,6 +21,7 @@ from flashcards.srs.load_balance import (
     balanced_days,
     day_weights,
     easy_day_factors,
+    sibling_factors,
     weighted_pick,
 )
 from flashcards.srs.scheduling import (
@@ -34,7 +35,7 @@ from flashcards.srs.scheduling import (
 from flashcards.srs.settings import apply_user_settings
 from flashcards.srs.workload import workload
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import ReviewState, SchedulerSettings
+from flashcards.storage.models import Card, ReviewState, SchedulerSettings, StudyOptions
 from flashcards.storage.schema import utcnow
 
 from . import factories as f
@@ -60,9 +61,18 @@ def test_weighted_pick_takes_the_day_whose_share_holds_the_draw() -> None:
     assert weighted_pick([1, 1, 2], 0.999) == 2
 
 
-def test_a_days_weight_falls_with_its_due_count_squared_and_its_interval() -> None:
+def test_a_days_weight_falls_with_its_due_count_and_its_interval_as_anki_weighs() -> None:
+    # Anki's weight: (1 / count)^2.15 x (1 / interval)^3; an empty day weighs 1.
     weights = day_weights(8, [0, 2, 1], [1, 2, 3], NORMAL_WEEK)
-    assert weights == [1.0, pytest.approx(1 / 4 / 9), pytest.approx(1 / 10)]
+    assert weights == [1.0, pytest.approx(0.5**2.15 / 9**3), pytest.approx(1 / 10**3)]
+
+
+def test_the_interval_term_leans_to_the_earlier_of_two_near_days() -> None:
+    # 10 cards due in 4 days, 8 in 5: the squared count and plain interval of Anki's first
+    # balancer preferred day 5 (1/400 against 1/320); the current weighting, day 4.
+    four, five = day_weights(4, [10, 8], [0, 1], NORMAL_WEEK)
+    assert four == pytest.approx(10**-2.15 / 64) and five == pytest.approx(8**-2.15 / 125)
+    assert four > five and 1 / 100 / 4 < 1 / 64 / 5
 
 
 def test_exact_days_chosen_for_given_due_counts_and_seeds() -> None:
@@ -71,7 +81,7 @@ def test_exact_days_chosen_for_given_due_counts_and_seeds() -> None:
     # The same seeds without balancing: the plain fuzz.
     assert [fuzzed_days(10, 36500, s) for s in seeds] == [12, 9, 9, 12, 10, 11, 11, 11]
     one_each = Workload.fixed(MONDAY, NORMAL_WEEK, flat(1))
-    assert [fuzzed_days(10, 36500, s, one_each) for s in seeds] == [11, 8, 8, 12, 9, 11, 10, 11]
+    assert [fuzzed_days(10, 36500, s, one_each) for s in seeds] == [10, 8, 8, 11, 9, 10, 10, 10]
     # Day 10 empty among busy days: every seed goes there.
     busy = Workload.fixed(MONDAY, NORMAL_WEEK, lambda low, high: [50, 50, 0, 50, 50])
     assert {fuzzed_days(10, 36500, s, busy) for s in seeds} == {10}
@@ -98,12 +108,17 @@ def test_easy_days_keep_reviews_off_a_minimum_day() -> None:
     assert 10 in {fuzzed_days(10, 36500, s, normal) for s in seeds}
     minimum = Workload.fixed(MONDAY, week(thu=0.0), flat(3))
     assert 10 not in {fuzzed_days(10, 36500, s, minimum) for s in seeds}
-    # An empty Thursday draws nearly every card, and very few when it is a Minimum day
-    # (its weight is tiny, not 0: a week of Minimum days still balances).
-    empty = [3, 3, 0, 3, 3]
-    as_normal = Workload.fixed(MONDAY, NORMAL_WEEK, lambda low, high: empty)
-    as_minimum = Workload.fixed(MONDAY, week(thu=0.0), lambda low, high: empty)
-    assert [fuzzed_days(10, 36500, s, as_normal) for s in seeds].count(10) > 270
+    # An empty day weighs 1 whatever its easy day (Anki's weighting): an empty Thursday draws
+    # every card, Minimum or not; with one card due it draws most as a Normal day and next
+    # to none as a Minimum one (its weight is tiny, not 0: a range of Minimum days still
+    # balances).
+    for days in (NORMAL_WEEK, week(thu=0.0)):
+        empty = Workload.fixed(MONDAY, days, lambda low, high: [3, 3, 0, 3, 3])
+        assert [fuzzed_days(10, 36500, s, empty) for s in seeds].count(10) == 300
+    one = [3, 3, 1, 3, 3]
+    as_normal = Workload.fixed(MONDAY, NORMAL_WEEK, lambda low, high: one)
+    as_minimum = Workload.fixed(MONDAY, week(thu=0.0), lambda low, high: one)
+    assert [fuzzed_days(10, 36500, s, as_normal) for s in seeds].count(10) > 180
     assert [fuzzed_days(10, 36500, s, as_minimum) for s in seeds].count(10) < 5
 
 
@@ -111,6 +126,55 @@ def test_a_reduced_day_is_normal_until_it_holds_more_than_its_half_share() -> No
     # Reduced between two Normal days: loads 1, 0.5, 1 (total 2.5).
     assert easy_day_factors([1.0, 0.5, 1.0], [4, 1, 4]) == [1.0, 1.0, 1.0]
     assert easy_day_factors([1.0, 0.5, 1.0], [2, 2, 2]) == [1.0, 0.0001, 1.0]
+    # Beside a Minimum day (load 0.0001), the other days' share per unit of load is huge.
+    assert easy_day_factors([0.0001, 0.5], [1, 5]) == [0.0001, 1.0]
+    # Alone in its range: Normal (Anki's 0 / 0 compares false).
+    assert easy_day_factors([0.5], [3]) == [1.0]
+
+
+def test_siblings_days_and_their_neighbours_weigh_less() -> None:
+    # Anki's worked example: siblings due on days 2 and 8, a range of days 0 to 10.
+    found = sibling_factors(0, 11, [2, 8])
+    expected = [0.4, 0.2, 0.0, 0.2, 0.32, 0.36, 0.32, 0.2, 0.0, 0.2, 0.4]
+    assert found == [pytest.approx(e, abs=1e-5) for e in expected]
+    assert 0 < found[2] < 1e-5  # not 0: a range of such days still balances
+    assert sibling_factors(8, 5, [10, 10]) == sibling_factors(8, 5, [10])  # a day counts once
+    assert sibling_factors(8, 5, [3, 17]) == [1.0] * 5  # 5 days away: no effect
+    # An empty day keeps its full weight beside a sibling, as in Anki.
+    assert day_weights(8, [0, 1], [0, 1], NORMAL_WEEK, [8])[0] == 1.0
+
+
+def test_a_card_keeps_off_its_siblings_day_when_review_siblings_are_buried(engine: Engine) -> None:
+    clock = Clock("UTC", 4)
+    now = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+    today = study_date(now, *clock)
+
+    def due(day: int) -> datetime:
+        return day_start(today + timedelta(days=day), *clock) + timedelta(hours=2)
+
+    with transaction(engine) as s:
+        buries, keeps = f.make_user(s), f.make_user(s)
+        s.add(StudyOptions(user_id=buries, bury_reviews=True))
+        deck = f.make_deck(s, "notes", 10)
+        card, sibling, *others = f.card_ids(s, deck.id)
+        s.get_one(Card, card).note_key = s.get_one(Card, sibling).note_key = "n1"
+        for user in (buries, keeps):
+            f.subscribe(s, user, deck)
+            # Days 8 to 12: two cards due on each, but day 10, where only the sibling is.
+            f.set_state(s, user, sibling, state=State.Review, due=due(10))
+            for other, day in zip(others, (8, 8, 9, 9, 11, 11, 12, 12), strict=True):
+                f.set_state(s, user, other, state=State.Review, due=due(day))
+    draws = [i / 100 for i in range(100)]
+    with transaction(engine) as s:
+        near = workload(s, buries, now, clock, card)
+        loads = near.loads(8, 12)
+        assert loads is not None and list(loads.siblings) == [10]
+        assert 10 not in {balanced_days(10, 8, 12, near, d) for d in draws}
+        # Without the option, the emptiest day draws about half the cards.
+        apart = workload(s, keeps, now, clock, card)
+        loads = apart.loads(8, 12)
+        assert loads is not None and list(loads.siblings) == []
+        assert [balanced_days(10, 8, 12, apart, d) for d in draws].count(10) > 30
 
 
 # Through the database: the preview on a button is what the answer stores.
@@ -159,6 +223,17 @@ class Learner:
     def study_day(self, when: datetime) -> int:
         return (study_date(when, *self.clock) - self.today).days
 
+    def sibling_on_the_empty_day(self, engine: Engine) -> None:
+        """A sibling of the card falls due on the range's last day, and the person buries
+        review siblings."""
+        with transaction(engine) as s:
+            deck_id = s.get_one(Card, self.card).deck_id
+            sibling = f.card_ids(s, deck_id)[-1]
+            s.get_one(Card, self.card).note_key = s.get_one(Card, sibling).note_key = "n"
+            due = day_start(self.today + timedelta(days=self.high), *self.clock)
+            f.set_state(s, self.user, sibling, state=State.Review, due=due + timedelta(hours=2))
+            s.add(StudyOptions(user_id=self.user, bury_reviews=True))
+
 
 def test_the_api_preview_is_the_balanced_day_and_the_answer_stores_it(
     client: FlaskClient, engine: Engine
@@ -179,6 +254,31 @@ def test_the_api_preview_is_the_balanced_day_and_the_answer_stores_it(
             )
         )
     assert due is not None and learner.study_day(due) == learner.high
+
+
+def test_a_siblings_day_is_avoided_alike_in_the_preview_and_the_answer(
+    client: FlaskClient, engine: Engine
+) -> None:
+    learner = Learner(engine)
+    learner.sibling_on_the_empty_day(engine)
+    with transaction(engine) as s:
+        seen = workload(s, learner.user, learner.now, learner.clock, learner.card)
+        loads = seen.loads(learner.low, learner.high)
+        assert loads is not None and list(loads.siblings) == [learner.high]
+    r = client.get("/api/v1/study/next", headers=learner.headers)
+    assert r.status_code == 200 and r.get_json()["card"]["id"] == learner.card
+    good = r.get_json()["intervals"]["good"] // 86400
+    # Not the sibling's day, which alone would have drawn some two cards in three.
+    assert learner.low <= good < learner.high
+    body = {"card_id": learner.card, "rating": "good", "review_id": str(uuid.uuid4())}
+    assert client.post("/api/v1/reviews", json=body, headers=learner.headers).status_code == 201
+    with transaction(engine) as s:
+        due = s.scalar(
+            select(ReviewState.due).where(
+                ReviewState.user_id == learner.user, ReviewState.card_id == learner.card
+            )
+        )
+    assert due is not None and learner.study_day(due) == good
 
 
 def test_with_load_balancing_off_the_plain_fuzz_is_previewed_and_stored(

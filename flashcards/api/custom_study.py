@@ -1,6 +1,7 @@
 """Custom study: start, read and end the caller's session, its next card, a preview's step.
 
 Answers in a session are sent to POST /reviews like any other: they count as real answers.
+More new or review cards of a deck today start no session: they raise the deck's limits.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from flask import Response
 
 from ..http.request_db import db, writes
 from ..people.accounts import user_clock
-from ..srs import custom_study
+from ..srs import custom_study, queue
 from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
@@ -19,6 +20,7 @@ from .models_custom_study import (
     CustomStudyNext,
     CustomStudyRequest,
     CustomStudySession,
+    ExtendedLimits,
     PreviewedCard,
 )
 from .openapi import Answer, documented
@@ -37,12 +39,19 @@ def _body(study: custom_study.CustomStudy) -> CustomStudySession:
 @bp.put("/custom-study")
 @documented(
     "startCustomStudy",
-    "Start a custom study session, ending the caller's previous one.",
-    {201: Answer("Started.", CustomStudySession)},
+    "Start a custom study session, ending the caller's previous one; or study more new or "
+    "review cards of a deck today.",
+    {
+        201: Answer("Started.", CustomStudySession),
+        200: Answer("extra_new, extra_review: the deck's limits today raised.", ExtendedLimits),
+    },
     404,
     409,
     description="The deck must be one the caller studies (409 otherwise, 404 for a deck they "
-    "cannot see).",
+    "cannot see). extra_new and extra_review, as Anki's \"increase today's limit\", add "
+    "`amount` cards on top of the deck's daily limit for today only (asked again the same day, "
+    "the numbers add up); they start no session and leave the current one: the deck's daily "
+    "queue (GET /study/next) shows the extra cards.",
     body=CustomStudyRequest,
 )
 @writes
@@ -50,10 +59,20 @@ def start_custom_study() -> Response:
     user_id = current_user_id()
     body = parse_body(CustomStudyRequest)
     session = db()
+    now = utcnow()
+    clock = user_clock(session, user_id)
     study = custom_study.start(
         session, user_id, mode=body.mode, deck=body.deck, days=body.days,
-        amount=body.amount, tag=body.tag, flag=body.flag, now=utcnow(),
+        amount=body.amount, tag=body.tag, flag=body.flag, now=now, clock=clock,
     )  # fmt: skip
+    if isinstance(study, custom_study.ExtendedLimits):
+        left = queue.counts_by_deck(session, user_id, now=now, clock=clock)[study.deck_id]
+        session.commit()
+        extended = ExtendedLimits(
+            deck=study.deck_slug, day=study.on, extra_new=study.extra_new,
+            extra_reviews=study.extra_reviews, new=left.new, review=left.review,
+        )  # fmt: skip
+        return reply(extended)
     session.commit()
     return reply(_body(study), 201)
 

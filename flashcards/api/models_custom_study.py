@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated, ClassVar
 
 from pydantic import Field
@@ -17,7 +18,8 @@ class CustomStudyRequest(Body):
     mode: ModeName = Field(
         description="ahead: review cards due in the next `days`; forgotten: cards answered "
         "Again in the last `days`; extra_new / extra_review: `amount` more new or review cards "
-        "of `deck` today; preview: `amount` new cards of `deck`, not scheduled; tag: cards "
+        "of `deck` today, on top of its limits (no session: the deck's daily queue shows them); "
+        "preview: `amount` new cards of `deck`, not scheduled; tag: cards "
         "with `tag`; flag: cards with `flag` (1 to 7, Anki's red to purple)."
     )
     deck: str | None = Field(
@@ -49,6 +51,15 @@ class CustomStudySession(Reply):
     flag: int | None = Field(description="The flag a flag session studies.")
     started_at: Timestamp
     done: int = Field(description="Cards answered (or previewed) in the session so far.")
+
+
+class ExtendedLimits(Reply):
+    deck: str
+    day: date = Field(description="The study day the extra cards count for (today).")
+    extra_new: int = Field(description="New cards on top of the deck's daily limit today.")
+    extra_reviews: int = Field(description="Review cards on top of the deck's daily limit today.")
+    new: int = Field(description="New cards the deck has left to show today, extra ones included.")
+    review: int = Field(description="Review cards the deck has left today, extra ones included.")
 
 
 class CustomStudyNext(Reply):

@@ -195,7 +195,7 @@ def intervals_of(
 ) -> Intervals:
     """When `card` comes back for each rating: exactly what an answer now stores."""
     seed = fuzz_seed(user_id, card.card_id, card.state.reps if card.state else 0)
-    balance = workload(db, user_id, now, clock)
+    balance = workload(db, user_id, now, clock, card.card_id)
     outcomes = preview(card.config, card.state, now, seed=seed, clock=clock, workload=balance)
     return Intervals(
         **{

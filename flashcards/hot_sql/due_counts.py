@@ -1,4 +1,5 @@
-"""The load balancer's read: how many of a person's cards fall due on each day of a range.
+"""The load balancer's reads: how many of a person's cards fall due on each day of a range,
+and when the siblings of the card being answered fall due.
 
 One grouped statement on the (user_id, due) index alone, whatever the range's width, with two
 times bound: the range's first day start and its end. Days are counted in whole 24 hours from
@@ -18,7 +19,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
 from ..srs.state_rows import rs
-from ..storage.models import SchedulerSettings
+from ..storage.models import Card, SchedulerSettings, StudyOptions
 from .rawsql import Executor, Statement
 
 
@@ -57,10 +58,42 @@ _PER_DAY = (
 # The person's balancing settings with the counts: one round trip. Read when an answer's
 # interval is balanced only, which keeps the answer's own read to the columns every schema
 # since 0001 has.
+_OPTIONS = cast(Table, StudyOptions.__table__)
 _LOADS = Statement(
-    select(_SETTINGS.c.load_balancing, _SETTINGS.c.easy_days, _PER_DAY.c.day, _PER_DAY.c.cards)
-    .select_from(_SETTINGS.outerjoin(_PER_DAY, _SETTINGS.c.load_balancing.is_(true())))
+    select(
+        _SETTINGS.c.load_balancing,
+        _SETTINGS.c.easy_days,
+        _OPTIONS.c.bury_reviews,  # NULL: no options row, Anki's default (off)
+        _PER_DAY.c.day,
+        _PER_DAY.c.cards,
+    )
+    .select_from(
+        _SETTINGS.outerjoin(_PER_DAY, _SETTINGS.c.load_balancing.is_(true())).outerjoin(
+            _OPTIONS, _OPTIONS.c.user_id == _SETTINGS.c.user_id
+        )
+    )
     .where(_SETTINGS.c.user_id == bindparam("user_id"))
+)
+# The card's siblings (its deck's other cards of its note) due in the range: from the card
+# by its key, its siblings by (deck_id, note_key), their states by key. Read only for a
+# person who buries review siblings.
+_CARDS = cast(Table, Card.__table__)
+_SIBLING = _CARDS.alias("sibling")
+_SIBLING_DUES = Statement(
+    select(rs.c.due)
+    .select_from(
+        _CARDS.join(
+            _SIBLING,
+            (_SIBLING.c.deck_id == _CARDS.c.deck_id) & (_SIBLING.c.note_key == _CARDS.c.note_key),
+        ).join(rs, (rs.c.user_id == bindparam("user_id")) & (rs.c.card_id == _SIBLING.c.id))
+    )
+    .where(
+        _CARDS.c.id == bindparam("card_id"),
+        _SIBLING.c.id != bindparam("card_id"),
+        _SIBLING.c.retired_at.is_(None),
+        rs.c.due >= _START,
+        rs.c.due < bindparam("end", type_=rs.c.due.type),
+    )
 )
 
 
@@ -68,6 +101,7 @@ _LOADS = Statement(
 class Loads:
     load_balancing: bool
     easy_days: list[float] | None
+    bury_reviews: bool
     counts: list[int]  # per day of the range read
 
 
@@ -77,8 +111,17 @@ def day_loads(db: Executor, user_id: int, start: datetime, end: datetime, days: 
     counts = [0] * days
     rows = db.all(_LOADS, {"user_id": user_id, "start": start, "end": end})
     if not rows:  # no settings row: no answer either (its read joins them)
-        return Loads(False, None, counts)
+        return Loads(False, None, False, counts)
     for row in rows:
         if row.day is not None and 0 <= row.day < days:
             counts[row.day] += row.cards
-    return Loads(bool(rows[0].load_balancing), rows[0].easy_days, counts)
+    first = rows[0]
+    return Loads(bool(first.load_balancing), first.easy_days, bool(first.bury_reviews), counts)
+
+
+def sibling_dues(
+    db: Executor, user_id: int, card_id: int, start: datetime, end: datetime
+) -> list[datetime]:
+    """When the person's states of the card's siblings fall due, from `start` to `end`."""
+    params = {"user_id": user_id, "card_id": card_id, "start": start, "end": end}
+    return [row.due for row in db.all(_SIBLING_DUES, params)]

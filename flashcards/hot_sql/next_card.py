@@ -131,6 +131,10 @@ _PLANS_SELECT = (
         _SUB.c.new_per_day,
         _SUB.c.paced_new_per_day,
         _SUB.c.reviews_per_day,
+        # Custom study's cards on top of the limits, counted on the study day `extended_on` only.
+        _SUB.c.extended_on,
+        _SUB.c.extra_new,
+        _SUB.c.extra_reviews,
         Deck.slug,
         _SETTINGS.c.desired_retention.label("user_desired_retention"),
         _SETTINGS.c.learning_steps.label("user_learning_steps"),

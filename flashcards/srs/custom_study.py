@@ -1,22 +1,25 @@
 """Custom study, as Anki's: one session per person, kept in `custom_study_sessions`.
 
 Modes: study ahead (review cards due within the next N days), review cards forgotten in the
-last N days, extra new or review cards of a deck today (beyond its limits), preview a deck's
-new cards without scheduling them, and study the cards with a tag or with a flag. A session
-keeps what it was started with and when; which card comes next is worked out from the review
-states at each request (no server memory): a card answered since the session started is
-done with. Answers in a session are ordinary answers (`study.answer`), so they count as real
-ones; preview answers nothing, it only moves on.
+last N days, preview a deck's new cards without scheduling them, and study the cards with a
+tag or with a flag. A session keeps what it was started with and when; which card comes next
+is worked out from the review states at each request (no server memory): a card answered
+since the session started is done with. Answers in a session are ordinary answers
+(`study.answer`), so they count as real ones; preview answers nothing, it only moves on.
+
+"Increase today's new / review card limit" (extra_new, extra_review) starts no session, as in
+Anki: it adds cards on top of the deck's limits for today (`extend_limits`), which the daily
+queue shows (`queue`); asked again the same day, the numbers add up.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, Literal, cast
 
 from fsrs import State
-from sqlalchemy import delete, exists, func, select
+from sqlalchemy import case, delete, exists, func, select, update
 from sqlalchemy.orm import Session
 
 from ..decks.access import visible_decks
@@ -32,7 +35,7 @@ from ..storage.models import (
     Subscription,
 )
 from .cards import seen_card
-from .days import Clock, day_bounds
+from .days import Clock, day_bounds, study_date
 from .queue import NextCard
 from .settings import json_int
 from .state_rows import config_from
@@ -45,6 +48,7 @@ MODES: tuple[Mode, ...] = (
 # What each mode is given: days (ahead, forgotten), a number of cards, a deck, a tag, a flag.
 NEEDS_DAYS = frozenset({"ahead", "forgotten"})
 NEEDS_DECK = frozenset({"extra_new", "extra_review", "preview"})
+EXTENDS_LIMITS = frozenset({"extra_new", "extra_review"})
 DAYS = (1, 365)
 AMOUNTS = (1, 9999)
 MAX_TAG = 100
@@ -68,6 +72,17 @@ class CustomStudy:
     flag: int | None = None  # cards answered (or previewed) in the session so far
 
 
+@dataclass(frozen=True)
+class ExtendedLimits:
+    """A deck's cards on top of its daily limits, today."""
+
+    deck_id: int
+    deck_slug: str
+    on: date  # the study day they count for
+    extra_new: int
+    extra_reviews: int
+
+
 def _number(name: str, value: object, low: int, high: int) -> int:
     number = json_int(value)
     if number is None or not low <= number <= high:
@@ -86,8 +101,10 @@ def start(
     tag: object = None,
     flag: object = None,
     now: datetime,
-) -> CustomStudy:
-    """Start a session (ending the one before); InvalidInput names the field at fault."""
+    clock: Clock,
+) -> CustomStudy | ExtendedLimits:
+    """Start a session (ending the one before), or extend a deck's limits today (extra_new,
+    extra_review: no session); InvalidInput names the field at fault."""
     if mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}", field="mode")
     deck_id = None
@@ -108,6 +125,9 @@ def start(
             raise InvalidInput(f"tag must be a tag of 1 to {MAX_TAG} characters", field="tag")
         clean_tag = tag.strip()
     clean_flag = _number("flag", flag, *FLAGS) if mode == "flag" else None
+    if mode in EXTENDS_LIMITS and deck_id is not None:
+        extra = (clean_amount, 0) if mode == "extra_new" else (0, clean_amount)
+        return extend_limits(session, user_id, deck_id, *extra, today=study_date(now, *clock))
     session.execute(delete(CustomStudySession).where(CustomStudySession.user_id == user_id))
     session.add(
         CustomStudySession(
@@ -117,6 +137,30 @@ def start(
     )  # fmt: skip
     session.flush()
     return current(session, user_id)
+
+
+def extend_limits(
+    session: Session, user_id: int, deck_id: int, new: int, reviews: int, *, today: date
+) -> ExtendedLimits:
+    """Add `new` and `reviews` cards on top of the deck's limits for the study day `today`
+    (Anki's extended limits: added to what was asked earlier that day, void the next)."""
+    same_day = Subscription.extended_on == today
+    session.execute(
+        update(Subscription)
+        .where(Subscription.user_id == user_id, Subscription.deck_id == deck_id)
+        .values(
+            # One statement, from the row's own values: two requests at once both count.
+            extra_new=case((same_day, Subscription.extra_new), else_=0) + new,
+            extra_reviews=case((same_day, Subscription.extra_reviews), else_=0) + reviews,
+            extended_on=today,
+        )
+    )
+    row = session.execute(
+        select(Deck.slug, Subscription.extra_new, Subscription.extra_reviews)
+        .join(Deck, Deck.id == Subscription.deck_id)
+        .where(Subscription.user_id == user_id, Subscription.deck_id == deck_id)
+    ).one()
+    return ExtendedLimits(deck_id, row.slug, today, row.extra_new, row.extra_reviews)
 
 
 def _row(session: Session, user_id: int) -> CustomStudySession:
@@ -177,16 +221,15 @@ def _next_card_id(
     day_start, day_end = day_bounds(now, *clock)
     studied = _studied(user_id, row)
     own_state = (ReviewState.card_id == Card.id) & (ReviewState.user_id == user_id)
-    if row.mode in ("preview", "extra_new"):
+    if row.mode == "preview":
         introduced = exists().where(own_state)
         new = (
             select(Card.id)
             .join(Deck, Deck.id == Card.deck_id)
             .where(studied, ~introduced, Card.retired_at.is_(None))
             .order_by(Card.deck_id, Card.position)
+            .offset(row.previewed)
         )
-        if row.mode == "preview":
-            new = new.offset(row.previewed)
         return session.scalar(new.limit(1)), "new"
     untouched = ReviewState.last_review < row.started_at  # not answered in this session
     if row.mode == "tag":
@@ -243,8 +286,8 @@ def _next_card_id(
         )  # fmt: skip
         query = query.where(forgotten).order_by(Card.deck_id, Card.position)
     else:
-        # Ahead: due within the next days; extra reviews: due today, past the limit.
-        until = day_end + timedelta(days=row.days or 0) if row.mode == "ahead" else day_end
+        # Ahead: due within the next days.
+        until = day_end + timedelta(days=row.days or 0)
         query = query.where(
             ReviewState.state == int(State.Review), ReviewState.due < until
         ).order_by(ReviewState.due, Card.id)

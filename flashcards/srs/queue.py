@@ -5,8 +5,9 @@ due before the end of the person's study day, up to the daily review limit; then
 in deck order, up to the daily new limit minus those already introduced today. Cards the
 person suspended, or buried until a later study day, are neither shown nor counted. When nothing
 else is left, learning cards due within the next 20 minutes are shown early (learn-ahead).
-Limits are per deck: a subscription may override the person's defaults. The statements
-are in `hot_sql.next_card`.
+Limits are per deck: a subscription may override the person's defaults, and custom study
+may add cards on top of them for one day (`custom_study.extend_limits`). The statements are
+in `hot_sql.next_card`.
 """
 
 from __future__ import annotations
@@ -168,6 +169,9 @@ def _plans(
         review_limit = (
             row.reviews_per_day if row.reviews_per_day is not None else row.user_reviews_per_day
         )
+        if row.extended_on == params["today"]:
+            new_limit += row.extra_new
+            review_limit += row.extra_reviews
         new_left = row.live_cards - (row.states - row.retired_states) - row.hidden_new
         due_reviews = row.review - row.retired_review - row.hidden_review
         reviewed = row.reviewed

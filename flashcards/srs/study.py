@@ -189,7 +189,7 @@ def prepare_answer(
     reps_before = before.reps if before else 0
     seed = fuzz_seed(user_id, card_id, reps_before)
     clock = Clock(row.timezone, row.day_start_hour)
-    balance = workload(db, user_id, when, clock)
+    balance = workload(db, user_id, when, clock, card_id)
     after = review(config, before, rating, when, seed=seed, clock=clock, workload=balance)
     log = {
         "review_id": review_id,

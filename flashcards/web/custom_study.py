@@ -1,7 +1,8 @@
 """Custom study on the web: the form that starts a session, and its cards, one at a time.
 
 Plain forms (POST, then redirect), like the study page. Answers are ordinary answers through
-`study.answer`; a preview only moves on.
+`study.answer`; a preview only moves on. More new or review cards of a deck today start no
+session: the deck's limits are raised, and the deck's study page shows them.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from contextlib import suppress
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
+from flask_babel import ngettext
 from werkzeug.wrappers import Response
 
 from ..errors import InvalidInput, NotSubscribed
@@ -87,17 +89,41 @@ def start_custom_study() -> Response | tuple[str, int]:
     fields = ("mode", "deck", "days", "amount", "tag", "flag")
     form = {k: request.form.get(k, "") for k in fields}
     session = db()
+    uid = user_id()
     try:
-        custom_study.start(
-            session, user_id(), mode=form["mode"], deck=form["deck"] or None,
+        started = custom_study.start(
+            session, uid, mode=form["mode"], deck=form["deck"] or None,
             days=_whole(form["days"]), amount=_whole(form["amount"]),
             tag=form["tag"] or None, flag=_whole(form["flag"]), now=utcnow(),
+            clock=user_clock(session, uid),
         )  # fmt: skip
     except (InvalidInput, NotSubscribed) as exc:
         session.rollback()
         return _form_page(form, _start_error(exc), 422)
     session.commit()
+    if isinstance(started, custom_study.ExtendedLimits):
+        _flash_extended(started)
+        return redirect(url_for("web.session_page", deck=started.deck_slug), code=303)
     return redirect(url_for("web.custom_study_page"), code=303)
+
+
+def _flash_extended(extended: custom_study.ExtendedLimits) -> None:
+    if extended.extra_new:
+        flash(
+            ngettext(
+                "This deck shows %(num)d new card more than its daily limit today.",
+                "This deck shows %(num)d new cards more than its daily limit today.",
+                extended.extra_new,
+            )
+        )
+    if extended.extra_reviews:
+        flash(
+            ngettext(
+                "This deck shows %(num)d review more than its daily limit today.",
+                "This deck shows %(num)d reviews more than its daily limit today.",
+                extended.extra_reviews,
+            )
+        )
 
 
 def _start_error(exc: InvalidInput | NotSubscribed) -> str:

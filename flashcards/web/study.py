@@ -75,7 +75,7 @@ def rating_buttons(
 ) -> list[dict[str, object]]:
     """The four rating buttons of `card`, each with the interval it stores if pressed now."""
     seed = fuzz_seed(uid, card.card_id, card.state.reps if card.state else 0)
-    balance = workload(session, uid, now, clock)
+    balance = workload(session, uid, now, clock, card.card_id)
     outcomes = preview(card.config, card.state, now, seed=seed, clock=clock, workload=balance)
     labels = rating_labels()
     return [

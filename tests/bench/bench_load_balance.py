@@ -1,11 +1,16 @@
-"""The load balancer's effect: a simulated month of a learner taking 20 new cards a day.
+"""The load balancer's effect: simulated learners taking 20 new cards a day for three months.
 
-The same learner (the same seeded answers) studies every card due each day for 30 days,
-through the domain (`queue.next_card`, `study.answer`) on a SQLite file, three times: load
-balancing off (the baseline), on, and on with Sundays set to Minimum. Printed: each run's
-reviews per day, the largest day and the spread (standard deviation) over the month and over
-the next 30 days' due forecast, as ratios to the run with balancing off, and the share of
-reviews falling on Sundays with and without the easy day.
+Each learner (the same seeded answers in every run) studies every card due each day for 90
+days, through the domain (`queue.next_card`, `study.answer`) on a SQLite file, twice: load
+balancing off (the baseline) and on; the first learner once more with Sundays set to Minimum.
+In the first month most reviews are of cards with intervals under 3 days, which are neither
+fuzzed nor balanced, so the figures are printed for the first month and for the third (after
+a two-month ramp-up), for all review answers and for the balanceable ones (a card whose
+interval was 3 to 90 days, the balancer's range), and for the due forecast of the 30 days
+after: the largest day, the largest day over the mean of its week (the peak without the
+trend), and the day-to-day swing (the standard deviation of the change from one day to the
+next: what balancing evens out, apart from the growing or falling trend), as ratios to the
+same learner's run with balancing off.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from sqlalchemy import select, update
 from flashcards.hot_sql.rawsql import DirectConnection
 from flashcards.srs import queue, study
 from flashcards.srs.days import Clock, study_date
+from flashcards.srs.load_balance import MAX_BALANCED_INTERVAL
 from flashcards.srs.settings import apply_user_settings
 from flashcards.storage import migrate
 from flashcards.storage.engine import make_engine, transaction
@@ -34,118 +40,159 @@ from tests import factories as f
 from tests.bench.conftest import RUNS
 from tests.bench.dataset import NOW, build
 
-DAYS = 30
+DAYS = 90
 NEW_PER_DAY = 20
+WINDOWS = {"month 1": range(0, 30), "month 3": range(60, 90)}
 START = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)  # a Monday morning
 CLOCK = Clock("UTC", 4)
 SUNDAY = 6
-# How the learner answers, drawn per card and answer: mostly Good, as a real learner.
-RATINGS = ([Rating.Again] * 8) + ([Rating.Hard] * 7) + ([Rating.Good] * 80) + ([Rating.Easy] * 5)
+FIRST_BALANCED = 3  # shorter intervals are neither fuzzed nor balanced
 
 
-def roughness(counts: list[int]) -> float:
-    """The standard deviation of the change from one day to the next: what balancing evens
-    out, apart from the learner's growing (or, in a forecast, falling) trend."""
+def mix(again: int, hard: int, good: int, easy: int) -> tuple[Rating, ...]:
+    """Answers in these percentages, drawn per card and answer."""
+    return (
+        (Rating.Again,) * again + (Rating.Hard,) * hard + (Rating.Good,) * good
+        + (Rating.Easy,) * easy
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Learner:
+    name: str
+    ratings: tuple[Rating, ...]
+
+
+LEARNERS = (
+    Learner("steady", mix(8, 7, 80, 5)),
+    Learner("forgetful", mix(15, 10, 70, 5)),
+    Learner("confident", mix(4, 6, 75, 15)),
+)
+
+
+def swing(counts: list[int]) -> float:
+    """The standard deviation of the change from one day to the next."""
     return statistics.pstdev([b - a for a, b in itertools.pairwise(counts)])
 
 
+def peak(counts: list[int]) -> float:
+    """The largest excess of a day over the mean of the week around it: the largest day
+    once the trend (a deck's growth, a forecast's fall) is taken out."""
+    return max(
+        counts[i] - statistics.mean(counts[i - 3 : i + 4]) for i in range(3, len(counts) - 3)
+    )
+
+
 @dataclass
-class Month:
-    reviews: list[int]  # review-card answers per day of the month
-    forecast: list[int]  # cards due on each of the next 30 days after it
+class Run:
+    reviews: list[int]  # review-card answers per day
+    balanceable: list[int]  # of which, to cards whose interval was 3 to 90 days
+    forecast: list[int]  # cards due on each of the 30 days after the last one
 
-    @property
-    def balanced_forecast(self) -> list[int]:
-        # Intervals under 3 days are neither fuzzed nor balanced: days 3 on.
-        return self.forecast[3:]
-
-    def describe(self, name: str) -> str:
-        month, ahead = self.reviews, self.balanced_forecast
-        return (
-            f"  {name:<20} month: max {max(month):3d}, sd {statistics.pstdev(month):5.1f},"
-            f" day-to-day sd {roughness(month):5.1f} | due on days 3-29 after: max"
-            f" {max(ahead):3d}, sd {statistics.pstdev(ahead):5.1f},"
-            f" day-to-day sd {roughness(ahead):5.1f}"
-        )
+    def series(self) -> dict[str, list[int]]:
+        found = {}
+        for window, days in WINDOWS.items():
+            found[f"{window}, all reviews"] = [self.reviews[d] for d in days]
+            found[f"{window}, balanceable"] = [self.balanceable[d] for d in days]
+        found["due on days 3-29 after"] = self.forecast[FIRST_BALANCED:]
+        return found
 
 
-def simulate(tmp: Path, name: str, *, load_balancing: bool, easy_days: list[str]) -> Month:
+def simulate(tmp: Path, name: str, learner: Learner, *, balancing: bool, easy: list[str]) -> Run:
     engine = make_engine(f"sqlite:///{tmp / name}.sqlite3")
     migrate.upgrade(engine)
     with transaction(engine) as s:
         user = f.make_user(s, new_per_day=NEW_PER_DAY, reviews_per_day=9999)
-        apply_user_settings(s, user, {"load_balancing": load_balancing, "easy_days": easy_days})
-        deck = f.make_deck(s, "month", NEW_PER_DAY * DAYS)
+        apply_user_settings(s, user, {"load_balancing": balancing, "easy_days": easy})
+        deck = f.make_deck(s, "months", NEW_PER_DAY * DAYS)
         f.subscribe(s, user, deck)
-    reviews = []
+    reviews, balanceable = [], []
     for day in range(DAYS):
         now = START + timedelta(days=day)
-        done = 0
+        done = in_range = 0
         with transaction(engine) as s:
             while True:
                 card, _counts = queue.next_card(s, user, now=now, clock=CLOCK)
                 if card is None:
                     break
-                reps = card.state.reps if card.state else 0
-                rating = random.Random(f"{card.card_id}:{reps}").choice(RATINGS)
+                state = card.state
+                reps = state.reps if state else 0
+                seed = f"{learner.name}:{card.card_id}:{reps}"
+                rating = random.Random(seed).choice(learner.ratings)
+                if card.kind == "review" and state and state.last_review:
+                    done += 1
+                    interval = study_date(state.due, *CLOCK) - study_date(state.last_review, *CLOCK)
+                    in_range += FIRST_BALANCED <= interval.days <= MAX_BALANCED_INTERVAL
                 study.answer(s, user, card.card_id, rating, str(uuid.uuid4()), now=now)
-                done += card.kind == "review"
                 now += timedelta(seconds=20)
         reviews.append(done)
+        balanceable.append(in_range)
     end = study_date(START + timedelta(days=DAYS), *CLOCK)
     with transaction(engine) as s:
         dues = s.scalars(select(ReviewState.due).where(ReviewState.user_id == user)).all()
     days = Counter((study_date(due, *CLOCK) - end).days for due in dues)
     engine.dispose()
-    return Month(reviews, [days.get(d, 0) for d in range(DAYS)])
+    return Run(reviews, balanceable, [days.get(d, 0) for d in range(30)])
 
 
-def sunday_share(month: Month) -> float:
-    sundays = [
-        n for d, n in enumerate(month.reviews) if (START + timedelta(days=d)).weekday() == SUNDAY
-    ]
+def sunday_share(run: Run) -> float:
+    """Sundays' share of the third month's reviews and of the forecast."""
+    days = list(WINDOWS["month 3"])
+    sundays = sum(run.reviews[d] for d in days if (START + timedelta(days=d)).weekday() == SUNDAY)
     first = study_date(START + timedelta(days=DAYS), *CLOCK)
-    sundays += [
-        n for d, n in enumerate(month.forecast) if (first + timedelta(days=d)).weekday() == SUNDAY
-    ]
-    return sum(sundays) / max(1, sum(month.reviews) + sum(month.forecast))
-
-
-def test_load_balancing_flattens_a_month_of_reviews(tmp_path: Path) -> None:
-    normal = ["normal"] * 7
-    off = simulate(tmp_path, "off", load_balancing=False, easy_days=normal)
-    on = simulate(tmp_path, "on", load_balancing=True, easy_days=normal)
-    sunday_minimum = simulate(
-        tmp_path, "easy", load_balancing=True, easy_days=["normal"] * 6 + ["minimum"]
+    sundays += sum(
+        n for d, n in enumerate(run.forecast) if (first + timedelta(days=d)).weekday() == SUNDAY
     )
+    return sundays / max(1, sum(run.reviews[d] for d in days) + sum(run.forecast))
+
+
+def test_load_balancing_flattens_months_of_reviews(tmp_path: Path) -> None:
+    normal = ["normal"] * 7
     print(f"\n=== Load balancing: {DAYS} days, {NEW_PER_DAY} new cards a day ===")
-    print("  reviews per day, off:", off.reviews)
-    print("  reviews per day, on: ", on.reviews)
-    print("  due, next 30 days, off:", off.forecast)
-    print("  due, next 30 days, on: ", on.forecast)
-    print("  due, next 30 days, on, Sunday Minimum:", sunday_minimum.forecast)
-    for name, month in (
-        ("off (baseline)", off),
-        ("on", on),
-        ("on, Sunday Minimum", sunday_minimum),
-    ):
-        print(month.describe(name))
-    for label, a, b in (
-        ("month's reviews", on.reviews, off.reviews),
-        ("due on days 3-29 after", on.balanced_forecast, off.balanced_forecast),
-    ):
+    ratios: dict[str, list[tuple[float, float]]] = {}
+    runs: dict[tuple[str, bool], Run] = {}
+    for learner in LEARNERS:
+        for balancing in (False, True):
+            name = f"{learner.name}-{'on' if balancing else 'off'}"
+            runs[learner.name, balancing] = simulate(
+                tmp_path, name, learner, balancing=balancing, easy=normal
+            )
+        off, on = runs[learner.name, False], runs[learner.name, True]
+        print(f"  {learner.name}: reviews per day, off: {off.reviews}")
+        print(f"  {learner.name}: reviews per day, on:  {on.reviews}")
+        print(f"  {learner.name}: balanceable, off: {off.balanceable}")
+        print(f"  {learner.name}: balanceable, on:  {on.balanceable}")
+        print(f"  {learner.name}: due, next 30 days, off: {off.forecast}")
+        print(f"  {learner.name}: due, next 30 days, on:  {on.forecast}")
+        for label, a in on.series().items():
+            b = off.series()[label]
+            ratio = (max(a) / max(b), peak(a) / peak(b), swing(a) / swing(b))
+            ratios.setdefault(label, []).append(ratio)
+            print(
+                f"    {learner.name:<9} {label:<24} largest day off {max(b):4d} on {max(a):4d}"
+                f" ({ratio[0]:.2f}) | over its week off {peak(b):5.1f} on {peak(a):5.1f}"
+                f" ({ratio[1]:.2f}) | swing off {swing(b):5.1f} on {swing(a):5.1f}"
+                f" ({ratio[2]:.2f})"
+            )
+    print("  Mean over the learners, on/off:")
+    for label, found in ratios.items():
+        largest, over, swings = (statistics.mean(r[i] for r in found) for i in range(3))
         print(
-            f"  {label}, on/off: largest day {max(a) / max(b):.2f},"
-            f" sd {statistics.pstdev(a) / statistics.pstdev(b):.2f},"
-            f" day-to-day sd {roughness(a) / roughness(b):.2f}"
+            f"    {label:<24} largest day {largest:.2f}, largest over its week {over:.2f},"
+            f" day-to-day swing {swings:.2f}"
         )
-    share_on, share_easy = sunday_share(on), sunday_share(sunday_minimum)
+    steady = LEARNERS[0]
+    minimum = simulate(
+        tmp_path, "sunday", steady, balancing=True, easy=["normal"] * 6 + ["minimum"]
+    )
+    print(f"  {steady.name}, on, Sunday Minimum: due, next 30 days: {minimum.forecast}")
+    share_on, share_easy = sunday_share(runs[steady.name, True]), sunday_share(minimum)
     print(
-        f"  Sunday's share of reviews and due cards: {share_on:.1%} with every day Normal,"
-        f" {share_easy:.1%} with Sunday Minimum (ratio {share_easy / share_on:.2f})"
+        f"  Sunday's share of month 3's reviews and the due forecast: {share_on:.1%} with every"
+        f" day Normal, {share_easy:.1%} with Sunday Minimum (ratio {share_easy / share_on:.2f})"
     )
     # What the feature is for, checked loosely (the figures above are the result).
-    assert roughness(on.balanced_forecast) < roughness(off.balanced_forecast)
+    assert statistics.mean(r[2] for r in ratios["due on days 3-29 after"]) < 1
     assert share_easy < share_on
 
 

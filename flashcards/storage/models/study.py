@@ -78,6 +78,11 @@ class Subscription(Base):
     # A team's pace for an assigned deck with a due date (see teams.assignments), kept apart
     # from the person's own override above: the day's allowance is the larger of the two.
     paced_new_per_day: Mapped[int | None] = mapped_column(Integer, default=None)
+    # Custom study's "increase today's limit" (Anki's extended limits): cards on top of the
+    # day's new and review limits, for the study day `extended_on` only.
+    extended_on: Mapped[date | None] = mapped_column(default=None)
+    extra_new: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    extra_reviews: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class ReviewState(Base):
@@ -189,7 +194,8 @@ class CustomStudySession(Base):
     user_id: Mapped[int] = mapped_column(
         ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
     )
-    # "ahead", "forgotten", "extra_new", "extra_review", "preview", "tag" or "flag".
+    # "ahead", "forgotten", "preview", "tag" or "flag" (extra new or review cards make no
+    # session: they raise a subscription's limits for the day, `Subscription.extra_new`).
     mode: Mapped[str] = mapped_column(String(20))
     deck_id: Mapped[int | None] = mapped_column(
         ForeignKey("decks.id", ondelete="CASCADE"), index=True

@@ -308,9 +308,9 @@ def import_package(
             f"{planner.formatted} note(s) had formatting (bold, lists, links) that was reduced to "
             "plain text."
         )
-    # One side of a reversed note still active means the card was being studied: only a card
-    # kept out of study altogether comes back as a surprise.
-    # With progress they stay suspended (`_marks`).
+    # A card's Anki cards are its copies in several languages: one still active means the
+    # card was being studied, so only a card kept out of study altogether comes back as a
+    # surprise. With progress they stay suspended (`_marks`).
     suspended = 0 if with_scheduling else sum(1 for p in planned if _suspended(p))
     if suspended:
         messages.append(
@@ -346,8 +346,8 @@ def _card_tags(p: PlannedCard) -> list[str]:
 
 
 def _suspended(p: PlannedCard) -> bool:
-    # One side of a reversed note still active means the card was being studied: only a
-    # card kept out of study altogether stays out.
+    # One language's copy still active means the card was being studied: only a card kept
+    # out of study altogether stays out.
     return bool(p.anki_cards) and all(c.queue == QUEUE_SUSPENDED for c in p.anki_cards)
 
 

@@ -253,7 +253,7 @@ def test_import_reports_suspended_cards_made_active(
     )
     assert response.status_code == 201, response.get_data(as_text=True)
     report = response.get_json()
-    assert report["cards"] == 5 and report["suspended_made_active"] == 2
+    assert report["cards"] == 6 and report["suspended_made_active"] == 3
     assert SUSPENDED_MESSAGE in report["messages"]
 
 

@@ -108,6 +108,7 @@ def export_deck(
         locales=locales,
         scheduling=scheduling if with_scheduling else None,
         mod_ms=mod_ms,
+        conf_id=schema.PACKAGE_CONFIG_ID,
         progress=progress,
         siblings=True,
     )
@@ -117,6 +118,7 @@ def export_deck(
     settings = sched.settings if sched else None
     dconf = schema.deck_config(
         mod_ms,
+        config_id=schema.PACKAGE_CONFIG_ID,
         learning_steps=settings.learning_steps if settings else [60, 600],
         relearning_steps=settings.relearning_steps if settings else [600],
         maximum_interval=settings.maximum_interval if settings else 36500,

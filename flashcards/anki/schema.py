@@ -22,6 +22,9 @@ FIELDS = ("Front", "Back", "Key")
 EXPLANATION_CLASS = "explanation"
 DEFAULT_DECK_ID = 1
 DECK_CONFIG_ID = 1
+# A package's options group: Anki adds options by id and keeps one it has, so the id of its
+# own Default (1) would leave the package's options behind. Fixed forever, like NOTETYPE_ID.
+PACKAGE_CONFIG_ID = 1_708_000_000_003
 # Deck, note and card ids only need to be consistent inside one package (Anki matches decks
 # by name and notes by guid); deriving them from our ids keeps them stable across exports.
 ID_BASE = 1_600_000_000_000

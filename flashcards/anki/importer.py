@@ -35,6 +35,7 @@ from ..storage.models import (
     SchedulerSettings,
     User,
 )
+from . import reimport
 from .errors import AnkiPackageError
 from .planning import SKIP_REASONS, PlannedCard, Progress, complete_language, plan_cards
 from .reader import AnkiCard, Collection, read_package
@@ -66,6 +67,11 @@ class ImportReport:
     suspended_made_active: int = 0
     # Cloze notes, each made into a card per deletion number (`cloze`).
     cloze_notes: int = 0
+    # A package imported again into the deck it came from (`reimport`): cards added to it,
+    # and cards whose texts or tags changed; everyone's progress on the deck is kept.
+    updated: bool = False
+    added: int = 0
+    changed: int = 0
     # Anki tags per card key, as stored on the cards.
     tags: dict[str, list[str]] = field(default_factory=dict)
     # Notes left out, by reason (a key of SKIP_REASONS).
@@ -160,6 +166,7 @@ def import_package(
     max_unpacked_bytes: int | None = None,
     progress: Progress | None = None,
     untitled: str = "Imported from Anki",
+    update_existing: bool = False,
 ) -> ImportReport:
     """A new deck from the package's Basic-like notes (first field front, second back).
 
@@ -172,6 +179,9 @@ def import_package(
     scheduling, the owner's review state and log are rebuilt from Anki's cards and revlog.
     `source` is the package, or what `read_for_import` read of it (with the same
     `with_scheduling`: the review log is read only for it).
+
+    With `update_existing` (and no `slug`), a package whose notes came from one of the
+    owner's decks updates that deck instead (`reimport`): the report says `updated`.
     """
     user = session.get(User, owner_user_id) if owner_user_id is not None else None
     if owner_user_id is not None and user is None:
@@ -189,8 +199,12 @@ def import_package(
             max_bytes=max_bytes,
             max_unpacked_bytes=max_unpacked_bytes,
         )
+    target = None
+    if update_existing and slug is None and owner_user_id is not None:
+        target = reimport.find_deck(session, owner_user_id, coll)
     skipped: Counter[str] = Counter()
-    planner = plan_cards(coll, locale or user_locale, skipped, max_notes, progress)
+    notes_locale = locale or (target.default_locale if target is not None else user_locale)
+    planner = plan_cards(coll, notes_locale, skipped, max_notes, progress)
     planned = list(planner.planned.values())
     messages = [
         f"{count} note(s) left out: they {SKIP_REASONS[reason]}."
@@ -199,16 +213,17 @@ def import_package(
     if not planned:
         detail = " ".join(messages) or "the package has no notes."
         raise AnkiPackageError(f"nothing to import: {detail}", kind="nothing_to_import")
-    default_locale = complete_language(
-        planned, locale, [planner.first_locale or user_locale, user_locale]
-    )
-    title = _deck_title(coll, planned, untitled)
-    if slug is not None:
-        slug = prefix + slug
-        if session.scalar(select(Deck.id).where(Deck.slug == slug)) is not None:
-            raise DeckNameTaken(f"the deck name '{slug}' is already taken", field="slug")
-    else:
-        slug = _free_slug(session, prefix + slugify(title))
+    if target is None:
+        default_locale = complete_language(
+            planned, locale, [planner.first_locale or user_locale, user_locale]
+        )
+        title = _deck_title(coll, planned, untitled)
+        if slug is not None:
+            slug = prefix + slug
+            if session.scalar(select(Deck.id).where(Deck.slug == slug)) is not None:
+                raise DeckNameTaken(f"the deck name '{slug}' is already taken", field="slug")
+        else:
+            slug = _free_slug(session, prefix + slugify(title))
 
     states: list[dict[str, Any]] = []
     logs: list[dict[str, Any]] = []
@@ -229,45 +244,34 @@ def import_package(
                 states.append({"_index": index, **state})
                 logs.extend({"_index": index, **log} for log in card_logs)
 
-    deck = Deck(
-        slug=slug, default_locale=default_locale, owner_user_id=owner_user_id,
-        created_at=now, updated_at=now,
-    )  # fmt: skip
-    session.add(deck)
-    session.flush()
-    locales = sorted({loc for p in planned for loc in p.texts})
-    session.add_all(DeckText(deck_id=deck.id, locale=loc, title=title) for loc in locales)
-    card_ids = list(
-        session.scalars(
-            insert(Card).returning(Card.id, sort_by_parameter_order=True),
-            [
-                {
-                    "deck_id": deck.id,
-                    "key": p.key,
-                    "position": i,
-                    "tags": _card_tags(p),
-                    "note_key": p.note_key or _note_of_key(p.key),
-                    "created_at": now,
-                    "updated_at": now,
-                }
-                for i, p in enumerate(planned)
-            ],
-        )
-    )
-    text_rows = [
-        {
-            "card_id": card_id,
-            "locale": loc,
-            "question": q,
-            "answer": a,
-            "explanation": e,
-            "updated_at": now,
-            "anki_guid": p.guids.get(loc),
-        }
-        for card_id, p in zip(card_ids, planned, strict=True)
-        for loc, (q, a, e) in p.texts.items()
-    ]
-    session.execute(insert(table(CardText)), text_rows)
+    if target is None:
+        deck = Deck(
+            slug=slug, default_locale=default_locale, owner_user_id=owner_user_id,
+            created_at=now, updated_at=now,
+        )  # fmt: skip
+        session.add(deck)
+        session.flush()
+        card_ids: list[int | None] = list(_new_deck_rows(session, deck, planned, title, now))
+    else:
+        deck = target
+        matched = reimport.match(session, deck, planned, _card_tags, now)
+        applied = reimport.apply(session, deck, planned, matched, _card_tags, _note_key, now)
+        card_ids = applied.card_ids
+        slug, default_locale = deck.slug, deck.default_locale
+        title = _title_of(session, deck)
+        if applied.missing_language:
+            skipped["missing_language"] += applied.missing_language
+            messages.append(
+                f"{applied.missing_language} note(s) left out: they "
+                f"{SKIP_REASONS['missing_language']}."
+            )
+        # Progress on cards the deck had is kept: only cards nobody here studied take
+        # the package's.
+        studied_here = _studied(session, owner_user_id, deck.id)
+        states = [r for r in states if card_ids[r["_index"]] not in studied_here]
+        logs = [r for r in logs if card_ids[r["_index"]] not in studied_here]
+    states = [r for r in states if card_ids[r["_index"]] is not None]
+    logs = [r for r in logs if card_ids[r["_index"]] is not None]
     for row in states:
         row.update(user_id=owner_user_id, card_id=card_ids[row.pop("_index")], deck_id=deck.id)
     for row in logs:
@@ -282,9 +286,10 @@ def import_package(
     if with_scheduling and user is not None:
         today = study_date(now, user.timezone, user.day_start_hour)
         marks = []
+        marked = _marked(session, user.id, deck.id) if target is not None else set()
         for card_id, p in zip(card_ids, planned, strict=True):
             found = _marks(p, today)
-            if found is not None:
+            if found is not None and card_id is not None and card_id not in marked:
                 marks.append({"user_id": user.id, "card_id": card_id, "deck_id": deck.id, **found})
         if marks:
             session.execute(insert(table(CardMark)), marks)
@@ -317,9 +322,14 @@ def import_package(
             f"{suspended} card(s) suspended in Anki were imported as active, without progress: "
             "import with progress to keep them suspended."
         )
+    assert slug is not None  # the deck's, or the new deck's
     report = ImportReport(
         deck_id=deck.id, slug=slug, title=title, default_locale=default_locale,
-        cards=len(planned), texts=len(text_rows), review_states=len(states),
+        cards=sum(c is not None for c in card_ids),
+        texts=sum(len(p.texts) for p, c in zip(planned, card_ids, strict=True) if c is not None),
+        review_states=len(states), updated=target is not None,
+        added=applied.added if target is not None else 0,
+        changed=applied.changed if target is not None else 0,
         review_logs=len(logs), media_left_out=coll.media_files,
         formatting_simplified=planner.formatted, suspended_made_active=suspended, messages=messages,
         cloze_notes=planner.cloze_notes,
@@ -328,6 +338,79 @@ def import_package(
     if progress is not None:
         progress(len(coll.notes), len(coll.notes))
     return report
+
+
+def _new_deck_rows(
+    session: Session, deck: Deck, planned: list[PlannedCard], title: str, now: datetime
+) -> list[int]:
+    """A new deck's titles, cards and texts; the card ids, in the planned cards' order."""
+    locales = sorted({loc for p in planned for loc in p.texts})
+    session.add_all(DeckText(deck_id=deck.id, locale=loc, title=title) for loc in locales)
+    card_ids = list(
+        session.scalars(
+            insert(Card).returning(Card.id, sort_by_parameter_order=True),
+            [
+                {
+                    "deck_id": deck.id,
+                    "key": p.key,
+                    "position": i,
+                    "tags": _card_tags(p),
+                    "note_key": _note_key(p),
+                    "created_at": now,
+                    "updated_at": now,
+                }
+                for i, p in enumerate(planned)
+            ],
+        )
+    )
+    text_rows = [
+        {
+            "card_id": card_id,
+            "locale": loc,
+            "question": q,
+            "answer": a,
+            "explanation": e,
+            "updated_at": now,
+            "anki_guid": p.guids.get(loc),
+        }
+        for card_id, p in zip(card_ids, planned, strict=True)
+        for loc, (q, a, e) in p.texts.items()
+    ]
+    session.execute(insert(table(CardText)), text_rows)
+    return card_ids
+
+
+def _title_of(session: Session, deck: Deck) -> str:
+    title = session.scalar(
+        select(DeckText.title).where(
+            DeckText.deck_id == deck.id, DeckText.locale == deck.default_locale
+        )
+    )
+    return title or deck.slug
+
+
+def _studied(session: Session, user_id: int | None, deck_id: int) -> set[int | None]:
+    """The deck's cards the person has progress on."""
+    states = table(ReviewState)
+    return set(
+        session.scalars(
+            select(states.c.card_id).where(states.c.user_id == user_id, states.c.deck_id == deck_id)
+        )
+    )
+
+
+def _marked(session: Session, user_id: int, deck_id: int) -> set[int | None]:
+    """The deck's cards the person has marks on (suspended, flagged...)."""
+    marks = table(CardMark)
+    return set(
+        session.scalars(
+            select(marks.c.card_id).where(marks.c.user_id == user_id, marks.c.deck_id == deck_id)
+        )
+    )
+
+
+def _note_key(p: PlannedCard) -> str | None:
+    return p.note_key or _note_of_key(p.key)
 
 
 # The key a Cloze deletion's card gets (`planning`), which our exports keep: a package of ours

@@ -36,6 +36,8 @@ SKIP_REASONS = {
     "too_many_deletions": f"are Cloze notes with more than {MAX_CLOZE_CARDS} deletion numbers",
     # The cap of every card text, as for deck files and a team's cards.
     "too_long": f"have a text longer than {MAX_TEXT} characters",
+    # A package imported again into its deck: a new card needs the deck's language.
+    "missing_language": "are new to the deck and have no text in its language",
 }
 
 

@@ -254,8 +254,14 @@ def import_package(
         card_ids: list[int | None] = list(_new_deck_rows(session, deck, planned, title, now))
     else:
         deck = target
-        matched = reimport.match(session, deck, planned, _card_tags, now)
-        applied = reimport.apply(session, deck, planned, matched, _card_tags, _note_key, now)
+        slug = deck.slug
+
+        def tags_of(p: PlannedCard) -> list[str]:
+            # Our export tags each note with its deck's slug: no news to the deck itself.
+            return [t for t in _card_tags(p) if t != slug]
+
+        matched = reimport.match(session, deck, planned, tags_of, now)
+        applied = reimport.apply(session, deck, planned, matched, tags_of, _note_key, now)
         card_ids = applied.card_ids
         slug, default_locale = deck.slug, deck.default_locale
         title = _title_of(session, deck)

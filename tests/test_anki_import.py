@@ -245,7 +245,7 @@ def test_deck_made_in_anki_is_sanitized_and_reports_media_and_tags(
         deck = s.get(Deck, report.deck_id)
         assert (
             deck is not None
-            and deck.slug == f"user{user_id}-biology"
+            and deck.slug == f"user{user_id}-biology-cells"
             and deck.owner_user_id == user_id
         )
     assert texts == [
@@ -254,7 +254,7 @@ def test_deck_made_in_anki_is_sanitized_and_reports_media_and_tags(
         ("What is a cell?", "The unit of life", ""),
         ("[...] make proteins", "Ribosomes make proteins", ""),
     ]
-    assert report.cards == 4 and report.media_left_out == 1 and report.title == "Biology"
+    assert report.cards == 4 and report.media_left_out == 1 and report.title == "Biology::Cells"
     assert sorted(map(sorted, report.tags.values())) == [["bio"], ["bio", "organelles"]]
     with transaction(loaded_engine) as s:
         stored = s.scalars(select(Card.tags).where(Card.deck_id == report.deck_id)).all()
@@ -300,7 +300,8 @@ def test_cards_in_a_filtered_deck_name_the_deck_after_their_home_deck(
         report = import_package(
             s, data, owner_user_id=user_id, with_scheduling=True, now=wall_now()
         )
-    assert report.title == "Biology" and report.slug == f"user{user_id}-biology"
+    # The subdeck's whole name, not its top deck's (issue 25).
+    assert report.title == "Biology::Cells" and report.slug == f"user{user_id}-biology-cells"
     assert report.cards == 3
 
 

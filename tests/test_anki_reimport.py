@@ -17,6 +17,7 @@ from werkzeug.datastructures import FileStorage, MultiDict
 from werkzeug.test import TestResponse, encode_multipart
 
 from flashcards.anki import export_deck, import_package
+from flashcards.anki.names import shorten
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardText, Deck, ReviewLog, ReviewState
 
@@ -203,3 +204,40 @@ def test_the_web_form_updates_the_deck_and_says_so(
     assert copy.headers["Location"] != first.headers["Location"]
     assert deck_count(loaded_engine) == before + 1
     assert "Import as a new copy" in client.get("/").get_data(as_text=True)
+
+
+def test_subdeck_names_are_kept_and_a_long_one_is_shortened_visibly(
+    engine: Engine, tmp_path: Path
+) -> None:
+    col = Collection(str(tmp_path / "work.anki2"))
+    try:
+        basic = col.models.by_name("Basic")
+        assert basic is not None
+        for deck, front in (("Work::Onboarding::EKS::Week 1", "q1"), ("Default", "q2")):
+            note = col.new_note(basic)
+            note["Front"], note["Back"] = front, "a"
+            col.add_note(note, col.decks.id(deck) or 1)
+        package = anki_export(col, tmp_path / "work.apkg", legacy=False)
+    finally:
+        col.close()
+    with transaction(engine) as s:
+        report = import_package(s, package, owner_user_id=f.make_user(s), now=wall_now())
+    assert report.title == "Work::Onboarding::EKS::Week 1"
+    assert report.slug.endswith("-work-onboarding-eks-week-1")
+
+
+def test_a_long_name_keeps_its_top_and_innermost_decks_and_whole_characters() -> None:
+    inner = "Week 1 " + "x" * 50
+    name = "::".join(["Work", "Onboarding " * 10, "EKS " * 40, inner])
+    assert shorten(name) == f"Work::…::{inner}"
+    family = "👨\u200d👩\u200d👧"  # one emoji of five code points
+    for text in ("a" * 196 + family * 3, "e" + "e\u0301" * 150, "🇪🇸" * 120, "한" * 250):
+        short = shorten(text)
+        assert len(short) <= 200 and short.endswith("…")
+        kept = short[:-1]
+        assert text.startswith(kept)
+        # No reader-visible character is cut: the rest begins at a character's start.
+        rest = text[len(kept) :]
+        assert not rest.startswith(("\u200d", "\u0301", "👩", "👧")) and kept[-1:] != "\u200d"
+        assert len(kept) % 2 == 0 or not text.startswith("🇪🇸")
+    assert shorten("short") == "short"

@@ -18,18 +18,13 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from ..decks.deckfile import SLUG_RE
-from ..decks.locales import check_locale
 from ..decks.quizfile import slugify
 from ..errors import DeckNameTaken, InvalidInput, NotFound
 from ..srs.days import study_date
 from ..srs.marks import LEECH_TAG
 from ..storage.models import (
-    Card,
     CardMark,
-    CardText,
     Deck,
-    DeckText,
     ReviewLog,
     ReviewState,
     SchedulerSettings,
@@ -37,14 +32,17 @@ from ..storage.models import (
 )
 from . import reimport
 from .errors import AnkiPackageError
+from .export import language_name
+from .import_rows import marked_cards, new_deck_rows, studied_cards, title_of
+from .names import check_names, deck_title, free_slug, home_deck
 from .planning import SKIP_REASONS, PlannedCard, Progress, complete_language, plan_cards
-from .reader import AnkiCard, Collection, read_package
-from .sanitize import CONTROL_RE
+from .reader import Collection, read_package
 from .scheduling_in import ImportTiming, convert_card, convert_revlog
 from .tables import table
 
 DEFAULT_MAX_BYTES = 100 << 20
 DEFAULT_MAX_NOTES = 50_000
+__all__ = ["check_names"]  # where the edges have it from
 REVIEW_ID_NAMESPACE = uuid.UUID("4b9e5f0e-6a36-4f8e-9a55-2d8f3e0c1a7b")
 QUEUE_SUSPENDED = -1
 QUEUE_BURIED = (-2, -3)  # by a sibling, by hand
@@ -82,55 +80,6 @@ class ImportReport:
 def review_uuid(user_id: int, deck_id: int, revlog_id: int) -> str:
     """Deterministic per answer; user and deck in the name keep two imports from colliding."""
     return str(uuid.uuid5(REVIEW_ID_NAMESPACE, f"{user_id}:{deck_id}:{revlog_id}"))
-
-
-def _home_deck(card: AnkiCard) -> int:
-    # A card in a filtered deck (custom study, "Cram") is only visiting: `odid` is its own.
-    return card.odid or card.did
-
-
-def _deck_title(coll: Collection, planned: list[PlannedCard], untitled: str) -> str:
-    names = Counter(
-        coll.decks.get(_home_deck(c), "").split("::")[0]
-        for p in planned
-        for c in p.anki_cards[:1]
-        if coll.decks.get(_home_deck(c))
-    )
-    for name, _ in names.most_common():
-        # Control characters (a NUL, which PostgreSQL cannot store) are no part of a title.
-        title = CONTROL_RE.sub("", name).strip()
-        if title and title != "Default":
-            return title[:200]
-    return untitled
-
-
-def _free_slug(session: Session, wanted: str) -> str:
-    # Every candidate starts with the stem: "<stem>...", then "<stem>-2", "<stem>-3"...
-    stem = wanted[:56]
-    taken = set(session.scalars(select(Deck.slug).where(Deck.slug.like(f"{stem}%"))))
-    slug, n = wanted[:60], 2
-    while slug in taken:
-        slug = f"{stem}-{n}"
-        n += 1
-    return slug
-
-
-def check_names(owner_user_id: int | None, slug: str | None, locale: str | None) -> str:
-    """Refuse a malformed deck slug or locale (an edge may ask before reading a package);
-    the prefix of the owner's slugs."""
-    # A user's decks are named in a space of their own, as a team's are ("team<id>-"): a
-    # name another user's private deck holds can then be neither refused nor renamed around,
-    # which would tell that the deck exists.
-    prefix = "" if owner_user_id is None else f"user{owner_user_id}-"
-    longest = 100 - len(prefix)
-    if slug is not None and not (SLUG_RE.match(slug) and len(slug) <= longest):
-        raise InvalidInput(
-            f"a deck slug is lower-case letters, digits, '-' and '_' (at most {longest})",
-            field="slug",
-        )
-    if locale is not None:
-        check_locale(locale)
-    return prefix
 
 
 def read_for_import(
@@ -217,13 +166,17 @@ def import_package(
         default_locale = complete_language(
             planned, locale, [planner.first_locale or user_locale, user_locale]
         )
-        title = _deck_title(coll, planned, untitled)
+        # Our own packages have a subdeck per language (`export`).
+        ours = planner.first_locale is not None
+        languages = {language_name(loc) for p in planned for loc in p.texts} if ours else set()
+        names = (coll.decks.get(home_deck(c), "") for p in planned for c in p.anki_cards)
+        title = deck_title(names, untitled, languages)
         if slug is not None:
             slug = prefix + slug
             if session.scalar(select(Deck.id).where(Deck.slug == slug)) is not None:
                 raise DeckNameTaken(f"the deck name '{slug}' is already taken", field="slug")
         else:
-            slug = _free_slug(session, prefix + slugify(title))
+            slug = free_slug(session, prefix + slugify(title))
 
     states: list[dict[str, Any]] = []
     logs: list[dict[str, Any]] = []
@@ -251,7 +204,9 @@ def import_package(
         )  # fmt: skip
         session.add(deck)
         session.flush()
-        card_ids: list[int | None] = list(_new_deck_rows(session, deck, planned, title, now))
+        card_ids: list[int | None] = list(
+            new_deck_rows(session, deck, planned, title, now, _card_tags, _note_key)
+        )
     else:
         deck = target
         slug = deck.slug
@@ -264,7 +219,7 @@ def import_package(
         applied = reimport.apply(session, deck, planned, matched, tags_of, _note_key, now)
         card_ids = applied.card_ids
         slug, default_locale = deck.slug, deck.default_locale
-        title = _title_of(session, deck)
+        title = title_of(session, deck)
         if applied.missing_language:
             skipped["missing_language"] += applied.missing_language
             messages.append(
@@ -273,7 +228,7 @@ def import_package(
             )
         # Progress on cards the deck had is kept: only cards nobody here studied take
         # the package's.
-        studied_here = _studied(session, owner_user_id, deck.id)
+        studied_here = studied_cards(session, owner_user_id, deck.id)
         states = [r for r in states if card_ids[r["_index"]] not in studied_here]
         logs = [r for r in logs if card_ids[r["_index"]] not in studied_here]
     states = [r for r in states if card_ids[r["_index"]] is not None]
@@ -292,7 +247,7 @@ def import_package(
     if with_scheduling and user is not None:
         today = study_date(now, user.timezone, user.day_start_hour)
         marks = []
-        marked = _marked(session, user.id, deck.id) if target is not None else set()
+        marked = marked_cards(session, user.id, deck.id) if target is not None else set()
         for card_id, p in zip(card_ids, planned, strict=True):
             found = _marks(p, today)
             if found is not None and card_id is not None and card_id not in marked:
@@ -344,75 +299,6 @@ def import_package(
     if progress is not None:
         progress(len(coll.notes), len(coll.notes))
     return report
-
-
-def _new_deck_rows(
-    session: Session, deck: Deck, planned: list[PlannedCard], title: str, now: datetime
-) -> list[int]:
-    """A new deck's titles, cards and texts; the card ids, in the planned cards' order."""
-    locales = sorted({loc for p in planned for loc in p.texts})
-    session.add_all(DeckText(deck_id=deck.id, locale=loc, title=title) for loc in locales)
-    card_ids = list(
-        session.scalars(
-            insert(Card).returning(Card.id, sort_by_parameter_order=True),
-            [
-                {
-                    "deck_id": deck.id,
-                    "key": p.key,
-                    "position": i,
-                    "tags": _card_tags(p),
-                    "note_key": _note_key(p),
-                    "created_at": now,
-                    "updated_at": now,
-                }
-                for i, p in enumerate(planned)
-            ],
-        )
-    )
-    text_rows = [
-        {
-            "card_id": card_id,
-            "locale": loc,
-            "question": q,
-            "answer": a,
-            "explanation": e,
-            "updated_at": now,
-            "anki_guid": p.guids.get(loc),
-        }
-        for card_id, p in zip(card_ids, planned, strict=True)
-        for loc, (q, a, e) in p.texts.items()
-    ]
-    session.execute(insert(table(CardText)), text_rows)
-    return card_ids
-
-
-def _title_of(session: Session, deck: Deck) -> str:
-    title = session.scalar(
-        select(DeckText.title).where(
-            DeckText.deck_id == deck.id, DeckText.locale == deck.default_locale
-        )
-    )
-    return title or deck.slug
-
-
-def _studied(session: Session, user_id: int | None, deck_id: int) -> set[int | None]:
-    """The deck's cards the person has progress on."""
-    states = table(ReviewState)
-    return set(
-        session.scalars(
-            select(states.c.card_id).where(states.c.user_id == user_id, states.c.deck_id == deck_id)
-        )
-    )
-
-
-def _marked(session: Session, user_id: int, deck_id: int) -> set[int | None]:
-    """The deck's cards the person has marks on (suspended, flagged...)."""
-    marks = table(CardMark)
-    return set(
-        session.scalars(
-            select(marks.c.card_id).where(marks.c.user_id == user_id, marks.c.deck_id == deck_id)
-        )
-    )
 
 
 def _note_key(p: PlannedCard) -> str | None:

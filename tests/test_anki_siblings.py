@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ from flashcards.anki.cloze import Cloze
 from flashcards.anki.siblings import cloze_source
 from flashcards.anki.templates import render_card
 from flashcards.srs import answer_effects as effects
+from flashcards.srs import card_actions as ca
+from flashcards.srs import marks as mk
+from flashcards.srs.days import study_date
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardText, Deck
 
@@ -238,3 +242,47 @@ def test_templates_render_fields_sections_and_filters() -> None:
     assert answer == "dog (no example)"
     # Unclosed sections and unknown fields are no failure: text, and nothing.
     assert render_card("{{#Word}}x {{Nope}}", "{{Meaning}}", fields) == ("{{#Word}}x ", "dog")
+
+
+def test_siblings_keep_their_own_suspension_flag_and_burying_both_ways(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    now = wall_now()
+    skip_near_anki_rollover(now)  # Anki unburies at its own day's start
+    user_id, deck_id = imported(loaded_engine, cloze_package(tmp_path, [CLOZE_TEXT]))
+    with transaction(loaded_engine) as s:
+        cards = dict(s.execute(select(Card.key, Card.id).where(Card.deck_id == deck_id)).all())
+        by_number = {int(key.rsplit("-c", 1)[1]): card for key, card in cards.items()}
+        ca.suspend(s, user_id, [by_number[1]], now=now)
+        ca.set_flag(s, user_id, [by_number[2]], 5, now=now)
+        ca.bury(s, user_id, [by_number[3]], now=now)
+    package = exported(loaded_engine, deck_id, user_id, with_scheduling=True)
+    col, _log = anki_import(tmp_path / "marked.anki2", package)
+    try:
+        by_ord = {col.get_card(c).ord: col.get_card(c) for c in col.find_cards("")}
+        assert len(col.find_notes("")) == 1
+        assert by_ord[0].queue == -1
+        assert by_ord[1].user_flag() == 5 and by_ord[1].queue == 0
+        assert by_ord[2].queue in (-2, -3)
+        back = anki_export(col, tmp_path / "marked.apkg", legacy=False)
+    finally:
+        col.close()
+    with transaction(loaded_engine) as s:
+        report = import_package(
+            s, back, owner_user_id=user_id, with_scheduling=True, now=now, slug="marked"
+        )
+        found = {
+            key: mk.card_marks(s, user_id, card)
+            for key, card in s.execute(
+                select(Card.key, Card.id).where(Card.deck_id == report.deck_id)
+            )
+        }
+        notes = set(s.scalars(select(Card.note_key).where(Card.deck_id == report.deck_id)))
+    tomorrow = study_date(now, "UTC", 4) + timedelta(days=1)
+    marks = {int(key.rsplit("-c", 1)[1]): m for key, m in found.items()}
+    assert marks == {
+        1: mk.Marks(suspended=True),
+        2: mk.Marks(flag=5),
+        3: mk.Marks(buried_until=tomorrow),
+    }
+    assert len(notes) == 1 and None not in notes

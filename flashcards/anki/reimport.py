@@ -37,13 +37,25 @@ def find_deck(session: Session, owner_user_id: int, coll: Collection) -> Deck | 
     if not decks:
         return None
     found: Counter[int] = Counter()
-    for deck_id, texts in _texts_by_deck(session, decks.keys()).items():
-        slug = decks[deck_id].slug
-        for row in texts:
-            if row.anki_guid is not None:
-                found[deck_id] += row.anki_guid in guids
-            elif slug in tags:
-                found[deck_id] += _exported_guid(slug, row) in guids
+    cards_t, texts_t = table(Card), table(CardText)
+    # Only what names a text, not the texts: a person may have tens of thousands.
+    rows = session.execute(
+        select(
+            cards_t.c.deck_id,
+            cards_t.c.key,
+            cards_t.c.note_key,
+            texts_t.c.locale,
+            texts_t.c.anki_guid,
+        )
+        .join(texts_t, texts_t.c.card_id == cards_t.c.id)
+        .where(cards_t.c.deck_id.in_(list(decks)))
+    )
+    for row in rows:
+        slug = decks[row.deck_id].slug
+        if row.anki_guid is not None:
+            found[row.deck_id] += row.anki_guid in guids
+        elif slug in tags:
+            found[row.deck_id] += _exported_guid(slug, row) in guids
     if not found or found.most_common(1)[0][1] == 0:
         return None
     best = max(found.values())

@@ -23,7 +23,7 @@ from flashcards.srs import card_actions as ca
 from flashcards.srs import marks as mk
 from flashcards.srs.days import study_date
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import Card, CardText, Deck
+from flashcards.storage.models import Card, CardText, Deck, ReviewState
 
 from .factories import make_user, subscribe
 from .test_anki_export import anki_import, skip_near_anki_rollover, wall_now
@@ -286,3 +286,34 @@ def test_siblings_keep_their_own_suspension_flag_and_burying_both_ways(
         3: mk.Marks(buried_until=tomorrow),
     }
     assert len(notes) == 1 and None not in notes
+
+
+def test_each_template_card_brings_its_own_progress(loaded_engine: Engine, tmp_path: Path) -> None:
+    skip_near_anki_rollover(wall_now())
+    col = Collection(str(tmp_path / "studied.anki2"))
+    try:
+        both = col.models.by_name("Basic (and reversed card)")
+        assert both is not None
+        note = col.new_note(both)
+        note["Front"], note["Back"] = "gato", "cat"
+        col.add_note(note, 1)
+        card = col.sched.getCard()
+        assert card is not None and card.ord == 0
+        col.sched.answerCard(card, 3)
+        package = anki_export(col, tmp_path / "studied.apkg", legacy=True)
+    finally:
+        col.close()
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s)
+        report = import_package(
+            s, package, owner_user_id=user_id, with_scheduling=True, now=wall_now()
+        )
+        rows = s.execute(
+            select(Card.key, Card.note_key, ReviewState.reps)
+            .outerjoin(ReviewState, ReviewState.card_id == Card.id)
+            .where(Card.deck_id == report.deck_id)
+            .order_by(Card.key)
+        ).all()
+    assert [(r.key.rsplit("-", 1)[1], r.reps) for r in rows] == [("t1", 1), ("t2", None)]
+    assert rows[0].note_key == rows[1].note_key is not None
+    assert report.review_states == 1 and report.review_logs == 1

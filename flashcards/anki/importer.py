@@ -218,7 +218,7 @@ def import_package(
         matched = reimport.match(session, deck, planned, tags_of, now)
         applied = reimport.apply(session, deck, planned, matched, tags_of, _note_key, now)
         card_ids = applied.card_ids
-        slug, default_locale = deck.slug, deck.default_locale
+        default_locale = deck.default_locale
         title = title_of(session, deck)
         if applied.missing_language:
             skipped["missing_language"] += applied.missing_language
@@ -226,8 +226,8 @@ def import_package(
                 f"{applied.missing_language} note(s) left out: they "
                 f"{SKIP_REASONS['missing_language']}."
             )
-        # Progress on cards the deck had is kept: only cards nobody here studied take
-        # the package's.
+        # The person's progress on the deck's cards is kept: only cards they have not
+        # studied here take the package's (and only cards they have not marked, its marks).
         studied_here = studied_cards(session, owner_user_id, deck.id)
         states = [r for r in states if card_ids[r["_index"]] not in studied_here]
         logs = [r for r in logs if card_ids[r["_index"]] not in studied_here]

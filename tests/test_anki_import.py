@@ -245,7 +245,7 @@ def test_deck_made_in_anki_is_sanitized_and_reports_media_and_tags(
         deck = s.get(Deck, report.deck_id)
         assert (
             deck is not None
-            and deck.slug == f"user{user_id}-biology"
+            and deck.slug == f"user{user_id}-biology-cells"
             and deck.owner_user_id == user_id
         )
     assert texts == [
@@ -254,7 +254,7 @@ def test_deck_made_in_anki_is_sanitized_and_reports_media_and_tags(
         ("What is a cell?", "The unit of life", ""),
         ("[...] make proteins", "Ribosomes make proteins", ""),
     ]
-    assert report.cards == 4 and report.media_left_out == 1 and report.title == "Biology"
+    assert report.cards == 4 and report.media_left_out == 1 and report.title == "Biology::Cells"
     assert sorted(map(sorted, report.tags.values())) == [["bio"], ["bio", "organelles"]]
     with transaction(loaded_engine) as s:
         stored = s.scalars(select(Card.tags).where(Card.deck_id == report.deck_id)).all()
@@ -300,7 +300,8 @@ def test_cards_in_a_filtered_deck_name_the_deck_after_their_home_deck(
         report = import_package(
             s, data, owner_user_id=user_id, with_scheduling=True, now=wall_now()
         )
-    assert report.title == "Biology" and report.slug == f"user{user_id}-biology"
+    # The subdeck's whole name, not its top deck's (issue 25).
+    assert report.title == "Biology::Cells" and report.slug == f"user{user_id}-biology-cells"
     assert report.cards == 3
 
 
@@ -325,7 +326,7 @@ def suspended_package(tmp_path: Path) -> bytes:
 
 
 SUSPENDED_MESSAGE = (
-    "2 card(s) suspended in Anki were imported as active, without progress: import with "
+    "3 card(s) suspended in Anki were imported as active, without progress: import with "
     "progress to keep them suspended."
 )
 
@@ -346,15 +347,16 @@ def test_suspended_cards_stay_suspended_with_progress_and_are_reported_without(
         assert deck is not None
         subscribe(s, user_id, deck, None, now=now)
         _card, due = queue.next_card(s, user_id, now=now + timedelta(days=400))
-    assert report.cards == 5
+    # The reversed note's two cards are two sibling cards here, as in Anki.
+    assert report.cards == 6
     if with_scheduling:
-        # Suspending is part of the progress: the two stay suspended, nothing to report. A
-        # card with one of its Anki cards still active was being studied: not suspended.
+        # Suspending is part of the progress: the three stay suspended, nothing to report;
+        # the reversed note's front card is studied, its suspended reverse is not.
         assert report.suspended_made_active == 0 and SUSPENDED_MESSAGE not in report.messages
         assert (due.review, due.review + due.learning + due.new) == (0, 3)
     else:
-        assert report.suspended_made_active == 2 and SUSPENDED_MESSAGE in report.messages
-        assert (due.review, due.review + due.learning + due.new) == (0, 5)
+        assert report.suspended_made_active == 3 and SUSPENDED_MESSAGE in report.messages
+        assert (due.review, due.review + due.learning + due.new) == (0, 6)
 
 
 def test_cloze_notes_become_a_card_per_deletion_with_their_progress(

@@ -27,6 +27,7 @@ class Collection:
     revlog: list[tuple[Any, ...]]
     scm_ms: int | None = None  # None: a package's, its `mod`
     usn: int = 0
+    notetypes: list[dict[str, Any]] | None = None  # None: our front/back one alone
 
 
 def write_collection(path: Path, collection: Collection) -> None:
@@ -47,6 +48,7 @@ def write_collection(path: Path, collection: Collection) -> None:
             dconf=collection.dconf,
             scm_ms=collection.scm_ms,
             usn=collection.usn,
+            notetypes=collection.notetypes,
         )
         write_rows(conn, collection)
         conn.commit()

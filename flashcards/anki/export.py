@@ -6,7 +6,6 @@ removed) because genanki cannot write scheduling, revlog or FSRS data, and leaks
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import tempfile
@@ -23,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from ..decks.locales import display_name
 from ..errors import InvalidInput, NotFound
+from ..srs import answer_effects
 from ..srs.marks import marks_from_row
 from ..storage.models import (
     Card,
@@ -38,12 +38,21 @@ from ..storage.models import (
 )
 from . import schema
 from .collection_file import Collection, write_collection
+from .export_notes import (
+    LOCALE_SLOTS,
+    NoteWriter,
+    back_field,
+    card_of,
+    note_guid,
+    note_id,
+    sibling_groups,
+)
 from .sanitize import text_to_html
-from .scheduling_out import SchedulingContext, card_columns, revlog_rows
+from .scheduling_out import SchedulingContext
 from .tables import table
 
 Progress = Callable[[int, int], None]
-LOCALE_SLOTS = 64  # note id = base + card id * slots + language index
+__all__ = ["LOCALE_SLOTS", "back_field", "card_of", "note_guid", "note_id"]
 
 
 @dataclass(frozen=True)
@@ -54,45 +63,16 @@ class ExportedPackage:
     reviews: int
 
 
-def note_id(card_id: int, locale_index: int = 0) -> int:
-    """A card's note id (and its Anki card's) in one language: the language's index in the
-    low bits, so the default language's note of a card sorts first (our importer tells the
-    default language back by that)."""
-    return schema.ID_BASE + card_id * LOCALE_SLOTS + locale_index
-
-
-def card_of(note_id: int) -> int:
-    """The card of a note (`note_id`'s inverse)."""
-    return (note_id - schema.ID_BASE) // LOCALE_SLOTS
-
-
-def note_guid(slug: str, key: str, locale: str) -> str:
-    """Stable per card and language: edits keep the guid, so Anki updates the note."""
-    digest = hashlib.sha256(f"flashcards\x1f{slug}\x1f{key}\x1f{locale}".encode()).hexdigest()
-    return digest[:20]
-
-
 def language_name(locale: str) -> str:
     name = display_name(locale, locale)
     return name[:1].upper() + name[1:]
 
 
-def back_field(answer: str, explanation: str) -> str:
-    # Back holds the answer and, in a div of its own, the explanation: a Basic-like two-sided
-    # note stays complete for Anki users and importers that read "first field front, second
-    # field back", while the class lets CSS set it apart and our importer split it again.
-    back = text_to_html(answer)
-    if explanation.strip():
-        back += f'<div class="{schema.EXPLANATION_CLASS}">{text_to_html(explanation)}</div>'
-    return back
-
-
-def _sort_field(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _checksum(text: str) -> int:
-    return int(hashlib.sha1(text.encode()).hexdigest()[:8], 16)
+def anki_deck_name(title: str, fallback: str) -> str:
+    """A title as an Anki deck name: "::" parts are subdecks, as in the name it came from;
+    Anki has no empty parts."""
+    parts = [part.strip() for part in title.split("::")]
+    return "::".join(part for part in parts if part) or fallback
 
 
 def export_deck(
@@ -128,7 +108,9 @@ def export_deck(
         locales=locales,
         scheduling=scheduling if with_scheduling else None,
         mod_ms=mod_ms,
+        conf_id=schema.PACKAGE_CONFIG_ID,
         progress=progress,
+        siblings=True,
     )
     sched = rows.sched
     decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000), *rows.decks]
@@ -136,6 +118,7 @@ def export_deck(
     settings = sched.settings if sched else None
     dconf = schema.deck_config(
         mod_ms,
+        config_id=schema.PACKAGE_CONFIG_ID,
         learning_steps=settings.learning_steps if settings else [60, 600],
         relearning_steps=settings.relearning_steps if settings else [600],
         maximum_interval=settings.maximum_interval if settings else 36500,
@@ -143,8 +126,14 @@ def export_deck(
         reviews_per_day=settings.reviews_per_day if settings else 200,
         desired_retention=settings.desired_retention if settings else 0.9,
         parameters=sched.parameters if sched else DEFAULT_PARAMETERS,
+        # With progress, the person's own options for an answer's siblings and leeches.
+        study_options=answer_effects.options(session, sched.user.id) if sched else None,
     )
-    data = _package(conf, decks, dconf, mod_ms, rows.notes, rows.cards, rows.revlog)
+    collection = Collection(
+        conf, decks, [dconf], mod_ms, rows.notes, rows.cards, rows.revlog,
+        notetypes=rows.notetypes,
+    )  # fmt: skip
+    data = _package(collection)
     suffix = "all" if locales is None else "-".join(rows.chosen)
     return ExportedPackage(data, f"{deck.slug}-{suffix}.apkg", len(rows.notes), len(rows.revlog))
 
@@ -160,6 +149,7 @@ class DeckRows:
     revlog: list[tuple[Any, ...]]
     card_count: int  # live cards
     sched: SchedulingContext | None
+    notetypes: list[dict[str, Any]]  # the note types the notes are of
 
 
 def deck_rows(
@@ -174,12 +164,14 @@ def deck_rows(
     progress: Progress | None = None,
     usn: int = -1,
     only: Set[int] | None = None,
+    siblings: bool = False,
 ) -> DeckRows:
     """The deck's (sub)decks, notes, cards and, with `scheduling` (made for the languages
     chosen), its person's state and log. Note and card ids come from our card ids, deck ids
     from `deck_id_base`, so that they are the same on every export (and every sync). Rows
     carry `usn`: a package's -1 ("not yet synced"), or a sync server's own. With `only`,
-    the rows of those cards alone (the deck's decks all the same)."""
+    the rows of those cards alone (the deck's decks all the same). With `siblings`, cards
+    of one note go out as one note (`export_notes`), else each card as a note of its own."""
     deck_id = deck.id
     titles = {
         t.locale: t for t in session.scalars(select(DeckText).where(DeckText.deck_id == deck_id))
@@ -190,7 +182,7 @@ def deck_rows(
     if only is not None:
         of_deck.append(cards_t.c.id.in_(only))
     cards = session.execute(
-        select(cards_t.c.id, cards_t.c.key, cards_t.c.position, cards_t.c.tags)
+        select(cards_t.c.id, cards_t.c.key, cards_t.c.position, cards_t.c.tags, cards_t.c.note_key)
         .where(*of_deck, cards_t.c.retired_at.is_(None))
         .order_by(cards_t.c.position, cards_t.c.id)
     ).all()
@@ -232,11 +224,10 @@ def deck_rows(
         title = titles[loc].title if loc in titles else default_title
         deck_ids[loc] = deck_id_base + 1
         desc = text_to_html(titles[loc].description) if loc in titles else ""
-        decks.append(
-            schema.deck(deck_ids[loc], title.replace("::", ":"), mod_ms // 1000, desc, conf_id)
-        )
+        name = anki_deck_name(title, deck.slug)
+        decks.append(schema.deck(deck_ids[loc], name, mod_ms // 1000, desc, conf_id))
     else:
-        parent = default_title.replace("::", ":")
+        parent = anki_deck_name(default_title, deck.slug)
         decks.append(schema.deck(deck_id_base + 1, parent, mod_ms // 1000, "", conf_id))
         for i, loc in enumerate(chosen):
             deck_ids[loc] = deck_id_base + 2 + i
@@ -259,40 +250,18 @@ def deck_rows(
             return None
         return sched.locale if shown(card_id, sched.locale) else deck.default_locale
 
-    notes: list[tuple[Any, ...]] = []
-    card_rows: list[tuple[Any, ...]] = []
-    revlog: list[tuple[Any, ...]] = []
-    total = len(cards) * len(chosen)
+    writer = NoteWriter(deck.slug, sched, shown, studied_in, deck_ids, usn, mod_ms)
+    groups = sibling_groups(cards, siblings)
+    total = len(groups) * len(chosen)
     for locale_index, loc in enumerate(chosen):
-        for card in cards:
-            text = shown(card.id, loc)
-            if text is None:
-                continue
-            nid = note_id(card.id, locale_index)
-            front = text_to_html(text.question)
-            fields = [front, back_field(text.answer, text.explanation), text_to_html(card.key)]
-            # Anki tags are space-separated: a kept tag never holds a space (Anki's own rule).
-            # Tag and guid name the language the text is in, which may not be its (sub)deck's.
-            lang = text.locale
-            # With progress, the person's own tags and `leech` go with the card's.
-            card_tags = sched.tags(card.id, card.tags) if sched is not None else card.tags
-            tags = " ".join(["", *dict.fromkeys([deck.slug, f"lang::{lang}", *card_tags]), ""])
-            mod = int(text.updated_at.timestamp())
-            sfld = _sort_field(text.question)
-            # A text imported from Anki goes back under its note's guid: Anki knows it then.
-            guid = text.anki_guid or note_guid(deck.slug, card.key, lang)
-            notes.append(
-                (nid, guid, schema.NOTETYPE_ID, mod, usn, tags,
-                 "\x1f".join(fields), sfld, _checksum(sfld), 0, "")
-            )  # fmt: skip
-            studied = sched if studied_in(card.id) == loc else None
-            columns = card_columns(studied, card.id, card.position)
-            card_rows.append((nid, nid, deck_ids[loc], 0, mod, usn, *columns))
-            if studied is not None:
-                revlog.extend(revlog_rows(studied, card.id, nid))
+        for done, group in enumerate(groups, 1):
+            writer.group(group, loc, locale_index)
             if progress is not None:
-                progress(len(notes), total)
-    return DeckRows(chosen, decks, notes, card_rows, revlog, len(cards), sched)
+                progress(locale_index * len(groups) + done, total)
+    return DeckRows(
+        chosen, decks, writer.notes, writer.cards, writer.revlog, len(cards), sched,
+        list(writer.notetypes.values()),
+    )  # fmt: skip
 
 
 def collection_conf(card_count: int, sched: SchedulingContext | None) -> dict[str, Any]:
@@ -374,18 +343,10 @@ def _scheduling_context(
     )
 
 
-def _package(
-    conf: dict[str, Any],
-    decks: list[dict[str, Any]],
-    dconf: dict[str, Any],
-    mod_ms: int,
-    notes: list[tuple[Any, ...]],
-    cards: list[tuple[Any, ...]],
-    revlog: list[tuple[Any, ...]],
-) -> bytes:
+def _package(collection: Collection) -> bytes:
     with tempfile.TemporaryDirectory(prefix="flashcards-apkg-") as tmp:
         path = Path(tmp) / "collection.anki2"
-        write_collection(path, Collection(conf, decks, [dconf], mod_ms, notes, cards, revlog))
+        write_collection(path, collection)
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             archive.write(path, "collection.anki2")

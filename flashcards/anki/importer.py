@@ -18,32 +18,31 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from ..decks.deckfile import SLUG_RE
-from ..decks.locales import check_locale
 from ..decks.quizfile import slugify
 from ..errors import DeckNameTaken, InvalidInput, NotFound
 from ..srs.days import study_date
 from ..srs.marks import LEECH_TAG
 from ..storage.models import (
-    Card,
     CardMark,
-    CardText,
     Deck,
-    DeckText,
     ReviewLog,
     ReviewState,
     SchedulerSettings,
     User,
 )
+from . import reimport
 from .errors import AnkiPackageError
+from .export import language_name
+from .import_rows import marked_cards, new_deck_rows, studied_cards, title_of
+from .names import check_names, deck_title, free_slug, home_deck
 from .planning import SKIP_REASONS, PlannedCard, Progress, complete_language, plan_cards
-from .reader import AnkiCard, Collection, read_package
-from .sanitize import CONTROL_RE
+from .reader import Collection, read_package
 from .scheduling_in import ImportTiming, convert_card, convert_revlog
 from .tables import table
 
 DEFAULT_MAX_BYTES = 100 << 20
 DEFAULT_MAX_NOTES = 50_000
+__all__ = ["check_names"]  # where the edges have it from
 REVIEW_ID_NAMESPACE = uuid.UUID("4b9e5f0e-6a36-4f8e-9a55-2d8f3e0c1a7b")
 QUEUE_SUSPENDED = -1
 QUEUE_BURIED = (-2, -3)  # by a sibling, by hand
@@ -66,6 +65,11 @@ class ImportReport:
     suspended_made_active: int = 0
     # Cloze notes, each made into a card per deletion number (`cloze`).
     cloze_notes: int = 0
+    # A package imported again into the deck it came from (`reimport`): cards added to it,
+    # and cards whose texts or tags changed; everyone's progress on the deck is kept.
+    updated: bool = False
+    added: int = 0
+    changed: int = 0
     # Anki tags per card key, as stored on the cards.
     tags: dict[str, list[str]] = field(default_factory=dict)
     # Notes left out, by reason (a key of SKIP_REASONS).
@@ -76,55 +80,6 @@ class ImportReport:
 def review_uuid(user_id: int, deck_id: int, revlog_id: int) -> str:
     """Deterministic per answer; user and deck in the name keep two imports from colliding."""
     return str(uuid.uuid5(REVIEW_ID_NAMESPACE, f"{user_id}:{deck_id}:{revlog_id}"))
-
-
-def _home_deck(card: AnkiCard) -> int:
-    # A card in a filtered deck (custom study, "Cram") is only visiting: `odid` is its own.
-    return card.odid or card.did
-
-
-def _deck_title(coll: Collection, planned: list[PlannedCard], untitled: str) -> str:
-    names = Counter(
-        coll.decks.get(_home_deck(c), "").split("::")[0]
-        for p in planned
-        for c in p.anki_cards[:1]
-        if coll.decks.get(_home_deck(c))
-    )
-    for name, _ in names.most_common():
-        # Control characters (a NUL, which PostgreSQL cannot store) are no part of a title.
-        title = CONTROL_RE.sub("", name).strip()
-        if title and title != "Default":
-            return title[:200]
-    return untitled
-
-
-def _free_slug(session: Session, wanted: str) -> str:
-    # Every candidate starts with the stem: "<stem>...", then "<stem>-2", "<stem>-3"...
-    stem = wanted[:56]
-    taken = set(session.scalars(select(Deck.slug).where(Deck.slug.like(f"{stem}%"))))
-    slug, n = wanted[:60], 2
-    while slug in taken:
-        slug = f"{stem}-{n}"
-        n += 1
-    return slug
-
-
-def check_names(owner_user_id: int | None, slug: str | None, locale: str | None) -> str:
-    """Refuse a malformed deck slug or locale (an edge may ask before reading a package);
-    the prefix of the owner's slugs."""
-    # A user's decks are named in a space of their own, as a team's are ("team<id>-"): a
-    # name another user's private deck holds can then be neither refused nor renamed around,
-    # which would tell that the deck exists.
-    prefix = "" if owner_user_id is None else f"user{owner_user_id}-"
-    longest = 100 - len(prefix)
-    if slug is not None and not (SLUG_RE.match(slug) and len(slug) <= longest):
-        raise InvalidInput(
-            f"a deck slug is lower-case letters, digits, '-' and '_' (at most {longest})",
-            field="slug",
-        )
-    if locale is not None:
-        check_locale(locale)
-    return prefix
 
 
 def read_for_import(
@@ -160,6 +115,7 @@ def import_package(
     max_unpacked_bytes: int | None = None,
     progress: Progress | None = None,
     untitled: str = "Imported from Anki",
+    update_existing: bool = False,
 ) -> ImportReport:
     """A new deck from the package's Basic-like notes (first field front, second back).
 
@@ -172,6 +128,9 @@ def import_package(
     scheduling, the owner's review state and log are rebuilt from Anki's cards and revlog.
     `source` is the package, or what `read_for_import` read of it (with the same
     `with_scheduling`: the review log is read only for it).
+
+    With `update_existing` (and no `slug`), a package whose notes came from one of the
+    owner's decks updates that deck instead (`reimport`): the report says `updated`.
     """
     user = session.get(User, owner_user_id) if owner_user_id is not None else None
     if owner_user_id is not None and user is None:
@@ -189,8 +148,12 @@ def import_package(
             max_bytes=max_bytes,
             max_unpacked_bytes=max_unpacked_bytes,
         )
+    target = None
+    if update_existing and slug is None and owner_user_id is not None:
+        target = reimport.find_deck(session, owner_user_id, coll)
     skipped: Counter[str] = Counter()
-    planner = plan_cards(coll, locale or user_locale, skipped, max_notes, progress)
+    notes_locale = locale or (target.default_locale if target is not None else user_locale)
+    planner = plan_cards(coll, notes_locale, skipped, max_notes, progress)
     planned = list(planner.planned.values())
     messages = [
         f"{count} note(s) left out: they {SKIP_REASONS[reason]}."
@@ -199,16 +162,21 @@ def import_package(
     if not planned:
         detail = " ".join(messages) or "the package has no notes."
         raise AnkiPackageError(f"nothing to import: {detail}", kind="nothing_to_import")
-    default_locale = complete_language(
-        planned, locale, [planner.first_locale or user_locale, user_locale]
-    )
-    title = _deck_title(coll, planned, untitled)
-    if slug is not None:
-        slug = prefix + slug
-        if session.scalar(select(Deck.id).where(Deck.slug == slug)) is not None:
-            raise DeckNameTaken(f"the deck name '{slug}' is already taken", field="slug")
-    else:
-        slug = _free_slug(session, prefix + slugify(title))
+    if target is None:
+        default_locale = complete_language(
+            planned, locale, [planner.first_locale or user_locale, user_locale]
+        )
+        # Our own packages have a subdeck per language (`export`).
+        ours = planner.first_locale is not None
+        languages = {language_name(loc) for p in planned for loc in p.texts} if ours else set()
+        names = (coll.decks.get(home_deck(c), "") for p in planned for c in p.anki_cards)
+        title = deck_title(names, untitled, languages)
+        if slug is not None:
+            slug = prefix + slug
+            if session.scalar(select(Deck.id).where(Deck.slug == slug)) is not None:
+                raise DeckNameTaken(f"the deck name '{slug}' is already taken", field="slug")
+        else:
+            slug = free_slug(session, prefix + slugify(title))
 
     states: list[dict[str, Any]] = []
     logs: list[dict[str, Any]] = []
@@ -229,45 +197,42 @@ def import_package(
                 states.append({"_index": index, **state})
                 logs.extend({"_index": index, **log} for log in card_logs)
 
-    deck = Deck(
-        slug=slug, default_locale=default_locale, owner_user_id=owner_user_id,
-        created_at=now, updated_at=now,
-    )  # fmt: skip
-    session.add(deck)
-    session.flush()
-    locales = sorted({loc for p in planned for loc in p.texts})
-    session.add_all(DeckText(deck_id=deck.id, locale=loc, title=title) for loc in locales)
-    card_ids = list(
-        session.scalars(
-            insert(Card).returning(Card.id, sort_by_parameter_order=True),
-            [
-                {
-                    "deck_id": deck.id,
-                    "key": p.key,
-                    "position": i,
-                    "tags": _card_tags(p),
-                    "note_key": p.note_key or _note_of_key(p.key),
-                    "created_at": now,
-                    "updated_at": now,
-                }
-                for i, p in enumerate(planned)
-            ],
+    if target is None:
+        deck = Deck(
+            slug=slug, default_locale=default_locale, owner_user_id=owner_user_id,
+            created_at=now, updated_at=now,
+        )  # fmt: skip
+        session.add(deck)
+        session.flush()
+        card_ids: list[int | None] = list(
+            new_deck_rows(session, deck, planned, title, now, _card_tags, _note_key)
         )
-    )
-    text_rows = [
-        {
-            "card_id": card_id,
-            "locale": loc,
-            "question": q,
-            "answer": a,
-            "explanation": e,
-            "updated_at": now,
-            "anki_guid": p.guids.get(loc),
-        }
-        for card_id, p in zip(card_ids, planned, strict=True)
-        for loc, (q, a, e) in p.texts.items()
-    ]
-    session.execute(insert(table(CardText)), text_rows)
+    else:
+        deck = target
+        slug = deck.slug
+
+        def tags_of(p: PlannedCard) -> list[str]:
+            # Our export tags each note with its deck's slug: no news to the deck itself.
+            return [t for t in _card_tags(p) if t != slug]
+
+        matched = reimport.match(session, deck, planned, tags_of, now)
+        applied = reimport.apply(session, deck, planned, matched, tags_of, _note_key, now)
+        card_ids = applied.card_ids
+        default_locale = deck.default_locale
+        title = title_of(session, deck)
+        if applied.missing_language:
+            skipped["missing_language"] += applied.missing_language
+            messages.append(
+                f"{applied.missing_language} note(s) left out: they "
+                f"{SKIP_REASONS['missing_language']}."
+            )
+        # The person's progress on the deck's cards is kept: only cards they have not
+        # studied here take the package's (and only cards they have not marked, its marks).
+        studied_here = studied_cards(session, owner_user_id, deck.id)
+        states = [r for r in states if card_ids[r["_index"]] not in studied_here]
+        logs = [r for r in logs if card_ids[r["_index"]] not in studied_here]
+    states = [r for r in states if card_ids[r["_index"]] is not None]
+    logs = [r for r in logs if card_ids[r["_index"]] is not None]
     for row in states:
         row.update(user_id=owner_user_id, card_id=card_ids[row.pop("_index")], deck_id=deck.id)
     for row in logs:
@@ -282,9 +247,10 @@ def import_package(
     if with_scheduling and user is not None:
         today = study_date(now, user.timezone, user.day_start_hour)
         marks = []
+        marked = marked_cards(session, user.id, deck.id) if target is not None else set()
         for card_id, p in zip(card_ids, planned, strict=True):
             found = _marks(p, today)
-            if found is not None:
+            if found is not None and card_id is not None and card_id not in marked:
                 marks.append({"user_id": user.id, "card_id": card_id, "deck_id": deck.id, **found})
         if marks:
             session.execute(insert(table(CardMark)), marks)
@@ -308,18 +274,23 @@ def import_package(
             f"{planner.formatted} note(s) had formatting (bold, lists, links) that was reduced to "
             "plain text."
         )
-    # One side of a reversed note still active means the card was being studied: only a card
-    # kept out of study altogether comes back as a surprise.
-    # With progress they stay suspended (`_marks`).
+    # A card's Anki cards are its copies in several languages: one still active means the
+    # card was being studied, so only a card kept out of study altogether comes back as a
+    # surprise. With progress they stay suspended (`_marks`).
     suspended = 0 if with_scheduling else sum(1 for p in planned if _suspended(p))
     if suspended:
         messages.append(
             f"{suspended} card(s) suspended in Anki were imported as active, without progress: "
             "import with progress to keep them suspended."
         )
+    assert slug is not None  # the deck's, or the new deck's
     report = ImportReport(
         deck_id=deck.id, slug=slug, title=title, default_locale=default_locale,
-        cards=len(planned), texts=len(text_rows), review_states=len(states),
+        cards=sum(c is not None for c in card_ids),
+        texts=sum(len(p.texts) for p, c in zip(planned, card_ids, strict=True) if c is not None),
+        review_states=len(states), updated=target is not None,
+        added=applied.added if target is not None else 0,
+        changed=applied.changed if target is not None else 0,
         review_logs=len(logs), media_left_out=coll.media_files,
         formatting_simplified=planner.formatted, suspended_made_active=suspended, messages=messages,
         cloze_notes=planner.cloze_notes,
@@ -328,6 +299,10 @@ def import_package(
     if progress is not None:
         progress(len(coll.notes), len(coll.notes))
     return report
+
+
+def _note_key(p: PlannedCard) -> str | None:
+    return p.note_key or _note_of_key(p.key)
 
 
 # The key a Cloze deletion's card gets (`planning`), which our exports keep: a package of ours
@@ -346,8 +321,8 @@ def _card_tags(p: PlannedCard) -> list[str]:
 
 
 def _suspended(p: PlannedCard) -> bool:
-    # One side of a reversed note still active means the card was being studied: only a
-    # card kept out of study altogether stays out.
+    # One language's copy still active means the card was being studied: only a card kept
+    # out of study altogether stays out.
     return bool(p.anki_cards) and all(c.queue == QUEUE_SUSPENDED for c in p.anki_cards)
 
 

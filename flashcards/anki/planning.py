@@ -14,8 +14,9 @@ from ..decks.locales import is_known_locale, unknown_locale_problem
 from ..errors import InvalidInput
 from . import cloze, schema
 from .errors import AnkiPackageError
-from .reader import CLOZE, AnkiCard, Collection, Note
+from .reader import CLOZE, AnkiCard, Collection, Note, Notetype
 from .sanitize import CONTROL_RE, clean_html, has_formatting, html_to_text
+from .templates import render_card
 
 MAX_CLOZE_CARDS = 100  # per note; Anki's own editor offers far fewer
 # Characters of all the cards made from Cloze notes (a deck of 10,000 notes of 300 characters
@@ -35,6 +36,8 @@ SKIP_REASONS = {
     "too_many_deletions": f"are Cloze notes with more than {MAX_CLOZE_CARDS} deletion numbers",
     # The cap of every card text, as for deck files and a team's cards.
     "too_long": f"have a text longer than {MAX_TEXT} characters",
+    # A package imported again into its deck: a new card needs the deck's language.
+    "missing_language": "are new to the deck and have no text in its language",
 }
 
 
@@ -61,6 +64,18 @@ def _is_ours(fields: list[str]) -> bool:
     return tuple(fields[:3]) == schema.FIELDS
 
 
+def _siblings_count(fields: list[str]) -> int:
+    """How many cards a note of our siblings note type holds, 0 for another note type."""
+    count = (len(fields) - 1) // 3
+    return count if count >= 2 and tuple(fields) == schema.siblings_fields(count) else 0
+
+
+def _given_key(html: str, longest: int = 100) -> str | None:
+    """A key our export wrote in a field, if it is one (a package may hold anything)."""
+    key = html_to_text(html)
+    return key if KEY_RE.match(key) and len(key) <= longest else None
+
+
 class _Planner:
     """Anki notes into the cards to make, merging a card's languages under its key."""
 
@@ -81,11 +96,21 @@ class _Planner:
         for c in coll.cards:
             self.cards_by_note.setdefault(c.nid, []).append(c)
 
-    def note(self, note: Note, fields: list[str], kind: int) -> None:
-        if kind == CLOZE:
-            self._cloze(note)
+    def note(self, note: Note, nt: Notetype) -> None:
+        fields = nt.fields
+        # Anki's GUIDs are printable ASCII; one with a NUL could not even be stored.
+        guid = note.guid if 0 < len(note.guid) <= MAX_GUID and note.guid.isprintable() else None
+        if nt.kind == CLOZE:
+            self._cloze(note, tuple(fields) == schema.CLOZE_FIELDS, guid)
+            return
+        cards = self.cards_by_note.get(note.id, [])
+        if _siblings_count(fields):
+            self._siblings(note, _siblings_count(fields), guid)
             return
         ours = _is_ours(fields)
+        if not ours and len(nt.templates) > 1 and len({c.ord for c in cards}) > 1:
+            self._templated(note, nt, guid)
+            return
         locale = _note_locale(note, self.default_locale) if ours else self.default_locale
         if self.first_locale is None and ours:
             self.first_locale = locale
@@ -94,12 +119,66 @@ class _Planner:
         )
         key = _note_key(note, ours, self.planned, locale)
         front_html = note.fields[0] if note.fields else ""
-        cards = self.cards_by_note.get(note.id, [])
-        # Anki's GUIDs are printable ASCII; one with a NUL could not even be stored.
-        guid = note.guid if 0 < len(note.guid) <= MAX_GUID and note.guid.isprintable() else None
         self._card(note, key, locale, (front_html, back_html, explanation_html), cards, guid)
 
-    def _cloze(self, note: Note) -> None:
+    def _by_ord(self, note: Note) -> dict[int, list[AnkiCard]]:
+        by_ord: dict[int, list[AnkiCard]] = {}
+        for c in self.cards_by_note.get(note.id, []):
+            by_ord.setdefault(c.ord, []).append(c)
+        return by_ord
+
+    def _sibling(
+        self,
+        note: Note,
+        key: str,
+        note_key: str,
+        locale: str,
+        htmls: tuple[str, str, str],
+        cards: list[AnkiCard],
+        guid: str | None,
+    ) -> None:
+        """One of a note's several cards: all of them share its note key (and guid)."""
+        if len(self.planned) >= self.max_cards and key not in self.planned:
+            self.unplanned += 1  # to say how many cards the package would make
+            return
+        self._card(note, key, locale, htmls, cards, guid)
+        if key in self.planned:
+            self.planned[key].note_key = note_key
+
+    def _templated(self, note: Note, nt: Notetype, guid: str | None) -> None:
+        """A note of Anki's with several card templates: each card a sibling, its sides
+        rendered from its own template."""
+        values = dict(zip(nt.fields, note.fields, strict=False))
+        formatted = self.formatted
+        for ord_, cards in sorted(self._by_ord(note).items()):
+            if not 0 <= ord_ < len(nt.templates):
+                continue
+            question, answer = render_card(*nt.templates[ord_], values)
+            key = f"anki-{note.id}-t{ord_ + 1}"
+            note_key = f"anki-{note.id}"
+            self._sibling(
+                note, key, note_key, self.default_locale, (question, answer, ""), cards, guid
+            )
+        self.formatted = min(self.formatted, formatted + 1)  # counted per note, not per card
+
+    def _siblings(self, note: Note, count: int, guid: str | None) -> None:
+        """A note of our siblings note type: front, back and key of each card."""
+        locale = _note_locale(note, self.default_locale)
+        if self.first_locale is None:
+            self.first_locale = locale
+        values = note.fields + [""] * (3 * count + 1 - len(note.fields))
+        note_key = _given_key(values[-1]) or f"anki-{note.id}"
+        by_ord = self._by_ord(note)
+        for i in range(count):
+            front, back_html, key_html = values[3 * i : 3 * i + 3]
+            if not front:
+                continue
+            key = _given_key(key_html) or f"anki-{note.id}-t{i + 1}"
+            back, explanation = _split_back(back_html, True)
+            htmls = (front, back, explanation)
+            self._sibling(note, key, note_key, locale, htmls, by_ord.get(i, []), guid)
+
+    def _cloze(self, note: Note, ours: bool, guid: str | None) -> None:
         text = note.fields[0] if note.fields else ""
         parsed = cloze.Cloze(text)
         numbers = parsed.numbers()
@@ -122,23 +201,29 @@ class _Planner:
                 limit=MAX_CLOZE_TEXT,
             )
         self.cloze_notes += 1
+        locale = self.default_locale
+        note_key = f"anki-{note.id}"
+        if ours:
+            # Our own Cloze notes: a language and key of their own, kept as they were.
+            locale = _note_locale(note, self.default_locale)
+            if self.first_locale is None:
+                self.first_locale = locale
+            given = _given_key(note.fields[2], 95) if len(note.fields) > 2 else None
+            note_key = given or note_key
         extra = note.fields[1] if len(note.fields) > 1 else ""
         whole = parsed.answer()
         if len(html_to_text(whole)) > MAX_TEXT:
             self.skipped["too_long"] += 1  # once for the note, not for each of its cards
             return
-        by_ord: dict[int, list[AnkiCard]] = {}
-        for c in self.cards_by_note.get(note.id, []):
-            by_ord.setdefault(c.ord, []).append(c)
+        by_ord = self._by_ord(note)
         formatted = self.formatted
         for number in numbers:
             htmls = (parsed.question(number), whole, extra)
-            # No GUID: the note's is shared by all its cards, and Anki would take the cards
-            # exported from here for one note.
-            key = f"anki-{note.id}-c{number}"
-            self._card(note, key, self.default_locale, htmls, by_ord.get(number - 1, []), None)
+            # The note's guid on each card: they go out together as that note again.
+            key = f"{note_key}-c{number}"
+            self._card(note, key, locale, htmls, by_ord.get(number - 1, []), guid)
             if key in self.planned:
-                self.planned[key].note_key = f"anki-{note.id}"
+                self.planned[key].note_key = note_key
         self.formatted = min(self.formatted, formatted + 1)  # counted per note, not per card
 
     def _card(
@@ -191,7 +276,7 @@ def plan_cards(
         if nt is None:
             skipped["no_notetype"] += 1
             continue
-        planner.note(note, nt.fields, nt.kind)
+        planner.note(note, nt)
     made = len(planner.planned) + planner.unplanned
     if made > max_cards:
         raise AnkiPackageError(

@@ -8,7 +8,6 @@ directory (always removed) because SQLite reads files, and opened read-only.
 from __future__ import annotations
 
 import io
-import json
 import sqlite3
 import tempfile
 import time
@@ -23,11 +22,22 @@ from typing import IO, Any, TypeVar
 import zstandard
 
 from .errors import AnkiPackageError, Kind
+from .structure import (
+    CLOZE,
+    NORMAL,
+    SHAPE_ERRORS,
+    Notetype,
+    json_value,
+    proto_varint,
+    read_structure,
+    reading,
+    stored_tables,
+)
 
+__all__ = ["CLOZE", "NORMAL", "Notetype"]
 T = TypeVar("T")
 CHUNK = 1 << 16
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-NORMAL, CLOZE = 0, 1
 # A collection is an untrusted SQLite file: its size is capped while unpacking, and what
 # reading it may cost is capped too. A view or a generated column can make rows without end
 # or values of any size from a few bytes of schema, so neither is read (stored values are
@@ -37,14 +47,6 @@ READ_SECONDS = 10.0
 MAX_REVIEWS = 1_000_000
 CARDS_PER_NOTE = 10  # rows of `cards` read per note allowed (Cloze makes several)
 _CHECK_EVERY = 1_000  # SQLite steps between two looks at the clock
-
-
-@dataclass(frozen=True)
-class Notetype:
-    id: int
-    name: str
-    kind: int
-    fields: list[str]
 
 
 @dataclass(frozen=True)
@@ -107,41 +109,6 @@ def human_size(n: int) -> str:
     if n < 1 << 20:
         return f"{n / 1024:.1f} KiB"
     return f"{n / (1 << 20):.1f} MiB"
-
-
-def _varint(blob: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(blob) or shift > 63:
-            raise AnkiPackageError("the package has a damaged protobuf field")
-        byte = blob[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-
-
-def proto_varint(blob: bytes, number: int) -> int | None:
-    """The last varint field `number` of a protobuf message (enough for meta and kinds)."""
-    pos, found = 0, None
-    while pos < len(blob):
-        key, pos = _varint(blob, pos)
-        wire = key & 7
-        if wire == 0:
-            value, pos = _varint(blob, pos)
-            if key >> 3 == number:
-                found = value
-        elif wire == 1:
-            pos += 8
-        elif wire == 2:
-            length, pos = _varint(blob, pos)
-            pos += length
-        elif wire == 5:
-            pos += 4
-        else:
-            raise AnkiPackageError("the package has a damaged protobuf field")
-    return found
 
 
 def _copy_limited(source: IO[bytes], target: IO[bytes], limit: int, what: str) -> int:
@@ -264,116 +231,6 @@ def open_collection(
             conn.close()
 
 
-def _tables(conn: sqlite3.Connection) -> set[str]:
-    """The collection's stored tables: not views, virtual tables or tables that compute."""
-    found = conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
-    )
-    return {str(name) for (name,) in found.fetchall() if not _computes(conn, str(name))}
-
-
-def _computes(conn: sqlite3.Connection, table: str) -> bool:
-    """Whether `table` has a generated column: its values are expressions, run on reading."""
-    columns = conn.execute("SELECT hidden FROM pragma_table_xinfo(?)", (table,))
-    return any(hidden in (2, 3) for (hidden,) in columns)  # 2, 3: virtual, stored
-
-
-def _json(text: Any, what: str) -> Any:
-    """`text` as JSON, {} for what is not JSON (Anki leaves some columns empty)."""
-    try:
-        return json.loads(text) if text else {}
-    except (TypeError, ValueError):
-        return {}
-    except RecursionError:
-        # Arrays nested 50,000 deep: a few hundred kilobytes that no Anki ever wrote.
-        raise AnkiPackageError(
-            f"the package's collection is damaged: {what} is nested too deeply to be read"
-        ) from None
-
-
-# What can go wrong reading a value of the wrong shape: a list where Anki writes an object
-# (AttributeError), a missing key, a string where a number belongs, or a REAL infinity where
-# an integer belongs (int() raises OverflowError).
-SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError)
-
-
-@contextmanager
-def _reading(what: str) -> Iterator[None]:
-    """Refuse a value of the wrong shape in `what`, naming the part of the collection rather
-    than quoting Python's exception, which tells a person nothing about their package."""
-    try:
-        yield
-    except SHAPE_ERRORS:
-        raise AnkiPackageError(
-            f"the package's collection is damaged: {what} is not in the form Anki writes"
-        ) from None
-
-
-def read_structure(
-    conn: sqlite3.Connection,
-) -> tuple[int, dict[str, Any], dict[int, Notetype], dict[int, str]]:
-    """crt, config, notetypes and deck names, from schema 11 JSON or schema 18 tables."""
-    tables = _tables(conn)
-    if not {"col", "notes", "cards"} <= tables:
-        raise AnkiPackageError(
-            "not an Anki collection: its tables are missing", kind="not_a_package"
-        )
-    row = conn.execute("SELECT crt, ver, conf, models, decks FROM col").fetchone()
-    if row is None:
-        raise AnkiPackageError(
-            "not an Anki collection: it has no collection row", kind="not_a_package"
-        )
-    crt, ver, conf_text, models_text, decks_text = row
-    with _reading("the collection row (col)"):
-        crt, ver = int(crt), int(ver)
-    if not 11 <= ver <= 18:
-        raise AnkiPackageError(
-            f"the collection has schema {ver}; we read 11 to 18", kind="unsupported_version"
-        )
-    if "notetypes" in tables:
-        if not {"config", "fields", "decks"} <= tables:
-            raise AnkiPackageError("the package's collection is damaged: tables are missing")
-        with _reading("the settings (config)"):
-            rows = conn.execute("SELECT KEY, val FROM config")
-            conf = {str(k): _json(v, "a setting (config)") for k, v in rows}
-        fields: dict[int, list[str]] = {}
-        with _reading("the note types (notetypes, fields)"):
-            for ntid, name in conn.execute("SELECT ntid, name FROM fields ORDER BY ntid, ord"):
-                fields.setdefault(ntid, []).append(str(name))
-            notetypes = {
-                int(ntid): Notetype(
-                    int(ntid),
-                    str(name),
-                    proto_varint(bytes(config or b""), 1) or NORMAL,
-                    fields.get(ntid, []),
-                )
-                for ntid, name, config in conn.execute("SELECT id, name, config FROM notetypes")
-            }
-        with _reading("the deck list (decks)"):
-            decks = {
-                int(did): str(name).replace("\x1f", "::")
-                for did, name in conn.execute("SELECT id, name FROM decks")
-            }
-    else:
-        conf = _json(conf_text, "the settings (col.conf)")
-        notetypes = {}
-        with _reading("the note types (col.models)"):
-            for nt in _json(models_text, "the note types (col.models)").values():
-                flds = sorted(nt.get("flds", []), key=lambda f: f.get("ord", 0))
-                notetypes[int(nt["id"])] = Notetype(
-                    int(nt["id"]),
-                    str(nt.get("name", "")),
-                    int(nt.get("type", 0)),
-                    [str(f.get("name", "")) for f in flds],
-                )
-        with _reading("the deck list (col.decks)"):
-            decks = {
-                int(d["id"]): str(d.get("name", ""))
-                for d in _json(decks_text, "the deck list (col.decks)").values()
-            }
-    return crt, conf, notetypes, decks
-
-
 def _count(conn: sqlite3.Connection, table: str) -> int:
     # `table` is one of ours, never the package's.
     return int(conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
@@ -393,7 +250,7 @@ def read_cards(conn: sqlite3.Connection) -> Iterator[AnkiCard]:
         "SELECT id, nid, did, ord, type, queue, due, ivl, factor, reps, lapses, left, odue, odid,"
         " data, flags FROM cards ORDER BY nid, ord"
     ):
-        data = _json(row[14], "a card's data (cards.data)")
+        data = json_value(row[14], "a card's data (cards.data)")
         cid, nid, did, ord_, ctype, queue, due, ivl, factor, reps, lapses, left, odue, odid = (
             int(v) for v in row[:14]
         )
@@ -404,7 +261,7 @@ def read_cards(conn: sqlite3.Connection) -> Iterator[AnkiCard]:
 
 
 def read_revlog(conn: sqlite3.Connection) -> Iterator[Revlog]:
-    if "revlog" not in _tables(conn):
+    if "revlog" not in stored_tables(conn):
         return
     for row in conn.execute(
         "SELECT id, cid, ease, ivl, lastIvl, factor, time, type FROM revlog ORDER BY cid, id"
@@ -413,7 +270,7 @@ def read_revlog(conn: sqlite3.Connection) -> Iterator[Revlog]:
 
 
 def _read_all(what: str, rows: Iterator[T]) -> list[T]:
-    with _reading(what):
+    with reading(what):
         return list(rows)
 
 
@@ -446,7 +303,7 @@ def read_package(
                 count=cards,
                 limit=card_limit,
             )
-        reviews = _count(conn, "revlog") if with_revlog and "revlog" in _tables(conn) else 0
+        reviews = _count(conn, "revlog") if with_revlog and "revlog" in stored_tables(conn) else 0
         if reviews > MAX_REVIEWS:
             raise AnkiPackageError(
                 f"the package has {reviews} reviews, over the limit of {MAX_REVIEWS}",

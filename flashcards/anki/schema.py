@@ -11,6 +11,8 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..srs.answer_effects import Options
+
 # Fixed forever: Anki matches notetypes by id, so a new id on each export would make every
 # re-import create another notetype. A plausible millisecond stamp (2024-02) keeps Anki's
 # "ids in the future" check quiet. The name is not a stock one, which Anki would rename.
@@ -20,6 +22,9 @@ FIELDS = ("Front", "Back", "Key")
 EXPLANATION_CLASS = "explanation"
 DEFAULT_DECK_ID = 1
 DECK_CONFIG_ID = 1
+# A package's options group: Anki adds options by id and keeps one it has, so the id of its
+# own Default (1) would leave the package's options behind. Fixed forever, like NOTETYPE_ID.
+PACKAGE_CONFIG_ID = 1_708_000_000_003
 # Deck, note and card ids only need to be consistent inside one package (Anki matches decks
 # by name and notes by guid); deriving them from our ids keeps them stable across exports.
 ID_BASE = 1_600_000_000_000
@@ -77,15 +82,39 @@ CSS = """.card { font-family: arial; font-size: 20px; text-align: center; color:
 """
 
 
-def notetype(mod: int) -> dict[str, Any]:
+# Siblings (cards from one note) go out as one note, so that Anki buries them as siblings:
+# the deletions of a Cloze note as a Cloze note, any others as a note of a type with one card
+# template per sibling (ids fixed per sibling count, like NOTETYPE_ID).
+CLOZE_NOTETYPE_ID = 1_708_000_000_002
+CLOZE_NOTETYPE_NAME = "Flashcards (cloze)"
+CLOZE_FIELDS = ("Text", "Back Extra", "Key")
+SIBLINGS_NOTETYPE_BASE = 1_708_000_001_000  # + the number of siblings
+MAX_SIBLINGS = 100
+SIBLINGS_NOTE_FIELD = "Note"
+
+
+def siblings_fields(count: int) -> tuple[str, ...]:
+    """Front, back and key of each sibling, then the note's own key."""
+    per_card = ((f"Front {i}", f"Back {i}", f"Key {i}") for i in range(1, count + 1))
+    return (*(name for names in per_card for name in names), SIBLINGS_NOTE_FIELD)
+
+
+def _notetype(
+    ntid: int,
+    name: str,
+    kind: int,
+    fields: Sequence[str],
+    templates: Sequence[tuple[str, str]],
+    mod: int,
+) -> dict[str, Any]:
     field_defs = [
-        {"name": name, "ord": i, "sticky": False, "rtl": False, "font": "Arial", "size": 20}
-        for i, name in enumerate(FIELDS)
+        {"name": field, "ord": i, "sticky": False, "rtl": False, "font": "Arial", "size": 20}
+        for i, field in enumerate(fields)
     ]
     return {
-        "id": NOTETYPE_ID,
-        "name": NOTETYPE_NAME,
-        "type": 0,
+        "id": ntid,
+        "name": name,
+        "type": kind,
         "mod": mod,
         "usn": -1,
         "sortf": 0,
@@ -93,25 +122,51 @@ def notetype(mod: int) -> dict[str, Any]:
         "tags": [],
         "vers": [],
         "flds": field_defs,
-        # Key is a field (so it survives a round trip through Anki and lets our importer
-        # recognise the card) but no template shows it.
         "tmpls": [
             {
-                "name": "Card 1",
-                "ord": 0,
-                "qfmt": "{{Front}}",
-                "afmt": "{{FrontSide}}\n\n<hr id=answer>\n\n{{Back}}",
+                "name": f"Card {i + 1}",
+                "ord": i,
+                "qfmt": qfmt,
+                "afmt": afmt,
                 "bqfmt": "",
                 "bafmt": "",
                 "did": None,
             }
+            for i, (qfmt, afmt) in enumerate(templates)
         ],
         "css": CSS,
         "latexPre": "\\documentclass[12pt]{article}\n\\begin{document}\n",
         "latexPost": "\\end{document}",
         "latexsvg": False,
-        "req": [[0, "any", [0]]],
+        "req": [[i, "any", [fields.index(q[2:-2])]] for i, (q, _a) in enumerate(templates)]
+        if kind == 0
+        else [],
     }
+
+
+def _answer(back: str) -> str:
+    return f"{{{{FrontSide}}}}\n\n<hr id=answer>\n\n{back}"
+
+
+def notetype(mod: int) -> dict[str, Any]:
+    # Key is a field (so it survives a round trip through Anki and lets our importer
+    # recognise the card) but no template shows it.
+    return _notetype(
+        NOTETYPE_ID, NOTETYPE_NAME, 0, FIELDS, [("{{Front}}", _answer("{{Back}}"))], mod
+    )
+
+
+def cloze_notetype(mod: int) -> dict[str, Any]:
+    template = ("{{cloze:Text}}", "{{cloze:Text}}<br>\n{{Back Extra}}")
+    return _notetype(CLOZE_NOTETYPE_ID, CLOZE_NOTETYPE_NAME, 1, CLOZE_FIELDS, [template], mod)
+
+
+def siblings_notetype(count: int, mod: int) -> dict[str, Any]:
+    templates = [(f"{{{{Front {i}}}}}", _answer(f"{{{{Back {i}}}}}")) for i in range(1, count + 1)]
+    name = f"Flashcards ({count} cards a note)"
+    return _notetype(
+        SIBLINGS_NOTETYPE_BASE + count, name, 0, siblings_fields(count), templates, mod
+    )
 
 
 def deck(
@@ -148,8 +203,11 @@ def deck_config(
     parameters: Sequence[float],
     config_id: int = DECK_CONFIG_ID,
     name: str = "Flashcards",
+    study_options: Options | None = None,
 ) -> dict[str, Any]:
-    """Anki's schema-11 deck options with our FSRS settings (steps in minutes, as Anki has them)."""
+    """Anki's schema-11 deck options with our FSRS settings (steps in minutes, as Anki has them)
+    and, if given, a person's sibling burying and leech options (Anki's own defaults if not)."""
+    study = study_options or Options()
     return {
         "id": config_id,
         "name": name,
@@ -166,22 +224,23 @@ def deck_config(
             "initialFactor": 2500,
             "order": 1,
             "perDay": new_per_day,
-            "bury": False,
+            "bury": study.bury_new,
         },
         "lapse": {
             "delays": [s / 60 for s in relearning_steps],
             "mult": 0.0,
             "minInt": 1,
-            "leechFails": 8,
-            "leechAction": 1,
+            "leechFails": study.leech_threshold,
+            "leechAction": 0 if study.leech_suspend else 1,  # Anki's: 0 suspend, 1 tag only
         },
         "rev": {
             "perDay": reviews_per_day,
             "ease4": 1.3,
             "maxIvl": maximum_interval,
             "hardFactor": 1.2,
-            "bury": False,
+            "bury": study.bury_reviews,
         },
+        "buryInterdayLearning": study.bury_interday,
         "desiredRetention": desired_retention,
         "fsrsParams6": list(parameters),
         "fsrsWeights": [],
@@ -205,10 +264,11 @@ def write_col(
     dconf: dict[str, Any] | Sequence[dict[str, Any]],
     scm_ms: int | None = None,
     usn: int = 0,
+    notetypes: Sequence[dict[str, Any]] | None = None,
 ) -> None:
     """The `col` row. `dconf`: one deck options group, or several (each under its "id").
     `scm_ms` and `usn` are the schema time and update number a sync server gives its
-    collection (a package's are its `mod` and 0)."""
+    collection (a package's are its `mod` and 0). `notetypes`: by default our front/back one."""
     groups = [dconf] if isinstance(dconf, dict) else list(dconf)
     conn.execute(
         "INSERT INTO col VALUES (1, ?, ?, ?, 11, 0, ?, 0, ?, ?, ?, ?, '{}')",
@@ -218,7 +278,7 @@ def write_col(
             mod_ms if scm_ms is None else scm_ms,
             usn,
             json.dumps(conf),
-            json.dumps({str(NOTETYPE_ID): notetype(mod_ms // 1000)}),
+            json.dumps({str(n["id"]): n for n in notetypes or [notetype(mod_ms // 1000)]}),
             json.dumps({str(d["id"]): d for d in decks}),
             json.dumps({str(g["id"]): g for g in groups}),
         ),

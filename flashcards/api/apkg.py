@@ -146,8 +146,12 @@ def _package_body(limit: int) -> bytes:
 @bp.post("/imports")
 @documented(
     "importApkg",
-    "Create a deck from an Anki package (.apkg, old or new format).",
-    {201: Answer("Imported.", Imported)},
+    "Create a deck from an Anki package (.apkg, old or new format), or update the deck it "
+    "came from.",
+    {
+        201: Answer("Imported as a new deck.", Imported),
+        200: Answer("Imported again into the caller's deck it came from (`updated`).", Imported),
+    },
     404,
     409,
     413,
@@ -156,7 +160,10 @@ def _package_body(limit: int) -> bytes:
     description="The package is the raw request body, or the field `file` of a multipart "
     "form; its size limit is the server's FLASHCARDS_APKG_MAX_BYTES (64 MiB by default), not "
     "the limit of JSON bodies. The new deck is owned by the caller, who is subscribed to it. "
-    "A package that cannot be read is refused with 422 and nothing is written.",
+    "A package that cannot be read is refused with 422 and nothing is written. A package "
+    "whose notes came from one of the caller's own decks (exported from it, or imported into "
+    "it before) updates that deck by note GUID instead, keeping the caller's progress: 200, "
+    "`updated: true`. `copy=true`, or a `slug`, always makes a new deck.",
     query=(
         Query(
             "slug",
@@ -166,6 +173,7 @@ def _package_body(limit: int) -> bytes:
         ),
         Query("locale", {"type": "string"}, "Language of the notes (default: yours)."),
         Query("with_scheduling", _FLAG, "Keep Anki's progress as the caller's."),
+        Query("copy", _FLAG, "A new deck even if the package came from one of the caller's."),
     ),
     body_content={
         "application/octet-stream": {"schema": _BINARY},
@@ -180,6 +188,7 @@ def import_apkg() -> Response:
     slug = optional_arg("slug")
     locale = optional_arg("locale")
     with_scheduling = flag("with_scheduling")
+    copy = flag("copy")
     limit: int = current_app.config["MAX_UPLOAD_BYTES"]
     max_notes: int = current_app.config["APKG_MAX_NOTES"]
     check_names(user_id, slug, locale)  # before reading: the package is the long part
@@ -204,6 +213,7 @@ def import_apkg() -> Response:
             with_scheduling=with_scheduling,
             now=now,
             untitled=untitled,
+            update_existing=not copy,
         )
         deck = session.get(Deck, report.deck_id)
         assert deck is not None
@@ -214,4 +224,4 @@ def import_apkg() -> Response:
     # A concurrent import can take the same free slug first; the retry then picks another
     # (or, for a slug the caller chose, answers 409).
     report = retrying(session, work, retry_on=(IntegrityError,), attempts=3)
-    return reply(Imported.of(report), 201)
+    return reply(Imported.of(report), 200 if report.updated else 201)

@@ -19,10 +19,22 @@ class ImportedDeck(Reply):
 
 
 class Imported(Reply):
-    """What an .apkg import created: a new deck owned by the caller, who is subscribed to it."""
+    """What an .apkg import did: a new deck owned by the caller, who is subscribed to it, or
+    the caller's deck the package came from, updated."""
 
     deck: ImportedDeck
-    cards: Count = Field(description="Cards created (a card has one text per language).")
+    updated: bool = Field(
+        description="True: the package updated the caller's deck it came from (by note GUID), "
+        "keeping their progress; false: a new deck."
+    )
+    cards_added: Count = Field(description="Cards new to an updated deck.")
+    cards_changed: Count = Field(
+        description="Cards of an updated deck whose texts or tags changed."
+    )
+    cards: Count = Field(
+        description="Cards created, or in an updated deck the package's cards (a card has one "
+        "text per language)."
+    )
     texts: Count = Field(description="Notes imported: one per card and language.")
     review_states: Count = Field(description="Cards with progress (with_scheduling).")
     review_logs: Count = Field(description="Answers taken from Anki's review log.")
@@ -39,7 +51,7 @@ class Imported(Reply):
     )
     skipped: dict[str, Count] = Field(
         description="Notes left out, by reason: empty_front, duplicate, no_notetype, "
-        "too_many_deletions, too_long."
+        "too_many_deletions, too_long, missing_language."
     )
     tags: Count = Field(description="Cards that kept tags from their Anki notes.")
     messages: list[str] = Field(
@@ -52,6 +64,9 @@ class Imported(Reply):
             deck=ImportedDeck(
                 slug=report.slug, title=report.title, default_locale=report.default_locale
             ),
+            updated=report.updated,
+            cards_added=report.added,
+            cards_changed=report.changed,
             cards=report.cards,
             texts=report.texts,
             review_states=report.review_states,

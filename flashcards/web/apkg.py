@@ -102,6 +102,7 @@ def import_apkg() -> Response | tuple[str, int]:
     if len(data) > limit:
         return library_page(import_error=too_large_message(limit)), 413
     with_scheduling = request.form.get("with_scheduling") == "1"
+    copy = request.form.get("copy") == "1"
     now = utcnow()
     try:
         package = read_for_import(
@@ -122,6 +123,7 @@ def import_apkg() -> Response | tuple[str, int]:
                 with_scheduling=with_scheduling,
                 now=now,
                 untitled=_("Imported from Anki"),
+                update_existing=not copy,
             )
             deck = session.get(Deck, report.deck_id)
             assert deck is not None
@@ -133,17 +135,42 @@ def import_apkg() -> Response | tuple[str, int]:
     except InvalidInput as exc:  # the package, or what it asks for, is refused
         db().rollback()
         return library_page(import_error=import_error_message(exc)), 422
-    flash(
-        ngettext(
-            "Imported %(num)d card into “%(title)s”.",
-            "Imported %(num)d cards into “%(title)s”.",
-            report.cards,
-            title=report.title,
-        )
-    )
+    for message in summary_messages(report):
+        flash(message)
     for message in report_messages(report):
         flash(message)
     return redirect(url_for("web.deck", slug=report.slug))
+
+
+def summary_messages(report: ImportReport) -> list[str]:
+    """What the import made: a new deck, or the changes to the deck the package came from."""
+    if not report.updated:
+        return [
+            ngettext(
+                "Imported %(num)d card into “%(title)s”.",
+                "Imported %(num)d cards into “%(title)s”.",
+                report.cards,
+                title=report.title,
+            )
+        ]
+    out = [
+        str(
+            _(
+                "This package came from “%(title)s”, so that deck was updated instead of "
+                "copied: your progress is kept.",
+                title=report.title,
+            )
+        )
+    ]
+    if report.changed:
+        out.append(
+            ngettext("%(num)d card was changed.", "%(num)d cards were changed.", report.changed)
+        )
+    if report.added:
+        out.append(ngettext("%(num)d card was added.", "%(num)d cards were added.", report.added))
+    if not report.changed and not report.added:
+        out.append(str(_("Nothing in it had changed.")))
+    return out
 
 
 def too_large_message(limit: int) -> str:

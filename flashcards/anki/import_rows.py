@@ -1,0 +1,88 @@
+"""The rows an import writes into a new deck, and what it reads of a deck it updates."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+from ..storage.models import Card, CardMark, CardText, Deck, DeckText, ReviewState
+from .planning import PlannedCard
+from .tables import table
+
+
+def new_deck_rows(
+    session: Session,
+    deck: Deck,
+    planned: list[PlannedCard],
+    title: str,
+    now: datetime,
+    tags_of: Callable[[PlannedCard], list[str]],
+    note_key_of: Callable[[PlannedCard], str | None],
+) -> list[int]:
+    """A new deck's titles, cards and texts; the card ids, in the planned cards' order."""
+    locales = sorted({loc for p in planned for loc in p.texts})
+    session.add_all(DeckText(deck_id=deck.id, locale=loc, title=title) for loc in locales)
+    card_ids = list(
+        session.scalars(
+            insert(Card).returning(Card.id, sort_by_parameter_order=True),
+            [
+                {
+                    "deck_id": deck.id,
+                    "key": p.key,
+                    "position": i,
+                    "tags": tags_of(p),
+                    "note_key": note_key_of(p),
+                    "created_at": now,
+                    "updated_at": now,
+                }
+                for i, p in enumerate(planned)
+            ],
+        )
+    )
+    text_rows = [
+        {
+            "card_id": card_id,
+            "locale": loc,
+            "question": q,
+            "answer": a,
+            "explanation": e,
+            "updated_at": now,
+            "anki_guid": p.guids.get(loc),
+        }
+        for card_id, p in zip(card_ids, planned, strict=True)
+        for loc, (q, a, e) in p.texts.items()
+    ]
+    session.execute(insert(table(CardText)), text_rows)
+    return card_ids
+
+
+def title_of(session: Session, deck: Deck) -> str:
+    title = session.scalar(
+        select(DeckText.title).where(
+            DeckText.deck_id == deck.id, DeckText.locale == deck.default_locale
+        )
+    )
+    return title or deck.slug
+
+
+def studied_cards(session: Session, user_id: int | None, deck_id: int) -> set[int | None]:
+    """The deck's cards the person has progress on."""
+    states = table(ReviewState)
+    return set(
+        session.scalars(
+            select(states.c.card_id).where(states.c.user_id == user_id, states.c.deck_id == deck_id)
+        )
+    )
+
+
+def marked_cards(session: Session, user_id: int, deck_id: int) -> set[int | None]:
+    """The deck's cards the person has marks on (suspended, flagged...)."""
+    marks = table(CardMark)
+    return set(
+        session.scalars(
+            select(marks.c.card_id).where(marks.c.user_id == user_id, marks.c.deck_id == deck_id)
+        )
+    )

@@ -1,0 +1,247 @@
+"""A package imported again updates the deck it came from, by its notes' GUIDs.
+
+A person who exports a deck, studies or edits it in Anki and imports it back (or imports the
+same Anki deck twice) means that deck, not a second copy beside it. The deck is found among
+the person's own decks by the GUIDs its texts were imported under (`CardText.anki_guid`), or,
+for a deck made here, by the GUIDs our export gives its cards (`note_guid`; its notes carry
+the deck's slug as a tag). Cards are then matched by key, else by GUID; matched cards get the
+package's texts and tags, and keep everyone's progress; the others are added.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.orm import Session
+
+from ..storage.models import Card, CardText, Deck, DeckText
+from .export_notes import note_guid
+from .planning import PlannedCard
+from .reader import Collection
+from .tables import table
+
+
+def find_deck(session: Session, owner_user_id: int, coll: Collection) -> Deck | None:
+    """The owner's deck that the package's notes came from (most GUIDs in common), if any."""
+    guids = {note.guid for note in coll.notes if note.guid}
+    if not guids:
+        return None
+    tags = {tag for note in coll.notes for tag in note.tags}
+    decks = {
+        d.id: d for d in session.scalars(select(Deck).where(Deck.owner_user_id == owner_user_id))
+    }
+    if not decks:
+        return None
+    found: Counter[int] = Counter()
+    cards_t, texts_t = table(Card), table(CardText)
+    # Only what names a text, not the texts: a person may have tens of thousands.
+    rows = session.execute(
+        select(
+            cards_t.c.deck_id,
+            cards_t.c.key,
+            cards_t.c.note_key,
+            texts_t.c.locale,
+            texts_t.c.anki_guid,
+        )
+        .join(texts_t, texts_t.c.card_id == cards_t.c.id)
+        .where(cards_t.c.deck_id.in_(list(decks)))
+    )
+    for row in rows:
+        slug = decks[row.deck_id].slug
+        if row.anki_guid is not None:
+            found[row.deck_id] += row.anki_guid in guids
+        elif slug in tags:
+            found[row.deck_id] += _exported_guid(slug, row) in guids
+    if not found or found.most_common(1)[0][1] == 0:
+        return None
+    best = max(found.values())
+    # Two decks of one package (imported twice as copies): the newer copy is the one kept up.
+    return decks[max(deck_id for deck_id, n in found.items() if n == best)]
+
+
+def _texts_by_deck(session: Session, deck_ids: Iterable[int]) -> dict[int, list[Any]]:
+    cards_t, texts_t = table(Card), table(CardText)
+    rows = session.execute(
+        select(
+            cards_t.c.deck_id,
+            cards_t.c.id,
+            cards_t.c.key,
+            cards_t.c.note_key,
+            cards_t.c.tags,
+            cards_t.c.position,
+            texts_t.c.locale,
+            texts_t.c.question,
+            texts_t.c.answer,
+            texts_t.c.explanation,
+            texts_t.c.anki_guid,
+        )
+        .join(texts_t, texts_t.c.card_id == cards_t.c.id)
+        .where(cards_t.c.deck_id.in_(list(deck_ids)))
+    )
+    out: dict[int, list[Any]] = {}
+    for row in rows:
+        out.setdefault(row.deck_id, []).append(row)
+    return out
+
+
+def _exported_guid(slug: str, row: Any) -> str:
+    """The GUID our export gives a text without one of Anki's (`export_notes`); siblings'
+    is their note's, which any of them finds."""
+    return note_guid(slug, row.note_key or row.key, row.locale)
+
+
+@dataclass
+class Matched:
+    """The deck's cards as the package's planned cards meet them."""
+
+    card_ids: list[int | None]  # by planned card; None: a new card
+    changed_texts: list[dict[str, Any]] = field(default_factory=list)  # rows to update
+    added_texts: list[dict[str, Any]] = field(default_factory=list)  # languages new to a card
+    changed_tags: dict[int, list[str]] = field(default_factory=dict)
+    changed_cards: set[int] = field(default_factory=set)
+    keys: set[str] = field(default_factory=set)  # the deck's keys, taken
+    next_position: int = 0
+
+
+def match(
+    session: Session, deck: Deck, planned: list[PlannedCard], tags_of: Any, now: Any
+) -> Matched:
+    """Each planned card's card in `deck` (by key, else by a GUID only one card has), and what
+    changes on the matched ones. `tags_of(planned card)` gives the tags a card keeps."""
+    rows = _texts_by_deck(session, [deck.id]).get(deck.id, [])
+    by_key: dict[str, int] = {}
+    texts: dict[tuple[int, str], Any] = {}
+    tags: dict[int, list[str]] = {}
+    guid_cards: dict[tuple[str, str], set[int]] = {}
+    for row in rows:
+        by_key[row.key] = row.id
+        texts[(row.id, row.locale)] = row
+        tags[row.id] = list(row.tags or [])
+        guid = row.anki_guid or _exported_guid(deck.slug, row)
+        guid_cards.setdefault((row.locale, guid), set()).add(row.id)
+    by_guid = {k: next(iter(ids)) for k, ids in guid_cards.items() if len(ids) == 1}
+    keys = set(session.scalars(select(Card.key).where(Card.deck_id == deck.id)))
+    last = session.scalar(select(Card.position).where(Card.deck_id == deck.id).order_by(
+        Card.position.desc()).limit(1))  # fmt: skip
+    result = Matched([], keys=keys, next_position=(last or 0) + 1)
+    used: set[int] = set()
+    for p in planned:
+        card_id = by_key.get(p.key)
+        if card_id is None:
+            card_id = next(
+                (c for loc, g in p.guids.items() if (c := by_guid.get((loc, g))) is not None),
+                None,
+            )
+        if card_id is None or card_id in used:
+            result.card_ids.append(None)
+            continue
+        used.add(card_id)
+        result.card_ids.append(card_id)
+        for loc, (question, answer, explanation) in p.texts.items():
+            guid = p.guids.get(loc)
+            values = {"question": question, "answer": answer, "explanation": explanation}
+            old = texts.get((card_id, loc))
+            if old is None:
+                result.added_texts.append(
+                    {"card_id": card_id, "locale": loc, **values, "updated_at": now,
+                     "anki_guid": guid}
+                )  # fmt: skip
+                result.changed_cards.add(card_id)
+            elif (old.question, old.answer, old.explanation) != (question, answer, explanation):
+                result.changed_texts.append(
+                    {"card_id": card_id, "locale": loc, **values, "updated_at": now,
+                     "anki_guid": old.anki_guid or guid}
+                )  # fmt: skip
+                result.changed_cards.add(card_id)
+        wanted = tags_of(p)
+        if card_id in tags and wanted != tags[card_id]:
+            result.changed_tags[card_id] = wanted
+            result.changed_cards.add(card_id)
+    return result
+
+
+def free_key(wanted: str, taken: set[str]) -> str:
+    """`wanted`, or numbered until no card of the deck has it (keys are unique per deck)."""
+    key, n = wanted, 2
+    while key in taken:
+        key = f"{wanted[:90]}-{n}"
+        n += 1
+    taken.add(key)
+    return key
+
+
+@dataclass
+class Applied:
+    card_ids: list[int | None]  # by planned card; None: left out
+    added: int
+    changed: int
+    missing_language: int  # new cards without a text in the deck's language, left out
+
+
+def apply(
+    session: Session,
+    deck: Deck,
+    planned: list[PlannedCard],
+    matched: Matched,
+    tags_of: Any,
+    note_key_of: Any,
+    now: Any,
+) -> Applied:
+    """Write what `match` found: changed texts and tags, new languages, new cards."""
+    texts_t = table(CardText)
+    for row in matched.changed_texts:
+        session.execute(
+            update(texts_t)
+            .where(texts_t.c.card_id == row["card_id"], texts_t.c.locale == row["locale"])
+            .values({k: v for k, v in row.items() if k not in ("card_id", "locale")})
+        )
+    cards_t = table(Card)
+    for tagged, tags in matched.changed_tags.items():
+        session.execute(update(cards_t).where(cards_t.c.id == tagged).values(tags=tags))
+    card_ids = list(matched.card_ids)
+    new_rows: list[dict[str, Any]] = []
+    new_index: list[int] = []
+    missing = 0
+    for i, (p, card_id) in enumerate(zip(planned, card_ids, strict=True)):
+        if card_id is not None:
+            continue
+        if deck.default_locale not in p.texts:
+            # Everyone is shown a card in the deck's language when theirs is missing.
+            missing += 1
+            continue
+        new_index.append(i)
+        new_rows.append(
+            {"deck_id": deck.id, "key": free_key(p.key, matched.keys),
+             "position": matched.next_position + len(new_rows), "tags": tags_of(p),
+             "note_key": note_key_of(p), "created_at": now, "updated_at": now}
+        )  # fmt: skip
+    if new_rows:
+        ids = session.scalars(
+            insert(Card).returning(Card.id, sort_by_parameter_order=True), new_rows
+        ).all()
+        for i, new_id in zip(new_index, ids, strict=True):
+            card_ids[i] = new_id
+    text_rows = list(matched.added_texts)
+    text_rows.extend(
+        {"card_id": card_ids[i], "locale": loc, "question": q, "answer": a, "explanation": e,
+         "updated_at": now, "anki_guid": planned[i].guids.get(loc)}
+        for i in new_index
+        for loc, (q, a, e) in planned[i].texts.items()
+    )  # fmt: skip
+    if text_rows:
+        session.execute(insert(texts_t), text_rows)
+    titled = set(session.scalars(select(DeckText.locale).where(DeckText.deck_id == deck.id)))
+    title = session.scalar(
+        select(DeckText.title).where(
+            DeckText.deck_id == deck.id, DeckText.locale == deck.default_locale
+        )
+    )
+    for loc in sorted({row["locale"] for row in text_rows} - titled):
+        session.add(DeckText(deck_id=deck.id, locale=loc, title=title or deck.slug))
+    if new_rows or matched.changed_cards:
+        deck.updated_at = now
+    return Applied(card_ids, len(new_rows), len(matched.changed_cards), missing)

@@ -1,0 +1,206 @@
+"""A collection's structure: settings, note types (fields and card templates) and deck names,
+from schema 11's JSON columns or schema 18's tables, with the protobuf bits this needs.
+
+Every value is untrusted: a value of the wrong shape is refused naming the part of the
+collection, and tables that compute (views, generated columns) are never read.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import AnkiPackageError
+
+NORMAL, CLOZE = 0, 1
+
+
+@dataclass(frozen=True)
+class Notetype:
+    id: int
+    name: str
+    kind: int
+    fields: list[str]
+    # (question format, answer format) per card template, in `ord` order.
+    templates: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _varint(blob: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(blob) or shift > 63:
+            raise AnkiPackageError("the package has a damaged protobuf field")
+        byte = blob[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+
+
+def _proto_fields(blob: bytes) -> Iterator[tuple[int, int | bytes]]:
+    """A protobuf message's fields in order: (number, varint or length-delimited bytes)."""
+    pos = 0
+    while pos < len(blob):
+        key, pos = _varint(blob, pos)
+        wire = key & 7
+        if wire == 0:
+            value, pos = _varint(blob, pos)
+            yield key >> 3, value
+        elif wire == 1:
+            pos += 8
+        elif wire == 2:
+            length, pos = _varint(blob, pos)
+            if pos + length > len(blob):
+                raise AnkiPackageError("the package has a damaged protobuf field")
+            yield key >> 3, blob[pos : pos + length]
+            pos += length
+        elif wire == 5:
+            pos += 4
+        else:
+            raise AnkiPackageError("the package has a damaged protobuf field")
+
+
+def proto_varint(blob: bytes, number: int) -> int | None:
+    """The last varint field `number` of a protobuf message (enough for meta and kinds)."""
+    found = None
+    for key, value in _proto_fields(blob):
+        if key == number and isinstance(value, int):
+            found = value
+    return found
+
+
+def proto_string(blob: bytes, number: int) -> str:
+    """The last string field `number` of a protobuf message, "" if absent."""
+    found = b""
+    for key, value in _proto_fields(blob):
+        if key == number and isinstance(value, bytes):
+            found = value
+    return found.decode("utf-8", "replace")
+
+
+def stored_tables(conn: sqlite3.Connection) -> set[str]:
+    """The collection's stored tables: not views, virtual tables or tables that compute."""
+    found = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
+    )
+    return {str(name) for (name,) in found.fetchall() if not _computes(conn, str(name))}
+
+
+def _computes(conn: sqlite3.Connection, table: str) -> bool:
+    """Whether `table` has a generated column: its values are expressions, run on reading."""
+    columns = conn.execute("SELECT hidden FROM pragma_table_xinfo(?)", (table,))
+    return any(hidden in (2, 3) for (hidden,) in columns)  # 2, 3: virtual, stored
+
+
+def json_value(text: Any, what: str) -> Any:
+    """`text` as JSON, {} for what is not JSON (Anki leaves some columns empty)."""
+    try:
+        return json.loads(text) if text else {}
+    except (TypeError, ValueError):
+        return {}
+    except RecursionError:
+        # Arrays nested 50,000 deep: a few hundred kilobytes that no Anki ever wrote.
+        raise AnkiPackageError(
+            f"the package's collection is damaged: {what} is nested too deeply to be read"
+        ) from None
+
+
+# What can go wrong reading a value of the wrong shape: a list where Anki writes an object
+# (AttributeError), a missing key, a string where a number belongs, or a REAL infinity where
+# an integer belongs (int() raises OverflowError).
+SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError)
+
+
+@contextmanager
+def reading(what: str) -> Iterator[None]:
+    """Refuse a value of the wrong shape in `what`, naming the part of the collection rather
+    than quoting Python's exception, which tells a person nothing about their package."""
+    try:
+        yield
+    except SHAPE_ERRORS:
+        raise AnkiPackageError(
+            f"the package's collection is damaged: {what} is not in the form Anki writes"
+        ) from None
+
+
+def read_structure(
+    conn: sqlite3.Connection,
+) -> tuple[int, dict[str, Any], dict[int, Notetype], dict[int, str]]:
+    """crt, config, notetypes and deck names, from schema 11 JSON or schema 18 tables."""
+    tables = stored_tables(conn)
+    if not {"col", "notes", "cards"} <= tables:
+        raise AnkiPackageError(
+            "not an Anki collection: its tables are missing", kind="not_a_package"
+        )
+    row = conn.execute("SELECT crt, ver, conf, models, decks FROM col").fetchone()
+    if row is None:
+        raise AnkiPackageError(
+            "not an Anki collection: it has no collection row", kind="not_a_package"
+        )
+    crt, ver, conf_text, models_text, decks_text = row
+    with reading("the collection row (col)"):
+        crt, ver = int(crt), int(ver)
+    if not 11 <= ver <= 18:
+        raise AnkiPackageError(
+            f"the collection has schema {ver}; we read 11 to 18", kind="unsupported_version"
+        )
+    if "notetypes" in tables:
+        if not {"config", "fields", "decks"} <= tables:
+            raise AnkiPackageError("the package's collection is damaged: tables are missing")
+        with reading("the settings (config)"):
+            rows = conn.execute("SELECT KEY, val FROM config")
+            conf = {str(k): json_value(v, "a setting (config)") for k, v in rows}
+        fields: dict[int, list[str]] = {}
+        templates: dict[int, list[tuple[str, str]]] = {}
+        with reading("the note types (notetypes, fields, templates)"):
+            for ntid, name in conn.execute("SELECT ntid, name FROM fields ORDER BY ntid, ord"):
+                fields.setdefault(ntid, []).append(str(name))
+            if "templates" in tables:
+                # CardTemplate.Config: 1 is the question format, 2 the answer's.
+                for ntid, config in conn.execute(
+                    "SELECT ntid, config FROM templates ORDER BY ntid, ord"
+                ):
+                    blob = bytes(config or b"")
+                    templates.setdefault(ntid, []).append(
+                        (proto_string(blob, 1), proto_string(blob, 2))
+                    )
+            notetypes = {
+                int(ntid): Notetype(
+                    int(ntid),
+                    str(name),
+                    proto_varint(bytes(config or b""), 1) or NORMAL,
+                    fields.get(ntid, []),
+                    templates.get(ntid, []),
+                )
+                for ntid, name, config in conn.execute("SELECT id, name, config FROM notetypes")
+            }
+        with reading("the deck list (decks)"):
+            decks = {
+                int(did): str(name).replace("\x1f", "::")
+                for did, name in conn.execute("SELECT id, name FROM decks")
+            }
+    else:
+        conf = json_value(conf_text, "the settings (col.conf)")
+        notetypes = {}
+        with reading("the note types (col.models)"):
+            for nt in json_value(models_text, "the note types (col.models)").values():
+                flds = sorted(nt.get("flds", []), key=lambda f: f.get("ord", 0))
+                tmpls = sorted(nt.get("tmpls", []), key=lambda t: t.get("ord", 0))
+                notetypes[int(nt["id"])] = Notetype(
+                    int(nt["id"]),
+                    str(nt.get("name", "")),
+                    int(nt.get("type", 0)),
+                    [str(f.get("name", "")) for f in flds],
+                    [(str(t.get("qfmt", "")), str(t.get("afmt", ""))) for t in tmpls],
+                )
+        with reading("the deck list (col.decks)"):
+            decks = {
+                int(d["id"]): str(d.get("name", ""))
+                for d in json_value(decks_text, "the deck list (col.decks)").values()
+            }
+    return crt, conf, notetypes, decks

@@ -204,6 +204,13 @@ def test_extended_limits_count_for_their_study_day_only(engine: Engine, shelf: S
         assert (extended.extra_new, extended.extra_reviews) == (1, 0)
         later = queue.counts_by_deck(s, shelf.ana, now=tomorrow, clock=clock)[shelf.deck]
         assert (later.new, later.review) == (1, 0)
+        # However often it is asked, a day's extra stays within one request's largest amount.
+        top = custom_study.AMOUNTS[1]
+        for _ in range(3):
+            extended = custom_study.extend_limits(
+                s, shelf.ana, shelf.deck, top, top, today=study_date(tomorrow, *clock)
+            )
+        assert (extended.extra_new, extended.extra_reviews) == (top, top)
 
 
 def test_preview_schedules_nothing_and_moves_on_once_per_card(

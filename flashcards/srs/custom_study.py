@@ -143,15 +143,24 @@ def extend_limits(
     session: Session, user_id: int, deck_id: int, new: int, reviews: int, *, today: date
 ) -> ExtendedLimits:
     """Add `new` and `reviews` cards on top of the deck's limits for the study day `today`
-    (Anki's extended limits: added to what was asked earlier that day, void the next)."""
+    (Anki's extended limits: added to what was asked earlier that day, void the next), up to
+    AMOUNTS[1] extra cards of each kind a day."""
     same_day = Subscription.extended_on == today
+    top = AMOUNTS[1]
+
+    def added(column: Any, more: int) -> Any:
+        # A day's extra stays within what one request may ask, so that repeated requests
+        # cannot push the column past its integer range.
+        total = case((same_day, column), else_=0) + more
+        return case((total > top, top), else_=total)
+
     session.execute(
         update(Subscription)
         .where(Subscription.user_id == user_id, Subscription.deck_id == deck_id)
         .values(
             # One statement, from the row's own values: two requests at once both count.
-            extra_new=case((same_day, Subscription.extra_new), else_=0) + new,
-            extra_reviews=case((same_day, Subscription.extra_reviews), else_=0) + reviews,
+            extra_new=added(Subscription.extra_new, new),
+            extra_reviews=added(Subscription.extra_reviews, reviews),
             extended_on=today,
         )
     )

@@ -6,6 +6,7 @@ back by `revert` when `study.undo` undoes either. No Flask; functions never comm
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -115,7 +116,18 @@ def record(
     )
 
 
-_STATE_WRITTEN = (*STATE_COLUMNS, "introduced_at")
+# With a forgotten card's place, so that undoing a second forget puts it back where the
+# first one had.
+_STATE_WRITTEN = (*STATE_COLUMNS, "introduced_at", "new_position")
+
+
+def save_place(db: Executor, user_id: int, card_id: int, review_id: str, now: datetime) -> None:
+    """Before the answer that starts a forgotten card over: its place among the new cards,
+    which the answer clears, in an undo row of that answer (with the card's marks as they
+    are, which undoing the answer writes back)."""
+    place = {"new_position": sql.new_position(db, user_id, card_id)}
+    row = sql.mark(db, user_id, card_id)
+    record(db, user_id, card_id, str(uuid.uuid4()), "restart", now, row, place, review_id)
 
 
 def state_json(state: Any) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from ..srs import card_actions, cards, marks, queue, stats, study, subscriptions
 from ..srs.days import Clock
 from ..srs.queue import NextCard
 from ..srs.scheduling import CardState, fuzz_seed, preview
-from ..srs.state_rows import card_state
+from ..srs.state_rows import answered_from
 from ..srs.workload import workload
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
@@ -61,6 +61,9 @@ def review_id_at(uid: int, card_id: int, state: CardState | None) -> str:
     """The review id of an answer to the card at this state (None: new)."""
     basis = f"{uid}:{card_id}:{state.reps if state else 0}:"
     basis += state.last_review.isoformat() if state and state.last_review else "new"
+    if state is not None and state.last_review is None:
+        # Forgotten (new again), at this time: not the answer that first introduced it.
+        basis += ":" + state.due.isoformat()
     key = str(current_app.config["SECRET_KEY"]).encode()
     digest = hmac.new(key, basis.encode(), hashlib.sha256).digest()
     return str(uuid.UUID(bytes=digest[:16], version=4))
@@ -181,7 +184,7 @@ def answer_from_form(uid: int) -> None:
         return
     session = db()
     now = utcnow()
-    if review_id != review_id_at(uid, card_id, card_state(session, uid, card_id)) and not (
+    if review_id != review_id_at(uid, card_id, answered_from(session, uid, card_id)) and not (
         study.review_id_taken(session, review_id)
     ):
         # Not the state the card was shown at, nor a resend of a stored answer: answered in

@@ -96,3 +96,33 @@ def test_bulk_actions_undo_and_refusals(client: FlaskClient, world: World, engin
     with transaction(engine) as s:
         assert s.scalar(select(func.count()).select_from(CardAction)) == actions
         assert not mk.card_marks(s, world.ana, a).suspended
+
+
+def test_bulk_forget_puts_cards_back_among_the_new_ones(
+    client: FlaskClient, world: World, engine: Engine
+) -> None:
+    a, b, c = world.cards
+    for card in (a, b):
+        r = client.post("/api/v1/reviews", json=review_body(card, "easy"), headers=world.ana_h)
+        assert r.status_code == 201
+    body = {"card_ids": [b, a], "action": "forget", "reset_counts": True}
+    r = _act(client, world, body)
+    assert r.status_code == 200, r.get_data(as_text=True)
+    found = _cards(client, world, "?state=new")
+    assert found["total"] == 3
+    for card in found["cards"]:
+        assert (card["state"], card["due"], card["reviews"]) == ("new", None, 0)
+    # After the card never studied, in the order forgotten; counted as new.
+    shown = []
+    for _ in range(3):
+        nxt = client.get("/api/v1/study/next", headers=world.ana_h).get_json()
+        assert nxt["counts"]["new"] == 3 - len(shown) and nxt["card"]["kind"] == "new"
+        shown.append(nxt["card"]["id"])
+        answered = review_body(nxt["card"]["id"], "good")
+        assert client.post("/api/v1/reviews", json=answered, headers=world.ana_h).status_code == 201
+    assert shown == [c, b, a]
+    # Undone answer by answer, then the forget itself: both cards in review again.
+    for _ in range(4):
+        assert client.post("/api/v1/reviews/undo", headers=world.ana_h).status_code == 200
+    assert _cards(client, world, "?state=review")["total"] == 2
+    assert_problem(_act(client, world, {**body, "reset_counts": "yes"}), 422, "reset_counts")

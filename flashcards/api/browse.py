@@ -131,6 +131,8 @@ def act_on_cards() -> Response:
             flag=body.flag,
             tag=body.tag,
             due=body.due,
+            restore_position=body.restore_position,
+            reset_counts=body.reset_counts,
         )
 
     # Two first marks of one card at once meet at its primary key; the retry finds the row.

@@ -115,6 +115,14 @@ class CardActionsBody(Body):
         | Annotated[int, Field(ge=0, le=MAX_DUE_DAYS), WHOLE]
         | None
     ) = Field(None, description="For due: days from today (0 is today) or a range '1-7'.")
+    restore_position: bool = Field(
+        False,
+        description="For forget (Anki's option): each card back at its own place among its "
+        "deck's new cards, rather than after them.",
+    )
+    reset_counts: bool = Field(
+        False, description="For forget (Anki's option): review and lapse counts back to 0."
+    )
     messages: ClassVar[dict[str, str]] = {
         "card_ids": f"card_ids must be 1 to {MAX_SELECTION} card ids",
         "flag": "flag must be a whole number 0-7",

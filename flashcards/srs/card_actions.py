@@ -29,6 +29,7 @@ from ..hot_sql.rawsql import executor
 from ..people.accounts import user_clock
 from ..storage.models import Card, Deck
 from ..storage.schema import MAX_ID
+from . import card_moves
 from .days import Clock, day_start, study_date
 from .marks import LEECH_TAG, Marks, marks_from_row, record, state_json, write_marks, write_state
 from .state_rows import NEW_STATE, rs
@@ -292,8 +293,33 @@ def remove_tag(
     )
 
 
+def move(
+    session: Session,
+    user_id: int,
+    card_ids: Iterable[int],
+    deck: object,
+    *,
+    now: datetime,
+    action_id: str | None = None,
+) -> ActionResult:
+    """Move cards of the person's own decks to another of their own decks (by slug), with
+    their progress and history (`card_moves`)."""
+    decks = _visible(session, user_id, card_ids)
+    card_moves.check_sources(session, user_id, set(decks.values()))
+    target = card_moves.target_deck(session, user_id, deck)
+    db = executor(session)
+    action_id = action_id or str(uuid.uuid4())
+    for card_id in decks:
+        before = card_moves.move_card(session, card_id, target, now=now)
+        if before is not None:
+            row = sql.mark(db, user_id, card_id)
+            record(db, user_id, card_id, action_id, "move", now, row, card_before=before)
+    return ActionResult(action_id, tuple(decks))
+
+
 BULK_ACTIONS = (
-    "suspend", "unsuspend", "bury", "unbury", "flag", "add_tag", "remove_tag", "forget", "due"
+    "suspend", "unsuspend", "bury", "unbury", "flag", "add_tag", "remove_tag", "forget", "due",
+    "move",
 )  # fmt: skip
 
 
@@ -309,10 +335,11 @@ def act(
     due: object = None,
     restore_position: bool = False,
     reset_counts: bool = False,
+    deck: str | None = None,
 ) -> ActionResult:
-    """One of BULK_ACTIONS by name, with the value it needs (`flag`, `tag` or `due`, as
-    `parse_due_days` reads it; forget's options): the card browser's, on the web and in
-    the API."""
+    """One of BULK_ACTIONS by name, with the value it needs (`flag`, `tag`, `due` as
+    `parse_due_days` reads it, the `deck` to move to; forget's options): the card
+    browser's, on the web and in the API."""
     ids = list(card_ids)
 
     def needed(name: str, value: Any) -> Any:
@@ -345,6 +372,8 @@ def act(
         case "due":
             days = parse_due_days(needed("due", due))
             return set_due(session, user_id, ids, days, now=now)
+        case "move":
+            return move(session, user_id, ids, needed("deck", deck), now=now)
     raise InvalidInput(f"action is one of {', '.join(BULK_ACTIONS)}", field="action")
 
 

@@ -84,6 +84,29 @@ def test_the_review_pages_actions_and_their_refusals(
         assert not mk.card_marks(s, user, second).suspended
 
 
+def test_forget_on_the_review_page_makes_the_card_new_again_after_the_new_cards(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    subscribe(client, "en")
+    user = _user_id(loaded_engine, "ana@example.com")
+    card = _shown_card(client)
+    assert 'value="forget"' not in client.get("/study").get_data(as_text=True)  # new already
+    with transaction(loaded_engine) as s:
+        f.answer(s, user, card, Rating.Again, now=utcnow() - timedelta(minutes=5))
+    page = client.get("/study").get_data(as_text=True)
+    assert _shown_card(client) == card and 'value="forget"' in page  # learning, due now
+    page = _act(client, card, "forget")
+    assert "Card forgotten: it is new again" in page and ">Undo forget <kbd" in page
+    assert _shown_card(client) != card  # the deck's other new cards come first
+    with transaction(loaded_engine) as s:
+        state = s.get(ReviewState, (user, card))
+        assert state is not None and state.state == 0 and state.reps == 1
+    # A card never studied has nothing to forget: said, nothing written.
+    page = _act(client, _shown_card(client), "forget")
+    assert "still new" in page
+
+
 def test_the_review_page_says_a_leech_is_one(client: FlaskClient, loaded_engine: Engine) -> None:
     sign_up(client)
     subscribe(client, "en")

@@ -28,6 +28,14 @@ _TEXT_FIELDS = ("question", "answer", "explanation", "anki_guid")
 _COPIES = (rs, cast(Table, ReviewLog.__table__), cast(Table, CardMark.__table__))
 
 
+def own_decks(session: Session, user_id: int) -> list[tuple[int, str]]:
+    """The person's own decks, where cards may move: (id, slug), by slug."""
+    rows = session.execute(
+        select(Deck.id, Deck.slug).where(Deck.owner_user_id == user_id).order_by(Deck.slug)
+    )
+    return [(row.id, row.slug) for row in rows]
+
+
 def target_deck(session: Session, user_id: int, slug: object) -> Deck:
     """The person's own deck to move cards to: NotFound for one they cannot see (another
     person's), NotDeckOwner for a shipped or a team's deck."""

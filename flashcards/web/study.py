@@ -28,6 +28,7 @@ from werkzeug.wrappers import Response
 
 from ..errors import (
     CardNotFound,
+    CardNotStudied,
     CardRetired,
     InvalidInput,
     NothingToUndo,
@@ -255,6 +256,7 @@ def undo_wording(what: str) -> str:
         "flag": _("Undo flag"),
         "forget": _("Undo forget"),
         "due": _("Undo set due date"),
+        "move": _("Undo move"),
     }
     return str(labels.get(what, _("Undo last action")))
 
@@ -300,7 +302,7 @@ def card_action() -> Response:
     action = request.form.get("card_action", "")
     try:
         card_id = int(request.form.get("card_id", ""))
-        if not 1 <= card_id <= MAX_ID or action not in ("bury", "suspend", "flag"):
+        if not 1 <= card_id <= MAX_ID or action not in ("bury", "suspend", "flag", "forget"):
             raise ValueError(action)
         flag = int(request.form.get("flag", "0")) if action == "flag" else 0
         if flag not in card_actions.FLAGS:
@@ -317,17 +319,24 @@ def card_action() -> Response:
             return card_actions.bury(session, uid, selection, now=now)
         if action == "suspend":
             return card_actions.suspend(session, uid, selection, now=now)
+        if action == "forget":
+            return card_actions.forget(session, uid, selection, now=now)
         return card_actions.set_flag(session, uid, selection, flag, now=now)
 
     try:
         retrying(session, act, retry_on=(IntegrityError,))
-    except CardNotFound as exc:
+    except (CardNotFound, CardNotStudied) as exc:
+        session.rollback()
         flash_error(exc)
         return _back(slug)
     if action == "bury":
         flash(_("Card buried until tomorrow. Undo brings it back."))
     elif action == "suspend":
         flash(_("Card suspended: it stays out of your reviews. Undo brings it back."))
+    elif action == "forget":
+        flash(
+            _("Card forgotten: it is new again, after the deck's new cards. Undo brings it back.")
+        )
     elif flag:
         flash(_("Flag set: %(colour)s.", colour=flag_names()[flag]))
     else:

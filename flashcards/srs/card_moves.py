@@ -76,11 +76,14 @@ def move_card(
     languages = set(session.scalars(select(DeckText.locale).where(DeckText.deck_id == target.id)))
     if texts and target.default_locale not in texts:
         shown = texts.get(source.default_locale) or next(iter(texts.values()))
+        # Not its Anki guid: that stays with the text it came with, one note per guid.
         session.add(
             CardText(
                 card_id=card_id,
                 locale=target.default_locale,
-                **{f: getattr(shown, f) for f in _TEXT_FIELDS},
+                question=shown.question,
+                answer=shown.answer,
+                explanation=shown.explanation,
                 updated_at=now,
             )
         )

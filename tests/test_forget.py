@@ -11,12 +11,14 @@ from fsrs import Rating, State
 from sqlalchemy import Engine, func, select, update
 
 from flashcards.errors import CardNotStudied
+from flashcards.srs import answer_effects as effects
 from flashcards.srs import card_actions as ca
+from flashcards.srs import marks as mk
 from flashcards.srs import queue, stats, study
 from flashcards.srs.scheduling import SchedulerConfig, review
 from flashcards.srs.state_rows import NEW_STATE, card_state
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import ReviewLog, ReviewState, SchedulerSettings
+from flashcards.storage.models import Card, ReviewLog, ReviewState, SchedulerSettings
 
 from . import factories as f
 from .conftest import T0
@@ -193,3 +195,19 @@ def test_hidden_forgotten_cards_are_neither_shown_nor_counted(engine: Engine) ->
     with transaction(engine) as s:
         card, counts = queue.next_card(s, user, now=NOW)
         assert counts.new == 1 and card is not None and card.card_id == b
+
+
+def test_a_forgotten_sibling_is_buried_as_a_new_one(engine: Engine) -> None:
+    user, (a, b, *_rest) = _setup(engine)
+    with transaction(engine) as s:
+        s.execute(update(Card).where(Card.id.in_([a, b])).values(note_key="anki-1"))
+    _studied(engine, user, [b], days_ago=10)
+    with transaction(engine) as s:
+        ca.forget(s, user, [b], now=NOW - timedelta(days=1))
+        effects.set_options(s, user, bury_new=False, bury_interday=True)
+        f.answer(s, user, a, Rating.Good, now=NOW)
+        assert mk.card_marks(s, user, b) == mk.Marks()  # not an interday learning card
+        study.undo(s, user, now=NOW)
+        effects.set_options(s, user, bury_new=True, bury_interday=False)
+        f.answer(s, user, a, Rating.Good, now=NOW)
+        assert mk.card_marks(s, user, b).buried_until is not None

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 from fsrs import Rating, State
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, func, select, text, update
 
 from flashcards.errors import CardNotStudied
 from flashcards.srs import answer_effects as effects
@@ -17,6 +17,7 @@ from flashcards.srs import marks as mk
 from flashcards.srs import queue, stats, study
 from flashcards.srs.scheduling import SchedulerConfig, review
 from flashcards.srs.state_rows import NEW_STATE, card_state
+from flashcards.storage import migrate
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, ReviewLog, ReviewState, SchedulerSettings
 
@@ -211,3 +212,19 @@ def test_a_forgotten_sibling_is_buried_as_a_new_one(engine: Engine) -> None:
         effects.set_options(s, user, bury_new=True, bury_interday=False)
         f.answer(s, user, a, Rating.Good, now=NOW)
         assert mk.card_marks(s, user, b).buried_until is not None
+
+
+def test_going_back_before_0025_leaves_forgotten_cards_learning_with_their_history(
+    engine: Engine,
+) -> None:
+    user, (a, b, *_rest) = _setup(engine)
+    _studied(engine, user, [a, b])
+    with transaction(engine) as s:
+        ca.forget(s, user, [a, b], now=NOW)
+        f.answer(s, user, b, Rating.Good, now=NOW)
+    migrate.downgrade(engine, "0023")
+    with engine.connect() as conn:
+        states = dict(conn.execute(text("SELECT card_id, state FROM review_states")).all())
+        befores = [row[0] for row in conn.execute(text("SELECT state_before FROM review_logs"))]
+    assert states == {a: 1, b: 1} and NEW_STATE not in befores and len(befores) == 3
+    migrate.upgrade(engine)

@@ -35,6 +35,8 @@ def downgrade() -> None:
     # A forgotten card has no older form than new, which is no state at all; its history
     # (the review log) hangs on its state, so it keeps a learning state due at once.
     op.execute("UPDATE review_states SET state = 1, step = 0 WHERE state = 0")
+    # Likewise the answers given to forgotten cards: from a first learning step, as before.
+    op.execute("UPDATE review_logs SET state_before = 1, step_before = 0 WHERE state_before = 0")
     op.drop_index("ix_review_states_forgotten", table_name="review_states")
     # Plain DROP COLUMN (SQLite has it since 3.35): batch mode would copy review_states into
     # a new table and drop the old one, and its logs with it (ON DELETE CASCADE).

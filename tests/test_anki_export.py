@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from flashcards.anki import export_deck
 from flashcards.anki.schema import NOTETYPE_ID, NOTETYPE_NAME
+from flashcards.srs import card_actions
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardText, Deck, ReviewLog, ReviewState
 from flashcards.storage.schema import utcnow
@@ -356,6 +357,42 @@ def test_every_language_export_puts_progress_on_the_copy_a_card_is_studied_in(
         }
         assert studied == {"gappy q1 es", "gappy q2 en"}
         assert col.db.scalar("select count() from revlog") == 2
+    finally:
+        col.close()
+
+
+def test_a_forgotten_card_goes_out_new_at_its_place_with_its_counts_and_history(
+    engine: Engine, tmp_path: Path
+) -> None:
+    now = wall_now()
+    with transaction(engine) as s:
+        deck = make_deck(s, "forgot", 3)
+        user_id = make_user(s)
+        subscribe(s, user_id, deck)
+        first, second, _third = card_ids(s, deck.id)
+        for card in (first, second):
+            answer(s, user_id, card, Rating.Easy, now=now - timedelta(days=5))
+            answer(s, user_id, card, Rating.Again, now=now - timedelta(days=1))
+        card_actions.forget(s, user_id, [first], now=now)  # after the deck's cards
+        card_actions.forget(s, user_id, [second], now=now, restore_position=True)
+        package = export_deck(
+            s, deck.id, locales=["en"], user_id=user_id, with_scheduling=True, now=now
+        )
+    assert package.reviews == 4  # the history goes out with them
+    col, _log = anki_import(tmp_path / "c.anki2", package.data)
+    try:
+        cards = {
+            col.get_note(col.get_card(cid).nid)["Key"]: col.get_card(cid)
+            for cid in col.find_cards("")
+        }
+        for key in ("c01", "c02"):
+            card = cards[key]
+            assert (card.type, card.queue, card.reps, card.lapses) == (0, 0, 2, 1)
+            assert card.memory_state is None
+        # New cards in Anki's order (its due): the third card, then the one forgotten to the
+        # end; the one restored to its place keeps it.
+        assert cards["c02"].due == 2 and cards["c03"].due == 3 and cards["c01"].due == 4
+        assert col.db.scalar("select count() from revlog") == 4
     finally:
         col.close()
 

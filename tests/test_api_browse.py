@@ -13,6 +13,7 @@ from flashcards.srs import marks as mk
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import CardAction
 
+from . import factories as f
 from .test_api_study import World, assert_problem, review_body, world
 
 __all__ = ["world"]
@@ -96,3 +97,66 @@ def test_bulk_actions_undo_and_refusals(client: FlaskClient, world: World, engin
     with transaction(engine) as s:
         assert s.scalar(select(func.count()).select_from(CardAction)) == actions
         assert not mk.card_marks(s, world.ana, a).suspended
+
+
+def test_bulk_forget_puts_cards_back_among_the_new_ones(
+    client: FlaskClient, world: World, engine: Engine
+) -> None:
+    a, b, c = world.cards
+    for card in (a, b):
+        r = client.post("/api/v1/reviews", json=review_body(card, "easy"), headers=world.ana_h)
+        assert r.status_code == 201
+    body = {"card_ids": [b, a], "action": "forget", "reset_counts": True}
+    r = _act(client, world, body)
+    assert r.status_code == 200, r.get_data(as_text=True)
+    found = _cards(client, world, "?state=new")
+    assert found["total"] == 3
+    for card in found["cards"]:
+        assert (card["state"], card["due"], card["reviews"]) == ("new", None, 0)
+    # After the card never studied, in the order forgotten; counted as new.
+    shown = []
+    for _ in range(3):
+        nxt = client.get("/api/v1/study/next", headers=world.ana_h).get_json()
+        assert nxt["counts"]["new"] == 3 - len(shown) and nxt["card"]["kind"] == "new"
+        shown.append(nxt["card"]["id"])
+        answered = review_body(nxt["card"]["id"], "good")
+        assert client.post("/api/v1/reviews", json=answered, headers=world.ana_h).status_code == 201
+    assert shown == [c, b, a]
+    # Undone answer by answer, then the forget itself: both cards in review again.
+    for _ in range(4):
+        assert client.post("/api/v1/reviews/undo", headers=world.ana_h).status_code == 200
+    assert _cards(client, world, "?state=review")["total"] == 2
+    assert_problem(_act(client, world, {**body, "reset_counts": "yes"}), 422, "reset_counts")
+
+
+def test_bulk_move_between_own_decks(client: FlaskClient, world: World, engine: Engine) -> None:
+    with transaction(engine) as s:
+        mine = f.make_deck(s, "anas", 2, owner_user_id=world.ana)
+        other = f.make_deck(s, "anas-other", 1, owner_user_id=world.ana, locales=("es",))
+        f.subscribe(s, world.ana, mine)
+        f.subscribe(s, world.ana, other)
+        first, second = f.card_ids(s, mine.id)
+        (others,) = f.card_ids(s, other.id)
+    r = client.post("/api/v1/reviews", json=review_body(first, "easy"), headers=world.ana_h)
+    assert r.status_code == 201
+    with transaction(engine) as s:
+        actions = s.scalar(select(func.count()).select_from(CardAction))
+    for body, status, field in (
+        ({"card_ids": [first], "action": "move"}, 422, "deck"),
+        ({"card_ids": [first], "action": "move", "deck": "bens"}, 404, None),
+        ({"card_ids": [first], "action": "move", "deck": "alpha"}, 403, None),
+        ({"card_ids": [world.cards[0]], "action": "move", "deck": "anas-other"}, 403, None),
+        ({"card_ids": [first, world.bens_card], "action": "move", "deck": "anas-other"}, 404, None),
+    ):
+        assert_problem(_act(client, world, body), status, field)
+    with transaction(engine) as s:
+        assert s.scalar(select(func.count()).select_from(CardAction)) == actions
+    r = _act(client, world, {"card_ids": [first, second], "action": "move", "deck": "anas-other"})
+    assert r.status_code == 200, r.get_data(as_text=True)
+    found = _cards(client, world, "?deck=anas-other")["cards"]
+    assert {c["id"] for c in found} == {first, second, others}
+    moved = next(c for c in found if c["id"] == first)
+    # Its progress and its text (English, in a Spanish deck) go with it.
+    assert (moved["state"], moved["reviews"], moved["question"]) == ("review", 1, "anas q1 en")
+    assert client.post("/api/v1/reviews/undo", headers=world.ana_h).status_code == 200
+    assert sorted(c["id"] for c in _cards(client, world, "?deck=anas")["cards"]) == [first, second]

@@ -79,7 +79,9 @@ def test_forget_and_due_need_a_studied_card(client: FlaskClient, world: World) -
     expected = study_date(utcnow(), "UTC", 4) + timedelta(days=3)
     assert due_day == expected.isoformat()
     r = _patch(client, world, card, {"forget": True})
-    assert r.status_code == 200 and r.get_json()["state"]["stability"] is None
+    assert r.status_code == 200 and r.get_json()["state"] is None  # new again
+    # A forgotten card is new: it has no schedule to set.
+    assert_problem(_patch(client, world, card, {"due": 3}), 409, kind="card-not-studied")
 
 
 def test_bad_values_are_422_with_nothing_written(
@@ -99,6 +101,9 @@ def test_bad_values_are_422_with_nothing_written(
         ({"buried_until": "tomorrow"}, "buried_until"),
         ({"buried_until": today.isoformat()}, "buried_until"),
         ({"forget": False}, "forget"),
+        ({"restore_position": True}, "restore_position"),
+        ({"forget": True, "reset_counts": None}, "reset_counts"),
+        ({"forget": True, "reset_counts": "yes"}, "reset_counts"),
         ({"due": "7-1"}, "due"),
         ({"due": "x"}, "due"),
         ({"due": -1}, "due"),

@@ -94,28 +94,6 @@ def test_each_action_is_undone_like_an_answer_latest_first(engine: Engine) -> No
         study.undo(s, user, now=later)
 
 
-def test_forget_starts_a_card_over_keeping_its_history_and_undo_restores_it(
-    engine: Engine,
-) -> None:
-    user, (a, *_rest) = _setup(engine)
-    with transaction(engine) as s:
-        f.answer(s, user, a, Rating.Good, now=NOW - timedelta(days=3))
-        f.answer(s, user, a, Rating.Good, now=NOW - timedelta(days=2))
-        before = card_state(s, user, a)
-    with transaction(engine) as s:
-        ca.forget(s, user, [a], now=NOW)
-        after = card_state(s, user, a)
-    assert after is not None and before is not None
-    assert after.stability is None and after.state == State.Learning and after.due == NOW
-    assert after.reps == before.reps  # as Anki's default, the counts stay
-    with transaction(engine) as s:
-        card, _counts = queue.next_card(s, user, now=NOW)
-        assert card is not None and card.card_id == a and card.state is not None
-        assert card.state.stability is None  # scheduled as a new card would be
-        study.undo(s, user, now=NOW)
-        assert card_state(s, user, a) == before
-
-
 def test_set_due_moves_studied_cards_to_a_study_day_of_the_range(engine: Engine) -> None:
     user, (a, b, *_rest) = _setup(engine)
     with transaction(engine) as s:

@@ -13,7 +13,8 @@ from sqlalchemy import Engine, select
 from flashcards.srs import browse as br
 from flashcards.srs import marks as mk
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import User
+from flashcards.storage.models import ReviewState, User
+from flashcards.storage.schema import utcnow
 
 from . import factories as f
 from .web_helpers import answer_shown_card, csrf, sign_up, subscribe
@@ -135,3 +136,42 @@ def test_history_in_the_persons_language_and_time_zone(
         history = br.history(s, _uid(loaded_engine), int(answered))
     local = history.answers[0].reviewed_at.astimezone(ZoneInfo("Asia/Seoul"))
     assert f"{local.hour}:{local.minute:02d}" in page  # Babel's short time, in Seoul
+
+
+def test_move_between_own_decks_and_forget_with_anki_options(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    subscribe(client, "en")
+    uid = _uid(loaded_engine)
+    page = client.get("/browse").get_data(as_text=True)
+    assert 'value="move"' not in page  # no own deck: nowhere to move to
+    with transaction(loaded_engine) as s:
+        first = f.make_deck(s, "ana-first", 2, owner_user_id=uid)
+        second = f.make_deck(s, "ana-second", 1, owner_user_id=uid, locales=("es",))
+        for deck in (first, second):
+            f.subscribe(s, uid, deck)
+        mine = [str(i) for i in f.card_ids(s, first.id)]
+        (spanish,) = f.card_ids(s, second.id)
+        shipped = PICK_RE.findall(page)[0]
+    page = client.get("/browse?deck=ana-first").get_data(as_text=True)
+    assert 'value="move"' in page and '<option value="ana-second" lang="es">ana-second (es)' in page
+    page = _bulk(client, mine, "move", action_deck="ana-second", deck="ana-first")
+    assert "Moved 2 cards." in page and PICK_RE.findall(page) == []  # the search is kept
+    page = client.get("/browse?deck=ana-second").get_data(as_text=True)
+    assert PICK_RE.findall(page) == [str(spanish), *mine]  # last in their new deck
+    assert "ana-first q1 en" in page  # its text came along
+    # Refused, nothing moved: no deck picked, a shipped card.
+    assert "Choose one of your own decks" in _bulk(client, mine, "move")
+    page = _bulk(client, [shipped], "move", action_deck="ana-first")
+    assert "Cards move only from one of your own decks to another." in page
+    with transaction(loaded_engine) as s:
+        assert set(f.card_ids(s, second.id)) >= {int(i) for i in mine}
+    # Forget with Anki's options: studied, then new again with no reviews counted.
+    with transaction(loaded_engine) as s:
+        f.answer(s, uid, int(mine[0]), "easy", now=utcnow())
+    page = _bulk(client, [mine[0]], "forget", restore_position="on", reset_counts="on")
+    assert "Forgot 1 card: it is new again." in page
+    with transaction(loaded_engine) as s:
+        state = s.get(ReviewState, (uid, int(mine[0])))
+        assert state is not None and (state.state, state.reps) == (0, 0)

@@ -3,6 +3,7 @@ them: the review page, the team dashboard (page and API). SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import timedelta
 
@@ -12,8 +13,8 @@ from fsrs import Rating, State
 from sqlalchemy import Engine, func, select, update
 
 from flashcards.srs import answer_effects as effects
+from flashcards.srs import card_actions, study
 from flashcards.srs import marks as mk
-from flashcards.srs import study
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardAction, CardMark, Deck, ReviewState, User
 from flashcards.storage.schema import utcnow
@@ -82,6 +83,29 @@ def test_the_review_pages_actions_and_their_refusals(
         assert s.scalar(select(func.count()).select_from(CardAction)) == before
         assert mk.card_marks(s, other, private) == mk.Marks()
         assert not mk.card_marks(s, user, second).suspended
+
+
+def test_forget_on_the_review_page_makes_the_card_new_again_after_the_new_cards(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    subscribe(client, "en")
+    user = _user_id(loaded_engine, "ana@example.com")
+    card = _shown_card(client)
+    assert 'value="forget"' not in client.get("/study").get_data(as_text=True)  # new already
+    with transaction(loaded_engine) as s:
+        f.answer(s, user, card, Rating.Again, now=utcnow() - timedelta(minutes=5))
+    page = client.get("/study").get_data(as_text=True)
+    assert _shown_card(client) == card and 'value="forget"' in page  # learning, due now
+    page = _act(client, card, "forget")
+    assert "Card forgotten: it is new again" in page and ">Undo forget <kbd" in page
+    assert _shown_card(client) != card  # the deck's other new cards come first
+    with transaction(loaded_engine) as s:
+        state = s.get(ReviewState, (user, card))
+        assert state is not None and state.state == 0 and state.reps == 1
+    # A card never studied has nothing to forget: said, nothing written.
+    page = _act(client, _shown_card(client), "forget")
+    assert "still new" in page
 
 
 def test_the_review_page_says_a_leech_is_one(client: FlaskClient, loaded_engine: Engine) -> None:
@@ -203,3 +227,31 @@ def test_the_study_options_page_saves_and_refuses_a_bad_threshold(
     response = client.post("/study-options", data={**form, "leech_threshold": "0"})
     page = client.get(response.headers["Location"]).get_data(as_text=True)
     assert "from 1 to 99" in page and 'value="6"' in page
+
+
+def test_a_forgotten_card_in_custom_study_is_answered_from_the_web(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    subscribe(client, "en")
+    user = _user_id(loaded_engine, "ana@example.com")
+    card = _shown_card(client)
+    with transaction(loaded_engine) as s:
+        f.answer(s, user, card, Rating.Easy, now=utcnow() - timedelta(days=2))
+        card_actions.forget(s, user, [card], now=utcnow())
+        card_actions.set_flag(s, user, [card], 3, now=utcnow())
+    token = csrf(client, "/study/custom")
+    form = {"csrf_token": token, "mode": "flag", "flag": "3"}
+    assert client.post("/study/custom", data=form).status_code == 303
+    page = client.get("/study/custom?show=1").get_data(as_text=True)
+    review_id = re.search(r'name="review_id" value="([^"]+)"', page)
+    assert review_id and f'name="card_id" value="{card}"' in page
+    form = {"csrf_token": token, "card_id": str(card), "rating": "3", "review_id": review_id[1]}
+    response = client.post("/study/custom/answer", data=form)
+    assert response.status_code == 303
+    assert "answered or changed" not in client.get(response.headers["Location"]).get_data(
+        as_text=True
+    )
+    with transaction(loaded_engine) as s:
+        state = s.get(ReviewState, (user, card))
+        assert state is not None and state.state == int(State.Learning) and state.reps == 2

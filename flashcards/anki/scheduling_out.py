@@ -16,7 +16,8 @@ from ..storage.models import SchedulerSettings, User
 from .schema import memory_value
 from .timing import DAY, anki_day
 
-NEW, LEARNING, REVIEW, RELEARNING = 0, 1, 2, 3  # Anki card types; our states are 1-3
+# Anki card types; our states are 1-3, and 0 (new again) for a card forgotten.
+NEW, LEARNING, REVIEW, RELEARNING = 0, 1, 2, 3
 QUEUE_LEARN, QUEUE_REVIEW, QUEUE_DAY_LEARN = 1, 2, 3
 # Anki's queues of cards kept out of study; its type stays what the card is.
 QUEUE_SUSPENDED, QUEUE_SIBLING_BURIED, QUEUE_MANUALLY_BURIED = -1, -2, -3
@@ -120,6 +121,11 @@ def _state_columns(sched: SchedulingContext | None, card_id: int, position: int)
     state = sched.states.get(card_id)
     if state is None:
         return new
+    if state.state == NEW:
+        # Forgotten, as Anki's Forget leaves a card: new, at its place among the new cards
+        # (in Anki a new card's due), with its counts; no memory state. Its log goes out.
+        place = position if state.new_position is None else state.new_position
+        return (NEW, 0, place, 0, 0, state.reps, state.lapses, 0, 0, 0, 0, "")
     data: dict[str, Any] = {}
     if state.stability is not None and state.difficulty is not None:
         data = {

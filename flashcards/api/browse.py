@@ -105,13 +105,16 @@ def card_history(card_id: int) -> Response:
 @bp.post("/cards/actions")
 @documented(
     "actOnCards",
-    "Suspend, bury, flag, tag, forget or reschedule a selection of cards, for the caller only.",
+    "Suspend, bury, flag, tag, forget, reschedule or move a selection of cards, for the caller "
+    "only.",
     {200: Answer("The action, by the id that undoes it.", CardActionsReply)},
+    403,
     404,
     409,
     description="One action in one transaction, undone as a whole by POST /reviews/undo. If "
     "any card is one the caller may not see, nothing is done and the answer is 404; due on a "
-    "card still new to the caller is 409.",
+    "card still new to the caller is 409. A move is between the caller's own decks only: a "
+    "deck they cannot see is 404, a shipped or team deck (as source or target) 403.",
     body=CardActionsBody,
 )
 @writes
@@ -131,6 +134,9 @@ def act_on_cards() -> Response:
             flag=body.flag,
             tag=body.tag,
             due=body.due,
+            restore_position=body.restore_position,
+            reset_counts=body.reset_counts,
+            deck=body.deck,
         )
 
     # Two first marks of one card at once meet at its primary key; the retry finds the row.

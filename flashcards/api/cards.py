@@ -83,8 +83,11 @@ def change_card(card_id: int) -> Response:
     given = body.model_fields_set
     if not given:
         raise InvalidInput("give at least one change: " + ", ".join(CardPatch.model_fields))
-    for name in ("suspended", "flag", "forget", "due"):
+    for name in ("suspended", "flag", "forget", "due", "restore_position", "reset_counts"):
         if name in given and getattr(body, name) is None:
+            raise InvalidInput(CardPatch.messages[name], field=name)
+    for name in ("restore_position", "reset_counts"):
+        if name in given and not body.forget:
             raise InvalidInput(CardPatch.messages[name], field=name)
     session = db()
     now = utcnow()
@@ -95,7 +98,15 @@ def change_card(card_id: int) -> Response:
         one = str(uuid.uuid4())
         selection = [card_id]
         if body.forget:
-            card_actions.forget(session, user_id, selection, now=now, action_id=one)
+            card_actions.forget(
+                session,
+                user_id,
+                selection,
+                now=now,
+                restore_position=bool(body.restore_position),
+                reset_counts=bool(body.reset_counts),
+                action_id=one,
+            )
         if body.due is not None:
             days = card_actions.parse_due_days(body.due)
             card_actions.set_due(session, user_id, selection, days, now=now, action_id=one)

@@ -6,11 +6,14 @@ More new or review cards of a deck today start no session: they raise the deck's
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from flask import Response
 
 from ..http.request_db import db, writes
 from ..people.accounts import user_clock
 from ..srs import custom_study, queue
+from ..srs.state_rows import answered_from
 from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
@@ -110,6 +113,8 @@ def next_custom_study_card() -> Response:
     card, study = custom_study.next_card(session, user_id, now=now, clock=clock)
     if card is None:
         return Response(status=204)
+    # A forgotten card's intervals are those of the state its answer starts from.
+    card = replace(card, state=answered_from(session, user_id, card.card_id))
     preview = study.mode == "preview"  # schedules nothing: no intervals
     intervals = None if preview else intervals_of(session, user_id, card, now, clock)
     return reply(CustomStudyNext(card=card_text(card), intervals=intervals, session=_body(study)))

@@ -102,8 +102,9 @@ class CardActionsBody(Body):
         Field(min_length=1, max_length=MAX_SELECTION),
     ]
     action: Literal[
-        "suspend", "unsuspend", "bury", "unbury", "flag", "add_tag", "remove_tag", "forget", "due"
-    ]
+        "suspend", "unsuspend", "bury", "unbury", "flag", "add_tag", "remove_tag", "forget", "due",
+        "move",
+    ]  # fmt: skip
     flag: Annotated[int, Field(ge=FLAGS.start, le=FLAGS.stop - 1), WHOLE] | None = Field(
         None, description="For flag: 0 (none) to 7."
     )
@@ -115,10 +116,24 @@ class CardActionsBody(Body):
         | Annotated[int, Field(ge=0, le=MAX_DUE_DAYS), WHOLE]
         | None
     ) = Field(None, description="For due: days from today (0 is today) or a range '1-7'.")
+    restore_position: bool = Field(
+        False,
+        description="For forget (Anki's option): each card back at its own place among its "
+        "deck's new cards, rather than after them.",
+    )
+    reset_counts: bool = Field(
+        False, description="For forget (Anki's option): review and lapse counts back to 0."
+    )
+    deck: Annotated[str, Field(min_length=1, max_length=100)] | None = Field(
+        None,
+        description="For move: the slug of one of the caller's own decks, where the cards "
+        "(all of the caller's own decks too) go with their progress and history.",
+    )
     messages: ClassVar[dict[str, str]] = {
         "card_ids": f"card_ids must be 1 to {MAX_SELECTION} card ids",
         "flag": "flag must be a whole number 0-7",
         "due": "due must be a number of days or a range such as 1-7",
+        "deck": "deck must be the slug of one of your own decks",
     }
 
 

@@ -57,7 +57,15 @@ class CardPatch(Body):
     )
     flag: Annotated[int, Field(ge=FLAGS.start, le=FLAGS.stop - 1), WHOLE] | None = None
     forget: Literal[True] | None = Field(
-        None, description="true: start the card over as if new, its history kept."
+        None,
+        description="true: Anki's Forget, the card new again (after the deck's new cards), "
+        "its history kept. Only for a card already studied (else 409).",
+    )
+    restore_position: bool | None = Field(
+        None, description="With forget: back at its own place among the deck's new cards."
+    )
+    reset_counts: bool | None = Field(
+        None, description="With forget: its review and lapse counts back to 0."
     )
     due: (
         Annotated[str, Field(pattern=DUE_PATTERN)]
@@ -73,6 +81,8 @@ class CardPatch(Body):
         "buried_until": "buried_until must be a date such as 2027-01-02, or null",
         "flag": "flag must be a whole number 0-7",
         "forget": "forget must be true",
+        "restore_position": "restore_position must be true or false, with forget",
+        "reset_counts": "reset_counts must be true or false, with forget",
         "due": "due must be a number of days or a range such as 1-7",
     }
 

@@ -119,6 +119,8 @@ _STATE_UPDATE = _state_update(STATE_COLUMNS)
 _INSERT_STATE_ROW = Statement(_STATE_INSERT)
 _UPDATE_STATE_ROW = Statement(_STATE_UPDATE)
 _RESTORE_STATE_ROW = Statement(_state_update(WRITTEN_COLUMNS))
+# A forgotten card's first answer: introduced again, and no longer waiting among the new cards.
+_RESTART_STATE_ROW = Statement(_state_update((*WRITTEN_COLUMNS, "new_position")))
 
 
 def _log_after(state_written: Any) -> Statement:
@@ -169,9 +171,13 @@ def insert_state(db: Executor, params: dict[str, Any]) -> None:
     db.execute(_INSERT_STATE_ROW, params)
 
 
-def update_state(db: Executor, params: dict[str, Any], *, restore: bool = False) -> bool:
+def update_state(
+    db: Executor, params: dict[str, Any], *, restore: bool = False, restart: bool = False
+) -> bool:
     """Whether the state still had the version read and is now written; `restore` (undo)
-    writes introduced_at too."""
+    writes introduced_at too; `restart` (a forgotten card's answer) also new_position."""
+    if restart:
+        return db.execute(_RESTART_STATE_ROW, {**params, "b_new_position": None}) == 1
     return db.execute(_RESTORE_STATE_ROW if restore else _UPDATE_STATE_ROW, params) == 1
 
 

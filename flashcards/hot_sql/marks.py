@@ -57,11 +57,22 @@ _UPDATE_MARK = Statement(
     .values(**{n: bindparam(f"b_{n}") for n in MARK_COLUMNS})
 )
 _INSERT_ACTION = Statement(insert(actions))
+_NEW_POSITION = Statement(
+    select(rs.c.new_position).where(
+        rs.c.user_id == bindparam("user_id"), rs.c.card_id == bindparam("card_id")
+    )
+)
 
 
 def mark(db: Executor, user_id: int, card_id: int) -> Any:
     """The person's marks on the card, or None when they set none."""
     return db.first(_MARK, {"user_id": user_id, "card_id": card_id})
+
+
+def new_position(db: Executor, user_id: int, card_id: int) -> int | None:
+    """A forgotten card's place among its deck's new cards (None: not forgotten)."""
+    row = db.first(_NEW_POSITION, {"user_id": user_id, "card_id": card_id})
+    return None if row is None else row.new_position
 
 
 def siblings(db: Executor, user_id: int, deck_id: int, note_key: str, card_id: int) -> list[Any]:

@@ -15,7 +15,7 @@ from sqlalchemy.orm import aliased
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import BindParameter
 
-from ..srs.state_rows import STATE_COLUMNS, rs
+from ..srs.state_rows import NEW_STATE, STATE_COLUMNS, rs
 from ..storage.models import (
     Card,
     CardMark,
@@ -49,6 +49,9 @@ _LEARNING_DUE = rs.c.state.in_(LEARNING_STATES) & (rs.c.due <= bindparam("learn_
 _REVIEW_DUE = (rs.c.state == REVIEW_STATE) & (rs.c.due < bindparam("day_end"))
 _RETIRED = (_CARDS.c.deck_id == _DECK) & _CARDS.c.retired_at.is_not(None)
 _MARKS = cast(Table, CardMark.__table__)
+# Forgotten (NEW_STATE): only such states have a place among the new cards. This condition
+# rather than the state's is ix_review_states_forgotten's, which the planners then use.
+_FORGOTTEN = rs.c.new_position.is_not(None)
 # A card the person suspended, or buried until a later study day, is not shown today.
 _HIDDEN = or_(_MARKS.c.suspended, _MARKS.c.buried_until > bindparam("today", type_=Date()))
 
@@ -116,10 +119,10 @@ def _has_state(*where: Any) -> Any:
 # Each subscribed deck with its settings and everything its counts need, in one statement:
 # each number is a count over a range of an index (the deck's states, its cards, today's
 # review answers), never a visit to each card or log row. A card is new until the person
-# has a state for it, so the new cards left are the deck's live cards minus the person's
-# states in it. States on retired cards are counted by the deck-wide counts but never
-# shown, so they are counted apart and taken off; retired cards are few, so this beats
-# joining every state to its card.
+# has a state for it, or again once they forgot it, so the new cards left are the deck's
+# live cards minus the person's states in it that are not forgotten. States on retired
+# cards are counted by the deck-wide counts but never shown, so they are counted apart and
+# taken off; retired cards are few, so this beats joining every state to its card.
 _PLANS_SELECT = (
     select(
         _DECK,
@@ -163,10 +166,19 @@ _PLANS_SELECT = (
             "live_cards"
         ),
         _count(rs.c.user_id == _USER, rs.c.deck_id == _DECK).label("states"),
+        # States of live cards forgotten (new again): few, read from their partial index.
+        _count(
+            rs.c.user_id == _USER,
+            rs.c.deck_id == _DECK,
+            _FORGOTTEN,
+            select_from=rs.join(
+                _CARDS, (_CARDS.c.id == rs.c.card_id) & _CARDS.c.retired_at.is_(None)
+            ),
+        ).label("forgotten"),
         _count(_RETIRED, _has_state(), select_from=_CARDS).label("retired_states"),
         _count(_RETIRED, _has_state(_LEARNING_DUE), select_from=_CARDS).label("retired_learning"),
         _count(_RETIRED, _has_state(_REVIEW_DUE), select_from=_CARDS).label("retired_review"),
-        _hidden_count(~_marked_state()).label("hidden_new"),
+        _hidden_count(~_marked_state(rs.c.state != NEW_STATE)).label("hidden_new"),
         _hidden_count(_marked_state(_LEARNING_DUE)).label("hidden_learning"),
         _hidden_count(_marked_state(_REVIEW_DUE)).label("hidden_review"),
     )
@@ -250,7 +262,7 @@ def _first_review(decks: int) -> Statement:
 # An outer join rather than NOT EXISTS: SQLite runs it as a plain index probe per card,
 # half the cost of a correlated subquery. Run only for a deck known to have new cards left.
 _FIRST_NEW = _shown(
-    select(_CARDS.c.id.label("card_id"), _CARDS.c.deck_id)
+    select(_CARDS.c.id.label("card_id"), _CARDS.c.deck_id, _CARDS.c.position.label("new_position"))
     .select_from(_CARDS.outerjoin(rs, (rs.c.user_id == _USER) & (rs.c.card_id == _CARDS.c.id)))
     .where(
         _CARDS.c.deck_id == bindparam("deck_id"),
@@ -259,6 +271,20 @@ _FIRST_NEW = _shown(
         _not_hidden(_CARDS.c.id),
     )
     .order_by(_CARDS.c.position)
+    .limit(1)
+)
+# A deck's first forgotten card, in the order forgetting gave them, with what starting it
+# over needs. Run only for a deck with some (its plan counts them).
+_FIRST_FORGOTTEN = _shown(
+    select(*_STATE_COLUMNS, rs.c.new_position)
+    .select_from(rs.join(_CARDS, (_CARDS.c.id == rs.c.card_id) & _CARDS.c.retired_at.is_(None)))
+    .where(
+        rs.c.user_id == _USER,
+        rs.c.deck_id == bindparam("deck_id"),
+        _FORGOTTEN,
+        _not_hidden(rs.c.card_id),
+    )
+    .order_by(rs.c.new_position, rs.c.card_id)
     .limit(1)
 )
 
@@ -301,3 +327,8 @@ def first_review(
 def first_new(db: Executor, user_id: int, deck_id: int, today: date) -> Any:
     """The deck's first card the user has no state for (and did not hide), or None."""
     return db.first(_FIRST_NEW, {"user_id": user_id, "deck_id": deck_id, "today": today})
+
+
+def first_forgotten(db: Executor, user_id: int, deck_id: int, today: date) -> Any:
+    """The deck's first card the user forgot (and did not hide), with its state, or None."""
+    return db.first(_FIRST_FORGOTTEN, {"user_id": user_id, "deck_id": deck_id, "today": today})

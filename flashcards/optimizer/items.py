@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..srs.days import Clock, study_date
+from ..srs.state_rows import NEW_STATE
+
+# A log's `state_before` when the card was new: never studied (NULL), or forgotten.
+NEW_BEFORE = (None, NEW_STATE)
 
 
 @dataclass(frozen=True)
@@ -26,7 +30,7 @@ class LoggedAnswer:
     card_id: int
     reviewed_at: datetime
     rating: int  # 1 again .. 4 easy
-    was_new: bool  # the card had no state before this answer
+    was_new: bool  # the card had no state before this answer, or was forgotten (NEW_BEFORE)
 
 
 @dataclass(frozen=True)

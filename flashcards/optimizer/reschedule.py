@@ -36,6 +36,7 @@ from ..srs.state_rows import config_from, rs, state_from_row
 from ..storage.models import DeckFsrsParameters, ReviewLog, SchedulerSettings, Subscription
 from ..storage.retry import LostRace
 from .fit import DEFAULTS
+from .items import NEW_BEFORE
 
 HORIZON_DAYS = 30  # the workload a preview shows: today and the days after it
 
@@ -206,7 +207,7 @@ def _move(
 def _replayed(log: list[Any], config: SchedulerConfig, clock: Clock) -> CardState | None:
     """The memory state the card's log gives with `config`; None when the log does not start
     from new (progress imported without its history) and so cannot be replayed."""
-    starts = [index for index, entry in enumerate(log) if entry.state_before is None]
+    starts = [index for index, entry in enumerate(log) if entry.state_before in NEW_BEFORE]
     if not starts:
         return None
     state: CardState | None = None

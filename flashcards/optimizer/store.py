@@ -42,7 +42,7 @@ from .fit import (
     fit_and_judge,
     load_optimizer,
 )
-from .items import LoggedAnswer, TrainingItem, training_items
+from .items import NEW_BEFORE, LoggedAnswer, TrainingItem, training_items
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def read_history(session: Session, user_id: int) -> History:
         ).where(ReviewLog.user_id == user_id)
     )
     answers = (
-        LoggedAnswer(row.card_id, row.reviewed_at, row.rating, row.state_before is None)
+        LoggedAnswer(row.card_id, row.reviewed_at, row.rating, row.state_before in NEW_BEFORE)
         for row in rows
     )
     items = training_items(answers, user_clock(session, user_id))

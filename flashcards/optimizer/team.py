@@ -32,7 +32,7 @@ from ..errors import NotFound
 from ..people.accounts import user_clock
 from ..storage.models import Deck, DeckFsrsParameters, FsrsParameterSet, ReviewLog, TeamMember
 from .fit import MINIMUM, FitOutcome, HistoryMinimum, fit_and_judge
-from .items import LoggedAnswer, TrainingItem, training_items
+from .items import NEW_BEFORE, LoggedAnswer, TrainingItem, training_items
 from .store import parameter_set
 
 
@@ -74,7 +74,7 @@ def read_history(session: Session, deck: Deck) -> DeckHistory:
         if rows:
             answering += 1
             answers = (
-                LoggedAnswer(r.card_id, r.reviewed_at, r.rating, r.state_before is None)
+                LoggedAnswer(r.card_id, r.reviewed_at, r.rating, r.state_before in NEW_BEFORE)
                 for r in rows
             )
             items.extend(training_items(answers, user_clock(session, user_id)))

@@ -21,6 +21,7 @@ from ..hot_sql.rawsql import Executor
 from ..storage.models import StudyOptions
 from .days import Clock, day_bounds, study_date
 from .marks import marks_from_row, record, write_marks
+from .state_rows import NEW_STATE
 
 MAX_LEECH_THRESHOLD = 99
 REVIEW_STATE = 2
@@ -125,7 +126,7 @@ def _buried_with(sibling: Any, effects: AnswerEffects, start: datetime, end: dat
     """Whether the options bury this sibling: a new one; a review due today; one in learning
     from an earlier day (interday) due today. Learning begun today is never buried, as in
     Anki."""
-    if sibling.state is None:
+    if sibling.state in (None, NEW_STATE):  # never studied, or forgotten: new
         return effects.bury_new
     if sibling.due >= end:
         return False

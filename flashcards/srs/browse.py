@@ -20,9 +20,11 @@ from sqlalchemy import (
     SQLColumnExpression,
     Text,
     and_,
+    case,
     cast,
     exists,
     func,
+    null,
     or_,
     select,
 )
@@ -46,12 +48,13 @@ from ..teams.roles import LEADS
 from .cards import seen_card
 from .days import day_start, study_date
 from .marks import LEECH_TAG
+from .state_rows import NEW_STATE
 
 PAGE_SIZE = 50
 MAX_PAGE = 100_000
 MAX_TEXT = 100  # characters of a deck slug or a tag asked for
 EARLIEST, LATEST = date(1970, 1, 1), date(9000, 1, 1)
-# fsrs.State's numbers; "new" is no state row at all.
+# fsrs.State's numbers; "new" is no state row at all, or a forgotten card's (NEW_STATE).
 STATES = {"new": 0, "learning": 1, "review": 2, "relearning": 3}
 SORTS = ("due", "interval", "difficulty", "stability", "lapses", "reviews")
 StateName = Literal["new", "learning", "review", "relearning"]
@@ -182,8 +185,18 @@ def _scope(user_id: int) -> ColumnElement[bool]:
 def _interval(session: Session) -> ColumnElement[Any]:
     """Days between the last review and the due date, as each database subtracts times."""
     if session.get_bind().dialect.name == "sqlite":
-        return func.julianday(ReviewState.due) - func.julianday(ReviewState.last_review)
-    return func.extract("epoch", ReviewState.due - ReviewState.last_review) / 86400.0
+        days = func.julianday(ReviewState.due) - func.julianday(ReviewState.last_review)
+    else:
+        days = func.extract("epoch", ReviewState.due - ReviewState.last_review) / 86400.0
+    return _scheduled(days)
+
+
+def _scheduled(value: Any) -> ColumnElement[Any]:
+    """NULL for a forgotten card, new again: its due date is only when it was forgotten."""
+    return case((ReviewState.state == NEW_STATE, null()), else_=value)
+
+
+_scheduled_due = _scheduled(ReviewState.due)
 
 
 def _has_tag(tag: str) -> ColumnElement[bool]:
@@ -207,7 +220,7 @@ def _joined(query: Select[Any], user_id: int) -> Select[Any]:
 
 def _order(search: Search, interval: ColumnElement[Any]) -> list[Any]:
     column: SQLColumnExpression[Any] = {
-        "due": ReviewState.due,
+        "due": _scheduled_due,
         "interval": interval,
         "difficulty": ReviewState.difficulty,
         "stability": ReviewState.stability,
@@ -233,17 +246,17 @@ def _matching(session: Session, user_id: int, search: Search, now: datetime) -> 
     if search.deck is not None:
         query = query.where(Deck.slug == search.deck)
     if search.state == "new":
-        query = query.where(ReviewState.card_id.is_(None))
+        query = query.where(or_(ReviewState.card_id.is_(None), ReviewState.state == NEW_STATE))
     elif search.state is not None:
         query = query.where(ReviewState.state == STATES[search.state])
     # Dates beyond any card's due date are cut to the range's ends, where a time zone's
     # offset cannot carry them past the year 1 or 9999.
     if search.due_from is not None:
         first = min(max(search.due_from, EARLIEST), LATEST)
-        query = query.where(ReviewState.due >= day_start(first, *clock))
+        query = query.where(_scheduled_due >= day_start(first, *clock))
     if search.due_to is not None:
         last = min(max(search.due_to, EARLIEST), LATEST)
-        query = query.where(ReviewState.due < day_start(last + timedelta(days=1), *clock))
+        query = query.where(_scheduled_due < day_start(last + timedelta(days=1), *clock))
     if search.flag is not None:
         query = query.where(func.coalesce(CardMark.flag, 0) == search.flag)
     if search.tag:
@@ -280,7 +293,7 @@ def _page(session: Session, user_id: int, search: Search, matching: Select[Any],
         own.question.label("own_question"),
         default.question.label("default_question"),
         ReviewState.state,
-        ReviewState.due,
+        _scheduled_due.label("due"),
         interval.label("interval_days"),
         ReviewState.stability,
         ReviewState.difficulty,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from ..decks.access import visible_decks
@@ -29,15 +29,15 @@ from ..hot_sql.rawsql import executor
 from ..people.accounts import user_clock
 from ..storage.models import Card, Deck
 from ..storage.schema import MAX_ID
+from . import card_moves
 from .days import Clock, day_start, study_date
 from .marks import LEECH_TAG, Marks, marks_from_row, record, state_json, write_marks, write_state
-from .state_rows import rs
+from .state_rows import NEW_STATE, rs
 
 # Anki's flags: 0 none, then red, orange, green, blue, pink, turquoise, purple.
 FLAGS = range(0, 8)
 MAX_DUE_DAYS = 36500
 MAX_SELECTION = 1000
-LEARNING_STATE = 1
 
 
 @dataclass(frozen=True)
@@ -141,23 +141,55 @@ def forget(
     card_ids: Iterable[int],
     *,
     now: datetime,
+    restore_position: bool = False,
+    reset_counts: bool = False,
     action_id: str | None = None,
 ) -> ActionResult:
-    """Start the cards over, as if new (no memory state), their history kept. As Anki's
-    default, the review and lapse counts stay. They are shown again at once."""
+    """Anki's Forget: the cards are new again (no memory state), their history kept, shown
+    among their deck's new cards within the day's new-card limit. In the order given, each
+    goes after every card new now (Anki's default), or with `restore_position` back to its
+    own place in the deck; `reset_counts` sets its review and lapse counts to 0."""
+    next_position: dict[int, int] = {}
+
+    def place(state: Any) -> int:
+        if restore_position:
+            position = session.scalar(select(Card.position).where(Card.id == state.card_id))
+            assert position is not None  # the state's card, found visible by `_act`
+            return position
+        if state.deck_id not in next_position:
+            next_position[state.deck_id] = _after_new_cards(session, user_id, state.deck_id)
+        position = next_position[state.deck_id]
+        next_position[state.deck_id] = position + 1
+        return position
 
     def change(state: Any, _clock: Clock) -> dict[str, Any]:
-        return {
-            "state": LEARNING_STATE,
-            "step": 0,
+        values = {
+            "state": NEW_STATE,
+            "step": None,
             "stability": None,
             "difficulty": None,
+            # A new card has no due date: the moment it was forgotten, which no day's
+            # reviews or load count (both read days ahead), and which tells this start of
+            # the card from its first (`web.study.review_id_at`).
             "due": now,
-            "last_review": None,
-            "introduced_at": now,
+            "new_position": place(state),
         }
+        if reset_counts:
+            values.update(reps=0, lapses=0)
+        return values
 
     return _act(session, user_id, card_ids, "forget", now, None, change, action_id)
+
+
+def _after_new_cards(session: Session, user_id: int, deck_id: int) -> int:
+    """The place after the deck's cards and the person's forgotten ones in it."""
+    last_card = session.scalar(select(func.max(Card.position)).where(Card.deck_id == deck_id))
+    last_forgotten = session.scalar(
+        select(func.max(rs.c.new_position)).where(
+            rs.c.user_id == user_id, rs.c.deck_id == deck_id, rs.c.new_position.is_not(None)
+        )
+    )
+    return max(last_card or 0, last_forgotten or 0) + 1
 
 
 def parse_due_days(value: object) -> tuple[int, int]:
@@ -190,10 +222,12 @@ def set_due(
     action_id: str | None = None,
 ) -> ActionResult:
     """Make studied cards due at the start of a study day `days` from today (a day of the
-    range, the same for a card at the same count of reviews). Cards still new have no
-    schedule to move: CardNotStudied."""
+    range, the same for a card at the same count of reviews). Cards still new (or new again,
+    forgotten) have no schedule to move: CardNotStudied."""
 
     def change(state: Any, clock: Clock) -> dict[str, Any]:
+        if state.state == NEW_STATE:
+            raise CardNotStudied(f"card {state.card_id} was forgotten: it is new to you again")
         picked = random.Random(f"{user_id}:{state.card_id}:{state.reps}:due").randint(*days)
         today = study_date(now, *clock)
         due = day_start(today + timedelta(days=picked), *clock)
@@ -259,8 +293,33 @@ def remove_tag(
     )
 
 
+def move(
+    session: Session,
+    user_id: int,
+    card_ids: Iterable[int],
+    deck: object,
+    *,
+    now: datetime,
+    action_id: str | None = None,
+) -> ActionResult:
+    """Move cards of the person's own decks to another of their own decks (by slug), with
+    their progress and history (`card_moves`)."""
+    decks = _visible(session, user_id, card_ids)
+    card_moves.check_sources(session, user_id, set(decks.values()))
+    target = card_moves.target_deck(session, user_id, deck)
+    db = executor(session)
+    action_id = action_id or str(uuid.uuid4())
+    for card_id in decks:
+        before = card_moves.move_card(session, card_id, target, now=now)
+        if before is not None:
+            row = sql.mark(db, user_id, card_id)
+            record(db, user_id, card_id, action_id, "move", now, row, card_before=before)
+    return ActionResult(action_id, tuple(decks))
+
+
 BULK_ACTIONS = (
-    "suspend", "unsuspend", "bury", "unbury", "flag", "add_tag", "remove_tag", "forget", "due"
+    "suspend", "unsuspend", "bury", "unbury", "flag", "add_tag", "remove_tag", "forget", "due",
+    "move",
 )  # fmt: skip
 
 
@@ -274,9 +333,13 @@ def act(
     flag: int | None = None,
     tag: str | None = None,
     due: object = None,
+    restore_position: bool = False,
+    reset_counts: bool = False,
+    deck: str | None = None,
 ) -> ActionResult:
-    """One of BULK_ACTIONS by name, with the value it needs (`flag`, `tag` or `due`, as
-    `parse_due_days` reads it): the card browser's, on the web and in the API."""
+    """One of BULK_ACTIONS by name, with the value it needs (`flag`, `tag`, `due` as
+    `parse_due_days` reads it, the `deck` to move to; forget's options): the card
+    browser's, on the web and in the API."""
     ids = list(card_ids)
 
     def needed(name: str, value: Any) -> Any:
@@ -298,10 +361,19 @@ def act(
         case "remove_tag":
             return remove_tag(session, user_id, ids, needed("tag", tag), now=now)
         case "forget":
-            return forget(session, user_id, ids, now=now)
+            return forget(
+                session,
+                user_id,
+                ids,
+                now=now,
+                restore_position=restore_position,
+                reset_counts=reset_counts,
+            )
         case "due":
             days = parse_due_days(needed("due", due))
             return set_due(session, user_id, ids, days, now=now)
+        case "move":
+            return move(session, user_id, ids, needed("deck", deck), now=now)
     raise InvalidInput(f"action is one of {', '.join(BULK_ACTIONS)}", field="action")
 
 

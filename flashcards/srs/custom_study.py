@@ -38,7 +38,7 @@ from .cards import seen_card
 from .days import Clock, day_bounds, study_date
 from .queue import NextCard
 from .settings import json_int
-from .state_rows import config_from
+from .state_rows import NEW_STATE, config_from
 from .subscriptions import find_visible_deck
 
 Mode = Literal["ahead", "forgotten", "extra_new", "extra_review", "preview", "tag", "flag"]
@@ -231,7 +231,8 @@ def _next_card_id(
     studied = _studied(user_id, row)
     own_state = (ReviewState.card_id == Card.id) & (ReviewState.user_id == user_id)
     if row.mode == "preview":
-        introduced = exists().where(own_state)
+        # A forgotten card is new again (its state row kept for its history).
+        introduced = exists().where(own_state, ReviewState.state != NEW_STATE)
         new = (
             select(Card.id)
             .join(Deck, Deck.id == Card.deck_id)
@@ -307,7 +308,7 @@ def _next_card_id(
 
 
 def _kind(state: int | None) -> str:
-    if state is None:
+    if state is None or state == NEW_STATE:
         return "new"
     return "review" if state == int(State.Review) else "learning"
 

@@ -6,19 +6,21 @@ back by `revert` when `study.undo` undoes either. No Flask; functions never comm
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import delete, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, undefer
 
 from ..decks.access import visible_decks
 from ..hot_sql import marks as sql
 from ..hot_sql.rawsql import Executor, executor
 from ..storage.models import Card, CardAction, Deck
 from ..storage.retry import LostRace
+from . import card_moves
 from .state_rows import STATE_COLUMNS, rs
 
 LEECH_TAG = "leech"
@@ -93,8 +95,10 @@ def record(
     marks_row: Any,
     state_before: dict[str, Any] | None = None,
     review_id: str | None = None,
+    card_before: dict[str, Any] | None = None,
 ) -> None:
-    """The undo row of one card's action: its marks (None: no row) and state before."""
+    """The undo row of one card's action: its marks (None: no row) and state before, and
+    for a move where the card was (`card_moves.restore`)."""
     marks_before = None
     if marks_row is not None:
         marks_before = {n: getattr(marks_row, n) for n in sql.MARK_COLUMNS}
@@ -111,11 +115,24 @@ def record(
             "review_id": review_id,
             "marks_before": marks_before,
             "state_before": state_before,
+            # Only a move's: the rows of every other action keep to the columns they had.
+            **({"card_before": card_before} if card_before is not None else {}),
         },
     )
 
 
-_STATE_WRITTEN = (*STATE_COLUMNS, "introduced_at")
+# With a forgotten card's place, so that undoing a second forget puts it back where the
+# first one had.
+_STATE_WRITTEN = (*STATE_COLUMNS, "introduced_at", "new_position")
+
+
+def save_place(db: Executor, user_id: int, card_id: int, review_id: str, now: datetime) -> None:
+    """Before the answer that starts a forgotten card over: its place among the new cards,
+    which the answer clears, in an undo row of that answer (with the card's marks as they
+    are, which undoing the answer writes back)."""
+    place = {"new_position": sql.new_position(db, user_id, card_id)}
+    row = sql.mark(db, user_id, card_id)
+    record(db, user_id, card_id, str(uuid.uuid4()), "restart", now, row, place, review_id)
 
 
 def state_json(state: Any) -> dict[str, Any]:
@@ -188,10 +205,13 @@ def revert(
             select(CardAction)
             .where(CardAction.user_id == user_id, where)
             .order_by(CardAction.id.desc())
+            .options(undefer(CardAction.card_before))
         )
     )
     db = executor(session)
     for row in rows:
+        if row.card_before is not None:  # a move: the card back in its deck first
+            card_moves.restore(session, row.card_id, row.card_before)
         deck_id = session.scalar(select(Card.deck_id).where(Card.id == row.card_id))
         assert deck_id is not None  # the action row goes with its card
         saved = row.marks_before

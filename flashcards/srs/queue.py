@@ -2,9 +2,10 @@
 
 Rules (as Anki's): learning and relearning cards due by now come first; then review cards
 due before the end of the person's study day, up to the daily review limit; then new cards
-in deck order, up to the daily new limit minus those already introduced today. Cards the
-person suspended, or buried until a later study day, are neither shown nor counted. When nothing
-else is left, learning cards due within the next 20 minutes are shown early (learn-ahead).
+in deck order (a forgotten card at the place forgetting gave it), up to the daily new limit
+minus those already introduced today. Cards the person suspended, or buried until a later
+study day, are neither shown nor counted. When nothing else is left, learning cards due
+within the next 20 minutes are shown early (learn-ahead).
 Limits are per deck: a subscription may override the person's defaults, and custom study
 may add cards on top of them for one day (`custom_study.extend_limits`). The statements are
 in `hot_sql.next_card`.
@@ -23,7 +24,7 @@ from ..hot_sql.next_card import REVIEWED_COUNTED
 from ..hot_sql.rawsql import Executor, executor
 from .days import Clock, day_bounds, study_date
 from .scheduling import CardState, SchedulerConfig
-from .state_rows import config_from, state_from_row
+from .state_rows import config_from, forgotten_state, state_from_row
 
 LEARN_AHEAD = timedelta(minutes=20)
 
@@ -63,6 +64,7 @@ class _DeckPlan:
     new: int
     learning: int
     review: int
+    forgotten: int = 0  # of its new cards, those forgotten (new again, `card_actions.forget`)
 
 
 def new_allowance(own: int, pace: int | None) -> int:
@@ -106,6 +108,12 @@ def next_card(
     for d, plan in plans.items():
         if plan.new:
             new = sql.first_new(conn, user_id, d, today)
+            forgotten = sql.first_forgotten(conn, user_id, d, today) if plan.forgotten else None
+            if forgotten is not None and (
+                new is None
+                or (forgotten.new_position, forgotten.card_id) < (new.new_position, new.card_id)
+            ):
+                return _next(forgotten, "new", forgotten_state(forgotten), plans), counts
             if new is not None:  # None: answered since the counts were read
                 return _next(new, "new", None, plans), counts
 
@@ -172,7 +180,8 @@ def _plans(
         if row.extended_on == params["today"]:
             new_limit += row.extra_new
             review_limit += row.extra_reviews
-        new_left = row.live_cards - (row.states - row.retired_states) - row.hidden_new
+        studied = row.states - row.retired_states - row.forgotten
+        new_left = row.live_cards - studied - row.hidden_new
         due_reviews = row.review - row.retired_review - row.hidden_review
         reviewed = row.reviewed
         if reviewed >= REVIEWED_COUNTED and review_limit > reviewed and due_reviews:
@@ -183,6 +192,7 @@ def _plans(
             new=max(0, min(new_left, new_limit - row.introduced)),
             learning=row.learning - row.retired_learning - row.hidden_learning,
             review=max(0, min(due_reviews, review_limit - reviewed)),
+            forgotten=row.forgotten,
         )
     return plans, day_end
 

@@ -15,6 +15,9 @@ from ..storage.models import ReviewState
 from .scheduling import CardState, SchedulerConfig
 
 STATE_COLUMNS = ("state", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses")
+# A state row's `state` for a card forgotten (Anki's "Forget"): new again, its history kept
+# (the log hangs on the row). Not an fsrs.State: FSRS sees such a card as new.
+NEW_STATE = 0
 
 rs = cast(Table, ReviewState.__table__)
 
@@ -47,8 +50,9 @@ def config_from(
 def state_from_row(
     row: Any, *, suffix: str = "", last_review: str = "last_review"
 ) -> CardState | None:
-    """A CardState from a row's state columns, e.g. `suffix="_before"` for a log's old state."""
-    if row is None or getattr(row, "state" + suffix) is None:
+    """A CardState from a row's state columns, e.g. `suffix="_before"` for a log's old state;
+    None for a card new to the person: no state, or one forgotten (NEW_STATE)."""
+    if row is None or getattr(row, "state" + suffix) in (None, NEW_STATE):
         return None
 
     def col(name: str) -> Any:
@@ -66,10 +70,38 @@ def state_from_row(
     )
 
 
+def forgotten_state(row: Any) -> CardState:
+    """What FSRS starts a forgotten card from: a new card's state (no memory, first
+    learning step), with the counts it kept and the time it was forgotten as its due."""
+    return CardState(
+        state=State.Learning,
+        step=0,
+        stability=None,
+        difficulty=None,
+        due=row.due,
+        last_review=None,
+        reps=row.reps,
+        lapses=row.lapses,
+    )
+
+
 def card_state(session: Session, user_id: int, card_id: int) -> CardState | None:
-    row = session.execute(
+    """The person's state of the card; None while it is new to them (forgotten too)."""
+    return state_from_row(_state_row(session, user_id, card_id))
+
+
+def answered_from(session: Session, user_id: int, card_id: int) -> CardState | None:
+    """The state an answer to the card starts from, as the queue gives it: a forgotten
+    card's `forgotten_state`; None for a card never studied."""
+    row = _state_row(session, user_id, card_id)
+    if row is not None and row.state == NEW_STATE:
+        return forgotten_state(row)
+    return state_from_row(row)
+
+
+def _state_row(session: Session, user_id: int, card_id: int) -> Any:
+    return session.execute(
         select(*(rs.c[name] for name in STATE_COLUMNS)).where(
             rs.c.user_id == user_id, rs.c.card_id == card_id
         )
     ).first()
-    return state_from_row(row)

@@ -28,11 +28,15 @@ from ..storage.models import (
 )
 from .days import day_bounds, day_start, study_date
 from .queue import LEARN_AHEAD, new_allowance
+from .state_rows import NEW_STATE
 
 AGAIN = 1
 # States of cards still in their deck: a retired card is never shown again (see `queue`), so
 # it is not counted, forecast or named as due. EXISTS: the retired cards are the few.
 _LIVE = ~exists().where(Card.id == ReviewState.card_id, Card.retired_at.is_not(None))
+# States with a schedule: not a forgotten card's, new again, whose due is only when it was
+# forgotten.
+_SCHEDULED = ReviewState.state != NEW_STATE
 
 
 def _hidden(user_id: int, card_id: Any, today: date) -> ColumnElement[bool]:
@@ -131,6 +135,7 @@ def next_due(
             ReviewState.user_id == user_id,
             ReviewState.deck_id.in_(deck_ids),
             ReviewState.due <= now,
+            _SCHEDULED,
             _LIVE,
             shown,
         ))
@@ -147,6 +152,7 @@ def next_due(
             ReviewState.deck_id.in_(deck_ids),
             ~CardMark.suspended,
             CardMark.buried_until > today,
+            _SCHEDULED,
             _LIVE,
         )
     ):
@@ -155,7 +161,9 @@ def next_due(
         back = day_start(until, tz, hour)
         ready = due - LEARN_AHEAD if state in LEARNING_STATES else day_bounds(due, tz, hour)[0]
         candidates.append(max(back, ready))
-    seen = exists().where(ReviewState.user_id == user_id, ReviewState.card_id == Card.id)
+    seen = exists().where(
+        ReviewState.user_id == user_id, ReviewState.card_id == Card.id, _SCHEDULED
+    )
     unseen = (Card.deck_id.in_(deck_ids), Card.retired_at.is_(None), ~seen)
     decks_with_new = session.scalars(
         select(Card.deck_id).distinct().where(*unseen, ~_hidden(user_id, Card.id, today))
@@ -192,7 +200,9 @@ def cards_by_state(session: Session, user_id: int) -> dict[str, int]:
             .group_by(ReviewState.state)
         ).all()
     )
-    seen = exists().where(ReviewState.user_id == user_id, ReviewState.card_id == Card.id)
+    seen = exists().where(
+        ReviewState.user_id == user_id, ReviewState.card_id == Card.id, _SCHEDULED
+    )
     new = session.scalar(
         select(func.count())
         .select_from(Card)
@@ -245,6 +255,7 @@ def due_forecast(
             ReviewState.user_id == user_id,
             ReviewState.deck_id.in_(deck_ids),
             ReviewState.due < horizon,
+            _SCHEDULED,
             _LIVE,
             # A suspended card falls due on no day; a buried one counts on the day it is back.
             or_(CardMark.suspended.is_(None), ~CardMark.suspended),

@@ -51,7 +51,7 @@ from . import answer_effects, marks
 from .days import Clock, day_bounds
 from .scheduling import CardState, fuzz_seed, review
 from .settings import json_int
-from .state_rows import card_state, config_from, rs, state_from_row
+from .state_rows import NEW_STATE, card_state, config_from, forgotten_state, rs, state_from_row
 from .workload import workload
 
 # Clocks of offline clients drift; an answer a little "in the future" is still accepted.
@@ -122,6 +122,8 @@ class PreparedAnswer:
     result: AnswerResult
     # Siblings to bury, a leech to mark; None (most answers): nothing beyond the answer.
     effects: answer_effects.AnswerEffects | None = None
+    # The card was forgotten: it is introduced again now, so its state's introduced_at moves.
+    restart: bool = False
 
 
 def prepare_answer(
@@ -163,8 +165,10 @@ def prepare_answer(
         # As in Anki, only cards of decks one studies are answered: an answer here would
         # start a schedule that no queue shows and no statistics count.
         raise NotSubscribed("subscribe to this card's deck before answering it", field="card_id")
-    before = state_from_row(row)
-    last_review = before.last_review if before is not None else None
+    restart = row.state == NEW_STATE
+    before = forgotten_state(row) if restart else state_from_row(row)
+    # The row's, a forgotten card's too: an answer never goes before one already given.
+    last_review = row.last_review
     if reviewed_at is None:
         # A live answer comes after the last one. Instances' clocks differ a little, and a
         # retried transaction may find an answer committed with a later clock reading.
@@ -179,7 +183,7 @@ def prepare_answer(
         when = min(reviewed_at, now)
         if last_review is not None and when < last_review:
             raise InvalidInput("reviewed_at is before the card's last review", field="reviewed_at")
-    if before is None and row.retired_at is not None:
+    if (before is None or restart) and row.retired_at is not None:
         raise CardRetired("this card was retired from its deck and is no longer introduced")
 
     team_fit = None
@@ -220,13 +224,13 @@ def prepare_answer(
         "user_id": user_id,
         "card_id": card_id,
         "deck_id": row.deck_id,
-        **_state_values(after, row.introduced_at or when),
+        **_state_values(after, when if restart else row.introduced_at or when),
     }
     effects = answer_effects.answer_effects(
         user_id, row, review_id, when, before.lapses if before else 0, after
     )
     result = AnswerResult(review_id, card_id, after, True)
-    return PreparedAnswer(log, state, row.version, result, effects)
+    return PreparedAnswer(log, state, row.version, result, effects, restart)
 
 
 def review_id_taken(db: Session | Executor, review_id: str) -> bool:
@@ -241,7 +245,10 @@ def write_answer(db: Connection | Executor, prepared: PreparedAnswer) -> AnswerR
     another transaction got there first; the caller prepares again and retries.
     """
     db = executor(db)
-    _write_state(db, prepared.state, prepared.version)
+    if prepared.restart:
+        log = prepared.log
+        marks.save_place(db, log["user_id"], log["card_id"], log["review_id"], log["reviewed_at"])
+    _write_state(db, prepared.state, prepared.version, restart=prepared.restart)
     sql.insert_log(db, prepared.log)  # after: a log references its state
     if prepared.effects is not None:
         answer_effects.apply_answer_effects(db, prepared.effects)
@@ -282,10 +289,11 @@ def store_answer(connection: DirectConnection, prepared: PreparedAnswer) -> Answ
     On PostgreSQL the state write and the log insert are one statement (a data-modifying
     CTE): one round trip, and no BEGIN or COMMIT to wait for. SQLite, which has no such
     CTEs, runs `write_answer` in a write transaction: local calls, no round trips; so does
-    the rare answer that buries siblings or marks a leech, whose writes join its own.
+    the rare answer that buries siblings or marks a leech, whose writes join its own, or
+    that starts a forgotten card over (its state write is undo's, with introduced_at).
     Raises what `write_answer` raises when another transaction got there first.
     """
-    if connection.dialect.name != "postgresql" or prepared.effects is not None:
+    if connection.dialect.name != "postgresql" or prepared.effects is not None or prepared.restart:
         with connection.write():
             return write_answer(connection, prepared)
     params = _state_params(prepared.state, prepared.version)
@@ -327,13 +335,14 @@ def _write_state(
     version: int | None,
     *,
     restore: bool = False,
+    restart: bool = False,
 ) -> None:
     params = _state_params(values, version)
     if version is None:
         # A racing first answer hits the primary key; the caller's retry then sees the row.
         sql.insert_state(db, params)
         return
-    if not sql.update_state(db, params, restore=restore):
+    if not sql.update_state(db, params, restore=restore, restart=restart):
         raise ConcurrentAnswer(values["card_id"])
 
 
@@ -432,7 +441,13 @@ def undo(
         # retry finds the answer gone, and does nothing.
         raise ConcurrentAnswer(log.card_id)
     restored = state_from_row(log, suffix="_before")
-    if restored is None:
+    if log.state_before == NEW_STATE:
+        # A forgotten card's first answer: it is forgotten again, and `marks.revert` below
+        # puts it back at its place among the new cards (`marks.save_place`).
+        keys = {"user_id": user_id, "card_id": log.card_id, "deck_id": log.deck_id}
+        saved = {name: getattr(log, f"{name}_before") for name in sql.WRITTEN_COLUMNS}
+        _write_state(executor(session), {**keys, **saved}, current, restore=True)
+    elif restored is None:
         # Only the state read above: one that an answer changed since then would take that
         # answer's log with it (the logs reference their state).
         deleted = session.execute(

@@ -30,6 +30,7 @@ from ..hot_sql import pacing as pacing_sql
 from ..hot_sql.rawsql import Executor, executor
 from ..people.accounts import user_clock
 from ..srs.days import day_bounds, study_date
+from ..srs.state_rows import NEW_STATE
 from ..storage.models import Card, CardMark, ReviewState, Subscription
 
 
@@ -154,6 +155,7 @@ def remaining_new(
         ReviewState.user_id == user_id,
         ReviewState.card_id == CardMark.card_id,
         ReviewState.introduced_at < since,
+        ReviewState.state != NEW_STATE,
     )
     hidden = session.scalar(
         select(func.count())
@@ -180,7 +182,8 @@ def card_count(session: Session, deck_id: int) -> int:
 def introduced_count(
     session: Session, user_id: int, deck_id: int, *, before: datetime | None = None
 ) -> int:
-    """Live cards of the deck the user has seen (before `before`, when given)."""
+    """Live cards of the deck the user has seen (before `before`, when given), and not
+    forgotten since (new again)."""
     query = (
         select(func.count())
         .select_from(ReviewState)
@@ -188,6 +191,7 @@ def introduced_count(
         .where(
             ReviewState.user_id == user_id,
             ReviewState.deck_id == deck_id,
+            ReviewState.state != NEW_STATE,
             Card.retired_at.is_(None),
         )
     )

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from ..hot_sql.next_card import REVIEW_STATE
 from ..srs.days import study_date
 from ..srs.scheduling import retrievability
-from ..srs.state_rows import config_from, state_from_row
+from ..srs.state_rows import NEW_STATE, config_from, state_from_row
 from ..storage.models import (
     Card,
     CardMark,
@@ -152,6 +152,8 @@ def _member_progress(
     in_review = overdue = 0
     recalls: list[float] = []
     for row in states:
+        if row.state == NEW_STATE:
+            continue  # forgotten: new again, to be studied again
         introduced[row.deck_id] = introduced.get(row.deck_id, 0) + 1
         if row.state == REVIEW_STATE:
             in_review += 1

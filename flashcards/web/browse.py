@@ -17,24 +17,30 @@ from werkzeug.wrappers import Response
 from ..errors import (
     CardNotFound,
     CardNotStudied,
+    CardRetired,
     InvalidInput,
+    NotDeckOwner,
+    NotFound,
     NothingToUndo,
     NotLatestAnswer,
     UnknownReviewId,
 )
 from ..http.request_db import db, writes
-from ..srs import browse, card_actions, study
+from ..srs import browse, card_actions, card_moves, study
+from ..srs.subscriptions import deck_title
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
 from .auth import login_required, user_id
 from .charts import bar_chart
 from .error_table import flash_error
-from .i18n import date_label, interval, one_decimal, when
+from .i18n import date_label, interval, locale_code, one_decimal, when
 from .study import flag_names
 
 # The bulk form's choices, in its order.
-ACTIONS = ("suspend", "unsuspend", "bury", "flag", "add_tag", "remove_tag", "forget", "due")
+ACTIONS = (
+    "suspend", "unsuspend", "bury", "flag", "add_tag", "remove_tag", "forget", "due", "move"
+)  # fmt: skip
 
 
 def state_names() -> dict[str, str]:
@@ -84,7 +90,17 @@ def browse_page() -> str:
         sorts=_sort_names(),
         undo_id=undo_id,
         now=now,
+        move_decks=_move_decks(session, uid),
     )
+
+
+def _move_decks(session: Any, uid: int) -> list[tuple[str, str, str | None]]:
+    """The move's deck picker: the person's own decks, each with its title and language."""
+    locale = locale_code()
+    return [
+        (slug, *deck_title(session, deck_id, locale))
+        for deck_id, slug in card_moves.own_decks(session, uid)
+    ]
 
 
 def _sort_names() -> dict[str, str]:
@@ -132,9 +148,10 @@ def _done(action: str, n: int) -> str:
         "add_tag": lambda: ngettext("Tagged %(num)d card.", "Tagged %(num)d cards.", n),
         "remove_tag": lambda: ngettext("Untagged %(num)d card.", "Untagged %(num)d cards.", n),
         "forget": lambda: ngettext(
-            "Forgot %(num)d card: it starts over.", "Forgot %(num)d cards: they start over.", n
+            "Forgot %(num)d card: it is new again.", "Forgot %(num)d cards: they are new again.", n
         ),
         "due": lambda: ngettext("Rescheduled %(num)d card.", "Rescheduled %(num)d cards.", n),
+        "move": lambda: ngettext("Moved %(num)d card.", "Moved %(num)d cards.", n),
     }
     return str(said[action]())
 
@@ -159,6 +176,7 @@ _FORM_ERRORS: dict[str, Callable[[], str]] = {
         most=card_actions.MAX_TAG,
     ),
     "due": lambda: _("Due in: a number of days (0 is today) or a range such as 1-7."),
+    "deck": lambda: _("Choose one of your own decks to move the cards to."),
 }
 
 
@@ -176,11 +194,22 @@ def browse_actions() -> Response:
         if action not in ACTIONS:  # unbury: the browser's page shows no buried state to undo
             raise InvalidInput("choose an action", field="action")
         flag, tag, due = _flag(), request.form.get("action_tag"), request.form.get("due")
+        deck = request.form.get("action_deck") or None
         now = utcnow()
 
         def change() -> card_actions.ActionResult:
             return card_actions.act(
-                session, uid, ids, action, now=now, flag=flag, tag=tag or None, due=due or None
+                session,
+                uid,
+                ids,
+                action,
+                now=now,
+                flag=flag,
+                tag=tag or None,
+                due=due or None,
+                restore_position=request.form.get("restore_position") == "on",
+                reset_counts=request.form.get("reset_counts") == "on",
+                deck=deck,
             )
 
         # Two first marks of one card at once meet at its primary key; the retry finds the row.
@@ -189,7 +218,14 @@ def browse_actions() -> Response:
         session.rollback()
         flash(_FORM_ERRORS.get(exc.field or "", _FORM_ERRORS["action"])(), "error")
         return _back()
-    except CardNotStudied as exc:
+    except (NotDeckOwner, NotFound) as exc:
+        if isinstance(exc, CardNotFound):
+            raise  # a card not theirs to see: the 404 page
+        # A card of a shipped or team deck, or a deck picked that is not theirs.
+        session.rollback()
+        flash(_("Cards move only from one of your own decks to another."), "error")
+        return _back()
+    except (CardNotStudied, CardRetired) as exc:
         session.rollback()
         flash_error(exc)
         return _back()

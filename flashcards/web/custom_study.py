@@ -8,6 +8,7 @@ session: the deck's limits are raised, and the deck's study page shows them.
 from __future__ import annotations
 
 from contextlib import suppress
+from dataclasses import replace
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
@@ -18,6 +19,7 @@ from ..errors import InvalidInput, NotSubscribed
 from ..http.request_db import db, writes
 from ..people.accounts import user_clock
 from ..srs import custom_study, subscriptions
+from ..srs.state_rows import answered_from
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
 from .account import WHOLE_NUMBER
@@ -71,6 +73,10 @@ def custom_study_page() -> str | tuple[str, int]:
         card, current = custom_study.next_card(session, uid, now=now, clock=clock)
     except custom_study.NoCustomStudy:
         return _form_page({"mode": "ahead", "days": "1", "amount": ""})
+    if card is not None:
+        # A forgotten card is answered from its `answered_from` state: the page's review id
+        # and intervals must be those of the answer it sends.
+        card = replace(card, state=answered_from(session, uid, card.card_id))
     buttons = []
     if card is not None and current.mode != "preview":
         buttons = rating_buttons(session, uid, card, now, clock)

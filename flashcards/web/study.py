@@ -28,6 +28,7 @@ from werkzeug.wrappers import Response
 
 from ..errors import (
     CardNotFound,
+    CardNotStudied,
     CardRetired,
     InvalidInput,
     NothingToUndo,
@@ -43,7 +44,7 @@ from ..srs import card_actions, cards, marks, queue, stats, study, subscriptions
 from ..srs.days import Clock
 from ..srs.queue import NextCard
 from ..srs.scheduling import CardState, fuzz_seed, preview
-from ..srs.state_rows import card_state
+from ..srs.state_rows import answered_from
 from ..srs.workload import workload
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
@@ -61,6 +62,9 @@ def review_id_at(uid: int, card_id: int, state: CardState | None) -> str:
     """The review id of an answer to the card at this state (None: new)."""
     basis = f"{uid}:{card_id}:{state.reps if state else 0}:"
     basis += state.last_review.isoformat() if state and state.last_review else "new"
+    if state is not None and state.last_review is None:
+        # Forgotten (new again), at this time: not the answer that first introduced it.
+        basis += ":" + state.due.isoformat()
     key = str(current_app.config["SECRET_KEY"]).encode()
     digest = hmac.new(key, basis.encode(), hashlib.sha256).digest()
     return str(uuid.UUID(bytes=digest[:16], version=4))
@@ -181,7 +185,7 @@ def answer_from_form(uid: int) -> None:
         return
     session = db()
     now = utcnow()
-    if review_id != review_id_at(uid, card_id, card_state(session, uid, card_id)) and not (
+    if review_id != review_id_at(uid, card_id, answered_from(session, uid, card_id)) and not (
         study.review_id_taken(session, review_id)
     ):
         # Not the state the card was shown at, nor a resend of a stored answer: answered in
@@ -252,6 +256,7 @@ def undo_wording(what: str) -> str:
         "flag": _("Undo flag"),
         "forget": _("Undo forget"),
         "due": _("Undo set due date"),
+        "move": _("Undo move"),
     }
     return str(labels.get(what, _("Undo last action")))
 
@@ -297,7 +302,7 @@ def card_action() -> Response:
     action = request.form.get("card_action", "")
     try:
         card_id = int(request.form.get("card_id", ""))
-        if not 1 <= card_id <= MAX_ID or action not in ("bury", "suspend", "flag"):
+        if not 1 <= card_id <= MAX_ID or action not in ("bury", "suspend", "flag", "forget"):
             raise ValueError(action)
         flag = int(request.form.get("flag", "0")) if action == "flag" else 0
         if flag not in card_actions.FLAGS:
@@ -314,17 +319,24 @@ def card_action() -> Response:
             return card_actions.bury(session, uid, selection, now=now)
         if action == "suspend":
             return card_actions.suspend(session, uid, selection, now=now)
+        if action == "forget":
+            return card_actions.forget(session, uid, selection, now=now)
         return card_actions.set_flag(session, uid, selection, flag, now=now)
 
     try:
         retrying(session, act, retry_on=(IntegrityError,))
-    except CardNotFound as exc:
+    except (CardNotFound, CardNotStudied) as exc:
+        session.rollback()
         flash_error(exc)
         return _back(slug)
     if action == "bury":
         flash(_("Card buried until tomorrow. Undo brings it back."))
     elif action == "suspend":
         flash(_("Card suspended: it stays out of your reviews. Undo brings it back."))
+    elif action == "forget":
+        flash(
+            _("Card forgotten: it is new again, after the deck's new cards. Undo brings it back.")
+        )
     elif flag:
         flash(_("Flag set: %(colour)s.", colour=flag_names()[flag]))
     else:

@@ -1,9 +1,10 @@
 """A real browser on the card browser: two cards selected and suspended with the keyboard
-alone, then seen marked, and the undo taking both back."""
+alone, then seen marked, and the undo taking both back; a card moved to another of the
+person's own decks with the deck picker, and back with the undo."""
 
 from __future__ import annotations
 
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from .test_study_browser import ARTIFACTS, _page, _sign_up, browser, server
 
@@ -40,5 +41,49 @@ def test_select_two_cards_and_suspend_them_with_the_keyboard(server: str, browse
     page.get_by_role("button", name="Undo the last change").click()
     expect(page.locator("#live")).to_contain_text("Undone.")
     expect(page.locator("[data-mark=suspended]")).to_have_count(0)
+    assert not problems, problems
+    context.close()
+
+
+def _own_deck(page: Page, server: str, title: str, question: str) -> str:
+    page.goto(f"{server}/")
+    page.get_by_role("link", name="New deck").click()
+    page.fill("#deck-title", title)
+    page.select_option("#deck-locale", "en")
+    page.get_by_role("button", name="Create deck").click()
+    expect(page.locator("#live")).to_contain_text("Deck created")
+    page.fill("#new-question", question)
+    page.fill("#new-answer", "an answer")
+    page.get_by_role("button", name="Add card").click()
+    expect(page.locator("#live")).to_contain_text("Card added")
+    return page.url.rstrip("/").split("/")[-2]
+
+
+def test_move_a_card_to_another_own_deck_with_the_picker(server: str, browser: Browser) -> None:
+    context, page, problems = _page(browser, "en")
+    _sign_up(page, server, "mover@example.com")
+    first = _own_deck(page, server, "Kitchen words", "What is a spoon?")
+    second = _own_deck(page, server, "Garden words", "What is a rake?")
+    page.goto(f"{server}/browse?deck={first}")
+    rows = page.locator("table.browse tbody tr")
+    expect(rows).to_have_count(1)
+    rows.nth(0).locator("input[type=checkbox]").check()
+    page.get_by_label("Action").select_option("move")
+    picker = page.get_by_label("Move to")
+    expect(picker.locator("option")).to_have_text(
+        ["Choose a deck", "Garden words", "Kitchen words"]
+    )
+    picker.select_option(label="Garden words")
+    page.get_by_role("button", name="Apply").click()
+    expect(page.locator("#live")).to_contain_text("Moved 1 card.")
+    assert page.url == f"{server}/browse?deck={first}"  # the search kept: now empty
+    expect(rows).to_have_count(0)
+    page.goto(f"{server}/browse?deck={second}")
+    expect(rows).to_have_count(2)
+    expect(page.locator("table.browse")).to_contain_text("What is a spoon?")
+    page.screenshot(path=str(ARTIFACTS / "browse-moved.png"), full_page=True)
+    page.get_by_role("button", name="Undo the last change").click()
+    expect(page.locator("#live")).to_contain_text("Undone.")
+    expect(rows).to_have_count(1)
     assert not problems, problems
     context.close()

@@ -98,7 +98,9 @@ class ReviewState(Base):
     )
     # Copied from the card so that a deck's due queue is one index range scan.
     deck_id: Mapped[int] = mapped_column(ForeignKey("decks.id", ondelete="CASCADE"))
-    state: Mapped[int] = mapped_column(SmallInteger)  # fsrs.State: 1 learning, 2 review, 3 relearn
+    # fsrs.State: 1 learning, 2 review, 3 relearn; 0: new again, forgotten (Anki's "Forget"),
+    # its history kept.
+    state: Mapped[int] = mapped_column(SmallInteger)
     step: Mapped[int | None] = mapped_column(SmallInteger)
     stability: Mapped[float | None] = mapped_column(Float)
     difficulty: Mapped[float | None] = mapped_column(Float)
@@ -109,9 +111,26 @@ class ReviewState(Base):
     introduced_at: Mapped[datetime] = mapped_column()
     # Bumped by every write; an update that finds another version lost a race and retries.
     version: Mapped[int] = mapped_column(Integer, default=1)
+    # A forgotten card's place among its deck's new cards (as `Card.position`): its own, or
+    # after every card new when it was forgotten; NULL for every other state. The answer
+    # that starts the card over clears it (and saves it for its undo in a CardAction row).
+    # Deferred and without a default: states are still read and written on a schema
+    # migrated back to before it.
+    new_position: Mapped[int | None] = mapped_column(Integer, deferred=True)
 
     __table_args__ = (
         Index("ix_review_states_user_due", "user_id", "due"),
+        # A deck's forgotten cards, in their order: few, and found without a scan of the
+        # deck's states. On new_position alone, which an answer's UPDATE never assigns:
+        # SQLite rewrites an index whose columns or condition an UPDATE assigns.
+        Index(
+            "ix_review_states_forgotten",
+            "user_id",
+            "deck_id",
+            "new_position",
+            sqlite_where=text("new_position IS NOT NULL"),
+            postgresql_where=text("new_position IS NOT NULL"),
+        ),
         # Covering for the queue's per-deck counts, which read each due card's state.
         Index("ix_review_states_user_deck_due_state", "user_id", "deck_id", "due", "state"),
         Index("ix_review_states_user_introduced", "user_id", "introduced_at"),
@@ -280,5 +299,7 @@ class CardAction(Base):
     # The mark row and the state row before the action; None: there was none.
     marks_before: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     state_before: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    # A move's: the card's deck, key, position and texts before it (`decks.card_moves`).
+    card_before: Mapped[dict[str, Any] | None] = mapped_column(JSON, deferred=True)
 
     __table_args__ = (Index("ix_card_actions_user_acted", "user_id", "acted_at"),)

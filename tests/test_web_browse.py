@@ -13,7 +13,7 @@ from sqlalchemy import Engine, select
 from flashcards.srs import browse as br
 from flashcards.srs import marks as mk
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import ReviewState, User
+from flashcards.storage.models import Card, CardMark, ReviewState, User
 from flashcards.storage.schema import utcnow
 
 from . import factories as f
@@ -175,3 +175,22 @@ def test_move_between_own_decks_and_forget_with_anki_options(
     with transaction(loaded_engine) as s:
         state = s.get(ReviewState, (uid, int(mine[0])))
         assert state is not None and (state.state, state.reps) == (0, 0)
+
+
+def test_the_browser_history_and_leeches_name_decks_by_title_in_the_studied_language(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    subscribe(client, "es")
+    title = '<td lang="es">Cuestionario sobre entrenamiento de modelos en EKS</td>'
+    page = client.get("/browse").get_data(as_text=True)
+    assert page.count(title) == 15 and "<td>eks-model-training</td>" not in page
+    card = PICK_RE.findall(page)[0]
+    history = client.get(f"/browse/cards/{card}").get_data(as_text=True)
+    assert '<span lang="es">Cuestionario sobre entrenamiento de modelos en EKS</span>' in history
+    uid = _uid(loaded_engine)
+    with transaction(loaded_engine) as s:
+        deck = s.scalar(select(Card.deck_id).where(Card.id == int(card)))
+        s.add(CardMark(user_id=uid, card_id=int(card), deck_id=deck, leech=True))
+    leeches = client.get("/leeches").get_data(as_text=True)
+    assert title in leeches and "eks-model-training" not in leeches

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -145,17 +147,45 @@ def deck_summaries(session: Session, user_id: int, ui_locale: str) -> list[DeckS
     return summaries
 
 
+@dataclass(frozen=True)
+class DeckTitles:
+    """Decks' titles by slug, in every language they have, to show each in a given one."""
+
+    texts: dict[str, dict[str, str]]  # slug: {locale: title}
+    defaults: dict[str, str]  # slug: the deck's default language
+
+    def of(self, slug: str, locale: str) -> tuple[str, str | None]:
+        """The title in `locale`, else in the deck's default language, else the slug; with
+        the language it is written in (None for the slug)."""
+        titles = self.texts.get(slug, {})
+        for wanted in (locale, self.defaults.get(slug)):
+            if wanted and titles.get(wanted):
+                return titles[wanted], wanted
+        return slug, None
+
+
+def deck_titles(session: Session, slugs: Iterable[str]) -> DeckTitles:
+    """The titles of the decks `slugs`, in one statement."""
+    return _titles(session, Deck.slug.in_(set(slugs)))
+
+
 def deck_title(session: Session, deck_id: int, locale: str) -> tuple[str, str | None]:
-    """A deck's title in `locale`, else in its default language, else its slug; with the
-    language it is written in (None for the slug)."""
+    """A deck's title in `locale` (see `DeckTitles.of`)."""
+    titles = _titles(session, Deck.id == deck_id)
+    return titles.of(next(iter(titles.defaults), ""), locale)
+
+
+def _titles(session: Session, which: Any) -> DeckTitles:
+    texts: dict[str, dict[str, str]] = {}
+    defaults: dict[str, str] = {}
     rows = session.execute(
         select(DeckText.locale, DeckText.title, Deck.default_locale, Deck.slug)
         .select_from(Deck)
         .outerjoin(DeckText, DeckText.deck_id == Deck.id)
-        .where(Deck.id == deck_id)
-    ).all()
-    titles = {r.locale: r.title for r in rows if r.locale is not None}
-    for wanted in (locale, *(r.default_locale for r in rows[:1])):
-        if titles.get(wanted):
-            return titles[wanted], wanted
-    return (rows[0].slug if rows else ""), None
+        .where(which)
+    )
+    for r in rows:
+        defaults[r.slug] = r.default_locale
+        if r.locale is not None:
+            texts.setdefault(r.slug, {})[r.locale] = r.title
+    return DeckTitles(texts, defaults)

@@ -26,7 +26,7 @@ from ..errors import (
     UnknownReviewId,
 )
 from ..http.request_db import db, writes
-from ..srs import browse, card_actions, card_moves, study
+from ..srs import browse, card_actions, card_moves, study, subscriptions
 from ..srs.subscriptions import deck_title
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
@@ -91,6 +91,7 @@ def browse_page() -> str:
         undo_id=undo_id,
         now=now,
         move_decks=_move_decks(session, uid),
+        titles=subscriptions.deck_titles(session, {c.deck_slug for c in page.cards}),
     )
 
 
@@ -260,7 +261,11 @@ def card_history(card_id: int) -> str:
     uid = user_id()
     if card_id > MAX_ID:
         raise CardNotFound(f"no card {card_id}")
-    history = browse.history(db(), uid, card_id)
+    session = db()
+    history = browse.history(session, uid, card_id)
+    title = subscriptions.deck_titles(session, [history.deck_slug]).of(
+        history.deck_slug, history.locale
+    )
     answers = history.answers
     labels = [when(a.reviewed_at) for a in answers]
     chart = bar_chart(
@@ -275,6 +280,7 @@ def card_history(card_id: int) -> str:
     return render_template(
         "browse_card.html",
         history=history,
+        deck_title=title,
         charts=[(chart, rows, None if answers else _("No answers yet: each answer adds a bar."))],
         ratings=rating_names(),
         states=state_names(),

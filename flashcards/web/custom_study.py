@@ -82,7 +82,8 @@ def custom_study_page() -> str | tuple[str, int]:
         buttons = rating_buttons(session, uid, card, now, clock)
     return render_template(
         "custom_study.html", card=card, study=current, modes=mode_labels(), buttons=buttons,
-        flags=flag_names(),
+        flags=flag_names(), locale=locale_code(),
+        titles=subscriptions.deck_titles(session, [current.deck_slug] if current.deck_slug else []),
         review_id=review_id_for(uid, card) if card else None,
         revealed=request.args.get("show") == "1",
     )  # fmt: skip

@@ -10,7 +10,7 @@ from werkzeug.wrappers import Response
 
 from ..errors import CardNotFound, InvalidInput
 from ..http.request_db import db, writes
-from ..srs import answer_effects, card_actions, cards
+from ..srs import answer_effects, card_actions, cards, subscriptions
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
@@ -20,7 +20,10 @@ from .auth import login_required, user_id
 @bp.get("/leeches")
 @login_required
 def leeches_page() -> str:
-    return render_template("leeches.html", leeches=cards.leeches(db(), user_id()))
+    session = db()
+    leeches = cards.leeches(session, user_id())
+    titles = subscriptions.deck_titles(session, {c.deck_slug for c in leeches})
+    return render_template("leeches.html", leeches=leeches, titles=titles)
 
 
 @bp.post("/leeches/<int:card_id>/unsuspend")

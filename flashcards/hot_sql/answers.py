@@ -67,10 +67,6 @@ def _answer_read(*, by_token: bool, with_loads: bool) -> Statement:
         .outerjoin(_SUB, and_(_SUB.c.user_id == user, _SUB.c.deck_id == Card.deck_id))
         .outerjoin(rs, and_(rs.c.user_id == user, rs.c.card_id == Card.id))
         .outerjoin(_OPTIONS, _OPTIONS.c.user_id == user)
-        # A team deck may have parameters of its own, for those without personal ones.
-        .outerjoin(
-            _TEAM_FITS, and_(_TEAM_FITS.c.deck_id == Deck.id, Deck.owner_team_id.is_not(None))
-        )
     )
     columns: list[Any] = [
         user.label("user_id"),
@@ -84,7 +80,11 @@ def _answer_read(*, by_token: bool, with_loads: bool) -> Statement:
         _SETTINGS.c.maximum_interval,
         _SETTINGS.c.parameters,
         Deck.owner_team_id.label("deck_team_id"),
-        _TEAM_FITS.c.parameters.label("team_parameters"),
+        # A team deck may have parameters of its own, for those without personal ones.
+        select(_TEAM_FITS.c.parameters)
+        .where(_TEAM_FITS.c.deck_id == Deck.id, Deck.owner_team_id.is_not(None))
+        .scalar_subquery()
+        .label("team_parameters"),
         _SUB.c.desired_retention.label("sub_desired_retention"),
         _SUB.c.learning_steps.label("sub_learning_steps"),
         _SUB.c.relearning_steps.label("sub_relearning_steps"),

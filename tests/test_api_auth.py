@@ -139,11 +139,11 @@ def test_auth_is_one_query(app: Flask, client: FlaskClient, engine: Engine) -> N
     assert "api_tokens" in selects[0] and "users" not in selects[0]
 
 
-def test_an_answer_identifies_its_caller_first_then_reads_once(
+def test_an_answer_finds_its_caller_in_its_one_read(
     app: Flask, client: FlaskClient, engine: Engine
 ) -> None:
     if engine.dialect.name != "sqlite":
-        pytest.skip("counted with SQLite's statement trace; the count is the same on PostgreSQL")
+        pytest.skip("counted with SQLite's statement trace; PostgreSQL's in test_answer_loads")
     user_id, token = add_user(engine)
     with transaction(engine) as s:
         deck = f.make_deck(s, "alpha", 1)
@@ -159,10 +159,9 @@ def test_an_answer_identifies_its_caller_first_then_reads_once(
 
     selects = selects_of(app, send)
     assert statuses == [201]
-    # The edge resolves the token to its owner; the domain's one read starts from that id.
-    assert len(selects) == 2, selects
-    assert "api_tokens" in selects[0] and "review_states" not in selects[0]
-    assert "api_tokens" not in selects[1] and "review_states" in selects[1]
+    # The edge names the caller by their token; the answer's one read finds its owner.
+    assert len(selects) == 1, selects
+    assert "api_tokens" in selects[0] and "review_states" in selects[0]
 
 
 @pytest.mark.parametrize(

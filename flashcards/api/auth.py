@@ -1,5 +1,6 @@
 """Bearer-token authentication for the API: the caller is identified here, at the edge, with
-one indexed query per request (cached on `g`), before any domain function runs."""
+one indexed query per request (cached on `g`), before any domain function runs; or, for an
+answer, named as the token's owner, whom the answer's own read finds (`token_owner`)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,16 @@ def current_user_id() -> int:
     if user_id is None:
         user_id = g.api_user_id = _valid(accounts.user_id_for_token(direct(), bearer_token()))
     return user_id
+
+
+def token_owner() -> int | accounts.TokenOwner:
+    """The caller as their token's owner, for a domain read that finds them along with what it
+    reads anyway (an answer); their id when this request already knows it. MissingToken or
+    InvalidToken when the token cannot be one of ours."""
+    user_id: int | None = g.get("api_user_id")
+    if user_id is not None:
+        return user_id
+    return _valid(accounts.token_owner(bearer_token()))
 
 
 def _valid(found: T | None) -> T:

@@ -23,7 +23,7 @@ from ..storage.models import Subscription, User
 from ..storage.retry import retrying, with_retries
 from ..storage.schema import utcnow
 from . import bp
-from .auth import current_caller, current_user_id
+from .auth import current_caller, current_user_id, token_owner
 from .bodies import parse_body
 from .models import reply
 from .models_study import (
@@ -224,13 +224,18 @@ def _parse_review() -> tuple[int, Any, str, datetime | None, int | None]:
     body=ReviewRequest,
 )
 def post_review() -> Response:
-    user_id = current_user_id()  # a bad token is said first, as on every other endpoint
-    card_id, rating, review_id, reviewed_at, duration = _parse_review()
+    # The answer's own read finds the token's owner: no lookup of its own (one round trip).
+    caller = token_owner()
+    try:
+        card_id, rating, review_id, reviewed_at, duration = _parse_review()
+    except Exception:
+        current_user_id()  # a bad token is said first, as on every other endpoint
+        raise
     connection = direct()
 
     def attempt() -> study.AnswerResult:
         return study.answer(
-            connection, user_id, card_id, rating, review_id,
+            connection, caller, card_id, rating, review_id,
             now=utcnow(), reviewed_at=reviewed_at, duration_ms=duration,
         )  # fmt: skip
 

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import (
+    BigInteger,
     Table,
     and_,
     bindparam,
+    extract,
+    func,
     insert,
+    literal_column,
     select,
+    true,
     update,
 )
 from sqlalchemy import cast as cast_as
@@ -18,6 +24,7 @@ from sqlalchemy.sql.elements import BindParameter
 from ..decks.access import visible_decks
 from ..srs.state_rows import STATE_COLUMNS, rs
 from ..storage.models import (
+    ApiToken,
     Card,
     Deck,
     DeckFsrsParameters,
@@ -37,13 +44,33 @@ _SUB = cast(Table, Subscription.__table__)
 _SETTINGS = cast(Table, SchedulerSettings.__table__)
 _USERS = cast(Table, User.__table__)
 _OPTIONS = cast(Table, StudyOptions.__table__)
+_TOKENS = cast(Table, ApiToken.__table__)
+_TEAM_FITS = cast(Table, DeckFsrsParameters.__table__)
 
 
-# The card, whether its deck is studied and the settings that apply, the state, and whether
-# the review id is taken.
-_CARD_FOR_ANSWER = Statement(
-    select(
-        Card.id.label("card_id"),
+def _answer_read(*, by_token: bool, with_loads: bool) -> Statement:
+    """The answer's one read: the caller (by user id, or by the hash of their API token), and
+    the card, whether its deck is studied and the settings that apply, the state, and whether
+    the review id is taken. One row per caller; the card's columns are NULL when the caller
+    can see no such card. `with_loads` adds what the load balancer may ask of the person's due
+    cards (see `_due_hours`)."""
+    user = _USERS.c.id
+    if by_token:
+        caller: Any = _TOKENS.join(_USERS, _USERS.c.id == _TOKENS.c.user_id)
+        who = _TOKENS.c.token_hash == bindparam("token_hash")
+    else:
+        caller, who = _USERS, _USERS.c.id == _USER
+    card = Card.__table__.join(Deck.__table__, Deck.id == Card.deck_id)
+    source = (
+        caller.join(_SETTINGS, _SETTINGS.c.user_id == user)
+        .outerjoin(card, and_(Card.id == _CARD, visible_decks(user)))
+        .outerjoin(_SUB, and_(_SUB.c.user_id == user, _SUB.c.deck_id == Card.deck_id))
+        .outerjoin(rs, and_(rs.c.user_id == user, rs.c.card_id == Card.id))
+        .outerjoin(_OPTIONS, _OPTIONS.c.user_id == user)
+    )
+    columns: list[Any] = [
+        user.label("user_id"),
+        Card.id.label("card_id"),  # None: no such card the caller can see
         Card.deck_id,
         Card.retired_at,
         Card.note_key,
@@ -52,7 +79,12 @@ _CARD_FOR_ANSWER = Statement(
         _SETTINGS.c.relearning_steps,
         _SETTINGS.c.maximum_interval,
         _SETTINGS.c.parameters,
-        Deck.owner_team_id.label("deck_team_id"),  # a team deck may have its own parameters
+        Deck.owner_team_id.label("deck_team_id"),
+        # A team deck may have parameters of its own, for those without personal ones.
+        select(_TEAM_FITS.c.parameters)
+        .where(_TEAM_FITS.c.deck_id == Deck.id, Deck.owner_team_id.is_not(None))
+        .scalar_subquery()
+        .label("team_parameters"),
         _SUB.c.desired_retention.label("sub_desired_retention"),
         _SUB.c.learning_steps.label("sub_learning_steps"),
         _SUB.c.relearning_steps.label("sub_relearning_steps"),
@@ -75,16 +107,46 @@ _CARD_FOR_ANSWER = Statement(
         .where(rl.c.review_id == bindparam("review_id"))
         .scalar_subquery()
         .label("used_review_id"),
+    ]
+    if with_loads:
+        hours = _due_hours(user)
+        source = source.outerjoin(hours, true())
+        columns += [
+            _SETTINGS.c.load_balancing,
+            _SETTINGS.c.easy_days,
+            hours.c.due_hours,
+            hours.c.due_cards,
+        ]
+    return Statement(select(*columns).select_from(source).where(who))
+
+
+def _due_hours(user: Any) -> Any:
+    """How many of the person's cards fall due in each hour (numbered from 1970) from
+    `loads_from` to `loads_to`, as two arrays; read only if they balance. PostgreSQL only.
+
+    Hours, not days: where the person's days begin is known only from this very row (their
+    timezone), and every zone's day start falls on a whole hour (`srs.answer_loads`).
+    """
+    due = rs.alias("due_soon")
+    hour = cast_as(
+        func.floor(extract("epoch", due.c.due) / literal_column("3600")), BigInteger
+    ).label("hour")
+    per_hour = (
+        select(hour, func.count().label("cards"))
+        .where(
+            _SETTINGS.c.load_balancing.is_(true()),
+            due.c.user_id == user,
+            due.c.due >= bindparam("loads_from", type_=rs.c.due.type),
+            due.c.due < bindparam("loads_to", type_=rs.c.due.type),
+        )
+        .group_by(hour)
+        .correlate(_SETTINGS, _USERS)
+        .lateral("per_hour")
     )
-    .select_from(Card.__table__)
-    .join(Deck.__table__, Deck.id == Card.deck_id)
-    .join(_SETTINGS, _SETTINGS.c.user_id == _USER)
-    .join(_USERS, _USERS.c.id == _USER)
-    .outerjoin(_SUB, and_(_SUB.c.user_id == _USER, _SUB.c.deck_id == Card.deck_id))
-    .outerjoin(rs, and_(rs.c.user_id == _USER, rs.c.card_id == Card.id))
-    .outerjoin(_OPTIONS, _OPTIONS.c.user_id == _USER)
-    .where(Card.id == _CARD, visible_decks(_USER))
-)
+    return select(
+        func.array_agg(per_hour.c.hour).label("due_hours"),
+        func.array_agg(per_hour.c.cards).label("due_cards"),
+    ).lateral("loads")
 
 
 WRITTEN_COLUMNS = (*STATE_COLUMNS, "introduced_at")
@@ -137,24 +199,31 @@ _ANSWER_INSERTING_STATE = _log_after(_STATE_INSERT)
 _ANSWER_UPDATING_STATE = _log_after(_STATE_UPDATE)
 
 
-def card_for_answer(db: Executor, user_id: int, card_id: int, review_id: str) -> Any:
-    """The row `study.prepare_answer` computes from; None: no such card the user can see."""
-    return db.first(
-        _CARD_FOR_ANSWER, {"user_id": user_id, "card_id": card_id, "review_id": review_id}
-    )
+_READS = {
+    (by_token, with_loads): _answer_read(by_token=by_token, with_loads=with_loads)
+    for by_token in (False, True)
+    for with_loads in (False, True)
+}
 
 
-# Read apart, and only for a team deck's card answered without personal parameters: most
-# answers never need it.
-_TEAM_DECK_PARAMETERS = Statement(
-    select(DeckFsrsParameters.parameters).where(DeckFsrsParameters.deck_id == bindparam("deck_id"))
-)
-
-
-def team_deck_parameters(db: Executor, deck_id: int) -> list[float] | None:
-    """A team deck's FSRS parameters in force (`optimizer.team`), or None."""
-    row = db.first(_TEAM_DECK_PARAMETERS, {"deck_id": deck_id})
-    return list(row.parameters) if row is not None else None
+def answer_read(
+    db: Executor,
+    caller: int | str,
+    card_id: int,
+    review_id: str,
+    loads: tuple[datetime, datetime] | None = None,
+) -> Any:
+    """The row `study.prepare_answer` computes from, for a user id or the hash of an API
+    token; None: no such caller. With `loads` (a range of whole hours), the due counts of
+    the person's cards in that range, by hour (`due_hours`, `due_cards`), if they balance."""
+    params: dict[str, Any] = {"card_id": card_id, "review_id": review_id}
+    if isinstance(caller, str):
+        params["token_hash"] = caller
+    else:
+        params["user_id"] = caller
+    if loads is not None:
+        params["loads_from"], params["loads_to"] = loads
+    return db.first(_READS[isinstance(caller, str), loads is not None], params)
 
 
 def log_of_review_id(db: Executor, review_id: str) -> Any:

@@ -55,9 +55,9 @@ _PER_DAY = (
     .group_by(_DAY)
     .subquery("per_day")
 )
-# The person's balancing settings with the counts: one round trip. Read when an answer's
-# interval is balanced only, which keeps the answer's own read to the columns every schema
-# since 0001 has.
+# The person's balancing settings with the counts: one round trip. Read when a previewed or
+# (on SQLite) answered interval is balanced only; PostgreSQL's answers bring the counts with
+# their own read (`srs.answer_loads`), and come here only for a range it did not cover.
 _OPTIONS = cast(Table, StudyOptions.__table__)
 _LOADS = Statement(
     select(

@@ -164,6 +164,9 @@ def _getter(key: str, process: Processor | None) -> Callable[[Params], Any]:
 class Executor(Protocol):
     """What the hot-path domain functions need of a database connection."""
 
+    @property
+    def dialect(self) -> Dialect: ...
+
     def first(self, statement: Statement, params: Params) -> Any: ...
 
     def all(self, statement: Statement, params: Params) -> list[Any]: ...
@@ -370,6 +373,7 @@ class _OnSession:
 
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
+        self.dialect = connection.dialect
 
     def first(self, statement: Statement, params: Params) -> Any:
         return self._connection.execute(statement.statement, params).first()

@@ -256,6 +256,22 @@ def _lookup_hash(token: str) -> str | None:
     return token_hash(token)
 
 
+@dataclass(frozen=True)
+class TokenOwner:
+    """Whoever owns the API token stored with this hash: a caller the edge names by their
+    token, for a domain read that finds them along with what it reads anyway (an answer:
+    `srs.study.answer`, which raises InvalidToken when nobody does)."""
+
+    token_hash: str
+
+
+def token_owner(token: str) -> TokenOwner | None:
+    """The presented token's owner, to be found by a later read; None when it cannot be one
+    of ours."""
+    hashed = _lookup_hash(token)
+    return None if hashed is None else TokenOwner(hashed)
+
+
 def user_id_for_token(db: Session | Executor, token: str) -> int | None:
     hashed = _lookup_hash(token)
     if hashed is None:

@@ -1,9 +1,9 @@
 """Answering and undoing: the study engine's write paths.
 
 Answering is the hot path, so it runs a few Core statements (`hot_sql.answers`) on
-`rawsql`'s executor rather than ORM objects: one joined read of card, settings, state and
-whether the review id is taken, then the state update (or insert) and the log insert, which
-PostgreSQL takes as one statement (`store_answer`). The web and the API both answer through
+`rawsql`'s executor rather than ORM objects: one joined read (`answer_prepare`), then the
+state update (or insert) and the log insert, which PostgreSQL takes as one statement
+(`store_answer`). The web and the API both answer through
 `answer`, for a caller the edge has already identified.
 
 Concurrency: every state row carries a version. The update only applies when the version is
@@ -17,7 +17,7 @@ check, the unique review id and the primary keys make sure no answer is lost or 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from fsrs import Rating
@@ -32,34 +32,48 @@ from sqlalchemy.orm import Session
 
 from ..decks.access import visible_decks
 from ..errors import (
-    CardNotFound,
-    CardRetired,
     InvalidInput,
     NothingToUndo,
     NotLatestAnswer,
-    NotSubscribed,
-    ReviewIdReused,
     UnknownReviewId,
 )
 from ..hot_sql import answers as sql
 from ..hot_sql.answers import rl
 from ..hot_sql.rawsql import DirectConnection, Executor, executor
-from ..people.accounts import user_clock
+from ..people.accounts import TokenOwner, user_clock
 from ..storage.models import Deck
 from ..storage.retry import LostRace
 from . import answer_effects, marks
-from .days import Clock, day_bounds
-from .scheduling import CardState, fuzz_seed, review
+from .answer_prepare import (
+    CLOCK_SKEW,
+    EARLIEST_REVIEW,
+    AnswerResult,
+    PreparedAnswer,
+    prepare_answer,
+    state_values,
+)
+from .days import day_bounds
+from .scheduling import CardState
 from .settings import json_int
-from .state_rows import NEW_STATE, card_state, config_from, forgotten_state, rs, state_from_row
-from .workload import workload
+from .state_rows import NEW_STATE, card_state, rs, state_from_row
 
-# Clocks of offline clients drift; an answer a little "in the future" is still accepted.
-CLOCK_SKEW = timedelta(seconds=60)
-# Anki numbers reviews by milliseconds since 1970, and a time near year 1 has no study date
-# west of UTC (dates begin at year 1): an answer given earlier could be neither exported nor
-# counted.
-EARLIEST_REVIEW = datetime(1970, 1, 1, tzinfo=UTC)
+__all__ = [
+    "CLOCK_SKEW",
+    "EARLIEST_REVIEW",
+    "AnswerResult",
+    "ConcurrentAnswer",
+    "PreparedAnswer",
+    "UndoResult",
+    "answer",
+    "parse_rating",
+    "prepare_answer",
+    "review_id_taken",
+    "store_answer",
+    "undo",
+    "undoable",
+    "undoable_what",
+    "write_answer",
+]
 
 
 class ConcurrentAnswer(LostRace):
@@ -70,25 +84,10 @@ class ConcurrentAnswer(LostRace):
 
 
 @dataclass(frozen=True)
-class AnswerResult:
-    review_id: str
-    card_id: int
-    state: CardState
-    created: bool  # False when the review id had already been applied
-
-
-@dataclass(frozen=True)
 class UndoResult:
     review_id: str
     card_id: int
     state: CardState | None  # None: the card is new again
-
-
-def _result_from_log(log: Any) -> AnswerResult:
-    # A log row's after-state has no last_review column: the answer's time is it.
-    state = state_from_row(log, last_review="reviewed_at")
-    assert state is not None
-    return AnswerResult(log.review_id, log.card_id, state, created=False)
 
 
 def parse_rating(value: object) -> Rating:
@@ -100,137 +99,6 @@ def parse_rating(value: object) -> Rating:
     raise InvalidInput(
         "rating must be 1-4 or one of 'again', 'hard', 'good', 'easy'", field="rating"
     )
-
-
-class _Overrides:
-    """Adapts the `sub_*` columns of the joined row to `config_from`'s subscription shape."""
-
-    def __init__(self, row: Any) -> None:
-        self.desired_retention = row.sub_desired_retention
-        self.learning_steps = row.sub_learning_steps
-        self.relearning_steps = row.sub_relearning_steps
-        self.maximum_interval = row.sub_maximum_interval
-
-
-@dataclass(frozen=True)
-class PreparedAnswer:
-    """An answer computed from what was read, ready to be written with `write_answer`."""
-
-    log: dict[str, Any]
-    state: dict[str, Any]
-    version: int | None  # of the state row read; None: the card was new
-    result: AnswerResult
-    # Siblings to bury, a leech to mark; None (most answers): nothing beyond the answer.
-    effects: answer_effects.AnswerEffects | None = None
-    # The card was forgotten: it is introduced again now, so its state's introduced_at moves.
-    restart: bool = False
-
-
-def prepare_answer(
-    db: Session | Executor,
-    user_id: int,
-    card_id: int,
-    rating: Rating,
-    review_id: str,
-    *,
-    now: datetime,
-    reviewed_at: datetime | None = None,
-    duration_ms: int | None = None,
-) -> PreparedAnswer | AnswerResult:
-    """Read and compute an answer; an AnswerResult when this review id was already applied.
-
-    Reads only, so the caller may do it outside the write transaction (on SQLite the write
-    lock is then held just for the two writes); `write_answer` detects a state that changed
-    in between through its version.
-    """
-    db = executor(db)
-    row = sql.card_for_answer(db, user_id, card_id, review_id)
-    if row is None or row.used_review_id is not None:
-        existing = sql.log_of_review_id(db, review_id)
-        if existing is not None:
-            if existing.user_id != user_id or existing.card_id != card_id:
-                raise ReviewIdReused(
-                    "this review_id was already used for another answer", field="review_id"
-                )
-            if existing.rating != int(rating):
-                # A resend carries the same answer; another rating is another answer (a second
-                # tab, a client bug), and applying neither silently would lose it.
-                raise ReviewIdReused(
-                    "this review_id was already used with another rating", field="review_id"
-                )
-            return _result_from_log(existing)
-    if row is None:
-        raise CardNotFound(f"no card {card_id}")
-    if row.subscribed_deck_id is None:
-        # As in Anki, only cards of decks one studies are answered: an answer here would
-        # start a schedule that no queue shows and no statistics count.
-        raise NotSubscribed("subscribe to this card's deck before answering it", field="card_id")
-    restart = row.state == NEW_STATE
-    before = forgotten_state(row) if restart else state_from_row(row)
-    # The row's, a forgotten card's too: an answer never goes before one already given.
-    last_review = row.last_review
-    if reviewed_at is None:
-        # A live answer comes after the last one. Instances' clocks differ a little, and a
-        # retried transaction may find an answer committed with a later clock reading.
-        when = now if last_review is None else max(now, last_review)
-    else:
-        if reviewed_at > now + CLOCK_SKEW:
-            raise InvalidInput("reviewed_at is in the future", field="reviewed_at")
-        if reviewed_at < EARLIEST_REVIEW:
-            raise InvalidInput("reviewed_at is before 1970", field="reviewed_at")
-        # Within the skew, store our own clock: a last review "ahead" of it would make the
-        # next answer (at the server's now) look older than the card's last review.
-        when = min(reviewed_at, now)
-        if last_review is not None and when < last_review:
-            raise InvalidInput("reviewed_at is before the card's last review", field="reviewed_at")
-    if (before is None or restart) and row.retired_at is not None:
-        raise CardRetired("this card was retired from its deck and is no longer introduced")
-
-    team_fit = None
-    if row.parameters is None and row.deck_team_id is not None:
-        team_fit = sql.team_deck_parameters(db, row.deck_id)
-    config = config_from(row, _Overrides(row), team_fit)
-    reps_before = before.reps if before else 0
-    seed = fuzz_seed(user_id, card_id, reps_before)
-    clock = Clock(row.timezone, row.day_start_hour)
-    balance = workload(db, user_id, when, clock, card_id)
-    after = review(config, before, rating, when, seed=seed, clock=clock, workload=balance)
-    log = {
-        "review_id": review_id,
-        "user_id": user_id,
-        "card_id": card_id,
-        "deck_id": row.deck_id,
-        "rating": int(rating),
-        "reviewed_at": when,
-        "duration_ms": duration_ms,
-        "state_before": row.state,
-        "step_before": row.step,
-        "stability_before": row.stability,
-        "difficulty_before": row.difficulty,
-        "due_before": row.due,
-        "last_review_before": row.last_review,
-        "reps_before": reps_before,
-        "lapses_before": before.lapses if before else 0,
-        "introduced_at_before": row.introduced_at,
-        "state": int(after.state),
-        "step": after.step,
-        "stability": after.stability,
-        "difficulty": after.difficulty,
-        "due": after.due,
-        "reps": after.reps,
-        "lapses": after.lapses,
-    }
-    state = {
-        "user_id": user_id,
-        "card_id": card_id,
-        "deck_id": row.deck_id,
-        **_state_values(after, when if restart else row.introduced_at or when),
-    }
-    effects = answer_effects.answer_effects(
-        user_id, row, review_id, when, before.lapses if before else 0, after
-    )
-    result = AnswerResult(review_id, card_id, after, True)
-    return PreparedAnswer(log, state, row.version, result, effects, restart)
 
 
 def review_id_taken(db: Session | Executor, review_id: str) -> bool:
@@ -257,7 +125,7 @@ def write_answer(db: Connection | Executor, prepared: PreparedAnswer) -> AnswerR
 
 def answer(
     db: Session | DirectConnection,
-    user_id: int,
+    caller: int | TokenOwner,
     card_id: int,
     rating: Rating,
     review_id: str,
@@ -266,14 +134,15 @@ def answer(
     reviewed_at: datetime | None = None,
     duration_ms: int | None = None,
 ) -> AnswerResult:
-    """Answer a card: the one use case of the web's and the API's answers.
+    """Answer a card: the one use case of the web's and the API's answers, for a caller the
+    edge has identified (by their id, or as their API token's owner: see `prepare_answer`).
 
     In a session's transaction (the caller commits), or on a direct connection in one
     transaction of its own (`store_answer`). Raises what `write_answer` raises when another
     transaction got there first: the caller retries (`storage.retry.with_retries`, `retrying`).
     """
     prepared = prepare_answer(
-        db, user_id, card_id, rating, review_id,
+        db, caller, card_id, rating, review_id,
         now=now, reviewed_at=reviewed_at, duration_ms=duration_ms,
     )  # fmt: skip
     if isinstance(prepared, AnswerResult):
@@ -301,20 +170,6 @@ def store_answer(connection: DirectConnection, prepared: PreparedAnswer) -> Answ
     if not sql.write_state_and_log(connection, params, first=prepared.version is None):
         raise ConcurrentAnswer(prepared.result.card_id)
     return prepared.result
-
-
-def _state_values(state: CardState, introduced_at: datetime | None) -> dict[str, Any]:
-    return {
-        "state": int(state.state),
-        "step": state.step,
-        "stability": state.stability,
-        "difficulty": state.difficulty,
-        "due": state.due,
-        "last_review": state.last_review,
-        "reps": state.reps,
-        "lapses": state.lapses,
-        "introduced_at": introduced_at,
-    }
 
 
 def _state_params(values: dict[str, Any], version: int | None) -> dict[str, Any]:
@@ -459,7 +314,7 @@ def undo(
             raise ConcurrentAnswer(log.card_id)
     else:
         keys = {"user_id": user_id, "card_id": log.card_id, "deck_id": log.deck_id}
-        values = {**keys, **_state_values(restored, log.introduced_at_before)}
+        values = {**keys, **state_values(restored, log.introduced_at_before)}
         _write_state(executor(session), values, current, restore=True)
     marks.revert(session, user_id, review_id=log.review_id)
     return UndoResult(log.review_id, log.card_id, restored)

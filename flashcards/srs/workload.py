@@ -21,7 +21,7 @@ from .load_balance import MAX_BALANCED_INTERVAL, NORMAL_WEEK, SIBLING_REACH, Day
 _SIBLINGS_UNTIL = MAX_BALANCED_INTERVAL * 11 // 10 + SIBLING_REACH
 
 
-class _PersonsLoads:
+class PersonsLoads:
     """`load_balance.DueLoads` of one person, read lazily and kept for the request."""
 
     def __init__(
@@ -33,7 +33,7 @@ class _PersonsLoads:
         self.balancing: bool | None = None  # None: not read yet
         self.week: tuple[float, ...] = NORMAL_WEEK
         self.bury_reviews = False
-        self.siblings: list[int] | None = None  # None: not read yet
+        self.sibling_days: list[int] | None = None  # None: not read yet
 
     def __call__(self, low: int, high: int) -> DayLoads | None:
         missing = [d for d in range(low, high + 1) if d not in self.counts]
@@ -50,19 +50,21 @@ class _PersonsLoads:
         if not self.balancing:
             return None
         counts = [self.counts[d] for d in range(low, high + 1)]
-        return DayLoads(counts, self.week, self._siblings())
+        return DayLoads(counts, self.week, self.siblings())
 
-    def _siblings(self) -> list[int]:
+    def siblings(self) -> list[int]:
         """The days from today on which the card's siblings fall due (Anki disperses them
         when review siblings are buried)."""
-        if self.siblings is None:
-            self.siblings = []
+        if self.sibling_days is None:
+            self.sibling_days = []
             if self.bury_reviews and self.card_id is not None:
                 start = day_start(self.today, *self.clock)
                 end = day_start(self.today + timedelta(days=_SIBLINGS_UNTIL), *self.clock)
                 dues = sibling_dues(self.conn, self.user_id, self.card_id, start, end)
-                self.siblings = [(study_date(due, *self.clock) - self.today).days for due in dues]
-        return self.siblings
+                self.sibling_days = [
+                    (study_date(due, *self.clock) - self.today).days for due in dues
+                ]
+        return self.sibling_days
 
 
 def workload(
@@ -71,5 +73,5 @@ def workload(
     """The person's workload for answers at `now` (their settings say whether it balances);
     with the card answered, its siblings' days are kept apart as the person's options say."""
     today = study_date(now, *clock)
-    loads = _PersonsLoads(executor(db), user_id, today, clock, card_id)
+    loads = PersonsLoads(executor(db), user_id, today, clock, card_id)
     return Workload(today=today, loads=loads)

@@ -14,7 +14,7 @@ import pytest
 from anki.collection import Collection
 from sqlalchemy import Engine, delete, func, select, update
 
-from flashcards.anki import export_deck, import_package
+from flashcards.anki import AnkiPackageError, export_deck, import_package, planning
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardText, ReviewLog, ReviewState
 
@@ -164,6 +164,19 @@ def test_a_template_of_thousands_of_fields_is_left_out_quickly(
         took = time.monotonic() - started
     assert report.cards == 1 and report.skipped == {"too_long": 200}
     assert took < 10, took  # was 40 MB of HTML a note
+
+
+def test_making_cards_has_a_time_budget(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = hostile_package(tmp_path, 200)
+    monkeypatch.setattr(planning, "PLAN_SECONDS", 0.0)  # the budget spent at once
+    with transaction(engine) as s:
+        user_id = f.make_user(s)
+    with pytest.raises(AnkiPackageError, match="took over 0 s"), transaction(engine) as s:
+        import_package(s, package, owner_user_id=user_id, now=wall_now())
+    with transaction(engine) as s:
+        assert s.scalar(select(func.count()).select_from(Card)) == 0
 
 
 def test_a_re_import_changing_only_tags_dates_the_cards_for_anki_devices(

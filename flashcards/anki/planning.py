@@ -5,6 +5,7 @@ tags and GUIDs, and the deck's default language. Nothing is written here (`impor
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,9 +23,13 @@ MAX_CLOZE_CARDS = 100  # per note; Anki's own editor offers far fewer
 # Characters of all the cards made from Cloze notes (a deck of 10,000 notes of 300 characters
 # with three deletions each makes 18 million).
 MAX_CLOZE_TEXT = 50_000_000
-# The HTML a card template may make of one side: its text is capped at MAX_TEXT after the
-# markup is gone, and a side this long could not be within it but as markup.
-MAX_RENDERED = 4 * MAX_TEXT
+# The HTML a card template may make of one side: its text is capped at MAX_TEXT, and rendering
+# stops there, since a hostile template makes megabytes of each note (its markup is not text,
+# but a side this long of a real note is all but unheard of).
+MAX_RENDERED = MAX_TEXT
+# Planning a package's notes, as reading them (`reader.READ_SECONDS`), has a time budget: a
+# real package of the most notes allowed plans in a few seconds.
+PLAN_SECONDS = 20.0
 MAX_GUID = 64  # Anki's own are 10 characters; a longer one is not kept (nor trusted)
 LANG_TAG = "lang::"
 EXPLANATION_RE = re.compile(
@@ -294,9 +299,16 @@ def plan_cards(
     progress: Progress | None = None,
 ) -> _Planner:
     planner = _Planner(coll, default_locale, skipped, max_cards)
+    deadline = time.monotonic() + PLAN_SECONDS
     for done, note in enumerate(coll.notes, 1):
-        if progress is not None and done % 100 == 0:
-            progress(done, len(coll.notes))
+        if done % 100 == 0:
+            if time.monotonic() > deadline:
+                raise AnkiPackageError(
+                    f"making cards of the package's notes took over {PLAN_SECONDS:.0f} s; a real"
+                    " package of this size takes a fraction of that"
+                )
+            if progress is not None:
+                progress(done, len(coll.notes))
         nt = coll.notetypes.get(note.mid)
         if nt is None:
             skipped["no_notetype"] += 1

@@ -5,6 +5,7 @@ Packages made with the real `anki` package."""
 
 from __future__ import annotations
 
+import html
 import sqlite3
 import time
 from datetime import timedelta
@@ -12,16 +13,19 @@ from pathlib import Path
 
 import pytest
 from anki.collection import Collection
+from flask.testing import FlaskClient
 from sqlalchemy import Engine, delete, func, select, update
 
 from flashcards.anki import AnkiPackageError, export_deck, import_package, planning
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import Card, CardText, ReviewLog, ReviewState
+from flashcards.storage.models import Card, CardText, ReviewLog, ReviewState, User
 
 from . import factories as f
 from .test_anki_export import anki_import, skip_near_anki_rollover, wall_now
 from .test_anki_import import anki_export, cloze_package, edited_package
+from .test_anki_reimport import upload
 from .test_anki_siblings import CLOZE_TEXT, exported, imported, reversed_package
+from .web_helpers import sign_up
 
 
 def both_cards_answered(tmp_path: Path) -> bytes:
@@ -256,3 +260,27 @@ def test_a_copied_note_of_siblings_comes_in_beside_its_original(
     assert "duplicate" not in report.skipped
     siblings = sorted(n for key, n in note_keys if key is not None)
     assert siblings == [cards, cards]
+
+
+def test_the_web_form_says_why_a_note_new_to_the_deck_was_left_out(
+    client: FlaskClient, engine: Engine, tmp_path: Path
+) -> None:
+    sign_up(client, language="es")
+    now = wall_now()
+    with transaction(engine) as s:
+        user_id = s.scalar(select(User.id).where(User.email == "ana@example.com"))
+        deck = f.make_deck(s, "mine", 2, owner_user_id=user_id, locales=("en", "es"))
+        package = export_deck(s, deck.id, locales=["es"], now=now).data
+
+    def add_spanish_note(db: sqlite3.Connection) -> None:
+        # A note added in Anki to the Spanish subdeck, of our note type: no English text.
+        db.execute(
+            "INSERT INTO notes SELECT id + 7, guid || 'x', mid, mod, usn, tags,"
+            " replace(flds, 'c01', 'c09'), sfld, csum, flags, data FROM notes"
+            " WHERE flds LIKE '%c01%'"
+        )
+
+    response = upload(client, edited_package(package, tmp_path, add_spanish_note))
+    assert response.status_code == 302, response.get_data(as_text=True)
+    page = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "no tiene texto en el idioma del mazo" in html.unescape(page)

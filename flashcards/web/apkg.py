@@ -284,6 +284,16 @@ def report_messages(report: ImportReport) -> list[str]:
                     limit=whole_number(MAX_TEXT),
                 )
             )
+        elif reason == "missing_language":
+            out.append(
+                ngettext(
+                    "%(num)d note new to the deck was left out: it has no text in the deck's "
+                    "language.",
+                    "%(num)d notes new to the deck were left out: they have no text in the "
+                    "deck's language.",
+                    count,
+                )
+            )
         else:
             out.append(
                 ngettext(

@@ -17,13 +17,14 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine, delete, func, select, update
 
 from flashcards.anki import AnkiPackageError, export_deck, import_package, planning
+from flashcards.decks.card_editing import retire_card
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import Card, CardText, ReviewLog, ReviewState, User
+from flashcards.storage.models import Card, CardText, Deck, ReviewLog, ReviewState, User
 
 from . import factories as f
 from .test_anki_export import anki_import, skip_near_anki_rollover, wall_now
 from .test_anki_import import anki_export, cloze_package, edited_package
-from .test_anki_reimport import upload
+from .test_anki_reimport import anki_deck, progress, upload
 from .test_anki_siblings import CLOZE_TEXT, exported, imported, reversed_package
 from .web_helpers import sign_up
 
@@ -85,9 +86,9 @@ def test_a_new_card_whose_answers_the_deck_has_already_comes_without_them(
         ).all()
         logs_after = s.scalar(select(func.count()).select_from(ReviewLog))
     assert again.updated and again.added == 1
-    progress = {key.rsplit("-", 1)[1] if key.endswith("-t2") else "old": reps for key, reps in rows}
+    reps = {key.rsplit("-", 1)[1] if key.endswith("-t2") else "old": reps for key, reps in rows}
     # The old card keeps the reverse's progress; the reverse, new, starts without a copy of it.
-    assert progress["old"] and progress["t2"] is None
+    assert reps["old"] and reps["t2"] is None
     assert logs_after == logs_before and again.review_logs == 0
 
 
@@ -284,3 +285,34 @@ def test_the_web_form_says_why_a_note_new_to_the_deck_was_left_out(
     assert response.status_code == 302, response.get_data(as_text=True)
     page = client.get(response.headers["Location"]).get_data(as_text=True)
     assert "no tiene texto en el idioma del mazo" in html.unescape(page)
+
+
+def test_a_card_removed_here_comes_back_with_its_progress_when_its_package_is_imported_again(
+    engine: Engine, tmp_path: Path
+) -> None:
+    package = anki_deck(tmp_path / "home.anki2", tmp_path / "home.apkg")
+    now = wall_now()
+    with transaction(engine) as s:
+        user_id = f.make_user(s)
+        report = import_package(s, package, owner_user_id=user_id, with_scheduling=True, now=now)
+        deck = s.get(Deck, report.deck_id)
+        assert deck is not None
+        key = s.scalar(select(Card.key).join(CardText).where(CardText.question == "q0"))
+        assert key is not None
+        retire_card(s, deck, key, now=now)
+        before = progress(s, deck.id)
+    later = now + timedelta(minutes=5)
+    with transaction(engine) as s:
+        again = import_package(
+            s, package, owner_user_id=user_id, with_scheduling=True, now=later,
+            update_existing=True,
+        )  # fmt: skip
+        card = s.scalar(select(Card).where(Card.deck_id == deck.id, Card.key == key))
+        assert card is not None
+        after = progress(s, deck.id)
+    # Anki adds a note deleted since the package was made: the card is back, as it was.
+    assert again.updated and (again.added, again.changed) == (0, 1)
+    assert card.retired_at is None and card.updated_at.replace(tzinfo=None) == later.replace(
+        tzinfo=None
+    )
+    assert after == before and "q0" in after

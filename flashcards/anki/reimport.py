@@ -59,8 +59,8 @@ def _deck_texts(session: Session, deck_ids: list[int], *, with_texts: bool) -> I
     columns = [cards_t.c.deck_id, cards_t.c.key, cards_t.c.note_key, texts_t.c.locale,
                texts_t.c.anki_guid]  # fmt: skip
     if with_texts:
-        columns += [cards_t.c.id, cards_t.c.tags, texts_t.c.question, texts_t.c.answer,
-                    texts_t.c.explanation]  # fmt: skip
+        columns += [cards_t.c.id, cards_t.c.tags, cards_t.c.retired_at, texts_t.c.question,
+                    texts_t.c.answer, texts_t.c.explanation]  # fmt: skip
     return session.execute(
         select(*columns)
         .join(texts_t, texts_t.c.card_id == cards_t.c.id)
@@ -88,6 +88,7 @@ class Matched:
     added_texts: list[dict[str, Any]] = field(default_factory=list)  # languages new to a card
     changed_tags: dict[int, list[str]] = field(default_factory=dict)
     changed_cards: set[int] = field(default_factory=set)
+    revived: set[int] = field(default_factory=set)  # retired here, back with the package
     keys: set[str] = field(default_factory=set)  # the deck's keys, taken
     next_position: int = 0
 
@@ -101,11 +102,14 @@ def match(
     by_key: dict[str, int] = {}
     texts: dict[tuple[int, str], Any] = {}
     tags: dict[int, list[str]] = {}
+    retired: set[int] = set()
     guid_cards: dict[tuple[str, str], set[int]] = {}
     for row in rows:
         by_key[row.key] = row.id
         texts[(row.id, row.locale)] = row
         tags[row.id] = list(row.tags or [])
+        if row.retired_at is not None:
+            retired.add(row.id)
         for exported in _guids(deck.slug, row):
             guid_cards.setdefault((row.locale, exported), set()).add(row.id)
     by_guid = {k: next(iter(ids)) for k, ids in guid_cards.items() if len(ids) == 1}
@@ -126,6 +130,11 @@ def match(
             continue
         used.add(card_id)
         result.card_ids.append(card_id)
+        if card_id in retired:
+            # Removed here but still in the package: back in the deck, as Anki adds a note
+            # deleted since the package was made, and as a deck file's card comes back.
+            result.revived.add(card_id)
+            result.changed_cards.add(card_id)
         for loc, (question, answer, explanation) in p.texts.items():
             guid = p.guids.get(loc)
             values = {"question": question, "answer": answer, "explanation": explanation}
@@ -147,6 +156,14 @@ def match(
             result.changed_tags[card_id] = wanted
             result.changed_cards.add(card_id)
     return result
+
+
+def _update_cards(session: Session, card_ids: set[int], values: dict[str, Any]) -> None:
+    ids = sorted(card_ids)
+    cards_t = table(Card)
+    for start in range(0, len(ids), 500):  # within every database's limit of parameters
+        chunk = ids[start : start + 500]
+        session.execute(update(cards_t).where(cards_t.c.id.in_(chunk)).values(values))
 
 
 def free_key(wanted: str, taken: set[str]) -> str:
@@ -188,12 +205,8 @@ def apply(
     for tagged, tags in matched.changed_tags.items():
         session.execute(update(cards_t).where(cards_t.c.id == tagged).values(tags=tags))
     # Anki devices are sent a card again when it changes (its `updated_at`), tags alone too.
-    changed = sorted(matched.changed_cards)
-    for start in range(0, len(changed), 500):
-        session.execute(
-            update(cards_t).where(cards_t.c.id.in_(changed[start : start + 500]))
-            .values(updated_at=now)
-        )  # fmt: skip
+    _update_cards(session, matched.changed_cards, {"updated_at": now})
+    _update_cards(session, matched.revived, {"retired_at": None})
     card_ids = list(matched.card_ids)
     new_rows: list[dict[str, Any]] = []
     new_index: list[int] = []

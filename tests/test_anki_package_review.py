@@ -15,6 +15,7 @@ import pytest
 from anki.collection import Collection
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, delete, func, select, update
+from sqlalchemy.orm import Session
 
 from flashcards.anki import AnkiPackageError, export_deck, import_package, planning
 from flashcards.decks.card_editing import retire_card
@@ -26,6 +27,8 @@ from .test_anki_export import anki_import, skip_near_anki_rollover, wall_now
 from .test_anki_import import anki_export, cloze_package, edited_package
 from .test_anki_reimport import anki_deck, progress, upload
 from .test_anki_siblings import CLOZE_TEXT, exported, imported, reversed_package
+from .test_api_apkg import OCTET, World
+from .test_api_apkg import world as world  # the fixture, by its name
 from .web_helpers import sign_up
 
 
@@ -50,6 +53,22 @@ def both_cards_answered(tmp_path: Path) -> bytes:
         col.close()
 
 
+def as_before_siblings(session: Session, deck_id: int) -> None:
+    """The deck of a reversed note shaped as an import made before siblings: one card
+    `anki-<nid>`, carrying the reverse card's answers."""
+    cards = dict(session.execute(select(Card.key, Card.id).where(Card.deck_id == deck_id)).all())
+    forward = next(c for k, c in cards.items() if k.endswith("-t1"))
+    reverse_key = next(k for k in cards if k.endswith("-t2"))
+    for model in (ReviewLog, ReviewState, CardText):
+        session.execute(delete(model).where(model.card_id == forward))  # type: ignore[attr-defined]
+    session.execute(delete(Card).where(Card.id == forward))
+    session.execute(
+        update(Card)
+        .where(Card.id == cards[reverse_key])
+        .values(key=reverse_key.rsplit("-", 1)[0], note_key=None)
+    )
+
+
 def test_a_new_card_whose_answers_the_deck_has_already_comes_without_them(
     engine: Engine, tmp_path: Path
 ) -> None:
@@ -60,18 +79,7 @@ def test_a_new_card_whose_answers_the_deck_has_already_comes_without_them(
         user_id = f.make_user(s)
         report = import_package(s, package, owner_user_id=user_id, with_scheduling=True, now=now)
         deck_id = report.deck_id
-        # Shaped as an import made before siblings: one card, carrying the reverse's answers.
-        cards = dict(s.execute(select(Card.key, Card.id).where(Card.deck_id == deck_id)).all())
-        forward = next(c for k, c in cards.items() if k.endswith("-t1"))
-        reverse_key = next(k for k in cards if k.endswith("-t2"))
-        for model in (ReviewLog, ReviewState, CardText):
-            s.execute(delete(model).where(model.card_id == forward))  # type: ignore[attr-defined]
-        s.execute(delete(Card).where(Card.id == forward))
-        s.execute(
-            update(Card)
-            .where(Card.id == cards[reverse_key])
-            .values(key=reverse_key.rsplit("-", 1)[0], note_key=None)
-        )
+        as_before_siblings(s, deck_id)
         logs_before = s.scalar(select(func.count()).select_from(ReviewLog))
     assert logs_before
 
@@ -90,6 +98,24 @@ def test_a_new_card_whose_answers_the_deck_has_already_comes_without_them(
     # The old card keeps the reverse's progress; the reverse, new, starts without a copy of it.
     assert reps["old"] and reps["t2"] is None
     assert logs_after == logs_before and again.review_logs == 0
+
+
+def test_the_api_imports_it_again_without_an_error(
+    client: FlaskClient, world: World, engine: Engine, tmp_path: Path
+) -> None:
+    skip_near_anki_rollover(wall_now())
+    package = both_cards_answered(tmp_path)
+    url = "/api/v1/imports?with_scheduling=true"
+    first = client.post(url, data=package, headers={**world.ana_h, **OCTET})
+    assert first.status_code == 201, first.get_data(as_text=True)
+    with transaction(engine) as s:
+        deck_id = s.scalar(select(Deck.id).where(Deck.slug == first.get_json()["deck"]["slug"]))
+        assert deck_id is not None
+        as_before_siblings(s, deck_id)
+    again = client.post(url, data=package, headers={**world.ana_h, **OCTET})
+    assert again.status_code == 200, again.get_data(as_text=True)
+    body = again.get_json()
+    assert body["updated"] is True and body["cards_added"] == 1 and body["review_logs"] == 0
 
 
 def notes_package(col: Collection, out: Path, fronts: list[str]) -> bytes:

@@ -210,6 +210,20 @@ def test_making_cards_has_a_time_budget(
         assert s.scalar(select(func.count()).select_from(Card)) == 0
 
 
+def test_templates_making_too_much_text_in_all_are_refused_on_the_web(
+    client: FlaskClient, engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sign_up(client, language="ko")
+    package = hostile_package(tmp_path, 200)
+    # Each side is capped; a package of enough notes passes the cap of all of them.
+    monkeypatch.setattr(planning, "MAX_TEMPLATE_TEXT", 100)
+    response = upload(client, package)
+    assert response.status_code == 422
+    assert "카드 템플릿은 필드를 너무 많이 반복합니다" in response.get_data(as_text=True)
+    with transaction(engine) as s:
+        assert s.scalar(select(func.count()).select_from(Card)) == 0
+
+
 def test_a_re_import_changing_only_tags_dates_the_cards_for_anki_devices(
     engine: Engine, tmp_path: Path
 ) -> None:

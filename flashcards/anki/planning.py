@@ -23,6 +23,10 @@ MAX_CLOZE_CARDS = 100  # per note; Anki's own editor offers far fewer
 # Characters of all the cards made from Cloze notes (a deck of 10,000 notes of 300 characters
 # with three deletions each makes 18 million).
 MAX_CLOZE_TEXT = 50_000_000
+# HTML rendered from card templates in all: each side is capped (MAX_RENDERED), but a few bytes
+# of note under a template of hundreds of fields still make that much of every note. 50,000
+# reversed notes of 500 characters a side make 100 million.
+MAX_TEMPLATE_TEXT = 200_000_000
 # The HTML a card template may make of one side: its text is capped at MAX_TEXT, and rendering
 # stops there, since a hostile template makes megabytes of each note (its markup is not text,
 # but a side this long of a real note is all but unheard of).
@@ -97,6 +101,7 @@ class _Planner:
         self.max_cards = max_cards
         self.unplanned = 0
         self.cloze_text = 0
+        self.template_text = 0
         self.planned: dict[str, PlannedCard] = {}
         self.formatted = 0
         self.cloze_notes = 0
@@ -183,6 +188,14 @@ class _Planner:
                 self.skipped["too_long"] += 1
                 return
             rendered.append((ord_, cards, sides))
+            self.template_text += len(sides[0]) + len(sides[1])
+            if self.template_text > MAX_TEMPLATE_TEXT:
+                raise AnkiPackageError(
+                    f"the package's card templates make more than {MAX_TEMPLATE_TEXT} characters"
+                    " of cards",
+                    kind="templates_too_large",
+                    limit=MAX_TEMPLATE_TEXT,
+                )
         formatted = self.formatted
         note_key, _ = self._free_note_key(f"anki-{note.id}", None, self.default_locale)
         for ord_, cards, (question, answer) in rendered:

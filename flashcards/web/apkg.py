@@ -219,6 +219,13 @@ def import_error_message(exc: InvalidInput) -> str:
                 "they make would be too large to import."
             )
         )
+    if exc.kind == "templates_too_large":
+        return str(
+            _(
+                "This package's card templates repeat its fields so often that the cards they "
+                "make would be too large to import."
+            )
+        )
     if exc.kind == "too_large":
         return too_large_message(current_app.config["MAX_UPLOAD_BYTES"])
     if exc.kind == "unpacks_too_large":

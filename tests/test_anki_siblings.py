@@ -237,11 +237,15 @@ def test_templates_render_fields_sections_and_filters() -> None:
         "{{Word}}{{#Example}}<br>{{Example}}{{/Example}}{{type:Meaning}}{{tts es_ES:Word}}",
         "{{FrontSide}}<hr id=answer>{{text:Meaning}}{{^Example}} (no example){{/Example}}",
         fields,
+        limit=1000,
     )
     assert question == "perro"
     assert answer == "dog (no example)"
     # Unclosed sections and unknown fields are no failure: text, and nothing.
-    assert render_card("{{#Word}}x {{Nope}}", "{{Meaning}}", fields) == ("{{#Word}}x ", "dog")
+    assert render_card("{{#Word}}x {{Nope}}", "{{Meaning}}", fields, limit=1000) == (
+        "{{#Word}}x ",
+        "dog",
+    )
 
 
 def test_siblings_keep_their_own_suspension_flag_and_burying_both_ways(

@@ -116,6 +116,8 @@ def export_deck(
     decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000), *rows.decks]
     conf = collection_conf(rows.card_count, sched)
     settings = sched.settings if sched else None
+    # With progress, the person's own options for an answer's siblings and leeches.
+    study = answer_effects.options(session, sched.user.id) if sched else answer_effects.Options()
     dconf = schema.deck_config(
         mod_ms,
         config_id=schema.PACKAGE_CONFIG_ID,
@@ -126,8 +128,11 @@ def export_deck(
         reviews_per_day=settings.reviews_per_day if settings else 200,
         desired_retention=settings.desired_retention if settings else 0.9,
         parameters=sched.parameters if sched else DEFAULT_PARAMETERS,
-        # With progress, the person's own options for an answer's siblings and leeches.
-        study_options=answer_effects.options(session, sched.user.id) if sched else None,
+        bury_new=study.bury_new,
+        bury_reviews=study.bury_reviews,
+        bury_interday=study.bury_interday,
+        leech_threshold=study.leech_threshold,
+        leech_suspend=study.leech_suspend,
     )
     collection = Collection(
         conf, decks, [dconf], mod_ms, rows.notes, rows.cards, rows.revlog,

@@ -41,6 +41,13 @@ def note_guid(slug: str, key: str, locale: str) -> str:
     return digest[:20]
 
 
+def exported_guid(slug: str, key: str, note_key: str | None, locale: str, *, alone: bool) -> str:
+    """The GUID our export gives a card's note in `locale` when its text has none of Anki's:
+    a card going out alone its own key's (two siblings going out apart must not share one,
+    or Anki would take them for one note), siblings going out as one note their note key's."""
+    return note_guid(slug, key if alone or note_key is None else note_key, locale)
+
+
 def back_field(answer: str, explanation: str) -> str:
     # Back holds the answer and, in a div of its own, the explanation: a Basic-like two-sided
     # note stays complete for Anki users and importers that read "first field front, second
@@ -94,11 +101,15 @@ class NoteWriter:
         nid = note_id(first.id, locale_index)
         if len(present) == 1:
             fields, ntid, ords = self._single(first, first_text), schema.NOTETYPE_ID, [0]
-            guid = first_text.anki_guid or note_guid(self.slug, first.key, lang)
+            guid = first_text.anki_guid or exported_guid(
+                self.slug, first.key, first.note_key, lang, alone=True
+            )
             sort_text = first_text.question
         else:
             note_key = first.note_key or first.key
-            guid = first_text.anki_guid or note_guid(self.slug, note_key, lang)
+            guid = first_text.anki_guid or exported_guid(
+                self.slug, first.key, note_key, lang, alone=False
+            )
             made = self._cloze(present, note_key)
             if made is None:
                 made = self._multi(present, note_key)

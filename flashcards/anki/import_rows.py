@@ -68,21 +68,14 @@ def title_of(session: Session, deck: Deck) -> str:
     return title or deck.slug
 
 
-def studied_cards(session: Session, user_id: int | None, deck_id: int) -> set[int | None]:
-    """The deck's cards the person has progress on."""
-    states = table(ReviewState)
+def cards_with(
+    session: Session, model: type[ReviewState] | type[CardMark], user_id: int, deck_id: int
+) -> set[int]:
+    """The deck's cards the person has rows of `model` on: progress, or marks (suspended,
+    flagged...)."""
+    rows = table(model)
     return set(
         session.scalars(
-            select(states.c.card_id).where(states.c.user_id == user_id, states.c.deck_id == deck_id)
-        )
-    )
-
-
-def marked_cards(session: Session, user_id: int, deck_id: int) -> set[int | None]:
-    """The deck's cards the person has marks on (suspended, flagged...)."""
-    marks = table(CardMark)
-    return set(
-        session.scalars(
-            select(marks.c.card_id).where(marks.c.user_id == user_id, marks.c.deck_id == deck_id)
+            select(rows.c.card_id).where(rows.c.user_id == user_id, rows.c.deck_id == deck_id)
         )
     )

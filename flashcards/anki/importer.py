@@ -33,7 +33,7 @@ from ..storage.models import (
 from . import reimport
 from .errors import AnkiPackageError
 from .export import language_name
-from .import_rows import marked_cards, new_deck_rows, studied_cards, title_of
+from .import_rows import cards_with, new_deck_rows, title_of
 from .names import check_names, deck_title, free_slug, home_deck
 from .planning import SKIP_REASONS, PlannedCard, Progress, complete_language, plan_cards
 from .reader import Collection, read_package
@@ -228,9 +228,16 @@ def import_package(
             )
         # The person's progress on the deck's cards is kept: only cards they have not
         # studied here take the package's (and only cards they have not marked, its marks).
-        studied_here = studied_cards(session, owner_user_id, deck.id)
+        assert owner_user_id is not None  # only an owner's deck is updated
+        studied_here = cards_with(session, ReviewState, owner_user_id, deck.id)
         states = [r for r in states if card_ids[r["_index"]] not in studied_here]
         logs = [r for r in logs if card_ids[r["_index"]] not in studied_here]
+        # A card new here whose Anki card's answers the deck has already (a deck imported
+        # before siblings were, whose one card carries them) starts without progress: its
+        # answers are the other card's, and a second copy of them could not be stored.
+        logged = _already_logged(session, owner_user_id, deck.id, logs)
+        states = [r for r in states if r["_index"] not in logged]
+        logs = [r for r in logs if r["_index"] not in logged]
     states = [r for r in states if card_ids[r["_index"]] is not None]
     logs = [r for r in logs if card_ids[r["_index"]] is not None]
     for row in states:
@@ -247,7 +254,7 @@ def import_package(
     if with_scheduling and user is not None:
         today = study_date(now, user.timezone, user.day_start_hour)
         marks = []
-        marked = marked_cards(session, user.id, deck.id) if target is not None else set()
+        marked = cards_with(session, CardMark, user.id, deck.id) if target is not None else set()
         for card_id, p in zip(card_ids, planned, strict=True):
             found = _marks(p, today)
             if found is not None and card_id is not None and card_id not in marked:
@@ -299,6 +306,20 @@ def import_package(
     if progress is not None:
         progress(len(coll.notes), len(coll.notes))
     return report
+
+
+def _already_logged(
+    session: Session, user_id: int, deck_id: int, logs: list[dict[str, Any]]
+) -> set[int]:
+    """The planned cards (by index) with an answer the deck's review log holds already."""
+    by_review = {review_uuid(user_id, deck_id, r["revlog_id"]): r["_index"] for r in logs}
+    ids = list(by_review)
+    found: set[int] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        known = session.scalars(select(ReviewLog.review_id).where(ReviewLog.review_id.in_(chunk)))
+        found.update(by_review[review_id] for review_id in known)
+    return found
 
 
 def _note_key(p: PlannedCard) -> str | None:

@@ -5,6 +5,7 @@ tags and GUIDs, and the deck's default language. Nothing is written here (`impor
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,12 +17,24 @@ from . import cloze, schema
 from .errors import AnkiPackageError
 from .reader import CLOZE, AnkiCard, Collection, Note, Notetype
 from .sanitize import CONTROL_RE, clean_html, has_formatting, html_to_text
-from .templates import render_card
+from .templates import TooLarge, render_card
 
 MAX_CLOZE_CARDS = 100  # per note; Anki's own editor offers far fewer
 # Characters of all the cards made from Cloze notes (a deck of 10,000 notes of 300 characters
 # with three deletions each makes 18 million).
 MAX_CLOZE_TEXT = 50_000_000
+# HTML rendered from card templates in all: each side is capped (MAX_RENDERED), but a few bytes
+# of note under a template of hundreds of fields still make that much of every note. 50,000
+# reversed notes of 500 characters a side make 100 million.
+MAX_TEMPLATE_TEXT = 200_000_000
+# The HTML a card template may make of one side: its text is capped at MAX_TEXT, and rendering
+# stops there, since a hostile template makes megabytes of each note (its markup is not text,
+# but a side this long of a real note is all but unheard of).
+MAX_RENDERED = MAX_TEXT
+# Planning a package's notes, as reading them (`reader.READ_SECONDS`), has a time budget: 50,000
+# reversed notes (100,000 cards) of a few hundred characters plan in about 10 s on a shared
+# two-core machine, a hostile package at most a few times that within the caps above.
+PLAN_SECONDS = 60.0
 MAX_GUID = 64  # Anki's own are 10 characters; a longer one is not kept (nor trusted)
 LANG_TAG = "lang::"
 EXPLANATION_RE = re.compile(
@@ -88,11 +101,13 @@ class _Planner:
         self.max_cards = max_cards
         self.unplanned = 0
         self.cloze_text = 0
+        self.template_text = 0
         self.planned: dict[str, PlannedCard] = {}
         self.formatted = 0
         self.cloze_notes = 0
         self.first_locale: str | None = None
         self.cards_by_note: dict[int, list[AnkiCard]] = {}
+        self.note_keys: set[tuple[str, str]] = set()  # (note key, language) of siblings
         for c in coll.cards:
             self.cards_by_note.setdefault(c.nid, []).append(c)
 
@@ -104,8 +119,9 @@ class _Planner:
             self._cloze(note, tuple(fields) == schema.CLOZE_FIELDS, guid)
             return
         cards = self.cards_by_note.get(note.id, [])
-        if _siblings_count(fields):
-            self._siblings(note, _siblings_count(fields), guid)
+        siblings = _siblings_count(fields)
+        if siblings:
+            self._siblings(note, siblings, guid)
             return
         ours = _is_ours(fields)
         if not ours and len(nt.templates) > 1 and len({c.ord for c in cards}) > 1:
@@ -120,6 +136,18 @@ class _Planner:
         key = _note_key(note, ours, self.planned, locale)
         front_html = note.fields[0] if note.fields else ""
         self._card(note, key, locale, (front_html, back_html, explanation_html), cards, guid)
+
+    def _free_note_key(self, own: str, given: str | None, locale: str) -> tuple[str, bool]:
+        """The note key `given` in a package of ours, unless a note already brought cards
+        under it in `locale`: a copy of a note (Anki's "Create copy" copies the Key field) is
+        kept under its own note id, as a Basic note is. Taken for `locale` then; and whether
+        it is the given one."""
+        kept = given is not None and (given, locale) not in self.note_keys
+        key = given if kept and given is not None else own
+        while (key, locale) in self.note_keys:
+            key += "-x"
+        self.note_keys.add((key, locale))
+        return key, kept
 
     def _by_ord(self, note: Note) -> dict[int, list[AnkiCard]]:
         by_ord: dict[int, list[AnkiCard]] = {}
@@ -149,13 +177,29 @@ class _Planner:
         """A note of Anki's with several card templates: each card a sibling, its sides
         rendered from its own template."""
         values = dict(zip(nt.fields, note.fields, strict=False))
-        formatted = self.formatted
+        rendered = []
         for ord_, cards in sorted(self._by_ord(note).items()):
             if not 0 <= ord_ < len(nt.templates):
                 continue
-            question, answer = render_card(*nt.templates[ord_], values)
-            key = f"anki-{note.id}-t{ord_ + 1}"
-            note_key = f"anki-{note.id}"
+            try:
+                sides = render_card(*nt.templates[ord_], values, limit=MAX_RENDERED)
+            except TooLarge:
+                # A hostile template (thousands of fields) makes no card a text could hold.
+                self.skipped["too_long"] += 1
+                return
+            rendered.append((ord_, cards, sides))
+            self.template_text += len(sides[0]) + len(sides[1])
+            if self.template_text > MAX_TEMPLATE_TEXT:
+                raise AnkiPackageError(
+                    f"the package's card templates make more than {MAX_TEMPLATE_TEXT} characters"
+                    " of cards",
+                    kind="templates_too_large",
+                    limit=MAX_TEMPLATE_TEXT,
+                )
+        formatted = self.formatted
+        note_key, _ = self._free_note_key(f"anki-{note.id}", None, self.default_locale)
+        for ord_, cards, (question, answer) in rendered:
+            key = f"{note_key}-t{ord_ + 1}"
             self._sibling(
                 note, key, note_key, self.default_locale, (question, answer, ""), cards, guid
             )
@@ -167,13 +211,13 @@ class _Planner:
         if self.first_locale is None:
             self.first_locale = locale
         values = note.fields + [""] * (3 * count + 1 - len(note.fields))
-        note_key = _given_key(values[-1]) or f"anki-{note.id}"
+        note_key, given = self._free_note_key(f"anki-{note.id}", _given_key(values[-1]), locale)
         by_ord = self._by_ord(note)
         for i in range(count):
             front, back_html, key_html = values[3 * i : 3 * i + 3]
             if not front:
                 continue
-            key = _given_key(key_html) or f"anki-{note.id}-t{i + 1}"
+            key = (_given_key(key_html) if given else None) or f"{note_key}-t{i + 1}"
             back, explanation = _split_back(back_html, True)
             htmls = (front, back, explanation)
             self._sibling(note, key, note_key, locale, htmls, by_ord.get(i, []), guid)
@@ -202,14 +246,14 @@ class _Planner:
             )
         self.cloze_notes += 1
         locale = self.default_locale
-        note_key = f"anki-{note.id}"
+        given = None
         if ours:
             # Our own Cloze notes: a language and key of their own, kept as they were.
             locale = _note_locale(note, self.default_locale)
             if self.first_locale is None:
                 self.first_locale = locale
             given = _given_key(note.fields[2], 95) if len(note.fields) > 2 else None
-            note_key = given or note_key
+        note_key, _ = self._free_note_key(f"anki-{note.id}", given, locale)
         extra = note.fields[1] if len(note.fields) > 1 else ""
         whole = parsed.answer()
         if len(html_to_text(whole)) > MAX_TEXT:
@@ -269,9 +313,16 @@ def plan_cards(
     progress: Progress | None = None,
 ) -> _Planner:
     planner = _Planner(coll, default_locale, skipped, max_cards)
+    deadline = time.monotonic() + PLAN_SECONDS
     for done, note in enumerate(coll.notes, 1):
-        if progress is not None and done % 100 == 0:
-            progress(done, len(coll.notes))
+        if done % 100 == 0:
+            if time.monotonic() > deadline:
+                raise AnkiPackageError(
+                    f"making cards of the package's notes took over {PLAN_SECONDS:.0f} s; a real"
+                    " package of this size takes a fraction of that"
+                )
+            if progress is not None:
+                progress(done, len(coll.notes))
         nt = coll.notetypes.get(note.mid)
         if nt is None:
             skipped["no_notetype"] += 1

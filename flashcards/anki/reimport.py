@@ -10,7 +10,6 @@ package's texts and tags, and keep everyone's progress; the others are added.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,14 +18,17 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from ..storage.models import Card, CardText, Deck, DeckText
-from .export_notes import note_guid
+from .export_notes import exported_guid
+from .import_rows import title_of
 from .planning import PlannedCard
 from .reader import Collection
 from .tables import table
 
 
 def find_deck(session: Session, owner_user_id: int, coll: Collection) -> Deck | None:
-    """The owner's deck that the package's notes came from (most GUIDs in common), if any."""
+    """The owner's deck that the package's notes came from: the one with most GUIDs in
+    common, if that is more than half of the package's. A package sharing a few notes with a
+    deck ("Spanish 2" beside "Spanish 1") is another deck, imported as one."""
     guids = {note.guid for note in coll.notes if note.guid}
     if not guids:
         return None
@@ -36,62 +38,45 @@ def find_deck(session: Session, owner_user_id: int, coll: Collection) -> Deck | 
     }
     if not decks:
         return None
-    found: Counter[int] = Counter()
-    cards_t, texts_t = table(Card), table(CardText)
+    found: dict[int, set[str]] = {}
     # Only what names a text, not the texts: a person may have tens of thousands.
-    rows = session.execute(
-        select(
-            cards_t.c.deck_id,
-            cards_t.c.key,
-            cards_t.c.note_key,
-            texts_t.c.locale,
-            texts_t.c.anki_guid,
-        )
-        .join(texts_t, texts_t.c.card_id == cards_t.c.id)
-        .where(cards_t.c.deck_id.in_(list(decks)))
-    )
-    for row in rows:
+    for row in _deck_texts(session, list(decks), with_texts=False):
         slug = decks[row.deck_id].slug
-        if row.anki_guid is not None:
-            found[row.deck_id] += row.anki_guid in guids
-        elif slug in tags:
-            found[row.deck_id] += _exported_guid(slug, row) in guids
-    if not found or found.most_common(1)[0][1] == 0:
+        if row.anki_guid is None and slug not in tags:
+            continue
+        found.setdefault(row.deck_id, set()).update(_guids(slug, row) & guids)
+    enough = {deck_id: len(g) for deck_id, g in found.items() if 2 * len(g) > len(guids)}
+    if not enough:
         return None
-    best = max(found.values())
+    best = max(enough.values())
     # Two decks of one package (imported twice as copies): the newer copy is the one kept up.
-    return decks[max(deck_id for deck_id, n in found.items() if n == best)]
+    return decks[max(deck_id for deck_id, n in enough.items() if n == best)]
 
 
-def _texts_by_deck(session: Session, deck_ids: Iterable[int]) -> dict[int, list[Any]]:
+def _deck_texts(session: Session, deck_ids: list[int], *, with_texts: bool) -> Iterable[Any]:
+    """A row per card text of the decks: what names it, and with `with_texts` what it says."""
     cards_t, texts_t = table(Card), table(CardText)
-    rows = session.execute(
-        select(
-            cards_t.c.deck_id,
-            cards_t.c.id,
-            cards_t.c.key,
-            cards_t.c.note_key,
-            cards_t.c.tags,
-            cards_t.c.position,
-            texts_t.c.locale,
-            texts_t.c.question,
-            texts_t.c.answer,
-            texts_t.c.explanation,
-            texts_t.c.anki_guid,
-        )
+    columns = [cards_t.c.deck_id, cards_t.c.key, cards_t.c.note_key, texts_t.c.locale,
+               texts_t.c.anki_guid]  # fmt: skip
+    if with_texts:
+        columns += [cards_t.c.id, cards_t.c.tags, cards_t.c.retired_at, texts_t.c.question,
+                    texts_t.c.answer, texts_t.c.explanation]  # fmt: skip
+    return session.execute(
+        select(*columns)
         .join(texts_t, texts_t.c.card_id == cards_t.c.id)
-        .where(cards_t.c.deck_id.in_(list(deck_ids)))
+        .where(cards_t.c.deck_id.in_(deck_ids))
     )
-    out: dict[int, list[Any]] = {}
-    for row in rows:
-        out.setdefault(row.deck_id, []).append(row)
-    return out
 
 
-def _exported_guid(slug: str, row: Any) -> str:
-    """The GUID our export gives a text without one of Anki's (`export_notes`); siblings'
-    is their note's, which any of them finds."""
-    return note_guid(slug, row.note_key or row.key, row.locale)
+def _guids(slug: str, row: Any) -> set[str]:
+    """The GUIDs a text may have reached Anki under: Anki's own, or the one our export gave
+    it, alone or with its siblings as one note (which of them depends on the export)."""
+    if row.anki_guid is not None:
+        return {row.anki_guid}
+    return {
+        exported_guid(slug, row.key, row.note_key, row.locale, alone=alone)
+        for alone in (True, False)
+    }
 
 
 @dataclass
@@ -103,6 +88,7 @@ class Matched:
     added_texts: list[dict[str, Any]] = field(default_factory=list)  # languages new to a card
     changed_tags: dict[int, list[str]] = field(default_factory=dict)
     changed_cards: set[int] = field(default_factory=set)
+    revived: set[int] = field(default_factory=set)  # retired here, back with the package
     keys: set[str] = field(default_factory=set)  # the deck's keys, taken
     next_position: int = 0
 
@@ -112,17 +98,20 @@ def match(
 ) -> Matched:
     """Each planned card's card in `deck` (by key, else by a GUID only one card has), and what
     changes on the matched ones. `tags_of(planned card)` gives the tags a card keeps."""
-    rows = _texts_by_deck(session, [deck.id]).get(deck.id, [])
+    rows = list(_deck_texts(session, [deck.id], with_texts=True))
     by_key: dict[str, int] = {}
     texts: dict[tuple[int, str], Any] = {}
     tags: dict[int, list[str]] = {}
+    retired: set[int] = set()
     guid_cards: dict[tuple[str, str], set[int]] = {}
     for row in rows:
         by_key[row.key] = row.id
         texts[(row.id, row.locale)] = row
         tags[row.id] = list(row.tags or [])
-        guid = row.anki_guid or _exported_guid(deck.slug, row)
-        guid_cards.setdefault((row.locale, guid), set()).add(row.id)
+        if row.retired_at is not None:
+            retired.add(row.id)
+        for exported in _guids(deck.slug, row):
+            guid_cards.setdefault((row.locale, exported), set()).add(row.id)
     by_guid = {k: next(iter(ids)) for k, ids in guid_cards.items() if len(ids) == 1}
     keys = set(session.scalars(select(Card.key).where(Card.deck_id == deck.id)))
     last = session.scalar(select(Card.position).where(Card.deck_id == deck.id).order_by(
@@ -141,6 +130,11 @@ def match(
             continue
         used.add(card_id)
         result.card_ids.append(card_id)
+        if card_id in retired:
+            # Removed here but still in the package: back in the deck, as Anki adds a note
+            # deleted since the package was made, and as a deck file's card comes back.
+            result.revived.add(card_id)
+            result.changed_cards.add(card_id)
         for loc, (question, answer, explanation) in p.texts.items():
             guid = p.guids.get(loc)
             values = {"question": question, "answer": answer, "explanation": explanation}
@@ -162,6 +156,14 @@ def match(
             result.changed_tags[card_id] = wanted
             result.changed_cards.add(card_id)
     return result
+
+
+def _update_cards(session: Session, card_ids: set[int], values: dict[str, Any]) -> None:
+    ids = sorted(card_ids)
+    cards_t = table(Card)
+    for start in range(0, len(ids), 500):  # within every database's limit of parameters
+        chunk = ids[start : start + 500]
+        session.execute(update(cards_t).where(cards_t.c.id.in_(chunk)).values(values))
 
 
 def free_key(wanted: str, taken: set[str]) -> str:
@@ -202,6 +204,9 @@ def apply(
     cards_t = table(Card)
     for tagged, tags in matched.changed_tags.items():
         session.execute(update(cards_t).where(cards_t.c.id == tagged).values(tags=tags))
+    # Anki devices are sent a card again when it changes (its `updated_at`), tags alone too.
+    _update_cards(session, matched.changed_cards, {"updated_at": now})
+    _update_cards(session, matched.revived, {"retired_at": None})
     card_ids = list(matched.card_ids)
     new_rows: list[dict[str, Any]] = []
     new_index: list[int] = []
@@ -235,13 +240,9 @@ def apply(
     if text_rows:
         session.execute(insert(texts_t), text_rows)
     titled = set(session.scalars(select(DeckText.locale).where(DeckText.deck_id == deck.id)))
-    title = session.scalar(
-        select(DeckText.title).where(
-            DeckText.deck_id == deck.id, DeckText.locale == deck.default_locale
-        )
-    )
+    title = title_of(session, deck)
     for loc in sorted({row["locale"] for row in text_rows} - titled):
-        session.add(DeckText(deck_id=deck.id, locale=loc, title=title or deck.slug))
+        session.add(DeckText(deck_id=deck.id, locale=loc, title=title))
     if new_rows or matched.changed_cards:
         deck.updated_at = now
     return Applied(card_ids, len(new_rows), len(matched.changed_cards), missing)

@@ -11,8 +11,6 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..srs.answer_effects import Options
-
 # Fixed forever: Anki matches notetypes by id, so a new id on each export would make every
 # re-import create another notetype. A plausible millisecond stamp (2024-02) keeps Anki's
 # "ids in the future" check quiet. The name is not a stock one, which Anki would rename.
@@ -203,11 +201,14 @@ def deck_config(
     parameters: Sequence[float],
     config_id: int = DECK_CONFIG_ID,
     name: str = "Flashcards",
-    study_options: Options | None = None,
+    bury_new: bool = False,
+    bury_reviews: bool = False,
+    bury_interday: bool = False,
+    leech_threshold: int = 8,
+    leech_suspend: bool = False,
 ) -> dict[str, Any]:
     """Anki's schema-11 deck options with our FSRS settings (steps in minutes, as Anki has them)
-    and, if given, a person's sibling burying and leech options (Anki's own defaults if not)."""
-    study = study_options or Options()
+    and a person's sibling burying and leech options (by default Anki's own)."""
     return {
         "id": config_id,
         "name": name,
@@ -224,23 +225,23 @@ def deck_config(
             "initialFactor": 2500,
             "order": 1,
             "perDay": new_per_day,
-            "bury": study.bury_new,
+            "bury": bury_new,
         },
         "lapse": {
             "delays": [s / 60 for s in relearning_steps],
             "mult": 0.0,
             "minInt": 1,
-            "leechFails": study.leech_threshold,
-            "leechAction": 0 if study.leech_suspend else 1,  # Anki's: 0 suspend, 1 tag only
+            "leechFails": leech_threshold,
+            "leechAction": 0 if leech_suspend else 1,  # Anki's: 0 suspend, 1 tag only
         },
         "rev": {
             "perDay": reviews_per_day,
             "ease4": 1.3,
             "maxIvl": maximum_interval,
             "hardFactor": 1.2,
-            "bury": study.bury_reviews,
+            "bury": bury_reviews,
         },
-        "buryInterdayLearning": study.bury_interday,
+        "buryInterdayLearning": bury_interday,
         "desiredRetention": desired_retention,
         "fsrsParams6": list(parameters),
         "fsrsWeights": [],

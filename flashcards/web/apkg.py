@@ -219,6 +219,13 @@ def import_error_message(exc: InvalidInput) -> str:
                 "they make would be too large to import."
             )
         )
+    if exc.kind == "templates_too_large":
+        return str(
+            _(
+                "This package's card templates repeat its fields so often that the cards they "
+                "make would be too large to import."
+            )
+        )
     if exc.kind == "too_large":
         return too_large_message(current_app.config["MAX_UPLOAD_BYTES"])
     if exc.kind == "unpacks_too_large":
@@ -282,6 +289,16 @@ def report_messages(report: ImportReport) -> list[str]:
                     "%(num)d notes with a text longer than %(limit)s characters were left out.",
                     count,
                     limit=whole_number(MAX_TEXT),
+                )
+            )
+        elif reason == "missing_language":
+            out.append(
+                ngettext(
+                    "%(num)d note new to the deck was left out: it has no text in the deck's "
+                    "language.",
+                    "%(num)d notes new to the deck were left out: they have no text in the "
+                    "deck's language.",
+                    count,
                 )
             )
         else:

@@ -257,32 +257,45 @@ def collection_file(session: Session, user_id: int, *, now: datetime) -> Downloa
     mod = sessions.current_mod(stamps, print_, now)
     held_at = stamps.usn
     # The file carries the next usn: what changes from now on is above what it holds.
-    with tempfile.TemporaryDirectory(prefix="flashcards-sync-") as tmp:
-        path = Path(tmp) / "collection.anki2"
-        found = patched(session, user_id, kept, stamps, print_, path, now=now, mod_ms=mod)
-        if found is None:
-            projection = build(session, user_id, now=now, mod_ms=mod, usn=held_at + 1)
-            found = snapshot.objects(projection.collection)
-            write_collection(path, projection.collection)
-            _as_servers(path)
-        data = path.read_bytes()
+    made = patched(session, user_id, kept, stamps, print_, now=now, mod_ms=mod)
+    if made is None:
+        made = built(session, user_id, now=now, mod_ms=mod, usn=held_at + 1)
+    data, found = made
     snapshot.record_all(session, user_id, found, held_at, found.recorded)
     stamps.usn = held_at + 1
     stamps.mod = mod
     stamps.fingerprint = print_
-    stamps.log_marks = {str(held_at + 1): newest_log_id(session, user_id)}
-    made = Download(compress(data), len(data))
+    # The newest answer the fingerprint saw: one written since is sent by the next sync.
+    read = sessions.Fingerprint.parse(print_)
+    newest = read.newest_log if read is not None else newest_log_id(session, user_id)
+    stamps.log_marks = {str(held_at + 1): newest}
+    out = Download(compress(data), len(data))
     if kept is None:
         kept = AnkiCollectionFile(user_id=user_id)
         session.add(kept)
     kept.fingerprint, kept.usn = print_, stamps.usn
-    kept.size, kept.data = made.size, made.compressed
+    kept.size, kept.data = out.size, out.compressed
     session.flush()
-    return made
+    return out
+
+
+def built(
+    session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: int
+) -> tuple[bytes, snapshot.Objects]:
+    """The whole collection file, and all its objects."""
+    projection = build(session, user_id, now=now, mod_ms=mod_ms, usn=usn)
+    found = snapshot.objects(projection.collection)
+    with tempfile.TemporaryDirectory(prefix="flashcards-sync-") as tmp:
+        path = Path(tmp) / "collection.anki2"
+        write_collection(path, projection.collection)
+        _as_servers(path)
+        return path.read_bytes(), found
 
 
 # Beyond this many cards answered since the kept file, building it all again is as quick.
 PATCH_LIMIT = 500
+# How many answers since the kept file are read to find those cards, at most.
+PATCH_LOG_LIMIT = 10 * PATCH_LIMIT
 
 
 def patched(
@@ -291,45 +304,39 @@ def patched(
     kept: AnkiCollectionFile | None,
     stamps: AnkiCollection,
     print_: str,
-    path: Path,
     *,
     now: datetime,
     mod_ms: int,
-) -> snapshot.Objects | None:
-    """The kept file at `path` with the rows of the cards answered since it was built made
-    again, when answers are all that changed since (else None, and nothing written): its
-    fingerprint differs from today's in the answers alone, no sync finished since (a device's
-    answers can give a card's log again), no answer it holds was undone, and few cards were
-    answered. A card's rows depend on its own state and log only, so the other rows stand.
-    Returns the objects of the file as it is now."""
+) -> tuple[bytes, snapshot.Objects] | None:
+    """The kept file with the rows of the cards answered since it was built made again,
+    when answers are all that changed since (else None): its fingerprint differs from
+    today's in the answers alone, no sync finished since (a device's answers can give a
+    card's log again), no answer it holds was undone, and few cards were answered. A card's
+    rows depend on its own state and log only, so the other rows stand.
+
+    Returns the file, and the objects whose bookkeeping may have changed (with what is
+    recorded of them, for `snapshot.record_all`): the answered cards' notes and cards, those
+    a sync or a device touched since the file (recorded at its usn or above, or forgotten),
+    and the decks, options and note type. The others are as the kept file recorded them."""
     if kept is None or kept.usn != stamps.usn or kept.fingerprint != stamps.fingerprint:
         return None
     before, after = sessions.Fingerprint.parse(kept.fingerprint), sessions.Fingerprint.parse(print_)
     if before is None or after is None or before.rest != after.rest:
         return None
-    logs = table(ReviewLog)
-    answered = set(
-        session.scalars(
-            select(logs.c.card_id)
-            .where(logs.c.user_id == user_id, logs.c.id > before.newest_log)
-            .distinct()
-            .limit(PATCH_LIMIT + 1)
-        )
-    )
-    logs_held = session.scalar(
-        select(func.count())
-        .select_from(logs)
-        .where(logs.c.user_id == user_id, logs.c.id <= before.newest_log)
-    )
-    if not answered or len(answered) > PATCH_LIMIT or logs_held != before.logs:
+    answered = answered_since(session, user_id, before, after)
+    if answered is None:
         return None
-    path.write_bytes(decompress(kept.data, kept.size))
-    conn = sqlite3.connect(path)
+    # In memory: the file never touches the disk, and `serialize` gives it back whole.
+    conn = sqlite3.connect(":memory:")
     try:
-        conn.execute("PRAGMA journal_mode = OFF")
-        conn.execute("PRAGMA synchronous = OFF")
+        conn.deserialize(decompress(kept.data, kept.size))
         # Every copy of an answered card (one note per language) goes, with its log.
         ranges = [(note_id(card), note_id(card, LOCALE_SLOTS - 1)) for card in answered]
+        held: set[int] = set()
+        for name in ("notes", "cards"):
+            select_ids = f"SELECT id FROM {name} WHERE id BETWEEN ? AND ?"
+            for low, high in ranges:
+                held.update(oid for (oid,) in conn.execute(select_ids, (low, high)))
         for name, column in (("notes", "id"), ("cards", "id"), ("revlog", "cid")):
             conn.executemany(f"DELETE FROM {name} WHERE {column} BETWEEN ? AND ?", ranges)
         taken = TakenInFile(conn)
@@ -338,35 +345,43 @@ def patched(
         write_rows(conn, projection.collection)
         conn.execute("UPDATE col SET mod = ?, usn = ?", (mod_ms, stamps.usn + 1))
         conn.commit()
-        # The bookkeeping recorded the kept file's objects at or below the usn before it: a
-        # note or card still so is one nothing changed since, and keeps its digest; the
-        # answered cards' rows, and any a sync (at the file's usn) or a device (-1) touched
-        # since, are read and digested again.
-        was = snapshot.recorded(session, user_id)
-        kept_digests = {
-            key: digest
-            for key, (digest, usn) in was.items()
-            if key[0] in (snapshot.NOTE, snapshot.CARD)
-            and 0 <= usn < kept.usn
-            and digest
-            and card_of(key[1]) not in answered
-        }
-        in_file = {
-            kind: [oid for (oid,) in conn.execute(f"SELECT id FROM {name}")]
-            for kind, name in ((snapshot.NOTE, "notes"), (snapshot.CARD, "cards"))
-        }
-        unknown = {oid for kind, oids in in_file.items() for oid in oids
-                   if (kind, oid) not in kept_digests}  # fmt: skip
-        found = snapshot.objects(read_collection(conn, only=unknown))
-        for kind, oids in in_file.items():
-            for oid in oids:
-                digest = kept_digests.get((kind, oid))
-                if digest is not None:
-                    found.digests[(kind, oid)] = digest
+        made = {row[0] for row in projection.collection.notes}
+        made.update(row[0] for row in projection.collection.cards)
+        was = snapshot.recorded_of(session, user_id, oids=held | made, since=kept.usn)
+        touched = {oid for kind, oid in was if kind in (snapshot.NOTE, snapshot.CARD)}
+        found = snapshot.objects(read_collection(conn, only=made | touched))
         found.recorded = was
-        return found
+        return conn.serialize(), found
     finally:
         conn.close()
+
+
+def answered_since(
+    session: Session, user_id: int, before: sessions.Fingerprint, after: sessions.Fingerprint
+) -> set[int] | None:
+    """The cards answered since the fingerprint `before`, if the log changed by new answers
+    alone since (`after` is today's): the rows up to its newest are as many, and their
+    latest time the same, as then (an undone answer and a new one can leave the newest id
+    as it was, as SQLite gives a freed id again). None if not, or if too many."""
+    logs = table(ReviewLog)
+    new = session.scalars(
+        select(logs.c.card_id)
+        .where(logs.c.user_id == user_id, logs.c.id > before.newest_log)
+        .limit(PATCH_LOG_LIMIT + 1)
+    ).all()
+    answered = set(new)
+    if not answered or len(new) > PATCH_LOG_LIMIT or len(answered) > PATCH_LIMIT:
+        return None
+    latest = session.scalar(
+        select(logs.c.reviewed_at)
+        .where(logs.c.user_id == user_id, logs.c.id <= before.newest_log)
+        .order_by(logs.c.reviewed_at.desc())
+        .limit(1)
+    )
+    held = after.logs - len(new)
+    if sessions.answers_digest(before.newest_log or None, held, latest) != before.answers:
+        return None
+    return answered
 
 
 class TakenInFile(dict[int, int]):

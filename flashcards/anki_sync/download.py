@@ -285,7 +285,9 @@ def kept_data(session: Session, user_id: int) -> bytes:
     files = table(AnkiCollectionFile)
     connection = session.connection()
     if connection.dialect.name != "postgresql":
-        return bytes(session.scalar(select(files.c.data).where(files.c.user_id == user_id)))
+        return bytes(
+            session.execute(select(files.c.data).where(files.c.user_id == user_id)).one()[0]
+        )
     driver: Any = connection.connection.driver_connection
     with driver.cursor(binary=True) as cursor:
         cursor.execute(f"SELECT data FROM {files.name} WHERE user_id = %s", (user_id,))

@@ -43,7 +43,7 @@ from ..storage.models import (
     User,
 )
 from . import sessions, snapshot
-from .wire import compress, decompress
+from .wire import compress_file, decompress
 
 # Deck ids: room for a deck's parent and one subdeck per language under each of our decks.
 DECK_ID_STRIDE = 128
@@ -269,7 +269,7 @@ def collection_file(session: Session, user_id: int, *, now: datetime) -> Downloa
     read = sessions.Fingerprint.parse(print_)
     newest = read.newest_log if read is not None else newest_log_id(session, user_id)
     stamps.log_marks = {str(held_at + 1): newest}
-    out = Download(compress(data), len(data))
+    out = Download(compress_file(data), len(data))
     if kept is None:
         kept = AnkiCollectionFile(user_id=user_id)
         session.add(kept)

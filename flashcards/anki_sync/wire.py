@@ -146,15 +146,16 @@ def encode_json(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
 
 
-# From this size (a collection file) zstd compresses on every core: the download waits for it.
-THREADED_FROM = 1024 * 1024
-
-
 def compress(data: bytes) -> bytes:
     # Level 3 is zstd's default: at collection sizes it compresses at several hundred MB/s.
-    # Threaded, the output is one frame still, as the client's decoder wants.
-    threads = -1 if len(data) >= THREADED_FROM else 0
-    return zstandard.ZstdCompressor(level=3, threads=threads).compress(data)
+    return zstandard.ZstdCompressor(level=3).compress(data)
+
+
+def compress_file(data: bytes) -> bytes:
+    """A collection file, which a download waits for: level 2 takes about a third less time
+    than 3 for 2 % more bytes (an 11 MB collection: 2.47 MB against 2.43), and every core
+    works on it (the output is one frame still, as the client's decoder wants)."""
+    return zstandard.ZstdCompressor(level=2, threads=-1).compress(data)
 
 
 def decompress(data: bytes, size: int) -> bytes:

@@ -73,12 +73,12 @@ def digests(engine: Engine, uid: int) -> dict[tuple[int, int], str | None]:
         return {(r.kind, r.oid): r.digest for r in rows}
 
 
-def patch_applies(session: Session, uid: int, tmp_path: Path) -> bool:
+def patch_applies(session: Session, uid: int) -> bool:
     stamps = sessions.collection(session, uid, utcnow())
     kept = session.get(AnkiCollectionFile, uid)
     found = download.patched(
         session, uid, kept, stamps, sessions.fingerprint(session, uid),
-        tmp_path / "probe.anki2", now=utcnow(), mod_ms=stamps.mod + 1,
+        now=utcnow(), mod_ms=stamps.mod + 1,
     )  # fmt: skip
     session.rollback()
     return found is not None
@@ -103,7 +103,7 @@ def test_answers_alone_patch_the_kept_file_into_the_whole_builds(
         for card_id, at in ((cards[1], when), (cards[6], when), (cards[6], when + timedelta(1))):
             answer(s, uid, card_id, 3, now=at, reviewed_at=at)
     with Session(engine) as s:
-        assert patch_applies(s, uid, tmp_path)
+        assert patch_applies(s, uid)
     patched = contents(downloaded(engine, uid, tmp_path / "patched.anki2"))
     patched_digests = digests(engine, uid)
     assert patched != first
@@ -125,7 +125,7 @@ def test_a_text_edit_builds_the_whole_file(engine: Engine, tmp_path: Path) -> No
         assert text is not None
         text.question, text.updated_at = "¿Editada?", utcnow()
     with Session(engine) as s:
-        assert not patch_applies(s, uid, tmp_path)
+        assert not patch_applies(s, uid)
     edited = contents(downloaded(engine, uid, tmp_path / "edited.anki2"))
     assert any("¿Editada?" in note[6] for note in edited["notes"])
     assert edited == contents(built_afresh(engine, uid, tmp_path / "whole.anki2"))
@@ -140,6 +140,26 @@ def test_an_undone_answer_builds_the_whole_file(engine: Engine, tmp_path: Path) 
         study.undo(s, uid, now=utcnow())  # an answer the kept file holds
         answer(s, uid, cards[6], 3, now=utcnow())
     with Session(engine) as s:
-        assert not patch_applies(s, uid, tmp_path)
+        assert not patch_applies(s, uid)
+    undone = contents(downloaded(engine, uid, tmp_path / "undone.anki2"))
+    assert undone == contents(built_afresh(engine, uid, tmp_path / "whole.anki2"))
+
+
+def test_an_undone_answer_whose_id_comes_again_builds_the_whole_file(
+    engine: Engine, tmp_path: Path
+) -> None:
+    # SQLite gives the undone answer's row id to the next answer: the log then has as many
+    # rows up to the kept file's newest as it had, and the cards answered after it are not
+    # the only ones that changed.
+    uid, cards = person_with_answers(engine)
+    with transaction(engine) as s:
+        answer(s, uid, cards[7], 3, now=utcnow())
+    downloaded(engine, uid, tmp_path / "first.anki2")
+    with transaction(engine) as s:
+        study.undo(s, uid, now=utcnow())
+        answer(s, uid, cards[6], 3, now=utcnow())
+        answer(s, uid, cards[5], 3, now=utcnow())
+    with Session(engine) as s:
+        assert not patch_applies(s, uid)
     undone = contents(downloaded(engine, uid, tmp_path / "undone.anki2"))
     assert undone == contents(built_afresh(engine, uid, tmp_path / "whole.anki2"))

@@ -628,7 +628,7 @@ def test_a_second_download_of_an_unchanged_collection_sends_the_kept_file(
     again = post(client, "download", {}, key=second_key)
     assert decoded(first) == decoded(again)
     with engine.connect() as conn:
-        kept = conn.execute(select(AnkiCollectionFile)).one()
+        kept = conn.execute(select(AnkiCollectionFile.data, AnkiCollectionFile.size)).one()
     assert kept.data == first.data and kept.size == len(decoded(first))
     with transaction(engine) as s:
         answer(s, person, card_id_of(engine, 9), 3, now=utcnow())

@@ -1,19 +1,12 @@
-"""A full download: the person's collection as one schema-11 SQLite file, built from their
-data with the package exporter's pieces (`anki.export.deck_rows`, `anki.scheduling_out`).
-
-Every deck they study goes in, in the language they study it in, with their FSRS state, due
-days in their study days and their whole log; each deck gets its own options group with
-their settings and the deck's overrides (retention, limits, a team's pace), and their FSRS
-parameters in force (an adopted fit's, else the defaults). Ids are derived from ours, so the
-same card, note and deck have the same id in every download (and for a later normal sync).
-"""
+"""A full download: the person's collection file (`projection.build`, written as a schema-11
+SQLite file), kept in the database and sent again while nothing changed, or patched when
+answers alone changed since it was made. No Flask."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import tempfile
-from collections.abc import Set
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -22,206 +15,17 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ..anki import schema
-from ..anki.collection_file import Collection, read_collection, write_collection, write_rows
-from ..anki.export import LOCALE_SLOTS, card_of, collection_conf, deck_rows, note_id
-from ..anki.scheduling_out import SchedulingContext
+from ..anki.collection_file import read_collection, write_collection, write_rows
+from ..anki.export import LOCALE_SLOTS, note_id
 from ..anki.tables import table
-from ..errors import NotFound
-from ..srs.marks import Marks, marks_from_row
-from ..srs.queue import new_allowance
-from ..srs.settings import scheduler_defaults
 from ..storage.models import (
     AnkiCollection,
     AnkiCollectionFile,
-    CardMark,
-    Deck,
     ReviewLog,
-    ReviewState,
-    SchedulerSettings,
-    Subscription,
-    User,
 )
 from . import sessions, snapshot
-from .wire import compress, decompress
-
-# Deck ids: room for a deck's parent and one subdeck per language under each of our decks.
-DECK_ID_STRIDE = 128
-# Options group ids: 1 is the Default deck's (the person's own settings), 1 + our deck id each
-# deck's own.
-SERVER_USN = 0
-LOG_COLUMNS = ("id", "card_id", "deck_id", "rating", "reviewed_at", "duration_ms",
-               "state_before", "state", "difficulty", "due")  # fmt: skip
-
-
-def deck_id_base(deck_id: int) -> int:
-    return schema.ID_BASE + deck_id * DECK_ID_STRIDE
-
-
-def options_id(deck_id: int) -> int:
-    return schema.DECK_CONFIG_ID + deck_id
-
-
-def _effective(own: SchedulerSettings, sub: Subscription) -> SchedulerSettings:
-    """The person's settings with the subscription's overrides on top (not stored)."""
-
-    def pick(name: str) -> Any:
-        override = getattr(sub, name)
-        return override if override is not None else getattr(own, name)
-
-    return SchedulerSettings(
-        user_id=own.user_id,
-        desired_retention=pick("desired_retention"),
-        learning_steps=pick("learning_steps"),
-        relearning_steps=pick("relearning_steps"),
-        maximum_interval=pick("maximum_interval"),
-        new_per_day=new_allowance(pick("new_per_day"), sub.paced_new_per_day),
-        reviews_per_day=pick("reviews_per_day"),
-        parameters=own.parameters,
-    )
-
-
-def _options(settings: SchedulerSettings, sched: SchedulingContext, mod_ms: int, *,
-             config_id: int, name: str) -> dict[str, Any]:  # fmt: skip
-    return schema.deck_config(
-        mod_ms,
-        learning_steps=settings.learning_steps,
-        relearning_steps=settings.relearning_steps,
-        maximum_interval=settings.maximum_interval,
-        new_per_day=settings.new_per_day,
-        reviews_per_day=settings.reviews_per_day,
-        desired_retention=settings.desired_retention,
-        parameters=sched.parameters,
-        config_id=config_id,
-        name=name,
-    )
-
-
-@dataclass
-class Projection:
-    """The person's collection built from our data, with the review-log row behind each of
-    its revlog rows (`log_ids[i]` for `collection.revlog[i]`)."""
-
-    collection: Collection
-    log_ids: list[int]
-
-
-def build(
-    session: Session,
-    user_id: int,
-    *,
-    now: datetime,
-    mod_ms: int,
-    usn: int,
-    only: Set[int] | None = None,
-    taken: dict[int, int] | None = None,
-) -> Projection:
-    """The person's collection as a device gets it, stamped `mod_ms` and `usn`. With `only`,
-    the rows of those cards alone, their revlog ids free of the ids `taken` (see
-    `SchedulingContext.next_free`)."""
-    user = session.get(User, user_id)
-    if user is None:
-        raise NotFound("no such user")
-    own = session.get(SchedulerSettings, user_id) or SchedulerSettings(
-        user_id=user_id, **scheduler_defaults()
-    )
-    subs = session.execute(
-        select(Subscription, Deck)
-        .join(Deck, Deck.id == Subscription.deck_id)
-        .where(Subscription.user_id == user_id)
-        .order_by(Deck.slug)
-    ).all()
-    states_t, logs_t = table(ReviewState), table(ReviewLog)
-    # Plain rows, read once for every deck: a person's log can have hundreds of thousands.
-    of_states, of_logs = [states_t.c.user_id == user_id], [logs_t.c.user_id == user_id]
-    if only is not None:
-        of_states.append(states_t.c.card_id.in_(only))
-        of_logs.append(logs_t.c.card_id.in_(only))
-    states: dict[int, dict[int, Any]] = {}
-    for row in session.execute(select(states_t).where(*of_states)):
-        states.setdefault(row.deck_id, {})[row.card_id] = row
-    logs: dict[int, dict[int, list[Any]]] = {}
-    logs_by_card: dict[int, list[Any]] = {}
-    for log in session.execute(
-        # The columns a revlog row is made of: a log has seven timestamps, each a conversion.
-        select(*(logs_t.c[name] for name in LOG_COLUMNS))
-        .where(*of_logs)
-        .order_by(logs_t.c.card_id, logs_t.c.reviewed_at, logs_t.c.id)
-    ):
-        card_logs = logs.setdefault(log.deck_id, {}).setdefault(log.card_id, [])
-        card_logs.append(log)
-        logs_by_card[log.card_id] = card_logs
-
-    marks_t = table(CardMark)
-    of_marks = [marks_t.c.user_id == user_id]
-    if only is not None:
-        of_marks.append(marks_t.c.card_id.in_(only))
-    marks: dict[int, dict[int, Marks]] = {}
-    for row in session.execute(select(marks_t).where(*of_marks)):
-        marks.setdefault(row.deck_id, {})[row.card_id] = marks_from_row(row)
-
-    taken_revlog_ids = {} if taken is None else taken  # unique across the collection
-    default_sched = SchedulingContext(user, own, user.locale, {}, {}, now)
-    decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000)]
-    dconf = [
-        _options(own, default_sched, mod_ms, config_id=schema.DECK_CONFIG_ID, name="Flashcards")
-    ]
-    notes: list[tuple[Any, ...]] = []
-    cards: list[tuple[Any, ...]] = []
-    revlog: list[tuple[Any, ...]] = []
-    card_count = 0
-    for sub, deck in subs:
-        settings = _effective(own, sub)
-
-        def scheduling(chosen: list[str], deck: Deck = deck, settings: Any = settings) -> Any:
-            return SchedulingContext(
-                user=user,
-                settings=settings,
-                locale=chosen[0],
-                states=states.get(deck.id, {}),
-                logs=logs.get(deck.id, {}),
-                now=now,
-                marks=marks.get(deck.id, {}),
-                next_free=taken_revlog_ids,
-                usn=SERVER_USN,
-            )
-
-        rows = deck_rows(
-            session,
-            deck,
-            locales=[sub.locale],
-            scheduling=scheduling,
-            mod_ms=mod_ms,
-            deck_id_base=deck_id_base(deck.id),
-            conf_id=options_id(deck.id),
-            usn=SERVER_USN,
-            only=only,
-        )
-        assert rows.sched is not None
-        decks.extend(rows.decks)
-        dconf.append(
-            _options(settings, rows.sched, mod_ms, config_id=options_id(deck.id),
-                     name=rows.decks[0]["name"])
-        )  # fmt: skip
-        notes.extend(rows.notes)
-        cards.extend(rows.cards)
-        revlog.extend(rows.revlog)
-        card_count += rows.card_count
-    conf = collection_conf(card_count, default_sched)
-    # Anki's v3 scheduler, the only one current clients study with (a v2 collection is
-    # refused by their scheduler until upgraded).
-    conf["sched2021"] = True
-    scm = sessions.collection(session, user_id, now).scm
-    built = Collection(conf, decks, dconf, mod_ms, notes, cards, revlog, scm, usn)
-    # Each card's revlog rows follow its log in order (`revlog_rows`), so they pair up.
-    next_of_card: dict[int, int] = {}
-    log_ids = []
-    for entry in revlog:
-        card_id = card_of(entry[1])
-        i = next_of_card.get(card_id, 0)
-        next_of_card[card_id] = i + 1
-        log_ids.append(logs_by_card[card_id][i].id)
-    return Projection(built, log_ids)
+from .projection import SERVER_USN, build
+from .wire import compress_file, decompress
 
 
 def newest_log_id(session: Session, user_id: int) -> int:
@@ -253,36 +57,65 @@ def collection_file(session: Session, user_id: int, *, now: datetime) -> Downloa
         and kept.fingerprint == print_ == stamps.fingerprint
         and kept.usn == stamps.usn
     ):
-        return Download(kept.data, kept.size)
+        return Download(kept_data(session, user_id), kept.size)
     mod = sessions.current_mod(stamps, print_, now)
     held_at = stamps.usn
     # The file carries the next usn: what changes from now on is above what it holds.
-    with tempfile.TemporaryDirectory(prefix="flashcards-sync-") as tmp:
-        path = Path(tmp) / "collection.anki2"
-        found = patched(session, user_id, kept, stamps, print_, path, now=now, mod_ms=mod)
-        if found is None:
-            projection = build(session, user_id, now=now, mod_ms=mod, usn=held_at + 1)
-            found = snapshot.objects(projection.collection)
-            write_collection(path, projection.collection)
-            _as_servers(path)
-        data = path.read_bytes()
+    made = patched(session, user_id, kept, stamps, print_, now=now, mod_ms=mod)
+    if made is None:
+        made = built(session, user_id, now=now, mod_ms=mod, usn=held_at + 1)
+    data, found = made
     snapshot.record_all(session, user_id, found, held_at, found.recorded)
     stamps.usn = held_at + 1
     stamps.mod = mod
     stamps.fingerprint = print_
-    stamps.log_marks = {str(held_at + 1): newest_log_id(session, user_id)}
-    made = Download(compress(data), len(data))
+    # The newest answer the fingerprint saw: one written since is sent by the next sync.
+    read = sessions.Fingerprint.parse(print_)
+    newest = read.newest_log if read is not None else newest_log_id(session, user_id)
+    stamps.log_marks = {str(held_at + 1): newest}
+    out = Download(compress_file(data), len(data))
     if kept is None:
         kept = AnkiCollectionFile(user_id=user_id)
         session.add(kept)
     kept.fingerprint, kept.usn = print_, stamps.usn
-    kept.size, kept.data = made.size, made.compressed
+    kept.size, kept.data = out.size, out.compressed
     session.flush()
-    return made
+    return out
+
+
+def kept_data(session: Session, user_id: int) -> bytes:
+    """The kept file's bytes. PostgreSQL sends them in binary: as text a bytea comes
+    hex-encoded, twice its size, and is decoded in Python (several times slower)."""
+    files = table(AnkiCollectionFile)
+    connection = session.connection()
+    if connection.dialect.name != "postgresql":
+        return bytes(
+            session.execute(select(files.c.data).where(files.c.user_id == user_id)).one()[0]
+        )
+    driver: Any = connection.connection.driver_connection
+    with driver.cursor(binary=True) as cursor:
+        cursor.execute(f"SELECT data FROM {files.name} WHERE user_id = %s", (user_id,))
+        (data,) = cursor.fetchone()
+    return bytes(data)
+
+
+def built(
+    session: Session, user_id: int, *, now: datetime, mod_ms: int, usn: int
+) -> tuple[bytes, snapshot.Objects]:
+    """The whole collection file, and all its objects."""
+    projection = build(session, user_id, now=now, mod_ms=mod_ms, usn=usn)
+    found = snapshot.objects(projection.collection)
+    with tempfile.TemporaryDirectory(prefix="flashcards-sync-") as tmp:
+        path = Path(tmp) / "collection.anki2"
+        write_collection(path, projection.collection)
+        _as_servers(path)
+        return path.read_bytes(), found
 
 
 # Beyond this many cards answered since the kept file, building it all again is as quick.
 PATCH_LIMIT = 500
+# How many answers since the kept file are read to find those cards, at most.
+PATCH_LOG_LIMIT = 10 * PATCH_LIMIT
 
 
 def patched(
@@ -291,45 +124,39 @@ def patched(
     kept: AnkiCollectionFile | None,
     stamps: AnkiCollection,
     print_: str,
-    path: Path,
     *,
     now: datetime,
     mod_ms: int,
-) -> snapshot.Objects | None:
-    """The kept file at `path` with the rows of the cards answered since it was built made
-    again, when answers are all that changed since (else None, and nothing written): its
-    fingerprint differs from today's in the answers alone, no sync finished since (a device's
-    answers can give a card's log again), no answer it holds was undone, and few cards were
-    answered. A card's rows depend on its own state and log only, so the other rows stand.
-    Returns the objects of the file as it is now."""
+) -> tuple[bytes, snapshot.Objects] | None:
+    """The kept file with the rows of the cards answered since it was built made again,
+    when answers are all that changed since (else None): its fingerprint differs from
+    today's in the answers alone, no sync finished since (a device's answers can give a
+    card's log again), no answer it holds was undone, and few cards were answered. A card's
+    rows depend on its own state and log only, so the other rows stand.
+
+    Returns the file, and the objects whose bookkeeping may have changed (with what is
+    recorded of them, for `snapshot.record_all`): the answered cards' notes and cards, those
+    a sync or a device touched since the file (recorded at its usn or above, or forgotten),
+    and the decks, options and note type. The others are as the kept file recorded them."""
     if kept is None or kept.usn != stamps.usn or kept.fingerprint != stamps.fingerprint:
         return None
     before, after = sessions.Fingerprint.parse(kept.fingerprint), sessions.Fingerprint.parse(print_)
     if before is None or after is None or before.rest != after.rest:
         return None
-    logs = table(ReviewLog)
-    answered = set(
-        session.scalars(
-            select(logs.c.card_id)
-            .where(logs.c.user_id == user_id, logs.c.id > before.newest_log)
-            .distinct()
-            .limit(PATCH_LIMIT + 1)
-        )
-    )
-    logs_held = session.scalar(
-        select(func.count())
-        .select_from(logs)
-        .where(logs.c.user_id == user_id, logs.c.id <= before.newest_log)
-    )
-    if not answered or len(answered) > PATCH_LIMIT or logs_held != before.logs:
+    answered = answered_since(session, user_id, before, after)
+    if answered is None:
         return None
-    path.write_bytes(decompress(kept.data, kept.size))
-    conn = sqlite3.connect(path)
+    # In memory: the file never touches the disk, and `serialize` gives it back whole.
+    conn = sqlite3.connect(":memory:")
     try:
-        conn.execute("PRAGMA journal_mode = OFF")
-        conn.execute("PRAGMA synchronous = OFF")
+        conn.deserialize(decompress(kept_data(session, user_id), kept.size))
         # Every copy of an answered card (one note per language) goes, with its log.
         ranges = [(note_id(card), note_id(card, LOCALE_SLOTS - 1)) for card in answered]
+        held: set[int] = set()
+        for name in ("notes", "cards"):
+            select_ids = f"SELECT id FROM {name} WHERE id BETWEEN ? AND ?"
+            for low, high in ranges:
+                held.update(oid for (oid,) in conn.execute(select_ids, (low, high)))
         for name, column in (("notes", "id"), ("cards", "id"), ("revlog", "cid")):
             conn.executemany(f"DELETE FROM {name} WHERE {column} BETWEEN ? AND ?", ranges)
         taken = TakenInFile(conn)
@@ -338,35 +165,43 @@ def patched(
         write_rows(conn, projection.collection)
         conn.execute("UPDATE col SET mod = ?, usn = ?", (mod_ms, stamps.usn + 1))
         conn.commit()
-        # The bookkeeping recorded the kept file's objects at or below the usn before it: a
-        # note or card still so is one nothing changed since, and keeps its digest; the
-        # answered cards' rows, and any a sync (at the file's usn) or a device (-1) touched
-        # since, are read and digested again.
-        was = snapshot.recorded(session, user_id)
-        kept_digests = {
-            key: digest
-            for key, (digest, usn) in was.items()
-            if key[0] in (snapshot.NOTE, snapshot.CARD)
-            and 0 <= usn < kept.usn
-            and digest
-            and card_of(key[1]) not in answered
-        }
-        in_file = {
-            kind: [oid for (oid,) in conn.execute(f"SELECT id FROM {name}")]
-            for kind, name in ((snapshot.NOTE, "notes"), (snapshot.CARD, "cards"))
-        }
-        unknown = {oid for kind, oids in in_file.items() for oid in oids
-                   if (kind, oid) not in kept_digests}  # fmt: skip
-        found = snapshot.objects(read_collection(conn, only=unknown))
-        for kind, oids in in_file.items():
-            for oid in oids:
-                digest = kept_digests.get((kind, oid))
-                if digest is not None:
-                    found.digests[(kind, oid)] = digest
+        made = {row[0] for row in projection.collection.notes}
+        made.update(row[0] for row in projection.collection.cards)
+        was = snapshot.recorded_of(session, user_id, oids=held | made, since=kept.usn)
+        touched = {oid for kind, oid in was if kind in (snapshot.NOTE, snapshot.CARD)}
+        found = snapshot.objects(read_collection(conn, only=made | touched))
         found.recorded = was
-        return found
+        return conn.serialize(), found
     finally:
         conn.close()
+
+
+def answered_since(
+    session: Session, user_id: int, before: sessions.Fingerprint, after: sessions.Fingerprint
+) -> set[int] | None:
+    """The cards answered since the fingerprint `before`, if the log changed by new answers
+    alone since (`after` is today's): the rows up to its newest are as many, and their
+    latest time the same, as then (an undone answer and a new one can leave the newest id
+    as it was, as SQLite gives a freed id again). None if not, or if too many."""
+    logs = table(ReviewLog)
+    new = session.scalars(
+        select(logs.c.card_id)
+        .where(logs.c.user_id == user_id, logs.c.id > before.newest_log)
+        .limit(PATCH_LOG_LIMIT + 1)
+    ).all()
+    answered = set(new)
+    if not answered or len(new) > PATCH_LOG_LIMIT or len(answered) > PATCH_LIMIT:
+        return None
+    latest = session.scalar(
+        select(logs.c.reviewed_at)
+        .where(logs.c.user_id == user_id, logs.c.id <= before.newest_log)
+        .order_by(logs.c.reviewed_at.desc())
+        .limit(1)
+    )
+    held = after.logs - len(new)
+    if sessions.answers_digest(before.newest_log or None, held, latest) != before.answers:
+        return None
+    return answered
 
 
 class TakenInFile(dict[int, int]):

@@ -37,6 +37,7 @@ from ..storage.models import (
 )
 from . import download, sessions, snapshot
 from .devices import Device
+from .projection import build
 from .sessions import to_ms
 from .wire import Refused, bad_request
 
@@ -74,7 +75,7 @@ def start(
         row.updated_at = now
         session.flush()
         return {"cards": [], "notes": [], "decks": []}
-    projection = download.build(session, device.user_id, now=now, mod_ms=to_ms(now), usn=usn)
+    projection = build(session, device.user_id, now=now, mod_ms=to_ms(now), usn=usn)
     found = snapshot.objects(projection.collection)
     snapshot.record_changes(session, device.user_id, found, usn)
     graves: dict[str, list[int]] = {"cards": [], "notes": [], "decks": []}

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from ..anki import schema
@@ -93,10 +93,13 @@ def record_all(
     Written as a difference from what is recorded (`was`, if read already): objects new or
     changed take `usn`, objects gone go; the others keep theirs, which is below it (the
     device's next sync asks from above `usn`, another device's finds only what changed). A
-    download after a few answers rewrites a few rows.
+    download after a few answers rewrites a few rows. `found` and `was` may both be a part
+    of the collection (the same part): the objects outside it keep their rows.
     """
     objs = table(AnkiSyncObject)
-    known = {key: digest for key, (digest, _) in (was or recorded(session, user_id)).items()}
+    if was is None:
+        was = recorded(session, user_id)
+    known = {key: digest for key, (digest, _) in was.items()}
     gone = [{"k": kind, "o": oid} for kind, oid in known.keys() - found.digests.keys()]
     changed, added = [], []
     for (kind, oid), digest in found.digests.items():
@@ -167,6 +170,24 @@ def recorded(session: Session, user_id: int) -> Recorded:
     objs = table(AnkiSyncObject)
     rows = session.execute(
         select(objs.c.kind, objs.c.oid, objs.c.digest, objs.c.usn).where(objs.c.user_id == user_id)
+    )
+    return {(kind, oid): (digest, usn) for kind, oid, digest, usn in rows}
+
+
+def recorded_of(session: Session, user_id: int, *, oids: Iterable[int], since: int) -> Recorded:
+    """`recorded` of some objects only: the notes and cards `oids`, every object of the
+    other kinds (a handful), and every object whose usn is `since` or above, or forgotten."""
+    objs = table(AnkiSyncObject)
+    rows = session.execute(
+        select(objs.c.kind, objs.c.oid, objs.c.digest, objs.c.usn).where(
+            objs.c.user_id == user_id,
+            or_(
+                objs.c.kind.not_in((NOTE, CARD)),
+                objs.c.usn >= since,
+                objs.c.usn < 0,
+                objs.c.oid.in_(sorted(set(oids))),
+            ),
+        )
     )
     return {(kind, oid): (digest, usn) for kind, oid, digest, usn in rows}
 

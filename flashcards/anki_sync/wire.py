@@ -151,6 +151,13 @@ def compress(data: bytes) -> bytes:
     return zstandard.ZstdCompressor(level=3).compress(data)
 
 
+def compress_file(data: bytes) -> bytes:
+    """A collection file, which a download waits for: level 2 takes about a third less time
+    than 3 for 2 % more bytes (an 11 MB collection: 2.47 MB against 2.43), and every core
+    works on it (the output is one frame still, as the client's decoder wants)."""
+    return zstandard.ZstdCompressor(level=2, threads=-1).compress(data)
+
+
 def decompress(data: bytes, size: int) -> bytes:
     """What `compress` made of `size` bytes (a file we keep, not a client's body)."""
     return zstandard.ZstdDecompressor().decompress(data, max_output_size=size)

@@ -101,4 +101,5 @@ class AnkiCollectionFile(Base):
     fingerprint: Mapped[str] = mapped_column(String(64))
     usn: Mapped[int] = mapped_column(Integer)
     size: Mapped[int] = mapped_column(Integer)  # uncompressed bytes
-    data: Mapped[bytes] = mapped_column(LargeBinary)
+    # Megabytes: loaded only when asked for (`anki_sync.download.kept_data`).
+    data: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)

@@ -184,6 +184,9 @@ class ReviewLog(Base):
         CheckConstraint("rating BETWEEN 1 AND 4", name="rating"),
         Index("ix_review_logs_user_reviewed", "user_id", "reviewed_at"),
         Index("ix_review_logs_card_user", "card_id", "user_id", "reviewed_at"),
+        # Anki sync: a person's newest answer, and the answers they gave after one (a
+        # download patches the cards answered since the file it keeps) without reading all.
+        Index("ix_review_logs_user_id", "user_id", "id"),
         # The queue's count of a deck's review answers today (against the daily review
         # limit), read from this index alone: a range over those answers only, never over
         # the day's learning and new answers nor a visit to each log row. Partial, so that

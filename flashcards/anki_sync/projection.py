@@ -1,0 +1,218 @@
+"""The person's collection as a device gets it (a full download's file, a normal sync's
+objects), built from their data with the package exporter's pieces (`anki.export.deck_rows`,
+`anki.scheduling_out`). No Flask.
+
+Every deck they study goes in, in the language they study it in, with their FSRS state, due
+days in their study days and their whole log; each deck gets its own options group with
+their settings and the deck's overrides (retention, limits, a team's pace), and their FSRS
+parameters in force (an adopted fit's, else the defaults). Ids are derived from ours, so the
+same card, note and deck have the same id in every download (and for a later normal sync).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..anki import schema
+from ..anki.collection_file import Collection
+from ..anki.export import card_of, collection_conf, deck_rows
+from ..anki.scheduling_out import SchedulingContext
+from ..anki.tables import table
+from ..errors import NotFound
+from ..srs.marks import Marks, marks_from_row
+from ..srs.queue import new_allowance
+from ..srs.settings import scheduler_defaults
+from ..storage.models import (
+    CardMark,
+    Deck,
+    ReviewLog,
+    ReviewState,
+    SchedulerSettings,
+    Subscription,
+    User,
+)
+from . import sessions
+
+# Deck ids: room for a deck's parent and one subdeck per language under each of our decks.
+DECK_ID_STRIDE = 128
+# Options group ids: 1 is the Default deck's (the person's own settings), 1 + our deck id each
+# deck's own.
+SERVER_USN = 0
+LOG_COLUMNS = ("id", "card_id", "deck_id", "rating", "reviewed_at", "duration_ms",
+               "state_before", "state", "difficulty", "due")  # fmt: skip
+
+
+def deck_id_base(deck_id: int) -> int:
+    return schema.ID_BASE + deck_id * DECK_ID_STRIDE
+
+
+def options_id(deck_id: int) -> int:
+    return schema.DECK_CONFIG_ID + deck_id
+
+
+def _effective(own: SchedulerSettings, sub: Subscription) -> SchedulerSettings:
+    """The person's settings with the subscription's overrides on top (not stored)."""
+
+    def pick(name: str) -> Any:
+        override = getattr(sub, name)
+        return override if override is not None else getattr(own, name)
+
+    return SchedulerSettings(
+        user_id=own.user_id,
+        desired_retention=pick("desired_retention"),
+        learning_steps=pick("learning_steps"),
+        relearning_steps=pick("relearning_steps"),
+        maximum_interval=pick("maximum_interval"),
+        new_per_day=new_allowance(pick("new_per_day"), sub.paced_new_per_day),
+        reviews_per_day=pick("reviews_per_day"),
+        parameters=own.parameters,
+    )
+
+
+def _options(settings: SchedulerSettings, sched: SchedulingContext, mod_ms: int, *,
+             config_id: int, name: str) -> dict[str, Any]:  # fmt: skip
+    return schema.deck_config(
+        mod_ms,
+        learning_steps=settings.learning_steps,
+        relearning_steps=settings.relearning_steps,
+        maximum_interval=settings.maximum_interval,
+        new_per_day=settings.new_per_day,
+        reviews_per_day=settings.reviews_per_day,
+        desired_retention=settings.desired_retention,
+        parameters=sched.parameters,
+        config_id=config_id,
+        name=name,
+    )
+
+
+@dataclass
+class Projection:
+    """The person's collection built from our data, with the review-log row behind each of
+    its revlog rows (`log_ids[i]` for `collection.revlog[i]`)."""
+
+    collection: Collection
+    log_ids: list[int]
+
+
+def build(
+    session: Session,
+    user_id: int,
+    *,
+    now: datetime,
+    mod_ms: int,
+    usn: int,
+    only: Set[int] | None = None,
+    taken: dict[int, int] | None = None,
+) -> Projection:
+    """The person's collection as a device gets it, stamped `mod_ms` and `usn`. With `only`,
+    the rows of those cards alone, their revlog ids free of the ids `taken` (see
+    `SchedulingContext.next_free`)."""
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound("no such user")
+    own = session.get(SchedulerSettings, user_id) or SchedulerSettings(
+        user_id=user_id, **scheduler_defaults()
+    )
+    subs = session.execute(
+        select(Subscription, Deck)
+        .join(Deck, Deck.id == Subscription.deck_id)
+        .where(Subscription.user_id == user_id)
+        .order_by(Deck.slug)
+    ).all()
+    states_t, logs_t = table(ReviewState), table(ReviewLog)
+    # Plain rows, read once for every deck: a person's log can have hundreds of thousands.
+    of_states, of_logs = [states_t.c.user_id == user_id], [logs_t.c.user_id == user_id]
+    if only is not None:
+        of_states.append(states_t.c.card_id.in_(only))
+        of_logs.append(logs_t.c.card_id.in_(only))
+    states: dict[int, dict[int, Any]] = {}
+    for row in session.execute(select(states_t).where(*of_states)):
+        states.setdefault(row.deck_id, {})[row.card_id] = row
+    logs: dict[int, dict[int, list[Any]]] = {}
+    logs_by_card: dict[int, list[Any]] = {}
+    for log in session.execute(
+        # The columns a revlog row is made of: a log has seven timestamps, each a conversion.
+        select(*(logs_t.c[name] for name in LOG_COLUMNS))
+        .where(*of_logs)
+        .order_by(logs_t.c.card_id, logs_t.c.reviewed_at, logs_t.c.id)
+    ):
+        card_logs = logs.setdefault(log.deck_id, {}).setdefault(log.card_id, [])
+        card_logs.append(log)
+        logs_by_card[log.card_id] = card_logs
+
+    marks_t = table(CardMark)
+    of_marks = [marks_t.c.user_id == user_id]
+    if only is not None:
+        of_marks.append(marks_t.c.card_id.in_(only))
+    marks: dict[int, dict[int, Marks]] = {}
+    for row in session.execute(select(marks_t).where(*of_marks)):
+        marks.setdefault(row.deck_id, {})[row.card_id] = marks_from_row(row)
+
+    taken_revlog_ids = {} if taken is None else taken  # unique across the collection
+    default_sched = SchedulingContext(user, own, user.locale, {}, {}, now)
+    decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000)]
+    dconf = [
+        _options(own, default_sched, mod_ms, config_id=schema.DECK_CONFIG_ID, name="Flashcards")
+    ]
+    notes: list[tuple[Any, ...]] = []
+    cards: list[tuple[Any, ...]] = []
+    revlog: list[tuple[Any, ...]] = []
+    card_count = 0
+    for sub, deck in subs:
+        settings = _effective(own, sub)
+
+        def scheduling(chosen: list[str], deck: Deck = deck, settings: Any = settings) -> Any:
+            return SchedulingContext(
+                user=user,
+                settings=settings,
+                locale=chosen[0],
+                states=states.get(deck.id, {}),
+                logs=logs.get(deck.id, {}),
+                now=now,
+                marks=marks.get(deck.id, {}),
+                next_free=taken_revlog_ids,
+                usn=SERVER_USN,
+            )
+
+        rows = deck_rows(
+            session,
+            deck,
+            locales=[sub.locale],
+            scheduling=scheduling,
+            mod_ms=mod_ms,
+            deck_id_base=deck_id_base(deck.id),
+            conf_id=options_id(deck.id),
+            usn=SERVER_USN,
+            only=only,
+        )
+        assert rows.sched is not None
+        decks.extend(rows.decks)
+        dconf.append(
+            _options(settings, rows.sched, mod_ms, config_id=options_id(deck.id),
+                     name=rows.decks[0]["name"])
+        )  # fmt: skip
+        notes.extend(rows.notes)
+        cards.extend(rows.cards)
+        revlog.extend(rows.revlog)
+        card_count += rows.card_count
+    conf = collection_conf(card_count, default_sched)
+    # Anki's v3 scheduler, the only one current clients study with (a v2 collection is
+    # refused by their scheduler until upgraded).
+    conf["sched2021"] = True
+    scm = sessions.collection(session, user_id, now).scm
+    built = Collection(conf, decks, dconf, mod_ms, notes, cards, revlog, scm, usn)
+    # Each card's revlog rows follow its log in order (`revlog_rows`), so they pair up.
+    next_of_card: dict[int, int] = {}
+    log_ids = []
+    for entry in revlog:
+        card_id = card_of(entry[1])
+        i = next_of_card.get(card_id, 0)
+        next_of_card[card_id] = i + 1
+        log_ids.append(logs_by_card[card_id][i].id)
+    return Projection(built, log_ids)

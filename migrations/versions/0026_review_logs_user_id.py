@@ -1,7 +1,7 @@
 """review_logs (user_id, id): a person's newest answer, and their answers after one, by index
 
-Revision ID: 0027
-Revises: 0023
+Revision ID: 0026
+Revises: 0025
 Create Date: 2026-12-05 07:25:00.000000
 """
 
@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0027"
-down_revision: str | None = "0023"
+revision: str = "0026"
+down_revision: str | None = "0025"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -482,7 +482,7 @@ def test_mutated_modern_collections_succeed_or_refuse_cleanly(
     )
 
 
-def test_mutated_packages_through_the_api_are_201_or_4xx(
+def test_mutated_packages_through_the_api_are_imported_or_4xx(
     client: FlaskClient, engine: Engine, tmp_path: Path
 ) -> None:
     user, data = valid_package(engine)
@@ -498,8 +498,10 @@ def test_mutated_packages_through_the_api_are_201_or_4xx(
             before = dump(s)
         query = "?with_scheduling=true" if scheduling else ""
         r = client.post(f"/api/v1/imports{query}", data=package, headers=headers)
-        assert r.status_code == 201 or 400 <= r.status_code < 500, r.get_data(as_text=True)
-        if r.status_code != 201:
+        # 200: a package close enough to one imported before updates that deck.
+        imported = r.status_code == 201 or (r.status_code == 200 and r.get_json()["updated"])
+        assert imported or 400 <= r.status_code < 500, r.get_data(as_text=True)
+        if not imported:
             assert r.mimetype == "application/problem+json"
             assert r.get_json()["detail"]
             with Session(engine) as s:

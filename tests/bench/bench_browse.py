@@ -18,7 +18,7 @@ import statistics
 import time
 import uuid
 from datetime import timedelta
-from typing import Any, cast
+from typing import cast
 
 from flask import Flask
 from flask.testing import FlaskClient
@@ -39,20 +39,13 @@ from flashcards.storage.models import (
 )
 from flashcards.storage.schema import utcnow
 from tests.bench.conftest import report
+from tests.bench.dataset import insert_rows
 from tests.web_helpers import sign_up
 
 ENFORCE = os.environ.get("BENCH_ENFORCE") == "1"
 RUNS = int(os.environ.get("BENCH_PAGE_RUNS", "30"))
 DECKS, PER_DECK, STUDIED, REVIEWS = 4, 5000, 16000, 200_000
 TARGET_MS = 200
-CHUNK = 5000
-
-
-def _insert(engine: Engine, model: Any, rows: list[dict[str, Any]]) -> None:
-    table = cast(Table, model.__table__)
-    with transaction(engine) as s:
-        for start in range(0, len(rows), CHUNK):
-            s.execute(insert(table), rows[start : start + CHUNK])
 
 
 def _load(engine: Engine, user_id: int) -> None:
@@ -82,7 +75,7 @@ def _load(engine: Engine, user_id: int) -> None:
         for card_id, _deck in card_ids
         for locale, word in (("en", "Question"), ("ko", "질문"))
     ]  # fmt: skip
-    _insert(engine, CardText, texts)
+    insert_rows(engine, CardText, texts)
     states, logs, marks = [], [], []
     per_card = REVIEWS // STUDIED
     for card_id, deck_id in card_ids[:STUDIED]:
@@ -113,9 +106,9 @@ def _load(engine: Engine, user_id: int) -> None:
              "suspended": rng.random() < 0.2, "buried_until": None, "flag": rng.randint(0, 7),
              "leech": rng.random() < 0.05, "tags": ["mine"]}
         )  # fmt: skip
-    _insert(engine, ReviewState, states)
-    _insert(engine, ReviewLog, logs)
-    _insert(engine, CardMark, marks)
+    insert_rows(engine, ReviewState, states)
+    insert_rows(engine, ReviewLog, logs)
+    insert_rows(engine, CardMark, marks)
     # As a service's tables are after a while (SQLite and PostgreSQL both plan by statistics).
     with engine.connect() as connection:
         connection.exec_driver_sql("ANALYZE")

@@ -18,7 +18,7 @@ import statistics
 import time
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, cast
+from typing import cast
 
 from sqlalchemy import Table, insert, select
 from sqlalchemy.engine import Engine
@@ -32,18 +32,11 @@ from flashcards.storage.models import Card, CardMark, Deck, DeckText, ReviewStat
 from flashcards.storage.schema import utcnow
 from tests import factories as f
 from tests.bench.conftest import report
+from tests.bench.dataset import insert_rows
 
 ENFORCE = os.environ.get("BENCH_ENFORCE") == "1"
 RUNS = int(os.environ.get("BENCH_PAGE_RUNS", "30"))
 DECKS, PER_DECK, STUDIED, FORGOTTEN = 4, 5000, 16000, 500
-CHUNK = 5000
-
-
-def _insert(engine: Engine, model: Any, rows: list[dict[str, Any]]) -> None:
-    table = cast(Table, model.__table__)
-    with transaction(engine) as s:
-        for start in range(0, len(rows), CHUNK):
-            s.execute(insert(table), rows[start : start + CHUNK])
 
 
 def _load(engine: Engine) -> tuple[int, list[int]]:
@@ -79,8 +72,8 @@ def _load(engine: Engine) -> tuple[int, list[int]]:
          "buried_until": None, "flag": 0, "leech": False, "tags": []}
         for card_id, deck_id in card_ids[::50]
     ]  # fmt: skip
-    _insert(engine, ReviewState, states)
-    _insert(engine, CardMark, marks)
+    insert_rows(engine, ReviewState, states)
+    insert_rows(engine, CardMark, marks)
     with engine.connect() as connection:
         connection.exec_driver_sql("ANALYZE")
         connection.commit()

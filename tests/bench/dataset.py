@@ -11,14 +11,15 @@ import random
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Engine, insert
+from sqlalchemy import Engine, Table, insert
 
 from flashcards.people import accounts
 from flashcards.people.token_hashes import token_hash
 from flashcards.srs.settings import scheduler_defaults
 from flashcards.storage import migrate
+from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
     ApiToken,
     Card,
@@ -41,6 +42,18 @@ class Dataset:
     tokens: list[str]
     card_ids: list[int]
     states: int
+
+
+# Rows a statement takes at most: SQLite's bound parameters are limited.
+CHUNK = 5000
+
+
+def insert_rows(engine: Engine, model: Any, rows: list[dict[str, Any]]) -> None:
+    """`rows` into `model`'s table through SQLAlchemy Core, in one transaction."""
+    table = cast(Table, model.__table__)
+    with transaction(engine) as s:
+        for start in range(0, len(rows), CHUNK):
+            s.execute(insert(table), rows[start : start + CHUNK])
 
 
 def _sqlite_time(value: datetime) -> str:

@@ -49,8 +49,6 @@ class PrefetchedLoads:
         self.today, self.clock, self.fallback = workload.today, clock, workload.loads
         # The card's siblings' days, read apart (rarely: for people who bury review siblings).
         self.persons = workload.loads if isinstance(workload.loads, PersonsLoads) else None
-        if self.persons is not None and row.bury_reviews:
-            self.persons.bury_reviews = True
         self.balancing = bool(row.load_balancing)
         easy_days = row.easy_days
         self.week = tuple(easy_days) if easy_days and len(easy_days) == 7 else NORMAL_WEEK

@@ -152,7 +152,7 @@ def prepare_answer(
     lapses_before = before.lapses if before else 0
     seed = fuzz_seed(user_id, card_id, reps_before)
     clock = Clock(row.timezone, row.day_start_hour)
-    balance = workload(db, user_id, when, clock, card_id)
+    balance = workload(db, user_id, when, clock, card_id, bury_reviews=bool(row.bury_reviews))
     if loads is not None:
         balance = prefetched_workload(row, loads, balance, clock)
     after = review(config, before, rating, when, seed=seed, clock=clock, workload=balance)

@@ -25,14 +25,21 @@ class PersonsLoads:
     """`load_balance.DueLoads` of one person, read lazily and kept for the request."""
 
     def __init__(
-        self, conn: Executor, user_id: int, today: date, clock: Clock, card_id: int | None
+        self,
+        conn: Executor,
+        user_id: int,
+        today: date,
+        clock: Clock,
+        card_id: int | None,
+        bury_reviews: bool | None,
     ) -> None:
         self.conn, self.user_id, self.today, self.clock = conn, user_id, today, clock
         self.card_id = card_id
         self.counts: dict[int, int] = {}
         self.balancing: bool | None = None  # None: not read yet
         self.week: tuple[float, ...] = NORMAL_WEEK
-        self.bury_reviews = False
+        # None: learnt with the first counts read (an answer's own read already has it).
+        self.bury_reviews = bury_reviews
         self.sibling_days: list[int] | None = None  # None: not read yet
 
     def __call__(self, low: int, high: int) -> DayLoads | None:
@@ -43,7 +50,8 @@ class PersonsLoads:
             end = day_start(self.today + timedelta(days=last + 1), *self.clock)
             found = day_loads(self.conn, self.user_id, start, end, last - first + 1)
             self.balancing = found.load_balancing
-            self.bury_reviews = found.bury_reviews
+            if self.bury_reviews is None:
+                self.bury_reviews = found.bury_reviews
             if found.easy_days and len(found.easy_days) == 7:
                 self.week = tuple(found.easy_days)
             self.counts.update(zip(range(first, last + 1), found.counts, strict=True))
@@ -68,10 +76,17 @@ class PersonsLoads:
 
 
 def workload(
-    db: Session | Executor, user_id: int, now: datetime, clock: Clock, card_id: int | None = None
+    db: Session | Executor,
+    user_id: int,
+    now: datetime,
+    clock: Clock,
+    card_id: int | None = None,
+    *,
+    bury_reviews: bool | None = None,
 ) -> Workload:
     """The person's workload for answers at `now` (their settings say whether it balances);
-    with the card answered, its siblings' days are kept apart as the person's options say."""
+    with the card answered, its siblings' days are kept apart as the person's options say
+    (`bury_reviews`, when the caller has read it already)."""
     today = study_date(now, *clock)
-    loads = PersonsLoads(executor(db), user_id, today, clock, card_id)
+    loads = PersonsLoads(executor(db), user_id, today, clock, card_id, bury_reviews)
     return Workload(today=today, loads=loads)

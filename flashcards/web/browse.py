@@ -27,7 +27,6 @@ from ..errors import (
 )
 from ..http.request_db import db, writes
 from ..srs import browse, card_actions, card_moves, study, subscriptions
-from ..srs.subscriptions import deck_title
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
@@ -98,10 +97,9 @@ def browse_page() -> str:
 def _move_decks(session: Any, uid: int) -> list[tuple[str, str, str | None]]:
     """The move's deck picker: the person's own decks, each with its title and language."""
     locale = locale_code()
-    return [
-        (slug, *deck_title(session, deck_id, locale))
-        for deck_id, slug in card_moves.own_decks(session, uid)
-    ]
+    slugs = [slug for _deck_id, slug in card_moves.own_decks(session, uid)]
+    titles = subscriptions.deck_titles(session, slugs)  # one statement for them all
+    return [(slug, *titles.of(slug, locale)) for slug in slugs]
 
 
 def _sort_names() -> dict[str, str]:

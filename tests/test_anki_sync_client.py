@@ -15,14 +15,15 @@ from anki.collection import Collection
 from anki.errors import SyncError, SyncErrorKind
 from anki.sync_pb2 import SyncAuth, SyncCollectionResponse
 from fsrs import State
-from sqlalchemy import Engine, delete, func, select
+from sqlalchemy import Engine, delete, func, select, update
 from sqlalchemy.orm import Session
 
-from flashcards.srs import card_actions, subscriptions
+from flashcards.srs import card_actions, marks, subscriptions
 from flashcards.srs.queue import next_card
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
     AnkiDevice,
+    Card,
     CardText,
     Deck,
     RateLimitCount,
@@ -409,6 +410,41 @@ def test_subscriptions_assignments_and_edits_reach_the_device(
         assert col.card_count() == 15 + 6 + 3
         assert "extra-deck (en)" not in {d.name for d in col.decks.all_names_and_ids()}
         assert assigned.id
+    finally:
+        col.close()
+
+
+def test_a_card_moved_between_own_decks_moves_on_the_device_and_back_on_undo(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    with transaction(engine) as s:
+        source = make_deck(s, "mine-a", 3, owner_user_id=person.user_id)
+        target = make_deck(s, "mine-b", 2, owner_user_id=person.user_id)
+        subscribe(s, person.user_id, source, "en")
+        subscribe(s, person.user_id, target, "en")
+        moved = card_ids(s, source.id)[0]
+        moved_back = card_ids(s, target.id)[0]
+        # As one import writes them: every card of both decks changed at the same time.
+        decks_cards = Card.deck_id.in_([source.id, target.id])
+        s.execute(update(Card).where(decks_cards).values(updated_at=utcnow()))
+    col, auth = downloaded(tmp_path, server)
+    try:
+        decks = {d.name: d.id for d in col.decks.all_names_and_ids()}
+        a, b = decks["mine-a (en)"], decks["mine-b (en)"]
+        assert col.get_card(ID_BASE + moved * 64).did == a
+        # A swap: each deck keeps its number of cards, so only the cards' times tell.
+        with transaction(engine) as s:
+            there = card_actions.move(s, person.user_id, [moved], "mine-b", now=utcnow())
+            back = card_actions.move(s, person.user_id, [moved_back], "mine-a", now=utcnow())
+        col.sync_collection(auth, False)
+        assert col.get_card(ID_BASE + moved * 64).did == b
+        assert col.get_card(ID_BASE + moved_back * 64).did == a
+        with transaction(engine) as s:
+            marks.revert(s, person.user_id, action_id=there.action_id)
+            marks.revert(s, person.user_id, action_id=back.action_id)
+        col.sync_collection(auth, False)
+        assert col.get_card(ID_BASE + moved * 64).did == a
+        assert col.get_card(ID_BASE + moved_back * 64).did == b
     finally:
         col.close()
 

@@ -22,6 +22,7 @@ from ..decks.card_editing import new_card_key
 from ..decks.own_decks import find_own_deck
 from ..errors import CardRetired, InvalidInput, NotDeckOwner
 from ..storage.models import Card, CardMark, CardText, Deck, DeckText, ReviewLog
+from ..storage.schema import utcnow
 from .state_rows import rs
 
 _TEXT_FIELDS = ("question", "answer", "explanation", "anki_guid")
@@ -94,8 +95,8 @@ def move_card(
             session.delete(text)
     taken = session.scalar(select(Card.id).where(Card.deck_id == target.id, Card.key == card.key))
     key = new_card_key(session, target) if taken is not None else card.key
-    _place(session, card, target.id, key, _last_position(session, target.id) + 1)
-    source.updated_at = target.updated_at = now
+    _place(session, card, target, key, _last_position(session, target.id) + 1, now)
+    source.updated_at = now
     return before
 
 
@@ -116,15 +117,24 @@ def restore(session: Session, card_id: int, before: dict[str, Any]) -> None:
         )
     )
     key = new_card_key(session, deck) if taken is not None else before["key"]
-    _place(session, card, deck.id, key, before["position"])
+    now = utcnow()
+    moved_from = session.get(Deck, card.deck_id)
+    assert moved_from is not None
+    moved_from.updated_at = now
+    _place(session, card, deck, key, before["position"], now)
 
 
-def _place(session: Session, card: Card, deck_id: int, key: str, position: int) -> None:
-    card.deck_id, card.key, card.position = deck_id, key, position
+def _place(
+    session: Session, card: Card, deck: Deck, key: str, position: int, now: datetime
+) -> None:
+    # Both times change, so that what keeps copies of a deck (an Anki device's collection,
+    # whose sync compares them) sees the card leave one deck and arrive in the other.
+    card.deck_id, card.key, card.position, card.updated_at = deck.id, key, position, now
+    deck.updated_at = now
     session.flush()
     # The rows that copy a card's deck, for the indexes of a deck's queue, counts and history.
     for table in _COPIES:
-        session.execute(update(table).where(table.c.card_id == card.id).values(deck_id=deck_id))
+        session.execute(update(table).where(table.c.card_id == card.id).values(deck_id=deck.id))
 
 
 def _last_position(session: Session, deck_id: int) -> int:

@@ -15,6 +15,7 @@ from flashcards.srs import browse as br
 from flashcards.srs import card_actions as ca
 from flashcards.srs import marks as mk
 from flashcards.srs import study
+from flashcards.srs.card_history import load_history
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardText
 
@@ -52,7 +53,7 @@ def test_scope_is_studied_and_own_decks_never_another_persons(engine: Engine) ->
     assert _ids(engine, user) == [*ids[:2], *own_ids]
     assert _ids(engine, other) == their_ids
     with transaction(engine) as s, pytest.raises(CardNotFound):
-        br.history(s, other, own_ids[0])
+        load_history(s, other, own_ids[0])
 
 
 def test_filters_each_narrow_the_page(engine: Engine) -> None:
@@ -112,7 +113,7 @@ def test_reviewed_today_and_history(engine: Engine) -> None:
     assert _ids(engine, user, reviewed_today=True) == [a]
     assert a not in _ids(engine, user, reviewed_today=False)
     with transaction(engine) as s:
-        history = br.history(s, user, a)
+        history = load_history(s, user, a)
     assert [x.rating for x in history.answers] == [3, 1]
     assert history.answers[0].reviewed_at == NOW - timedelta(days=2)
     assert history.answers[0].interval_days > 0 and history.answers[0].stability > 0

@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, select
 
-from flashcards.srs import browse as br
 from flashcards.srs import marks as mk
+from flashcards.srs.card_history import load_history
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardMark, ReviewState, User
 from flashcards.storage.schema import utcnow
@@ -133,7 +133,7 @@ def test_history_in_the_persons_language_and_time_zone(
     page = client.get(f"/browse/cards/{answered}").get_data(as_text=True)
     assert "Historial de la tarjeta" in page and "Bien" in page and "Estabilidad" in page
     with transaction(loaded_engine) as s:
-        history = br.history(s, _uid(loaded_engine), int(answered))
+        history = load_history(s, _uid(loaded_engine), int(answered))
     local = history.answers[0].reviewed_at.astimezone(ZoneInfo("Asia/Seoul"))
     assert f"{local.hour}:{local.minute:02d}" in page  # Babel's short time, in Seoul
 

@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from ..errors import InvalidInput
 from ..http.request_db import db, writes
 from ..srs import browse, card_actions
+from ..srs.card_history import load_history
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp
@@ -90,7 +91,7 @@ def browse_cards() -> Response:
     404,
 )
 def card_history(card_id: int) -> Response:
-    history = browse.history(db(), current_user_id(), card_id)
+    history = load_history(db(), current_user_id(), card_id)
     return reply(
         CardHistoryBody(
             card_id=history.card_id,

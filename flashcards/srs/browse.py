@@ -1,5 +1,5 @@
 """The card browser's search: every live card a person studies or may edit, filtered, sorted
-and paged, and one card's history of answers. Shared by the web page and the API.
+and paged. Shared by the web page and the API (a card's history: `card_history`).
 
 A page is one SQL statement (its total comes with it as a window count), so its cost does
 not grow with the rows shown; the filters are EXISTS and IN subqueries the indexes on
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, Literal
 
@@ -45,7 +45,6 @@ from ..storage.models import (
     TeamMember,
 )
 from ..teams.roles import LEADS
-from .cards import seen_card
 from .days import day_start, study_date
 from .marks import LEECH_TAG
 from .state_rows import NEW_STATE
@@ -356,55 +355,3 @@ def browse(session: Session, user_id: int, search: Search, *, now: datetime) -> 
     total = rows[0].total if rows else 0
     pages = max(1, -(-total // PAGE_SIZE))
     return BrowsePage([_card(r) for r in rows], total, page, pages, search)
-
-
-# --- A card's history ---
-
-
-@dataclass(frozen=True)
-class Answer:
-    reviewed_at: datetime
-    rating: int  # 1 again, 2 hard, 3 good, 4 easy
-    state: StateName  # after the answer
-    interval_days: float  # from the answer to the due date it set
-    stability: float
-    difficulty: float
-
-
-@dataclass(frozen=True)
-class CardHistory:
-    card_id: int
-    deck_slug: str
-    question: str
-    locale: str
-    answers: list[Answer] = field(default_factory=list)  # oldest first
-
-
-def history(session: Session, user_id: int, card_id: int) -> CardHistory:
-    """Every answer the person gave the card; CardNotFound for a card they may not see."""
-    card = seen_card(session, user_id, card_id)
-    names = {number: name for name, number in STATES.items()}
-    rows = session.execute(
-        select(
-            ReviewLog.reviewed_at,
-            ReviewLog.rating,
-            ReviewLog.state,
-            ReviewLog.due,
-            ReviewLog.stability,
-            ReviewLog.difficulty,
-        )
-        .where(ReviewLog.card_id == card_id, ReviewLog.user_id == user_id)
-        .order_by(ReviewLog.reviewed_at, ReviewLog.id)
-    )
-    answers = [
-        Answer(
-            reviewed_at=r.reviewed_at,
-            rating=r.rating,
-            state=names.get(r.state, "review"),  # type: ignore[arg-type]
-            interval_days=(r.due - r.reviewed_at).total_seconds() / 86400,
-            stability=r.stability,
-            difficulty=r.difficulty,
-        )
-        for r in rows
-    ]
-    return CardHistory(card.id, card.deck_slug, card.shown.front, card.locale, answers)

@@ -27,6 +27,7 @@ from ..errors import (
 )
 from ..http.request_db import db, writes
 from ..srs import browse, card_actions, card_moves, study, subscriptions
+from ..srs.card_history import load_history
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
@@ -260,7 +261,7 @@ def card_history(card_id: int) -> str:
     if card_id > MAX_ID:
         raise CardNotFound(f"no card {card_id}")
     session = db()
-    history = browse.history(session, uid, card_id)
+    history = load_history(session, uid, card_id)
     title = subscriptions.deck_titles(session, [history.deck_slug]).of(
         history.deck_slug, history.locale
     )

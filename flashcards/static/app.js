@@ -177,7 +177,16 @@
   });
 
   document.addEventListener("keydown", function (event) {
-    if (!study() || event.altKey || event.metaKey) { return; }
+    if (!study() || event.metaKey) { return; }
+    var actions = document.getElementById("card-actions");
+    // Anki's Forget (Reset) key, by physical key: Alt changes what N types on some layouts.
+    var forget = actions && actions.querySelector('button[value="forget"]');
+    if (forget && event.ctrlKey && event.altKey && event.code === "KeyN") {
+      event.preventDefault();
+      send(actions, forget);
+      return;
+    }
+    if (event.altKey) { return; }
     var target = event.target;
     if (target && (target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA")) {
       return;
@@ -192,7 +201,6 @@
       if (undoForm) { send(undoForm, null); }
       return;
     }
-    var actions = document.getElementById("card-actions");
     // Anki's keys for the card shown. Ctrl+1..7 by physical key, as Shift or an input method
     // may change what the digit types; pressing a card's own flag again removes it.
     if (actions && event.ctrlKey && /^Digit[1-7]$/.test(event.code)) {

@@ -1,5 +1,5 @@
-"""A real browser: Anki's keys on the card shown (- bury, @ suspend, Ctrl+1..7 flags) with
-undo taking each back, with JavaScript and without."""
+"""A real browser: Anki's keys on the card shown (- bury, @ suspend, Ctrl+1..7 flags,
+Ctrl+Alt+N forget) with undo taking each back, with JavaScript and without."""
 
 from __future__ import annotations
 
@@ -58,6 +58,34 @@ def test_bury_suspend_and_flag_with_the_keys_and_undo_each(server: str, browser:
     expect(page.locator("#question")).to_have_text(first)
     assert int(_counts(page)[0]) == new_before
     assert page.evaluate("window.__noReload") is True
+    assert not problems, problems
+    context.close()
+
+
+def test_forget_with_anki_key_and_undo(server: str, browser: Browser) -> None:
+    context, page, problems = _page(browser, "en")
+    _sign_up(page, server, "forget-key@example.com")
+    page.goto(f"{server}/settings")
+    page.fill("#new_per_day", "1")
+    page.locator("form.settings button[type=submit]").click()
+    page.goto(f"{server}/")
+    page.locator("form[action$='/subscription'] button[type=submit]").click()
+    page.goto(f"{server}/study")
+    first = page.locator("#question").inner_text()
+    expect(page.locator("#card-actions button[value=forget]")).to_have_count(0)  # a new card
+    page.keyboard.press("Space")
+    page.keyboard.press("1")
+    # The day's one new card, now in learning, is the only card: shown again, ahead of time.
+    expect(page.locator("#card-actions button[value=forget]")).to_be_visible()
+    expect(page.locator("#question")).to_have_text(first)
+    page.evaluate("window.__noReload = true")
+
+    page.keyboard.press("Control+Alt+n")
+    expect(page.locator("#live")).to_contain_text("Card forgotten")
+    assert page.evaluate("window.__noReload") is True
+    page.keyboard.press("u")
+    expect(page.locator("#card-actions button[value=forget]")).to_be_visible()
+    expect(page.locator("#question")).to_have_text(first)
     assert not problems, problems
     context.close()
 

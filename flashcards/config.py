@@ -133,6 +133,8 @@ def settings_from_env(instance_path: Path) -> dict[str, Any]:
         # Anki sync bodies: this many bytes compressed, three times that decompressed (Anki's
         # own server's 100 MB limit by default).
         "SYNC_MAX_BYTES": _env_int("FLASHCARDS_SYNC_MAX_BYTES", 100 * MiB),
+        # The media (images, sounds) one person may keep, in megabytes of live files.
+        "MEDIA_QUOTA_MB": _env_int("FLASHCARDS_MEDIA_QUOTA_MB", 1000),
     }
 
 

@@ -15,6 +15,8 @@ from http import HTTPStatus
 from typing import Any
 
 from flask import Blueprint, Flask, current_app, g, request
+from flask_babel import force_locale, format_decimal
+from flask_babel import gettext as _
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
@@ -26,8 +28,9 @@ from ..http.request_db import begin_writing, db
 from ..http.request_policies import signed_in, token_key, token_limiter
 from ..people.ratelimit import RateLimited
 from ..storage.engine import database_unavailable
+from ..storage.models import User
 from ..storage.schema import utcnow
-from . import devices, download, normal, sessions, wire
+from . import devices, download, media, normal, sessions, wire
 from .devices import Device
 
 bp = Blueprint("anki_sync", __name__)
@@ -177,24 +180,68 @@ def _media_answer(data: Any) -> Response:
     return _answer(wire.encode_json({"data": data, "err": ""}))
 
 
-# Media: the service holds none yet (part 2 adds it). A device without media of its own
-# finds nothing to fetch and nothing to send; one with media is refused when it sends them.
-MEDIA_ANSWERS: dict[str, Callable[[wire.SyncHeader], Any]] = {
-    "begin": lambda header: {"usn": 0, "sk": header.key},
-    "mediaChanges": lambda header: [],
-    "mediaSanity": lambda header: "OK",
+def _media_begin(device: Device, header: wire.SyncHeader, body: bytes) -> Response:
+    wire.json_object(body)
+    # The host key again where older servers gave a session key (clients send it back).
+    return _media_answer({"usn": media.last_usn(db(), device.user_id), "sk": header.key})
+
+
+def _media_changes(device: Device, header: wire.SyncHeader, body: bytes) -> Response:
+    last = wire.json_object(body).get("lastUsn")
+    return _media_answer(media.changes_after(db(), device.user_id, last))
+
+
+def _media_sanity(device: Device, header: wire.SyncHeader, body: bytes) -> Response:
+    local = wire.json_object(body).get("local")
+    return _media_answer(media.sanity(db(), device.user_id, local))
+
+
+def _media_download(device: Device, header: wire.SyncHeader, body: bytes) -> Response:
+    names = wire.json_object(body).get("files")
+    return _answer(media.download_zip(db(), device.user_id, names))
+
+
+def _media_upload(device: Device, header: wire.SyncHeader, body: bytes) -> Response:
+    limit = int(current_app.config["SYNC_MAX_BYTES"]) * wire.UNCOMPRESSED_FACTOR
+    changes = media.read_upload(body, max_total=limit)
+    session = begin_writing()
+    quota = int(current_app.config["MEDIA_QUOTA_MB"])
+    try:
+        processed, usn = media.apply_upload(
+            session, device.user_id, changes, quota_mb=quota, now=utcnow()
+        )
+    except media.MediaQuotaExceeded as exc:
+        session.rollback()
+        # Anki shows a media answer's `err` to the person as it is: in their language.
+        user = session.get(User, device.user_id)
+        with force_locale(user.locale if user is not None else "en"):
+            message = _(
+                "Your media files would take more than the %(quota)s MB this service keeps for "
+                "you. Delete unused media (Tools > Check Media in Anki) and sync again.",
+                quota=format_decimal(exc.quota_mb),
+            )
+        return _answer(wire.encode_json({"err": message}))
+    session.commit()
+    return _media_answer([processed, usn])
+
+
+MEDIA_METHODS: dict[str, Callable[[Device, wire.SyncHeader, bytes], Response]] = {
+    "begin": _media_begin,
+    "mediaChanges": _media_changes,
+    "uploadChanges": _media_upload,
+    "downloadFiles": _media_download,
+    "mediaSanity": _media_sanity,
 }
 
 
 @bp.post("/msync/<method>")
-def media(method: str) -> Response:
+def media_sync(method: str) -> Response:
     header = _header()
-    answer = MEDIA_ANSWERS.get(method)
-    if answer is None:
+    handler = MEDIA_METHODS.get(method)
+    if handler is None:
         raise wire.Refused(HTTPStatus.NOT_FOUND, f"media method {method!r} is not served")
-    wire.parse_json(_body())
-    _device(header)
-    return _media_answer(answer(header))
+    device = _device(header)
+    return handler(device, header, _body())
 
 
 def _status(status: int, detail: str, headers: dict[str, str] | None = None) -> Response:

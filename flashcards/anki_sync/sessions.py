@@ -32,6 +32,7 @@ from ..storage.models import (
     Subscription,
     User,
 )
+from . import media
 from .devices import Device
 from .wire import Refused
 
@@ -45,6 +46,7 @@ class Meta:
     usn: int
     empty: bool
     now: datetime
+    media_usn: int = 0  # the person's latest media change (`media.last_usn`)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -56,7 +58,7 @@ class Meta:
             "cont": True,
             "hostNum": 0,
             "empty": self.empty,
-            "media_usn": 0,
+            "media_usn": self.media_usn,
         }
 
 
@@ -187,7 +189,7 @@ def meta(session: Session, user_id: int, now: datetime) -> Meta:
     stamps = collection(session, user_id, now)
     mod = current_mod(stamps, fingerprint(session, user_id), now)
     return Meta(mod=mod, scm=stamps.scm, usn=stamps.usn, empty=not has_cards(session, user_id),
-                now=now)  # fmt: skip
+                now=now, media_usn=media.last_usn(session, user_id))  # fmt: skip
 
 
 def current_mod(stamps: AnkiCollection, print_: str, now: datetime) -> int:

@@ -10,6 +10,7 @@ from .anki_sync import (
 )
 from .decks import Card, CardText, Deck, DeckText
 from .fsrs import DeckFsrsParameters, FsrsParameterSet
+from .media import MediaBlob, MediaFile
 from .people import ApiToken, PasswordReset, RateLimitCount, User, WebSession
 from .study import (
     EVERY_DAY_NORMAL,
@@ -41,6 +42,8 @@ __all__ = [
     "DeckFsrsParameters",
     "DeckText",
     "FsrsParameterSet",
+    "MediaBlob",
+    "MediaFile",
     "PasswordReset",
     "RateLimitCount",
     "ReviewLog",

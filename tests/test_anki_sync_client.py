@@ -24,6 +24,7 @@ from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
     AnkiDevice,
     Card,
+    CardMark,
     CardText,
     Deck,
     RateLimitCount,
@@ -353,7 +354,51 @@ def test_suspended_buried_and_flagged_cards_reach_the_device(
         col.sync_collection(auth, False)
         assert col.get_card(ID_BASE + first * 64).queue >= 0  # back in its queue
         assert col.get_card(ID_BASE + second * 64).queue == -3  # buried by hand
+        col.sched.getCard()  # Anki's first queue of the day: the card stays buried
+        assert col.get_card(ID_BASE + second * 64).queue == -3
         assert col.get_card(ID_BASE + third * 64).user_flag() == 3
+    finally:
+        col.close()
+
+
+def test_suspending_burying_and_flagging_in_anki_reach_the_service(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    with transaction(engine) as s:
+        first, second, third, fourth = card_ids(s, person.deck_ids[0])[7:11]
+    col, auth = downloaded(tmp_path, server)
+    try:
+        # Set here first: the device's older change to the same card loses, as in Anki.
+        time.sleep(1.1)  # Anki's card times are in seconds
+        on_device = [ID_BASE + card * 64 for card in (first, second, third, fourth)]
+        col.sched.suspend_cards([on_device[0]])
+        col.sched.bury_cards([on_device[1]])
+        col.set_user_flag_for_cards(4, [on_device[2]])
+        col.set_user_flag_for_cards(5, [on_device[3]])
+        time.sleep(1.1)
+        with transaction(engine) as s:
+            card_actions.set_flag(s, person.user_id, [fourth], 2, now=utcnow())
+        col.sync_collection(auth, False)
+        with Session(engine) as s:
+            marks = {
+                m.card_id: m
+                for m in s.scalars(select(CardMark).where(CardMark.user_id == person.user_id))
+            }
+        assert marks[first].suspended
+        assert marks[second].buried_until is not None and not marks[second].suspended
+        assert marks[third].flag == 4
+        assert marks[fourth].flag == 2  # ours was newer
+        col.sync_collection(auth, False)
+        assert col.get_card(on_device[3]).user_flag() == 2  # and reached the device
+
+        # Taken back in Anki: unsuspended, unflagged.
+        time.sleep(1.1)
+        col.sched.unsuspend_cards([on_device[0]])
+        col.set_user_flag_for_cards(0, [on_device[2]])
+        col.sync_collection(auth, False)
+        with Session(engine) as s:
+            assert not s.get(CardMark, (person.user_id, first)).suspended  # type: ignore[union-attr]
+            assert s.get(CardMark, (person.user_id, third)).flag == 0  # type: ignore[union-attr]
     finally:
         col.close()
 

@@ -50,6 +50,7 @@ from .export_notes import (
 from .sanitize import text_to_html
 from .scheduling_out import SchedulingContext
 from .tables import table
+from .timing import anki_day
 
 Progress = Callable[[int, int], None]
 __all__ = ["LOCALE_SLOTS", "back_field", "card_of", "note_guid", "note_id"]
@@ -292,6 +293,9 @@ def collection_conf(card_count: int, sched: SchedulingContext | None) -> dict[st
     }
     if sched is not None:
         conf["fsrs"] = True
+        # Today, in Anki's day numbers: without it Anki takes its first queue as a new day's
+        # and unburies the cards that went out buried.
+        conf["lastUnburied"] = anki_day(sched.now, sched.tz, sched.day_start_hour)
     return conf
 
 

@@ -18,6 +18,7 @@ from fsrs import State
 from sqlalchemy import Engine, delete, func, select, update
 from sqlalchemy.orm import Session
 
+from flashcards.anki.sanitize import html_to_text
 from flashcards.srs import card_actions, marks, subscriptions
 from flashcards.srs.queue import next_card
 from flashcards.storage.engine import transaction
@@ -399,6 +400,53 @@ def test_suspending_burying_and_flagging_in_anki_reach_the_service(
         with Session(engine) as s:
             assert not s.get(CardMark, (person.user_id, first)).suspended  # type: ignore[union-attr]
             assert s.get(CardMark, (person.user_id, third)).flag == 0  # type: ignore[union-attr]
+    finally:
+        col.close()
+
+
+def test_notes_edited_in_anki_change_the_cards_the_person_may_edit(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    with transaction(engine) as s:
+        mine = make_deck(s, "mine", 3, owner_user_id=person.user_id)
+        subscribe(s, person.user_id, mine, "en")
+        edited, emptied = card_ids(s, mine.id)[:2]
+        shipped = card_ids(s, person.deck_ids[0])[0]  # answered: has progress
+        before = s.get(ReviewState, (person.user_id, shipped))
+        assert before is not None
+    col, auth = downloaded(tmp_path, server)
+    try:
+        note = col.get_note(ID_BASE + edited * 64)
+        note["Front"] = "What does <b>EKS</b> run?"
+        note["Back"] = 'Kubernetes<div class="explanation">Managed by AWS.</div>'
+        col.update_note(note)
+        empty = col.get_note(ID_BASE + emptied * 64)
+        original_front = empty["Front"]
+        empty["Front"] = ""
+        col.update_note(empty)
+        theirs = col.get_note(ID_BASE + shipped * 64)
+        shipped_front = theirs["Front"]
+        theirs["Front"] = "Edited on the phone"
+        col.update_note(theirs)
+        col.sync_collection(auth, False)
+
+        with Session(engine) as s:
+            text = s.get(CardText, (edited, "en"))
+            assert text is not None
+            assert (text.question, text.answer, text.explanation) == (
+                "What does EKS run?",
+                "Kubernetes",
+                "Managed by AWS.",
+            )
+            assert s.get(CardText, (emptied, "en")).question == html_to_text(original_front)  # type: ignore[union-attr]
+            kept = s.get(CardText, (shipped, "es"))
+            assert kept is not None and kept.question == html_to_text(shipped_front)
+            after = s.get(ReviewState, (person.user_id, shipped))
+            assert after is not None and after.reps == before.reps
+        # The refused edit is undone on the device at its next sync; the shipped deck's stays.
+        col.sync_collection(auth, False)
+        assert col.get_note(ID_BASE + emptied * 64)["Front"] == original_front
+        assert col.get_note(ID_BASE + shipped * 64)["Front"] == "Edited on the phone"
     finally:
         col.close()
 

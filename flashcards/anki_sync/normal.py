@@ -6,9 +6,10 @@ The service is the source of truth. What the server sends is what changed in the
 built from our data since the device's `minUsn` (`snapshot`), and the answers written since
 (review-log rows past the device's mark). What the device sends: its answers (revlog rows),
 applied once each (a review id derived from the row's id) and in time order through the same
-answer path as the web and the API, and its cards' suspensions, burials and flags
-(`device_marks`); the device's own notes, decks and options and its cards' scheduling are not
-taken (our state, recomputed from the answers, reaches it on its next sync).
+answer path as the web and the API; its cards' suspensions, burials and flags
+(`device_marks`); and its edits of the texts of cards the person may edit (`device_notes`).
+The device's own notes, decks and options and its cards' scheduling are not taken (our
+state, recomputed from the answers, reaches it on its next sync).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from ..storage.models import (
     ReviewState,
     Subscription,
 )
-from . import device_marks, download, sessions, snapshot
+from . import device_marks, device_notes, download, sessions, snapshot
 from .devices import Device
 from .projection import build
 from .sessions import to_ms
@@ -122,7 +123,8 @@ def _up_to_date(session: Session, user_id: int, stamps: AnkiCollection, min_usn:
 def _state_of(usn: int, min_usn: int, pending: dict[str, list[Any]], revlog: list[Any],
               counts: list[int]) -> dict[str, Any]:  # fmt: skip
     return {"usn": usn, "min_usn": min_usn, "pending": pending, "revlog": revlog, "sent": 0,
-            "device_revlog": [], "device_cards": [], "counts": counts}  # fmt: skip
+            "device_revlog": [], "device_cards": [], "device_notes": [],
+            "counts": counts}  # fmt: skip
 
 
 def _stamped(kind: int, payload: Any, usn: int) -> Any:
@@ -193,8 +195,9 @@ def chunk(session: Session, device: Device, session_key: str, now: datetime) -> 
 def apply_chunk(
     session: Session, device: Device, session_key: str, body: dict[str, Any], now: datetime
 ) -> None:
-    """Keep the device's answers and card rows until its last chunk; then apply the answers
-    in time order (its chunks come newest first), and the cards' marks (`device_marks`)."""
+    """Keep the device's answers, cards and notes until its last chunk; then apply the
+    answers in time order (its chunks come newest first), the cards' marks and the notes'
+    texts."""
     row, state = _state(session, device, session_key)
     part = body.get("chunk")
     if not isinstance(part, dict):
@@ -209,13 +212,16 @@ def apply_chunk(
         kept.append([_int(v, "revlog") for v in (entry[0], entry[1], entry[3], entry[7], entry[8])])
     state["device_revlog"] = kept
     cards = [*state["device_cards"], *device_marks.parse_rows(part.get("cards") or [])]
-    state["device_cards"] = cards
+    notes = [*state["device_notes"], *device_notes.parse_rows(part.get("notes") or [])]
+    state["device_cards"], state["device_notes"] = cards, notes
     if part.get("done"):
-        state["applied"], state["replayed"] = _apply_answers(session, device.user_id, kept, now)
-        # After the answers: an answer here is newer than the card row it came with.
-        sent = {entry[0] for entry in state["pending"]["cards"]}
-        state["applied"] += device_marks.apply(session, device.user_id, cards, sent, now)
-        state["device_revlog"], state["device_cards"] = [], []
+        user_id, pending = device.user_id, state["pending"]
+        state["applied"], state["replayed"] = _apply_answers(session, user_id, kept, now)
+        sent_cards = {entry[0] for entry in pending["cards"]}
+        state["applied"] += device_marks.apply(session, user_id, cards, sent_cards, now)
+        sent_notes = {entry[0] for entry in pending["notes"]}
+        state["applied"] += device_notes.apply(session, user_id, notes, sent_notes, now)
+        state["device_revlog"], state["device_cards"], state["device_notes"] = [], [], []
     row.state = state
     row.updated_at = now
 

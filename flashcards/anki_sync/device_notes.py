@@ -1,0 +1,123 @@
+"""A device's edits to the texts of notes, taken where the person may edit the card here: a
+deck of their own, or a team deck they lead (`srs.cards.edit_place`), through the same edit
+as the web's (`card_editing.set_card`), so everyone's progress stays. No Flask.
+
+A note is one card in the language the person studies its deck in (the sync sends each deck
+in that one language). Its Front becomes the question and its Back the answer, with the
+explanation split off again from the div our export puts it in; formatting Anki keeps and
+plain text does not (bold, colours) stays on the device. Notes of decks the person may not
+edit here (a shipped deck, a team's they study) keep the device's edit on the device alone.
+As with marks (`device_marks`), a note changed on both sides since the device's last sync
+keeps ours and is sent again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..anki import schema
+from ..anki.export import LOCALE_SLOTS, card_of
+from ..anki.planning import EXPLANATION_RE
+from ..anki.sanitize import html_to_text
+from ..decks import card_editing
+from ..errors import FlashcardsError
+from ..srs.cards import edit_place
+from ..storage.models import CardText, Deck, Subscription
+from . import snapshot
+from .wire import bad_request
+
+# A note row of the protocol (schema 11): id, guid, mid, mod, usn, tags, flds, sfld, csum,
+# flags, data.
+ROW_LENGTH = 11
+ID, MID, FIELDS = 0, 2, 6
+
+
+def parse_rows(entries: object) -> list[list[object]]:
+    """[note id, [Front, Back]] of each note of our note type in a chunk (400 for a malformed
+    row); notes of other types are not ours to read."""
+    if not isinstance(entries, list):
+        raise bad_request("a chunk's notes must be a list")
+    out: list[list[object]] = []
+    for entry in entries:
+        if not isinstance(entry, list) or len(entry) < ROW_LENGTH:
+            raise bad_request(f"a note row has {ROW_LENGTH} values")
+        nid, mid, fields = entry[ID], entry[MID], entry[FIELDS]
+        if not isinstance(nid, int) or not isinstance(fields, str):
+            raise bad_request("a note row's id is a whole number and its fields a string")
+        parts = fields.split("\x1f")
+        if mid == schema.NOTETYPE_ID and len(parts) == len(schema.FIELDS):
+            out.append([nid, parts[:2]])
+    return out
+
+
+def texts_of(front: str, back: str) -> tuple[str, str, str]:
+    """A note's Front and Back as our question, answer and explanation."""
+    match = EXPLANATION_RE.search(back)
+    answer, explanation = (back[: match.start()], match.group(1)) if match else (back, "")
+    return html_to_text(front), html_to_text(answer), html_to_text(explanation)
+
+
+def apply(
+    session: Session,
+    user_id: int,
+    rows: Iterable[list[object]],
+    sent: set[int],
+    now: datetime,
+) -> int:
+    """Each edited note's texts, where the person may edit them; how many changed here or
+    are to be sent again (`sent`: the notes this sync sent the device)."""
+    again: list[tuple[int, int]] = []
+    changed = 0
+    for nid, fields in rows:
+        assert isinstance(nid, int) and isinstance(fields, list)
+        if (nid - schema.ID_BASE) % LOCALE_SLOTS != 0:
+            continue  # not a note of ours: the sync sends each deck in one language
+        if nid in sent:
+            again.append((snapshot.NOTE, nid))
+            continue
+        try:
+            changed += _edit(session, user_id, card_of(nid), *texts_of(*fields), now=now)
+        except FlashcardsError:
+            # Text the web would refuse too (empty, too long): ours is sent back instead.
+            again.append((snapshot.NOTE, nid))
+    snapshot.forget(session, user_id, again)
+    return changed + len(again)
+
+
+def _edit(
+    session: Session,
+    user_id: int,
+    card_id: int,
+    question: str,
+    answer: str,
+    explanation: str,
+    *,
+    now: datetime,
+) -> int:
+    place = edit_place(session, user_id, card_id)
+    if place is None:
+        return 0
+    deck = session.scalars(select(Deck).where(Deck.slug == place.slug)).one()
+    locale = session.scalar(
+        select(Subscription.locale).where(
+            Subscription.user_id == user_id, Subscription.deck_id == deck.id
+        )
+    )
+    if locale is None:
+        return 0
+    text = session.get(CardText, (card_id, locale))
+    if text is not None and (text.question, text.answer, text.explanation) == (
+        question,
+        answer,
+        explanation,
+    ):
+        return 0
+    card_editing.set_card(
+        session, deck, place.key, locale=locale, question=question, answer=answer,
+        explanation=explanation, now=now, create=False,
+    )  # fmt: skip
+    return 1

@@ -404,7 +404,7 @@ def test_suspending_burying_and_flagging_in_anki_reach_the_service(
         col.close()
 
 
-def test_notes_edited_in_anki_change_the_cards_the_person_may_edit(
+def test_notes_edited_or_deleted_in_anki_change_the_cards_the_person_may_edit(
     engine: Engine, person: Person, server: Server, tmp_path: Path
 ) -> None:
     with transaction(engine) as s:
@@ -447,6 +447,21 @@ def test_notes_edited_in_anki_change_the_cards_the_person_may_edit(
         col.sync_collection(auth, False)
         assert col.get_note(ID_BASE + emptied * 64)["Front"] == original_front
         assert col.get_note(ID_BASE + shipped * 64)["Front"] == "Edited on the phone"
+
+        # Deleted in Anki: a card of their own deck is retired here, history kept; a shipped
+        # deck's card is not theirs to delete, and comes back.
+        col.remove_notes([ID_BASE + edited * 64, ID_BASE + shipped * 64])
+        col.sync_collection(auth, False)
+        with Session(engine) as s:
+            assert s.get(Card, edited).retired_at is not None  # type: ignore[union-attr]
+            assert s.get(Card, shipped).retired_at is None  # type: ignore[union-attr]
+            assert s.get(ReviewState, (person.user_id, shipped)) is not None
+        # Sent back in the same sync: the device's counts agreed with ours at its end.
+        assert col.find_notes(f"nid:{ID_BASE + shipped * 64}")
+        assert col.get_card(ID_BASE + shipped * 64).reps == before.reps
+        assert not col.find_notes(f"nid:{ID_BASE + edited * 64}")
+        col.sync_collection(auth, False)
+        assert col.find_notes(f"nid:{ID_BASE + shipped * 64}")
     finally:
         col.close()
 
@@ -538,6 +553,23 @@ def test_a_card_moved_between_own_decks_moves_on_the_device_and_back_on_undo(
         col.sync_collection(auth, False)
         assert col.get_card(ID_BASE + moved * 64).did == a
         assert col.get_card(ID_BASE + moved_back * 64).did == b
+    finally:
+        col.close()
+
+
+def test_leaving_a_studied_deck_keeps_its_answers_on_the_device(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    col, auth = downloaded(tmp_path, server)
+    try:
+        answers = col.db.scalar("select count() from revlog")
+        assert answers == 3
+        with transaction(engine) as s:
+            subscriptions.unsubscribe(s, person.user_id, s.get(Deck, person.deck_ids[0]))
+        col.sync_collection(auth, False)  # Anki keeps the log of the cards it removes
+        assert col.card_count() == 6
+        assert col.db.scalar("select count() from revlog") == answers
+        col.sync_collection(auth, False)
     finally:
         col.close()
 

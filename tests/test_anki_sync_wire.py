@@ -505,16 +505,19 @@ def test_apply_graves_keeps_what_we_hold(
     key, usn = synced
     start(client, key, usn)
     card = ID_BASE + card_id_of(engine, 1) * 64
-    body = {"chunk": {"cards": [card], "notes": [], "decks": []}}
+    body = {"chunk": {"cards": [card], "notes": [card], "decks": []}}
     assert answer_json(post(client, "applyGraves", body, key=key, session="n1")) is None
-    # Deleted on the device only: the next sync sends it again.
+    # Deleted on the device only (a shipped deck's card): this sync's chunks send it back.
+    sent = answer_json(post(client, "chunk", {}, key=key, session="n1"))
+    assert [row[0] for row in sent.get("cards", [])] == [card]
+    assert [row[0] for row in sent.get("notes", [])] == [card]
     with engine.connect() as conn:
         digest = conn.scalar(
             select(AnkiSyncObject.digest).where(
                 AnkiSyncObject.oid == card, AnkiSyncObject.kind == snapshot.CARD
             )
         )
-    assert digest == ""
+    assert digest  # what the device holds again
 
 
 def test_apply_changes_answers_the_servers_changes(

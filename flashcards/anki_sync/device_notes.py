@@ -1,12 +1,13 @@
-"""A device's edits to the texts of notes, taken where the person may edit the card here: a
-deck of their own, or a team deck they lead (`srs.cards.edit_place`), through the same edit
-as the web's (`card_editing.set_card`), so everyone's progress stays. No Flask.
+"""A device's edits and deletions of notes, taken where the person may edit the card here:
+a deck of their own, or a team deck they lead (`srs.cards.edit_place`), through the same
+edit as the web's (`card_editing.set_card`), so everyone's progress stays. No Flask.
 
 A note is one card in the language the person studies its deck in (the sync sends each deck
 in that one language). Its Front becomes the question and its Back the answer, with the
 explanation split off again from the div our export puts it in; formatting Anki keeps and
-plain text does not (bold, colours) stays on the device. Notes of decks the person may not
-edit here (a shipped deck, a team's they study) keep the device's edit on the device alone.
+plain text does not (bold, colours) stays on the device. A note deleted on the device
+retires its card. Notes of decks the person may not edit here (a shipped deck, a team's they
+study) keep the device's edit on the device alone, and come back if deleted there.
 As with marks (`device_marks`), a note changed on both sides since the device's last sync
 keeps ours and is sent again.
 """
@@ -121,3 +122,26 @@ def _edit(
         explanation=explanation, now=now, create=False,
     )  # fmt: skip
     return 1
+
+
+def delete(
+    session: Session, user_id: int, note_ids: Iterable[int], sent: set[int], now: datetime
+) -> set[int]:
+    """Notes deleted on the device: each retires its card where the person may edit it, as
+    retiring it on the web does (history kept). The note ids retired; the others are sent
+    again (a card changed here since the device's last sync, or one of a deck they study
+    only)."""
+    retired: set[int] = set()
+    for nid in note_ids:
+        if (nid - schema.ID_BASE) % LOCALE_SLOTS != 0 or nid in sent:
+            continue
+        place = edit_place(session, user_id, card_of(nid))
+        if place is None:
+            continue
+        deck = session.scalars(select(Deck).where(Deck.slug == place.slug)).one()
+        try:
+            card_editing.retire_card(session, deck, place.key, now=now)
+        except FlashcardsError:
+            continue  # a team deck's last card: kept, and sent again
+        retired.add(nid)
+    return retired

@@ -15,29 +15,18 @@ state, recomputed from the answers, reaches it on its next sync).
 from __future__ import annotations
 
 import logging
-import uuid
-from dataclasses import dataclass
 from datetime import datetime
 from http import HTTPStatus
 from typing import Any
 
-from fsrs import Rating
-from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from ..anki import schema
-from ..anki.export import LOCALE_SLOTS
-from ..errors import FlashcardsError
-from ..srs import study
+from ..anki.export import card_of
 from ..storage.models import (
     AnkiCollection,
     AnkiSyncSession,
-    Card,
-    ReviewLog,
-    ReviewState,
-    Subscription,
 )
-from . import device_marks, device_notes, download, sessions, snapshot
+from . import device_answers, device_marks, device_notes, download, sessions, snapshot
 from .devices import Device
 from .projection import build
 from .sessions import to_ms
@@ -45,8 +34,6 @@ from .wire import Refused, bad_request
 
 CHUNK_SIZE = 250
 log = logging.getLogger(__name__)
-# A review id for a device's answer: the same answer (revlog id) sent twice is applied once.
-REVIEW_NAMESPACE = uuid.UUID("6b2f0b0e-5d1c-4b8a-9c57-2a4a9a0f1e11")
 GRAVE_KINDS = {snapshot.CARD: "cards", snapshot.NOTE: "notes", snapshot.DECK: "decks"}
 # The protocol's name of each kind, in the order of the sanity check's counts.
 WIRE_NAMES = {snapshot.CARD: "cards", snapshot.NOTE: "notes", snapshot.NOTETYPE: "models",
@@ -144,19 +131,58 @@ def _state(
     return row, dict(row.state)
 
 
-def apply_graves(session: Session, device: Device, session_key: str, body: dict[str, Any]) -> None:
-    """The device deleted these; we hold them still, so its next sync sends them again."""
-    _state(session, device, session_key)
+def apply_graves(
+    session: Session, device: Device, session_key: str, body: dict[str, Any], now: datetime
+) -> None:
+    """The device deleted these. A note of a card the person may edit retires it here
+    (`device_notes.delete`); everything else the collection keeps, and sends back."""
+    row, state = _state(session, device, session_key)
     chunk = body.get("chunk")
     if not isinstance(chunk, dict):
         raise bad_request("applyGraves needs a chunk")
-    keys: list[tuple[int, int]] = []
+    graves: dict[int, list[int]] = {}
     for kind, name in GRAVE_KINDS.items():
         ids = chunk.get(name) or []
         if not isinstance(ids, list):
             raise bad_request(f"graves' {name} must be a list")
-        keys.extend((kind, _int(oid, name)) for oid in ids)
-    snapshot.forget(session, device.user_id, keys)
+        graves[kind] = [_int(oid, name) for oid in ids]
+    sent_notes = {entry[0] for entry in state["pending"]["notes"]}
+    notes = graves[snapshot.NOTE]
+    retired = device_notes.delete(session, device.user_id, notes, sent_notes, now)
+    # A card and its note share their Anki id: the card goes with its note.
+    held = [(kind, oid) for kind, ids in graves.items() for oid in ids if oid not in retired]
+    _send_again(session, device.user_id, state, held, now)
+    cards, note_count, *others = state["counts"]
+    state["counts"] = [cards - len(retired), note_count - len(retired), *others]
+    state["retired"] = state.get("retired", 0) + len(retired)
+    row.state = state
+
+
+def _send_again(
+    session: Session, user_id: int, state: dict[str, Any], held: list[tuple[int, int]],
+    now: datetime,
+) -> None:  # fmt: skip
+    """Objects the device deleted that the collection keeps go back to it in this sync's
+    chunks (its sanity check counts them at the end); any not found now, at the next."""
+    if not held:
+        return
+    cards = {card_of(oid) for kind, oid in held if kind in (snapshot.CARD, snapshot.NOTE)}
+    usn, pending = state["usn"], state["pending"]
+    built = build(session, user_id, now=now, mod_ms=to_ms(now), usn=usn, only=cards)
+    found = snapshot.objects(built.collection)
+    missing = []
+    for kind, oid in held:
+        payload = found.payloads.get((kind, oid))
+        if payload is None:
+            missing.append((kind, oid))
+            continue
+        queued = pending[WIRE_NAMES[kind]]
+        if kind == snapshot.DECK:
+            queued[:] = [d for d in queued if d["id"] != oid]
+        else:
+            queued[:] = [entry for entry in queued if entry[0] != oid]
+        queued.append(_stamped(kind, payload, usn))
+    snapshot.forget(session, user_id, missing)
 
 
 def apply_changes(
@@ -216,7 +242,7 @@ def apply_chunk(
     state["device_cards"], state["device_notes"] = cards, notes
     if part.get("done"):
         user_id, pending = device.user_id, state["pending"]
-        state["applied"], state["replayed"] = _apply_answers(session, user_id, kept, now)
+        state["applied"], state["replayed"] = device_answers.apply(session, user_id, kept, now)
         sent_cards = {entry[0] for entry in pending["cards"]}
         state["applied"] += device_marks.apply(session, user_id, cards, sent_cards, now)
         sent_notes = {entry[0] for entry in pending["notes"]}
@@ -226,122 +252,20 @@ def apply_chunk(
     row.updated_at = now
 
 
-def _apply_answers(
-    session: Session, user_id: int, entries: list[list[int]], now: datetime
-) -> tuple[int, bool]:
-    """Each answer through `srs.study.answer`, oldest first. Rows that are no answer (Anki's
-    manual rescheduling: ease 0, types 4 and 5) and answers to cards the person does not
-    study here are not answers to apply. Returns how many were new here, and whether a
-    card's log was given again (`answer_in_time_order`)."""
-    applied, replayed = 0, False
-    for revlog_id, cid, ease, taken_ms, kind in sorted(entries):
-        if not 1 <= ease <= 4 or kind not in (0, 1, 2, 3):
-            continue
-        card_id, slot = divmod(cid - schema.ID_BASE, LOCALE_SLOTS)
-        if card_id <= 0 or slot < 0:
-            continue
-        reviewed_at = datetime.fromtimestamp(revlog_id / 1000, tz=now.tzinfo)
-        review_id = str(uuid.uuid5(REVIEW_NAMESPACE, f"{user_id}:{revlog_id}"))
-        given = Given(review_id, ease, reviewed_at, max(0, taken_ms))
-        try:
-            # Every refusal is raised while reading, before anything is written.
-            outcome = answer_in_time_order(session, user_id, card_id, given, now=now)
-        except FlashcardsError:
-            continue  # not one of their cards, or a retired one: left on the device
-        applied += outcome != NOT_NEW
-        replayed = replayed or outcome == REPLAYED
-    return applied, replayed
-
-
-@dataclass(frozen=True)
-class Given:
-    """An answer as a device gave it."""
-
-    review_id: str
-    rating: int
-    reviewed_at: datetime
-    duration_ms: int | None
-
-
-NOT_NEW, APPLIED, REPLAYED = 0, 1, 2
-
-
-def answer_in_time_order(
-    session: Session, user_id: int, card_id: int, given: Given, *, now: datetime
-) -> int:
-    """Apply a device's answer through `srs.study.answer`: NOT_NEW if it was applied before,
-    else APPLIED, or REPLAYED when the card's log was given again.
-
-    An answer older than the card's last one here (two devices, or the web and a device,
-    answered it between syncs) is kept too: the card's answers are given again, merged in
-    time order, through the same path, so its state is the replay of the merged log and
-    every answer keeps its review id, time and duration.
-    """
-    state = session.get(ReviewState, (user_id, card_id))
-    known = session.scalar(select(ReviewLog.id).where(ReviewLog.review_id == given.review_id))
-    late = (
-        known is None
-        and state is not None
-        and state.last_review is not None
-        and given.reviewed_at < state.last_review
-    )
-    if not late:
-        result = study.answer(
-            session, user_id, card_id, Rating(given.rating), given.review_id,
-            now=now, reviewed_at=given.reviewed_at, duration_ms=given.duration_ms,
-        )  # fmt: skip
-        return APPLIED if result.created else NOT_NEW
-    logs = session.scalars(
-        select(ReviewLog)
-        .where(ReviewLog.user_id == user_id, ReviewLog.card_id == card_id)
-        .order_by(ReviewLog.reviewed_at, ReviewLog.id)
-    ).all()
-    merged = sorted(
-        [Given(g.review_id, g.rating, g.reviewed_at, g.duration_ms) for g in logs] + [given],
-        key=lambda g: g.reviewed_at,
-    )
-    # The card's log and state go, and come back answer by answer.
-    for model in (ReviewLog, ReviewState):
-        session.execute(delete(model).where(model.user_id == user_id, model.card_id == card_id))
-    session.expire_all()
-    for g in merged:
-        study.answer(
-            session, user_id, card_id, Rating(g.rating), g.review_id,
-            now=now, reviewed_at=g.reviewed_at, duration_ms=g.duration_ms,
-        )  # fmt: skip
-    return REPLAYED
-
-
-def server_revlog_count(session: Session, user_id: int) -> int:
-    """Review-log rows the person's collection holds: those of live cards of decks they study."""
-    return int(
-        session.scalar(
-            select(func.count())
-            .select_from(ReviewLog)
-            .join(Card, Card.id == ReviewLog.card_id)
-            .join(
-                Subscription,
-                (Subscription.deck_id == Card.deck_id) & (Subscription.user_id == user_id),
-            )
-            .where(ReviewLog.user_id == user_id, Card.retired_at.is_(None))
-        )
-        or 0
-    )
-
-
 def sanity_check(
     session: Session, device: Device, session_key: str, body: dict[str, Any]
 ) -> dict[str, Any]:
-    """The device's counts against the collection's: cards, notes, answers, note types,
-    decks and options (due counts and graves are not compared, as Anki's server does)."""
+    """The device's counts against the collection's: cards, notes, note types, decks and
+    options. Not its answers: Anki keeps the log of a card it deletes (a deck left, a card
+    retired here), so a device holds answers the collection no longer has, and our log is
+    the source of truth whatever it holds. Nor due counts and graves, as Anki's server."""
     _, state = _state(session, device, session_key)
     client = body.get("client")
     if not isinstance(client, list) or len(client) != 8:
         raise bad_request("sanityCheck2 needs the client's eight counts")
     cards, notes, models, decks, dconf = state["counts"]
-    server = [[0, 0, 0], cards, notes, server_revlog_count(session, device.user_id), 0,
-              models, decks, dconf]  # fmt: skip
-    compared = [[0, 0, 0], *client[1:4], 0, *client[5:]]
+    server = [[0, 0, 0], cards, notes, 0, 0, models, decks, dconf]
+    compared = [[0, 0, 0], *client[1:3], 0, 0, *client[5:]]
     status = "ok" if compared == server else "bad"
     if status == "bad":
         # The device will be asked for a full sync: what differed is for the operator.
@@ -359,7 +283,7 @@ def finish(session: Session, device: Device, session_key: str, now: datetime) ->
     stamps.mod = max(to_ms(now), stamps.mod + 1)
     # The device's answers changed our states, which it has not got yet (its own cards
     # carry its own scheduling): no fingerprint, so its next meta asks for a sync.
-    applied = state.get("applied", 0)
+    applied = state.get("applied", 0) + state.get("retired", 0)
     stamps.fingerprint = "" if applied else sessions.fingerprint(session, device.user_id)
     # A log given again has new row ids, which need not be above the marks (SQLite reuses
     # freed ids): other devices then get every answer again (Anki skips the ones it has).

@@ -156,7 +156,7 @@ METHODS: dict[str, Callable[[wire.SyncHeader, bytes], Response]] = {
     "hostKey": host_key,
     "meta": meta,
     "start": _step(lambda s, d, k, b, now: normal.start(s, d, k, b, now)),
-    "applyGraves": _step(lambda s, d, k, b, now: normal.apply_graves(s, d, k, b)),
+    "applyGraves": _step(lambda s, d, k, b, now: normal.apply_graves(s, d, k, b, now)),
     "applyChanges": _step(lambda s, d, k, b, now: normal.apply_changes(s, d, k, b)),
     "chunk": _step(lambda s, d, k, b, now: normal.chunk(s, d, k, now)),
     "applyChunk": _step(lambda s, d, k, b, now: normal.apply_chunk(s, d, k, b, now)),

@@ -15,17 +15,14 @@ from anki.collection import Collection
 from anki.errors import SyncError, SyncErrorKind
 from anki.sync_pb2 import SyncAuth, SyncCollectionResponse
 from fsrs import State
-from sqlalchemy import Engine, delete, func, select, update
+from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.orm import Session
 
-from flashcards.anki.sanitize import html_to_text
-from flashcards.srs import card_actions, marks, subscriptions
+from flashcards.srs import card_actions, subscriptions
 from flashcards.srs.queue import next_card
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
     AnkiDevice,
-    Card,
-    CardMark,
     CardText,
     Deck,
     RateLimitCount,
@@ -362,110 +359,6 @@ def test_suspended_buried_and_flagged_cards_reach_the_device(
         col.close()
 
 
-def test_suspending_burying_and_flagging_in_anki_reach_the_service(
-    engine: Engine, person: Person, server: Server, tmp_path: Path
-) -> None:
-    with transaction(engine) as s:
-        first, second, third, fourth = card_ids(s, person.deck_ids[0])[7:11]
-    col, auth = downloaded(tmp_path, server)
-    try:
-        # Set here first: the device's older change to the same card loses, as in Anki.
-        time.sleep(1.1)  # Anki's card times are in seconds
-        on_device = [ID_BASE + card * 64 for card in (first, second, third, fourth)]
-        col.sched.suspend_cards([on_device[0]])
-        col.sched.bury_cards([on_device[1]])
-        col.set_user_flag_for_cards(4, [on_device[2]])
-        col.set_user_flag_for_cards(5, [on_device[3]])
-        time.sleep(1.1)
-        with transaction(engine) as s:
-            card_actions.set_flag(s, person.user_id, [fourth], 2, now=utcnow())
-        col.sync_collection(auth, False)
-        with Session(engine) as s:
-            marks = {
-                m.card_id: m
-                for m in s.scalars(select(CardMark).where(CardMark.user_id == person.user_id))
-            }
-        assert marks[first].suspended
-        assert marks[second].buried_until is not None and not marks[second].suspended
-        assert marks[third].flag == 4
-        assert marks[fourth].flag == 2  # ours was newer
-        col.sync_collection(auth, False)
-        assert col.get_card(on_device[3]).user_flag() == 2  # and reached the device
-
-        # Taken back in Anki: unsuspended, unflagged.
-        time.sleep(1.1)
-        col.sched.unsuspend_cards([on_device[0]])
-        col.set_user_flag_for_cards(0, [on_device[2]])
-        col.sync_collection(auth, False)
-        with Session(engine) as s:
-            assert not s.get(CardMark, (person.user_id, first)).suspended  # type: ignore[union-attr]
-            assert s.get(CardMark, (person.user_id, third)).flag == 0  # type: ignore[union-attr]
-    finally:
-        col.close()
-
-
-def test_notes_edited_or_deleted_in_anki_change_the_cards_the_person_may_edit(
-    engine: Engine, person: Person, server: Server, tmp_path: Path
-) -> None:
-    with transaction(engine) as s:
-        mine = make_deck(s, "mine", 3, owner_user_id=person.user_id)
-        subscribe(s, person.user_id, mine, "en")
-        edited, emptied = card_ids(s, mine.id)[:2]
-        shipped = card_ids(s, person.deck_ids[0])[0]  # answered: has progress
-        before = s.get(ReviewState, (person.user_id, shipped))
-        assert before is not None
-    col, auth = downloaded(tmp_path, server)
-    try:
-        note = col.get_note(ID_BASE + edited * 64)
-        note["Front"] = "What does <b>EKS</b> run?"
-        note["Back"] = 'Kubernetes<div class="explanation">Managed by AWS.</div>'
-        col.update_note(note)
-        empty = col.get_note(ID_BASE + emptied * 64)
-        original_front = empty["Front"]
-        empty["Front"] = ""
-        col.update_note(empty)
-        theirs = col.get_note(ID_BASE + shipped * 64)
-        shipped_front = theirs["Front"]
-        theirs["Front"] = "Edited on the phone"
-        col.update_note(theirs)
-        col.sync_collection(auth, False)
-
-        with Session(engine) as s:
-            text = s.get(CardText, (edited, "en"))
-            assert text is not None
-            assert (text.question, text.answer, text.explanation) == (
-                "What does EKS run?",
-                "Kubernetes",
-                "Managed by AWS.",
-            )
-            assert s.get(CardText, (emptied, "en")).question == html_to_text(original_front)  # type: ignore[union-attr]
-            kept = s.get(CardText, (shipped, "es"))
-            assert kept is not None and kept.question == html_to_text(shipped_front)
-            after = s.get(ReviewState, (person.user_id, shipped))
-            assert after is not None and after.reps == before.reps
-        # The refused edit is undone on the device at its next sync; the shipped deck's stays.
-        col.sync_collection(auth, False)
-        assert col.get_note(ID_BASE + emptied * 64)["Front"] == original_front
-        assert col.get_note(ID_BASE + shipped * 64)["Front"] == "Edited on the phone"
-
-        # Deleted in Anki: a card of their own deck is retired here, history kept; a shipped
-        # deck's card is not theirs to delete, and comes back.
-        col.remove_notes([ID_BASE + edited * 64, ID_BASE + shipped * 64])
-        col.sync_collection(auth, False)
-        with Session(engine) as s:
-            assert s.get(Card, edited).retired_at is not None  # type: ignore[union-attr]
-            assert s.get(Card, shipped).retired_at is None  # type: ignore[union-attr]
-            assert s.get(ReviewState, (person.user_id, shipped)) is not None
-        # Sent back in the same sync: the device's counts agreed with ours at its end.
-        assert col.find_notes(f"nid:{ID_BASE + shipped * 64}")
-        assert col.get_card(ID_BASE + shipped * 64).reps == before.reps
-        assert not col.find_notes(f"nid:{ID_BASE + edited * 64}")
-        col.sync_collection(auth, False)
-        assert col.find_notes(f"nid:{ID_BASE + shipped * 64}")
-    finally:
-        col.close()
-
-
 def test_subscriptions_assignments_and_edits_reach_the_device(
     engine: Engine, person: Person, server: Server, tmp_path: Path
 ) -> None:
@@ -518,58 +411,6 @@ def test_subscriptions_assignments_and_edits_reach_the_device(
         assert col.card_count() == 15 + 6 + 3
         assert "extra-deck (en)" not in {d.name for d in col.decks.all_names_and_ids()}
         assert assigned.id
-    finally:
-        col.close()
-
-
-def test_a_card_moved_between_own_decks_moves_on_the_device_and_back_on_undo(
-    engine: Engine, person: Person, server: Server, tmp_path: Path
-) -> None:
-    with transaction(engine) as s:
-        source = make_deck(s, "mine-a", 3, owner_user_id=person.user_id)
-        target = make_deck(s, "mine-b", 2, owner_user_id=person.user_id)
-        subscribe(s, person.user_id, source, "en")
-        subscribe(s, person.user_id, target, "en")
-        moved = card_ids(s, source.id)[0]
-        moved_back = card_ids(s, target.id)[0]
-        # As one import writes them: every card of both decks changed at the same time.
-        decks_cards = Card.deck_id.in_([source.id, target.id])
-        s.execute(update(Card).where(decks_cards).values(updated_at=utcnow()))
-    col, auth = downloaded(tmp_path, server)
-    try:
-        decks = {d.name: d.id for d in col.decks.all_names_and_ids()}
-        a, b = decks["mine-a (en)"], decks["mine-b (en)"]
-        assert col.get_card(ID_BASE + moved * 64).did == a
-        # A swap: each deck keeps its number of cards, so only the cards' times tell.
-        with transaction(engine) as s:
-            there = card_actions.move(s, person.user_id, [moved], "mine-b", now=utcnow())
-            back = card_actions.move(s, person.user_id, [moved_back], "mine-a", now=utcnow())
-        col.sync_collection(auth, False)
-        assert col.get_card(ID_BASE + moved * 64).did == b
-        assert col.get_card(ID_BASE + moved_back * 64).did == a
-        with transaction(engine) as s:
-            marks.revert(s, person.user_id, action_id=there.action_id)
-            marks.revert(s, person.user_id, action_id=back.action_id)
-        col.sync_collection(auth, False)
-        assert col.get_card(ID_BASE + moved * 64).did == a
-        assert col.get_card(ID_BASE + moved_back * 64).did == b
-    finally:
-        col.close()
-
-
-def test_leaving_a_studied_deck_keeps_its_answers_on_the_device(
-    engine: Engine, person: Person, server: Server, tmp_path: Path
-) -> None:
-    col, auth = downloaded(tmp_path, server)
-    try:
-        answers = col.db.scalar("select count() from revlog")
-        assert answers == 3
-        with transaction(engine) as s:
-            subscriptions.unsubscribe(s, person.user_id, s.get(Deck, person.deck_ids[0]))
-        col.sync_collection(auth, False)  # Anki keeps the log of the cards it removes
-        assert col.card_count() == 6
-        assert col.db.scalar("select count() from revlog") == answers
-        col.sync_collection(auth, False)
     finally:
         col.close()
 

@@ -23,6 +23,12 @@ QUEUE_LEARN, QUEUE_REVIEW, QUEUE_DAY_LEARN = 1, 2, 3
 QUEUE_SUSPENDED, QUEUE_SIBLING_BURIED, QUEUE_MANUALLY_BURIED = -1, -2, -3
 REVLOG_LEARN, REVLOG_REVIEW, REVLOG_RELEARN = 0, 1, 2
 SM2_FACTOR = 2500
+# The columns of a review state and of a review log that `card_columns` and `revlog_rows`
+# read (besides the card id): a caller reads these alone.
+STATE_COLUMNS = ("state", "step", "stability", "difficulty", "due", "last_review", "reps",
+                 "lapses", "new_position")  # fmt: skip
+LOG_COLUMNS = ("rating", "reviewed_at", "duration_ms", "state_before", "state", "difficulty",
+               "due")  # fmt: skip
 MAX_INT = 2**31 - 1
 QUARTER_HOUR = 15 * 60
 
@@ -164,12 +170,8 @@ def _state_columns(sched: SchedulingContext | None, card_id: int, position: int)
     return (ctype, queue, due, ivl, factor, state.reps, state.lapses, left, 0, 0, 0, blob)
 
 
-def _revlog_type(state_before: int | None) -> int:
-    if state_before == REVIEW:
-        return REVLOG_REVIEW
-    if state_before == RELEARNING:
-        return REVLOG_RELEARN
-    return REVLOG_LEARN  # new or learning
+# Anki's revlog type by our state before the answer: new (None, 0) and learning are learning.
+_REVLOG_TYPE = {REVIEW: REVLOG_REVIEW, RELEARNING: REVLOG_RELEARN}
 
 
 def revlog_rows(sched: SchedulingContext, card_id: int, anki_card_id: int) -> list[tuple[Any, ...]]:
@@ -177,13 +179,20 @@ def revlog_rows(sched: SchedulingContext, card_id: int, anki_card_id: int) -> li
         return []  # Anki drops revlog rows of cards it does not import as studied
     rows: list[tuple[Any, ...]] = []
     last_ivl = 0
-    # A full download turns a person's whole log (often a hundred thousand answers) into rows
-    # here: each moment is converted to a timestamp once and its study day looked up by hand.
-    days, day_of = sched.days, sched.day
-    for log in sched.logs.get(card_id, []):
+    # An export or a full download turns a person's whole log (often a hundred thousand
+    # answers) into rows here: each moment is converted to a timestamp once, its study day
+    # looked up by hand, and an id nobody has taken yet (the usual case) taken in place.
+    days, day_of, next_free, usn = sched.days, sched.day, sched.next_free, sched.usn
+    revlog_type = _REVLOG_TYPE.get
+    for log in sched.logs.get(card_id, ()):
         reviewed_at, due = log.reviewed_at, log.due
         reviewed_ts = reviewed_at.timestamp()
-        revlog_id = sched.unique_revlog_id(int(reviewed_ts * 1000))
+        wanted = int(reviewed_ts * 1000)
+        if wanted in next_free:
+            revlog_id = sched.unique_revlog_id(wanted)
+        else:
+            next_free[wanted] = wanted + 1
+            revlog_id = wanted
         # Days when positive, seconds when negative (Anki's convention for learning steps).
         step = due - reviewed_at
         if log.state == REVIEW or step >= DAY:
@@ -198,8 +207,8 @@ def revlog_rows(sched: SchedulingContext, card_id: int, anki_card_id: int) -> li
             ivl = -max(1, int(step.total_seconds()))
         duration = min(max(log.duration_ms or 0, 0), MAX_INT)
         rows.append(
-            (revlog_id, anki_card_id, sched.usn, log.rating, ivl, last_ivl,
-             fsrs_factor(log.difficulty), duration, _revlog_type(log.state_before))
+            (revlog_id, anki_card_id, usn, log.rating, ivl, last_ivl,
+             fsrs_factor(log.difficulty), duration, revlog_type(log.state_before, REVLOG_LEARN))
         )  # fmt: skip
         last_ivl = ivl
     return rows

@@ -12,7 +12,7 @@ import zipfile
 from collections.abc import Callable, Set
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import groupby
+from itertools import groupby, starmap
 from operator import itemgetter
 from typing import Any
 
@@ -40,7 +40,9 @@ from . import schema
 from .collection_file import Collection, collection_bytes
 from .export_notes import (
     LOCALE_SLOTS,
+    CardRow,
     NoteWriter,
+    TextRow,
     back_field,
     card_of,
     note_guid,
@@ -48,8 +50,9 @@ from .export_notes import (
     sibling_groups,
 )
 from .sanitize import text_to_html
-from .scheduling_out import LOG_COLUMNS, STATE_COLUMNS, SchedulingContext
+from .scheduling_out import LogRow, SchedulingContext, StateRow
 from .tables import table
+from .utc_reads import columns
 
 Progress = Callable[[int, int], None]
 # zlib's level for the package: level 1 deflates a collection a few times faster than the
@@ -189,17 +192,18 @@ def deck_rows(
     of_deck = [cards_t.c.deck_id == deck_id]
     if only is not None:
         of_deck.append(cards_t.c.id.in_(only))
-    cards = session.execute(
-        select(cards_t.c.id, cards_t.c.key, cards_t.c.position, cards_t.c.tags, cards_t.c.note_key)
+    card_rows = session.execute(
+        select(*columns(cards_t, CardRow._fields))
         .where(*of_deck, cards_t.c.retired_at.is_(None))
         .order_by(cards_t.c.position, cards_t.c.id)
-    ).all()
-    texts = {
-        (t.card_id, t.locale): t
-        for t in session.execute(
-            select(texts_t).join(cards_t, cards_t.c.id == texts_t.c.card_id).where(*of_deck)
-        )
-    }
+    )
+    cards = list(starmap(CardRow, card_rows.all()))
+    text_rows = session.execute(
+        select(*columns(texts_t, TextRow._fields))
+        .join(cards_t, cards_t.c.id == texts_t.c.card_id)
+        .where(*of_deck)
+    )
+    texts = {(t.card_id, t.locale): t for t in starmap(TextRow, text_rows.all())}
     available = sorted({loc for _, loc in texts} | titles.keys())
     if only is not None:
         # Whether a language is the deck's is a question about all its cards, not a few.
@@ -318,23 +322,24 @@ def _scheduling_context(
     )
     subscription = session.get(Subscription, (user_id, deck.id))
     locale = subscription.locale if subscription and subscription.locale in chosen else chosen[0]
-    # Plain rows of the columns the export reads, fetched at once: a deck's log can have
+    # Plain tuples of the columns the export reads, fetched at once: a deck's log can have
     # hundreds of thousands, and each timestamp read is a conversion.
     states_t, logs_t = table(ReviewState), table(ReviewLog)
-    states = {
-        row.card_id: row
-        for row in session.execute(
-            select(states_t.c.card_id, *(states_t.c[name] for name in STATE_COLUMNS)).where(
-                states_t.c.user_id == user_id, states_t.c.deck_id == deck.id
-            )
-        ).all()
-    }
+    state_rows = session.execute(
+        select(*columns(states_t, StateRow._fields)).where(
+            states_t.c.user_id == user_id, states_t.c.deck_id == deck.id
+        )
+    )
+    states = {row.card_id: row for row in starmap(StateRow, state_rows.all())}
     log_rows = session.execute(
-        select(logs_t.c.card_id, *(logs_t.c[name] for name in LOG_COLUMNS))
+        select(*columns(logs_t, LogRow._fields))
         .where(logs_t.c.user_id == user_id, logs_t.c.deck_id == deck.id)
         .order_by(logs_t.c.card_id, logs_t.c.reviewed_at, logs_t.c.id)
-    ).all()
-    logs = {card_id: list(rows) for card_id, rows in groupby(log_rows, itemgetter(0))}
+    )
+    logs = {
+        card_id: list(rows)
+        for card_id, rows in groupby(starmap(LogRow, log_rows.all()), itemgetter(0))
+    }
     marks_t = table(CardMark)
     marks = {
         row.card_id: marks_from_row(row)

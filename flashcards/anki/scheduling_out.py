@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
@@ -23,12 +23,39 @@ QUEUE_LEARN, QUEUE_REVIEW, QUEUE_DAY_LEARN = 1, 2, 3
 QUEUE_SUSPENDED, QUEUE_SIBLING_BURIED, QUEUE_MANUALLY_BURIED = -1, -2, -3
 REVLOG_LEARN, REVLOG_REVIEW, REVLOG_RELEARN = 0, 1, 2
 SM2_FACTOR = 2500
-# The columns of a review state and of a review log that `card_columns` and `revlog_rows`
-# read (besides the card id): a caller reads these alone.
-STATE_COLUMNS = ("state", "step", "stability", "difficulty", "due", "last_review", "reps",
-                 "lapses", "new_position")  # fmt: skip
-LOG_COLUMNS = ("rating", "reviewed_at", "duration_ms", "state_before", "state", "difficulty",
-               "due")  # fmt: skip
+
+
+class StateRow(NamedTuple):
+    """The columns of a review state that `card_columns` reads (a database row with these
+    attributes does as well)."""
+
+    card_id: int
+    state: int
+    step: int | None
+    stability: float | None
+    difficulty: float | None
+    due: datetime
+    last_review: datetime | None
+    reps: int
+    lapses: int
+    new_position: int | None
+
+
+class LogRow(NamedTuple):
+    """The columns of a review log that `revlog_rows` reads (a database row with these
+    attributes does as well). Read a hundred thousand times on an export, where a plain
+    tuple's attributes cost a tenth of a database row's."""
+
+    card_id: int
+    rating: int
+    reviewed_at: datetime
+    duration_ms: int | None
+    state_before: int | None
+    state: int
+    difficulty: float
+    due: datetime
+
+
 MAX_INT = 2**31 - 1
 QUARTER_HOUR = 15 * 60
 

@@ -50,7 +50,7 @@ from .export_notes import (
     sibling_groups,
 )
 from .sanitize import text_to_html
-from .scheduling_out import LogRow, SchedulingContext, StateRow
+from .scheduling_out import LOG_COLUMNS, SchedulingContext, StateRow
 from .tables import table
 from .utc_reads import columns
 
@@ -322,8 +322,8 @@ def _scheduling_context(
     )
     subscription = session.get(Subscription, (user_id, deck.id))
     locale = subscription.locale if subscription and subscription.locale in chosen else chosen[0]
-    # Plain tuples of the columns the export reads, fetched at once: a deck's log can have
-    # hundreds of thousands, and each timestamp read is a conversion.
+    # The columns the export reads alone, fetched at once: a deck's log can have hundreds of
+    # thousands, and each timestamp read is a conversion.
     states_t, logs_t = table(ReviewState), table(ReviewLog)
     state_rows = session.execute(
         select(*columns(states_t, StateRow._fields)).where(
@@ -332,14 +332,11 @@ def _scheduling_context(
     )
     states = {row.card_id: row for row in starmap(StateRow, state_rows.all())}
     log_rows = session.execute(
-        select(*columns(logs_t, LogRow._fields))
+        select(*columns(logs_t, ["card_id", *LOG_COLUMNS]))
         .where(logs_t.c.user_id == user_id, logs_t.c.deck_id == deck.id)
         .order_by(logs_t.c.card_id, logs_t.c.reviewed_at, logs_t.c.id)
     )
-    logs = {
-        card_id: list(rows)
-        for card_id, rows in groupby(starmap(LogRow, log_rows.all()), itemgetter(0))
-    }
+    logs = {card_id: list(rows) for card_id, rows in groupby(log_rows.all(), itemgetter(0))}
     marks_t = table(CardMark)
     marks = {
         row.card_id: marks_from_row(row)

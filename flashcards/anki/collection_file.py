@@ -30,15 +30,15 @@ class Collection:
     notetypes: list[dict[str, Any]] | None = None  # None: our front/back one alone
 
 
-def write_collection(path: Path, collection: Collection) -> None:
-    """A schema-11 SQLite collection at `path` (a new file)."""
-    conn = sqlite3.connect(path)
+def collection_bytes(collection: Collection) -> bytes:
+    """A schema-11 SQLite collection file's bytes, made in memory: nothing touches the disk,
+    and `serialize` gives the file back whole."""
+    conn = sqlite3.connect(":memory:")
     try:
-        # A new file nobody else reads until it is complete: no journal, no syncs to disk (a
-        # failure leaves a file that is thrown away anyway).
+        # Nobody else reads it until it is complete: no journal (a failure leaves a
+        # database that is thrown away anyway).
         conn.execute("PRAGMA journal_mode = OFF")
-        conn.execute("PRAGMA synchronous = OFF")
-        schema.create(conn)
+        schema.create_tables(conn)
         schema.write_col(
             conn,
             mod_ms=collection.mod_ms,
@@ -50,10 +50,26 @@ def write_collection(path: Path, collection: Collection) -> None:
             usn=collection.usn,
             notetypes=collection.notetypes,
         )
-        write_rows(conn, collection)
+        # In id order, each table's rows are appended to its b-tree rather than put between
+        # others (full pages, a smaller file to compress). The collection's own lists keep
+        # their order: a sync pairs its revlog rows with our logs by position.
+        write_rows(
+            conn,
+            Collection(
+                collection.conf, collection.decks, collection.dconf, collection.mod_ms,
+                sorted(collection.notes), sorted(collection.cards), sorted(collection.revlog),
+            ),
+        )  # fmt: skip
         conn.commit()
+        schema.create_indexes(conn)
+        return conn.serialize()
     finally:
         conn.close()
+
+
+def write_collection(path: Path, collection: Collection) -> None:
+    """A schema-11 SQLite collection at `path` (a new file)."""
+    path.write_bytes(collection_bytes(collection))
 
 
 def write_rows(conn: sqlite3.Connection, collection: Collection) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from . import schema
 from .sanitize import text_to_html
@@ -19,6 +20,31 @@ from .scheduling_out import SchedulingContext, card_columns, revlog_rows
 from .siblings import cloze_number, cloze_source
 
 Progress = Callable[[int, int], None]
+
+
+class CardRow(NamedTuple):
+    """The columns of a card a note is made of (plain tuples: their attributes cost a tenth
+    of a database row's, and a deck has tens of thousands)."""
+
+    id: int
+    key: str
+    position: int
+    tags: list[str]
+    note_key: str | None
+
+
+class TextRow(NamedTuple):
+    """The columns of a card's text in one language a note is made of."""
+
+    card_id: int
+    locale: str
+    question: str
+    answer: str
+    explanation: str
+    updated_at: datetime
+    anki_guid: str | None
+
+
 LOCALE_SLOTS = 64  # note id = base + card id * slots + language index
 
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
@@ -23,6 +23,32 @@ QUEUE_LEARN, QUEUE_REVIEW, QUEUE_DAY_LEARN = 1, 2, 3
 QUEUE_SUSPENDED, QUEUE_SIBLING_BURIED, QUEUE_MANUALLY_BURIED = -1, -2, -3
 REVLOG_LEARN, REVLOG_REVIEW, REVLOG_RELEARN = 0, 1, 2
 SM2_FACTOR = 2500
+
+
+class StateRow(NamedTuple):
+    """The columns of a review state that `card_columns` reads (a database row with these
+    attributes does as well)."""
+
+    card_id: int
+    state: int
+    step: int | None
+    stability: float | None
+    difficulty: float | None
+    due: datetime
+    last_review: datetime | None
+    reps: int
+    lapses: int
+    new_position: int | None
+
+
+# The columns of a review log that `revlog_rows` reads: the last columns of a log row, in
+# this order (a row may start with others: the card's id, ...). By position, not by name: a
+# hundred thousand rows, where a database row's attribute costs ten times its index.
+LOG_COLUMNS = ("rating", "reviewed_at", "duration_ms", "state_before", "state", "difficulty",
+               "due")  # fmt: skip
+_LOG_WIDTH = -len(LOG_COLUMNS)
+
+
 MAX_INT = 2**31 - 1
 QUARTER_HOUR = 15 * 60
 
@@ -33,7 +59,7 @@ class SchedulingContext:
     settings: SchedulerSettings
     locale: str
     states: dict[int, Any]  # ReviewState rows
-    logs: dict[int, list[Any]]  # ReviewLog rows
+    logs: dict[int, list[Any]]  # ReviewLog rows ending with LOG_COLUMNS, by card
     now: datetime
     # The person's marks by card (suspended, buried, flag, leech, tags); none: no marks.
     marks: dict[int, Marks] = field(default_factory=dict)
@@ -164,12 +190,8 @@ def _state_columns(sched: SchedulingContext | None, card_id: int, position: int)
     return (ctype, queue, due, ivl, factor, state.reps, state.lapses, left, 0, 0, 0, blob)
 
 
-def _revlog_type(state_before: int | None) -> int:
-    if state_before == REVIEW:
-        return REVLOG_REVIEW
-    if state_before == RELEARNING:
-        return REVLOG_RELEARN
-    return REVLOG_LEARN  # new or learning
+# Anki's revlog type by our state before the answer: new (None, 0) and learning are learning.
+_REVLOG_TYPE = {REVIEW: REVLOG_REVIEW, RELEARNING: REVLOG_RELEARN}
 
 
 def revlog_rows(sched: SchedulingContext, card_id: int, anki_card_id: int) -> list[tuple[Any, ...]]:
@@ -177,16 +199,23 @@ def revlog_rows(sched: SchedulingContext, card_id: int, anki_card_id: int) -> li
         return []  # Anki drops revlog rows of cards it does not import as studied
     rows: list[tuple[Any, ...]] = []
     last_ivl = 0
-    # A full download turns a person's whole log (often a hundred thousand answers) into rows
-    # here: each moment is converted to a timestamp once and its study day looked up by hand.
-    days, day_of = sched.days, sched.day
-    for log in sched.logs.get(card_id, []):
-        reviewed_at, due = log.reviewed_at, log.due
+    # An export or a full download turns a person's whole log (often a hundred thousand
+    # answers) into rows here: each moment is converted to a timestamp once, its study day
+    # looked up by hand, and an id nobody has taken yet (the usual case) taken in place.
+    days, day_of, next_free, usn = sched.days, sched.day, sched.next_free, sched.usn
+    revlog_type = _REVLOG_TYPE.get
+    for log in sched.logs.get(card_id, ()):
+        rating, reviewed_at, duration_ms, state_before, state, difficulty, due = log[_LOG_WIDTH:]
         reviewed_ts = reviewed_at.timestamp()
-        revlog_id = sched.unique_revlog_id(int(reviewed_ts * 1000))
+        wanted = int(reviewed_ts * 1000)
+        if wanted in next_free:
+            revlog_id = sched.unique_revlog_id(wanted)
+        else:
+            next_free[wanted] = wanted + 1
+            revlog_id = wanted
         # Days when positive, seconds when negative (Anki's convention for learning steps).
         step = due - reviewed_at
-        if log.state == REVIEW or step >= DAY:
+        if state == REVIEW or step >= DAY:
             due_day = days.get(int(due.timestamp()) // QUARTER_HOUR)
             if due_day is None:
                 due_day = day_of(due)
@@ -196,10 +225,10 @@ def revlog_rows(sched: SchedulingContext, card_id: int, anki_card_id: int) -> li
             ivl = max(1, due_day - reviewed_day)
         else:
             ivl = -max(1, int(step.total_seconds()))
-        duration = min(max(log.duration_ms or 0, 0), MAX_INT)
+        duration = min(max(duration_ms or 0, 0), MAX_INT)
         rows.append(
-            (revlog_id, anki_card_id, sched.usn, log.rating, ivl, last_ivl,
-             fsrs_factor(log.difficulty), duration, _revlog_type(log.state_before))
+            (revlog_id, anki_card_id, usn, rating, ivl, last_ivl, fsrs_factor(difficulty),
+             duration, revlog_type(state_before, REVLOG_LEARN))
         )  # fmt: skip
         last_ivl = ivl
     return rows

@@ -38,7 +38,7 @@ def memory_value(value: float) -> float:
     return round(value, MEMORY_DECIMALS)
 
 
-SCHEMA = """
+TABLES = """
 CREATE TABLE col (
     id integer primary key, crt integer not null, mod integer not null,
     scm integer not null, ver integer not null, dty integer not null,
@@ -65,6 +65,9 @@ CREATE TABLE revlog (
     factor integer not null, time integer not null, type integer not null
 );
 CREATE TABLE graves (usn integer not null, oid integer not null, type integer not null);
+"""
+# Made once the rows are in: one sort per index instead of an index update per row.
+INDEXES = """
 CREATE INDEX ix_notes_usn on notes (usn);
 CREATE INDEX ix_cards_usn on cards (usn);
 CREATE INDEX ix_revlog_usn on revlog (usn);
@@ -251,8 +254,12 @@ def deck_config(
     }
 
 
-def create(conn: sqlite3.Connection) -> None:
-    conn.executescript(SCHEMA)
+def create_tables(conn: sqlite3.Connection) -> None:
+    conn.executescript(TABLES)
+
+
+def create_indexes(conn: sqlite3.Connection) -> None:
+    conn.executescript(INDEXES)
 
 
 def write_col(

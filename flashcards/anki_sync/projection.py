@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..anki import schema
+from ..anki import scheduling_out, schema
 from ..anki.collection_file import Collection
 from ..anki.export import card_of, collection_conf, deck_rows
 from ..anki.scheduling_out import SchedulingContext
@@ -44,8 +44,8 @@ DECK_ID_STRIDE = 128
 # Options group ids: 1 is the Default deck's (the person's own settings), 1 + our deck id each
 # deck's own.
 SERVER_USN = 0
-LOG_COLUMNS = ("id", "card_id", "deck_id", "rating", "reviewed_at", "duration_ms",
-               "state_before", "state", "difficulty", "due")  # fmt: skip
+# Ending with the columns `revlog_rows` reads, in its order.
+LOG_COLUMNS = ("id", "card_id", "deck_id", *scheduling_out.LOG_COLUMNS)
 
 
 def deck_id_base(deck_id: int) -> int:

@@ -49,7 +49,6 @@ from .export_notes import (
     note_id,
     sibling_groups,
 )
-from .gc_pause import gc_paused
 from .sanitize import text_to_html
 from .scheduling_out import LOG_COLUMNS, SchedulingContext, StateRow
 from .tables import table
@@ -110,18 +109,16 @@ def export_deck(
         return _scheduling_context(session, deck, user_id, chosen, now)
 
     mod_ms = int(now.timestamp() * 1000)
-    # Half a million rows and tuples made and kept: no collections walking them (gc_pause).
-    with gc_paused():
-        rows = deck_rows(
-            session,
-            deck,
-            locales=locales,
-            scheduling=scheduling if with_scheduling else None,
-            mod_ms=mod_ms,
-            conf_id=schema.PACKAGE_CONFIG_ID,
-            progress=progress,
-            siblings=True,
-        )
+    rows = deck_rows(
+        session,
+        deck,
+        locales=locales,
+        scheduling=scheduling if with_scheduling else None,
+        mod_ms=mod_ms,
+        conf_id=schema.PACKAGE_CONFIG_ID,
+        progress=progress,
+        siblings=True,
+    )
     sched = rows.sched
     decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000), *rows.decks]
     conf = collection_conf(rows.card_count, sched)

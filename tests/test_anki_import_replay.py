@@ -5,6 +5,7 @@ fast, so that a faster replay or faster inserts cannot change a stored value unn
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from anki.collection import Collection, ExportAnkiPackageOptions
 from sqlalchemy import Engine, select
 
 from flashcards.anki import import_package
+from flashcards.anki.importer import REVIEW_ID_NAMESPACE, review_uuids
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardText, ReviewLog, ReviewState
 
@@ -516,3 +518,21 @@ def test_an_import_stores_each_replayed_answer_and_state_as_pinned(
     states, logs = stored(engine, report.deck_id)
     assert states == EXPECTED_STATES
     assert logs == EXPECTED_LOGS
+    with transaction(engine) as s:
+        review_ids = set(
+            s.scalars(select(ReviewLog.review_id).where(ReviewLog.deck_id == report.deck_id))
+        )
+    assert review_ids == {
+        str(uuid.uuid5(REVIEW_ID_NAMESPACE, f"{user_id}:{report.deck_id}:{ms(when)}"))
+        for _, revlog in CARDS.values()
+        for when, ease, *_ in revlog
+        if ease
+    }
+
+
+def test_review_ids_are_uuid5_of_the_user_deck_and_revlog_id() -> None:
+    for user_id, deck_id in [(0, 1), (12, 345), (2**31 - 1, 2**31 - 1)]:
+        review_id = review_uuids(user_id, deck_id)
+        for revlog_id in [0, 1, -7, 1_733_400_000_123, 2**63 - 1, -(2**63)]:
+            name = f"{user_id}:{deck_id}:{revlog_id}"
+            assert review_id(revlog_id) == str(uuid.uuid5(REVIEW_ID_NAMESPACE, name))

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from ..storage.models import Card, CardMark, CardText, Deck, DeckText, ReviewState
 from .planning import PlannedCard
-from .tables import table
+from .tables import insert_rows, table
 
 
 def new_deck_rows(
@@ -25,9 +25,10 @@ def new_deck_rows(
     """A new deck's titles, cards and texts; the card ids, in the planned cards' order."""
     locales = sorted({loc for p in planned for loc in p.texts})
     session.add_all(DeckText(deck_id=deck.id, locale=loc, title=title) for loc in locales)
+    cards = table(Card)
     card_ids = list(
         session.scalars(
-            insert(Card).returning(Card.id, sort_by_parameter_order=True),
+            insert(cards).returning(cards.c.id, sort_by_parameter_order=True),
             [
                 {
                     "deck_id": deck.id,
@@ -42,20 +43,16 @@ def new_deck_rows(
             ],
         )
     )
-    text_rows = [
-        {
-            "card_id": card_id,
-            "locale": loc,
-            "question": q,
-            "answer": a,
-            "explanation": e,
-            "updated_at": now,
-            "anki_guid": p.guids.get(loc),
-        }
-        for card_id, p in zip(card_ids, planned, strict=True)
-        for loc, (q, a, e) in p.texts.items()
-    ]
-    session.execute(insert(table(CardText)), text_rows)
+    insert_rows(
+        session,
+        CardText,
+        ("card_id", "locale", "question", "answer", "explanation", "updated_at", "anki_guid"),
+        (
+            (card_id, loc, q, a, e, now, p.guids.get(loc))
+            for card_id, p in zip(card_ids, planned, strict=True)
+            for loc, (q, a, e) in p.texts.items()
+        ),
+    )
     return card_ids
 
 

@@ -7,9 +7,11 @@ caller rolls back.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -85,9 +87,24 @@ class ImportReport:
     messages: list[str] = field(default_factory=list)
 
 
-def review_uuid(user_id: int, deck_id: int, revlog_id: int) -> str:
-    """Deterministic per answer; user and deck in the name keep two imports from colliding."""
-    return str(uuid.uuid5(REVIEW_ID_NAMESPACE, f"{user_id}:{deck_id}:{revlog_id}"))
+def review_uuids(user_id: int, deck_id: int) -> Callable[[int], str]:
+    """An answer's review id, from its revlog id: deterministic, and the user and deck in it
+    keep two imports from colliding. It is `uuid.uuid5(REVIEW_ID_NAMESPACE,
+    "user:deck:revlog")`, in a third of uuid5's time (a large package has 100,000 answers):
+    the namespace and the name's common start are hashed once, and the version and variant
+    bits set as `uuid.UUID(version=5)` sets them."""
+    start = hashlib.sha1(REVIEW_ID_NAMESPACE.bytes + f"{user_id}:{deck_id}:".encode())
+
+    def of(revlog_id: int) -> str:
+        digest = start.copy()
+        digest.update(str(revlog_id).encode())
+        raw = bytearray(digest.digest()[:16])
+        raw[6] = (raw[6] & 0x0F) | 0x50
+        raw[8] = (raw[8] & 0x3F) | 0x80
+        h = raw.hex()
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+    return of
 
 
 def read_for_import(
@@ -313,13 +330,11 @@ def _write_progress(
     the number of logs written."""
     states: list[tuple[Any, ...]] = []
     logs: list[tuple[Any, ...]] = []
+    review_id = review_uuids(user_id, deck_id)
     for index, (state, answers) in progress_of.items():
         card_id = card_ids[index]
         states.append((user_id, card_id, deck_id, *(state[c] for c in STATE_COLUMNS)))
-        logs.extend(
-            (review_uuid(user_id, deck_id, a.revlog_id), user_id, card_id, deck_id, *a[1:])
-            for a in answers
-        )
+        logs.extend((review_id(a.revlog_id), user_id, card_id, deck_id, *a[1:]) for a in answers)
     if states:
         insert_rows(session, ReviewState, ("user_id", "card_id", "deck_id", *STATE_COLUMNS), states)
     if logs:
@@ -336,8 +351,9 @@ def _already_logged(
     progress_of: dict[int, tuple[dict[str, Any], list[Answer]]],
 ) -> set[int]:
     """The planned cards (by index) with an answer the deck's review log holds already."""
+    review_id = review_uuids(user_id, deck_id)
     by_review = {
-        review_uuid(user_id, deck_id, a.revlog_id): index
+        review_id(a.revlog_id): index
         for index, (_, answers) in progress_of.items()
         for a in answers
     }

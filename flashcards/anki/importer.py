@@ -48,7 +48,7 @@ from .scheduling_in import (
     convert_card,
     convert_revlog,
 )
-from .tables import insert_rows, table
+from .tables import insert_rows, large_page_cache, table
 
 DEFAULT_MAX_BYTES = 100 << 20
 DEFAULT_MAX_NOTES = 50_000
@@ -157,6 +157,31 @@ def import_package(
     With `update_existing` (and no `slug`), a package whose notes came from one of the
     owner's decks updates that deck instead (`reimport`): the report says `updated`.
     """
+    with large_page_cache(session):
+        return _import_package(
+            session, source, owner_user_id=owner_user_id, slug=slug, locale=locale,
+            with_scheduling=with_scheduling, now=now, max_notes=max_notes, max_bytes=max_bytes,
+            max_unpacked_bytes=max_unpacked_bytes, progress=progress, untitled=untitled,
+            update_existing=update_existing,
+        )  # fmt: skip
+
+
+def _import_package(
+    session: Session,
+    source: bytes | Path | Collection,
+    *,
+    owner_user_id: int | None,
+    slug: str | None,
+    locale: str | None,
+    with_scheduling: bool,
+    now: datetime,
+    max_notes: int,
+    max_bytes: int,
+    max_unpacked_bytes: int | None,
+    progress: Progress | None,
+    untitled: str,
+    update_existing: bool,
+) -> ImportReport:
     user = session.get(User, owner_user_id) if owner_user_id is not None else None
     if owner_user_id is not None and user is None:
         raise NotFound("no such user")

@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from anki.collection import (
     Collection,
     ExportAnkiPackageOptions,
@@ -30,7 +31,7 @@ from anki.collection import (
 )
 from sqlalchemy import Engine, select
 
-from flashcards.anki import export_deck, import_package
+from flashcards.anki import export_deck, import_package, importer
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, ReviewLog, ReviewState
 
@@ -104,6 +105,44 @@ def stored(engine: Engine, deck_id: int) -> dict[str, Any]:
                 }
             )
     return {"states": states, "logs": logs}
+
+
+def timed_phases(monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
+    """Wall time spent in each phase of the import, without a profiler's overhead."""
+    spent: dict[str, float] = {}
+    for name in ("read_for_import", "plan_cards", "convert_revlog", "convert_card",
+                 "new_deck_rows", "insert_rows"):  # fmt: skip
+        inner = getattr(importer, name)
+
+        def timed(*args: Any, _inner: Any = inner, _name: str = name, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return _inner(*args, **kwargs)
+            finally:
+                spent[_name] = spent.get(_name, 0.0) + time.perf_counter() - start
+
+        monkeypatch.setattr(importer, name, timed)
+    return spent
+
+
+def test_phases(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    data, now = package(engine)
+    spent = timed_phases(monkeypatch)
+    for run in range(2):
+        spent.clear()
+        with transaction(engine) as s:
+            user_id = make_user(s, f"phases{run}@example.com")
+        start = time.perf_counter()
+        with transaction(engine) as s:
+            import_package(
+                s, data, owner_user_id=user_id, with_scheduling=True, now=now, max_bytes=1 << 30
+            )
+            before_commit = time.perf_counter()
+        end = time.perf_counter()
+        print(f"\n{engine.dialect.name} import {run + 1}: {before_commit - start:.2f} s, "
+              f"commit {end - before_commit:.2f} s")  # fmt: skip
+        for name, seconds in spent.items():
+            print(f"  {name:<16} {seconds:6.2f} s")
 
 
 def test_profile_import(engine: Engine) -> None:

@@ -15,7 +15,7 @@ from anki.collection import Collection, ExportAnkiPackageOptions
 from sqlalchemy import Engine, insert, select
 
 from flashcards.anki import import_package
-from flashcards.anki.importer import REVIEW_ID_NAMESPACE, review_uuids
+from flashcards.anki.import_rows import REVIEW_ID_NAMESPACE, review_uuids
 from flashcards.anki.tables import insert_rows, table
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardText, ReviewLog, ReviewState

@@ -7,11 +7,8 @@ caller rolls back.
 
 from __future__ import annotations
 
-import hashlib
 import re
-import uuid
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -27,7 +24,6 @@ from ..srs.marks import LEECH_TAG
 from ..storage.models import (
     CardMark,
     Deck,
-    ReviewLog,
     ReviewState,
     SchedulerSettings,
     User,
@@ -35,25 +31,16 @@ from ..storage.models import (
 from . import reimport
 from .errors import AnkiPackageError
 from .export import language_name
-from .import_rows import cards_with, new_deck_rows, title_of
+from .import_rows import already_logged, cards_with, new_deck_rows, title_of, write_progress
 from .names import check_names, deck_title, free_slug, home_deck
 from .planning import SKIP_REASONS, PlannedCard, Progress, complete_language, plan_cards
 from .reader import Collection, read_package
-from .scheduling_in import (
-    LOG_COLUMNS,
-    STATE_COLUMNS,
-    Answer,
-    ImportTiming,
-    Replay,
-    convert_card,
-    convert_revlog,
-)
-from .tables import insert_rows, large_page_cache, table
+from .scheduling_in import Answer, ImportTiming, Replay, convert_card, convert_revlog
+from .tables import large_page_cache, table
 
 DEFAULT_MAX_BYTES = 100 << 20
 DEFAULT_MAX_NOTES = 50_000
 __all__ = ["check_names"]  # where the edges have it from
-REVIEW_ID_NAMESPACE = uuid.UUID("4b9e5f0e-6a36-4f8e-9a55-2d8f3e0c1a7b")
 QUEUE_SUSPENDED = -1
 QUEUE_BURIED = (-2, -3)  # by a sibling, by hand
 
@@ -85,26 +72,6 @@ class ImportReport:
     # Notes left out, by reason (a key of SKIP_REASONS).
     skipped: dict[str, int] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
-
-
-def review_uuids(user_id: int, deck_id: int) -> Callable[[int], str]:
-    """An answer's review id, from its revlog id: deterministic, and the user and deck in it
-    keep two imports from colliding. It is `uuid.uuid5(REVIEW_ID_NAMESPACE,
-    "user:deck:revlog")`, in a third of uuid5's time (a large package has 100,000 answers):
-    the namespace and the name's common start are hashed once, and the version and variant
-    bits set as `uuid.UUID(version=5)` sets them."""
-    start = hashlib.sha1(REVIEW_ID_NAMESPACE.bytes + f"{user_id}:{deck_id}:".encode())
-
-    def of(revlog_id: int) -> str:
-        digest = start.copy()
-        digest.update(str(revlog_id).encode())
-        raw = bytearray(digest.digest()[:16])
-        raw[6] = (raw[6] & 0x0F) | 0x50
-        raw[8] = (raw[8] & 0x3F) | 0x80
-        h = raw.hex()
-        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-    return of
 
 
 def read_for_import(
@@ -287,7 +254,7 @@ def _import_package(
         # A card new here whose Anki card's answers the deck has already (a deck imported
         # before siblings were, whose one card carries them) starts without progress: its
         # answers are the other card's, and a second copy of them could not be stored.
-        logged = _already_logged(session, owner_user_id, deck.id, progress_of)
+        logged = already_logged(session, owner_user_id, deck.id, progress_of)
         progress_of = {i: found for i, found in progress_of.items() if i not in logged}
     progress_of = {i: found for i, found in progress_of.items() if card_ids[i] is not None}
     if with_scheduling and user is not None:
@@ -300,7 +267,7 @@ def _import_package(
                 marks.append({"user_id": user.id, "card_id": card_id, "deck_id": deck.id, **found})
         if marks:
             session.execute(insert(table(CardMark)), marks)
-    review_logs = _write_progress(session, owner_user_id or 0, deck.id, card_ids, progress_of)
+    review_logs = write_progress(session, owner_user_id or 0, deck.id, card_ids, progress_of)
 
     if planner.cloze_notes:
         messages.append(
@@ -342,53 +309,6 @@ def _import_package(
     if progress is not None:
         progress(len(coll.notes), len(coll.notes))
     return report
-
-
-def _write_progress(
-    session: Session,
-    user_id: int,
-    deck_id: int,
-    card_ids: list[int | None],
-    progress_of: dict[int, tuple[dict[str, Any], list[Answer]]],
-) -> int:
-    """The review states and logs of the planned cards in `progress_of` (all with a card);
-    the number of logs written."""
-    states: list[tuple[Any, ...]] = []
-    logs: list[tuple[Any, ...]] = []
-    review_id = review_uuids(user_id, deck_id)
-    for index, (state, answers) in progress_of.items():
-        card_id = card_ids[index]
-        states.append((user_id, card_id, deck_id, *(state[c] for c in STATE_COLUMNS)))
-        logs.extend((review_id(a.revlog_id), user_id, card_id, deck_id, *a[1:]) for a in answers)
-    if states:
-        insert_rows(session, ReviewState, ("user_id", "card_id", "deck_id", *STATE_COLUMNS), states)
-    if logs:
-        insert_rows(
-            session, ReviewLog, ("review_id", "user_id", "card_id", "deck_id", *LOG_COLUMNS), logs
-        )
-    return len(logs)
-
-
-def _already_logged(
-    session: Session,
-    user_id: int,
-    deck_id: int,
-    progress_of: dict[int, tuple[dict[str, Any], list[Answer]]],
-) -> set[int]:
-    """The planned cards (by index) with an answer the deck's review log holds already."""
-    review_id = review_uuids(user_id, deck_id)
-    by_review = {
-        review_id(a.revlog_id): index
-        for index, (_, answers) in progress_of.items()
-        for a in answers
-    }
-    ids = list(by_review)
-    found: set[int] = set()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        known = session.scalars(select(ReviewLog.review_id).where(ReviewLog.review_id.in_(chunk)))
-        found.update(by_review[review_id] for review_id in known)
-    return found
 
 
 def _note_key(p: PlannedCard) -> str | None:

@@ -8,7 +8,6 @@ caller rolls back.
 from __future__ import annotations
 
 import re
-import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -25,7 +24,6 @@ from ..srs.marks import LEECH_TAG
 from ..storage.models import (
     CardMark,
     Deck,
-    ReviewLog,
     ReviewState,
     SchedulerSettings,
     User,
@@ -33,17 +31,16 @@ from ..storage.models import (
 from . import reimport
 from .errors import AnkiPackageError
 from .export import language_name
-from .import_rows import cards_with, new_deck_rows, title_of
+from .import_rows import already_logged, cards_with, new_deck_rows, title_of, write_progress
 from .names import check_names, deck_title, free_slug, home_deck
 from .planning import SKIP_REASONS, PlannedCard, Progress, complete_language, plan_cards
 from .reader import Collection, read_package
-from .scheduling_in import ImportTiming, convert_card, convert_revlog
-from .tables import table
+from .scheduling_in import Answer, ImportTiming, Replay, convert_card, convert_revlog
+from .tables import large_page_cache, table
 
 DEFAULT_MAX_BYTES = 100 << 20
 DEFAULT_MAX_NOTES = 50_000
 __all__ = ["check_names"]  # where the edges have it from
-REVIEW_ID_NAMESPACE = uuid.UUID("4b9e5f0e-6a36-4f8e-9a55-2d8f3e0c1a7b")
 QUEUE_SUSPENDED = -1
 QUEUE_BURIED = (-2, -3)  # by a sibling, by hand
 
@@ -75,11 +72,6 @@ class ImportReport:
     # Notes left out, by reason (a key of SKIP_REASONS).
     skipped: dict[str, int] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
-
-
-def review_uuid(user_id: int, deck_id: int, revlog_id: int) -> str:
-    """Deterministic per answer; user and deck in the name keep two imports from colliding."""
-    return str(uuid.uuid5(REVIEW_ID_NAMESPACE, f"{user_id}:{deck_id}:{revlog_id}"))
 
 
 def read_for_import(
@@ -132,6 +124,31 @@ def import_package(
     With `update_existing` (and no `slug`), a package whose notes came from one of the
     owner's decks updates that deck instead (`reimport`): the report says `updated`.
     """
+    with large_page_cache(session):
+        return _import_package(
+            session, source, owner_user_id=owner_user_id, slug=slug, locale=locale,
+            with_scheduling=with_scheduling, now=now, max_notes=max_notes, max_bytes=max_bytes,
+            max_unpacked_bytes=max_unpacked_bytes, progress=progress, untitled=untitled,
+            update_existing=update_existing,
+        )  # fmt: skip
+
+
+def _import_package(
+    session: Session,
+    source: bytes | Path | Collection,
+    *,
+    owner_user_id: int | None,
+    slug: str | None,
+    locale: str | None,
+    with_scheduling: bool,
+    now: datetime,
+    max_notes: int,
+    max_bytes: int,
+    max_unpacked_bytes: int | None,
+    progress: Progress | None,
+    untitled: str,
+    update_existing: bool,
+) -> ImportReport:
     user = session.get(User, owner_user_id) if owner_user_id is not None else None
     if owner_user_id is not None and user is None:
         raise NotFound("no such user")
@@ -168,7 +185,8 @@ def import_package(
         )
         # Our own packages have a subdeck per language (`export`).
         ours = planner.first_locale is not None
-        languages = {language_name(loc) for p in planned for loc in p.texts} if ours else set()
+        locales = {loc for p in planned for loc in p.texts} if ours else set()
+        languages = {language_name(loc) for loc in locales}
         names = (coll.decks.get(home_deck(c), "") for p in planned for c in p.anki_cards)
         title = deck_title(names, untitled, languages)
         if slug is not None:
@@ -178,11 +196,12 @@ def import_package(
         else:
             slug = free_slug(session, prefix + slugify(title))
 
-    states: list[dict[str, Any]] = []
-    logs: list[dict[str, Any]] = []
+    # Per planned card with progress (by index): its state row and its replayed answers.
+    progress_of: dict[int, tuple[dict[str, Any], list[Answer]]] = {}
     if with_scheduling and user is not None:
         timing = ImportTiming.from_collection(coll, user, now)
         settings = session.get(SchedulerSettings, user.id)
+        replay = Replay.of(settings, timing)
         revlog_by_card: dict[int, list[Any]] = {}
         for r in coll.revlog:
             revlog_by_card.setdefault(r.cid, []).append(r)
@@ -191,11 +210,10 @@ def import_package(
             if not studied:
                 continue
             source_card = max(studied, key=lambda c: (c.reps, -c.ord))
-            card_logs = convert_revlog(revlog_by_card.get(source_card.id, []), settings, timing)
+            card_logs = convert_revlog(revlog_by_card.get(source_card.id, []), replay)
             state = convert_card(source_card, card_logs, settings, timing)
             if state is not None:
-                states.append({"_index": index, **state})
-                logs.extend({"_index": index, **log} for log in card_logs)
+                progress_of[index] = (state, card_logs)
 
     if target is None:
         deck = Deck(
@@ -230,27 +248,15 @@ def import_package(
         # studied here take the package's (and only cards they have not marked, its marks).
         assert owner_user_id is not None  # only an owner's deck is updated
         studied_here = cards_with(session, ReviewState, owner_user_id, deck.id)
-        states = [r for r in states if card_ids[r["_index"]] not in studied_here]
-        logs = [r for r in logs if card_ids[r["_index"]] not in studied_here]
+        progress_of = {
+            i: found for i, found in progress_of.items() if card_ids[i] not in studied_here
+        }
         # A card new here whose Anki card's answers the deck has already (a deck imported
         # before siblings were, whose one card carries them) starts without progress: its
         # answers are the other card's, and a second copy of them could not be stored.
-        logged = _already_logged(session, owner_user_id, deck.id, logs)
-        states = [r for r in states if r["_index"] not in logged]
-        logs = [r for r in logs if r["_index"] not in logged]
-    states = [r for r in states if card_ids[r["_index"]] is not None]
-    logs = [r for r in logs if card_ids[r["_index"]] is not None]
-    for row in states:
-        row.update(user_id=owner_user_id, card_id=card_ids[row.pop("_index")], deck_id=deck.id)
-    for row in logs:
-        card_id = card_ids[row.pop("_index")]
-        revlog_id = row.pop("revlog_id")
-        row.update(
-            user_id=owner_user_id, card_id=card_id, deck_id=deck.id,
-            review_id=review_uuid(owner_user_id or 0, deck.id, revlog_id),
-        )  # fmt: skip
-    # Core inserts: the ORM's bulk path drops None values from each row, which splits rows
-    # with and without a "before" state into separate statements (one per row, in effect).
+        logged = already_logged(session, owner_user_id, deck.id, progress_of)
+        progress_of = {i: found for i, found in progress_of.items() if i not in logged}
+    progress_of = {i: found for i, found in progress_of.items() if card_ids[i] is not None}
     if with_scheduling and user is not None:
         today = study_date(now, user.timezone, user.day_start_hour)
         marks = []
@@ -261,10 +267,7 @@ def import_package(
                 marks.append({"user_id": user.id, "card_id": card_id, "deck_id": deck.id, **found})
         if marks:
             session.execute(insert(table(CardMark)), marks)
-    if states:
-        session.execute(insert(table(ReviewState)), states)
-    if logs:
-        session.execute(insert(table(ReviewLog)), logs)
+    review_logs = write_progress(session, owner_user_id or 0, deck.id, card_ids, progress_of)
 
     if planner.cloze_notes:
         messages.append(
@@ -295,10 +298,10 @@ def import_package(
         deck_id=deck.id, slug=slug, title=title, default_locale=default_locale,
         cards=sum(c is not None for c in card_ids),
         texts=sum(len(p.texts) for p, c in zip(planned, card_ids, strict=True) if c is not None),
-        review_states=len(states), updated=target is not None,
+        review_states=len(progress_of), updated=target is not None,
         added=applied.added if target is not None else 0,
         changed=applied.changed if target is not None else 0,
-        review_logs=len(logs), media_left_out=coll.media_files,
+        review_logs=review_logs, media_left_out=coll.media_files,
         formatting_simplified=planner.formatted, suspended_made_active=suspended, messages=messages,
         cloze_notes=planner.cloze_notes,
         tags={p.key: _card_tags(p) for p in planned if _card_tags(p)}, skipped=dict(skipped),
@@ -306,20 +309,6 @@ def import_package(
     if progress is not None:
         progress(len(coll.notes), len(coll.notes))
     return report
-
-
-def _already_logged(
-    session: Session, user_id: int, deck_id: int, logs: list[dict[str, Any]]
-) -> set[int]:
-    """The planned cards (by index) with an answer the deck's review log holds already."""
-    by_review = {review_uuid(user_id, deck_id, r["revlog_id"]): r["_index"] for r in logs}
-    ids = list(by_review)
-    found: set[int] = set()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        known = session.scalars(select(ReviewLog.review_id).where(ReviewLog.review_id.in_(chunk)))
-        found.update(by_review[review_id] for review_id in known)
-    return found
 
 
 def _note_key(p: PlannedCard) -> str | None:

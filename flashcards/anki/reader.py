@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, NamedTuple, TypeVar
 
 import zstandard
 
@@ -79,8 +79,8 @@ class AnkiCard:
     flags: int = 0  # the low 3 bits: Anki's flag, 0 none to 7
 
 
-@dataclass(frozen=True)
-class Revlog:
+class Revlog(NamedTuple):
+    # A tuple, not a dataclass: a package has up to MAX_REVIEWS of them.
     id: int
     cid: int
     ease: int
@@ -266,7 +266,7 @@ def read_revlog(conn: sqlite3.Connection) -> Iterator[Revlog]:
     for row in conn.execute(
         "SELECT id, cid, ease, ivl, lastIvl, factor, time, type FROM revlog ORDER BY cid, id"
     ):
-        yield Revlog(*(int(v) for v in row))
+        yield Revlog._make(map(int, row))
 
 
 def _read_all(what: str, rows: Iterator[T]) -> list[T]:

@@ -9,16 +9,16 @@ card's own columns (and FSRS memory state, when present) decide the current stat
 from __future__ import annotations
 
 import math
-from copy import copy
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
+from zoneinfo import ZoneInfo
 
 from fsrs import Card as FsrsCard
-from fsrs import Rating, Scheduler, State
+from fsrs import Rating, Scheduler
 
+from ..srs import days
 from ..srs.days import Clock
-from ..srs.scheduling import last_review_for_fsrs
 from ..storage.models import SchedulerSettings, User
 from .reader import AnkiCard, Collection, Revlog
 from .schema import memory_value
@@ -113,61 +113,137 @@ def _steps(settings: SchedulerSettings | None, state: int) -> list[int]:
     return list(settings.learning_steps if state == LEARNING else settings.relearning_steps)
 
 
-def convert_revlog(
-    rows: list[Revlog], settings: SchedulerSettings | None, timing: ImportTiming
-) -> list[dict[str, Any]]:
-    """ReviewLog rows (plus `revlog_id`) for one card's answers, oldest first."""
-    scheduler = scheduler_for(settings)
-    clock = Clock(timing.tz, timing.day_start_hour)
+class Answer(NamedTuple):
+    """A replayed answer: the Anki revlog row it came from, then the ReviewLog columns
+    (`LOG_COLUMNS`) without its ids, in their order."""
+
+    revlog_id: int
+    rating: int
+    reviewed_at: datetime
+    duration_ms: int
+    state_before: int | None
+    step_before: int | None
+    stability_before: float | None
+    difficulty_before: float | None
+    due_before: datetime | None
+    last_review_before: datetime | None
+    reps_before: int
+    lapses_before: int
+    introduced_at_before: datetime | None
+    state: int
+    step: int | None
+    stability: float
+    difficulty: float
+    due: datetime
+    reps: int
+    lapses: int
+
+
+LOG_COLUMNS = Answer._fields[1:]
+# The keys of `convert_card`'s rows.
+STATE_COLUMNS = ("state", "step", "stability", "difficulty", "due", "last_review", "reps",
+                 "lapses", "introduced_at", "version")  # fmt: skip
+RATINGS = {int(r): r for r in Rating}
+# Study days are looked up by the quarter hour a moment falls in: every zone's offset today
+# is a whole number of quarter hours, so a study day starts and ends on their boundaries.
+QUARTER_HOUR = 900
+MICROSECOND = timedelta(microseconds=1)
+
+
+class StudyDates:
+    """The person's study date of a moment (`srs.days.study_date`), remembered by quarter hour.
+
+    A replay asks for two dates an answer, 100,000 answers a large package: the zone's
+    arithmetic is done once a quarter hour of the history instead. A quarter hour is
+    remembered only when its first and last microsecond have the same date and UTC offset
+    (no change of offset within it), so an odd zone is computed every time, never guessed.
+    """
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.zone = ZoneInfo(clock.timezone)
+        self.known: dict[int, date] = {}
+
+    def __call__(self, when: datetime) -> date:
+        key = int(when.timestamp()) // QUARTER_HOUR
+        day = self.known.get(key)
+        if day is None:
+            day = days.study_date(when, *self.clock)
+            first = from_epoch(key * QUARTER_HOUR)
+            last = from_epoch((key + 1) * QUARTER_HOUR) - MICROSECOND
+            if (
+                first <= when <= last
+                and days.study_date(first, *self.clock) == day == days.study_date(last, *self.clock)
+                and first.astimezone(self.zone).utcoffset()
+                == last.astimezone(self.zone).utcoffset()
+            ):
+                self.known[key] = day
+        return day
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What replaying every card's answers shares: the scheduler and the study days."""
+
+    scheduler: Scheduler
+    dates: StudyDates
+
+    @classmethod
+    def of(cls, settings: SchedulerSettings | None, timing: ImportTiming) -> Replay:
+        return cls(scheduler_for(settings), StudyDates(Clock(timing.tz, timing.day_start_hour)))
+
+    def last_review_seen(self, last_review: datetime | None, now: datetime) -> datetime | None:
+        """`srs.scheduling.last_review_for_fsrs`, with the study dates remembered."""
+        if last_review is None:
+            return None
+        elapsed = (self.dates(now) - self.dates(last_review)).days
+        return min(last_review, now - timedelta(days=elapsed)) if elapsed >= 1 else last_review
+
+
+def convert_revlog(rows: list[Revlog], replay: Replay) -> list[Answer]:
+    """One card's answers, oldest first, replayed: each with its state before and after."""
+    review_card = replay.scheduler.review_card
     answers = [r for r in rows if 1 <= r.ease <= 4 and r.type in REAL_ANSWER_TYPES]
-    out: list[dict[str, Any]] = []
+    out: list[Answer] = []
     card: FsrsCard | None = None
     first: datetime | None = None
     lapses = 0
     for reps, r in enumerate(answers):
         when = safe_epoch(r.id / 1000)
-        if card is not None and card.last_review is not None and when < card.last_review:
-            continue
-        before = card or FsrsCard(card_id=r.cid, due=when)
-        # As answers here are scheduled: the time since the last review in study days.
-        seen = copy(before)
-        seen.last_review = last_review_for_fsrs(before.last_review, when, clock)
-        after, _ = scheduler.review_card(seen, Rating(r.ease), when)
+        if card is None:
+            card = FsrsCard(card_id=r.cid, due=when)
+            state_before = step_before = due_before = None
+        else:
+            if card.last_review is not None and when < card.last_review:
+                continue
+            state_before, step_before, due_before = int(card.state), card.step, card.due
+        last_review = card.last_review
+        stability_before, difficulty_before = card.stability, card.difficulty
+        # As answers here are scheduled: the time since the last review in study days. The
+        # card is the previous answer's own copy (py-fsrs copies it again), free to change.
+        card.last_review = replay.last_review_seen(last_review, when)
+        after, _ = review_card(card, RATINGS[r.ease], when)
         # The replay goes on from the values stored, so each answer's before is exactly the
         # previous one's after.
-        after.stability = _rounded(after.stability)
-        after.difficulty = _rounded(after.difficulty)
+        stability, difficulty = after.stability, after.difficulty
+        assert stability is not None and difficulty is not None  # an answer sets both
+        after.stability = stability = memory_value(float(stability))
+        after.difficulty = difficulty = memory_value(float(difficulty))
         if r.ivl > 0:
             after.due = when + timedelta(days=clamp(r.ivl, 0, MAX_DAYS))
         elif r.ivl < 0:
             after.due = when + timedelta(seconds=clamp(-r.ivl, 0, MAX_DAYS * 86400))
         lapses_before = lapses
-        if card is not None and before.state == State.Review and r.ease == 1:
+        if state_before == REVIEW and r.ease == 1:
             lapses += 1
         out.append(
-            {
-                "revlog_id": r.id,
-                "rating": r.ease,
-                "reviewed_at": when,
-                "duration_ms": clamp(r.time, 0, MAX_INT),
-                "state_before": int(before.state) if card is not None else None,
-                "step_before": before.step if card is not None else None,
-                "stability_before": before.stability,
-                "difficulty_before": before.difficulty,
-                "due_before": before.due if card is not None else None,
-                "last_review_before": before.last_review,
-                "reps_before": reps,
-                "lapses_before": lapses_before,
-                "introduced_at_before": first,
-                "state": int(after.state),
-                "step": after.step,
-                "stability": after.stability,
-                "difficulty": after.difficulty,
-                "due": after.due,
-                "reps": reps + 1,
-                "lapses": lapses,
-            }
-        )
+            Answer(
+                r.id, r.ease, when, clamp(r.time, 0, MAX_INT), state_before, step_before,
+                stability_before, difficulty_before, due_before, last_review, reps,
+                lapses_before, first, int(after.state), after.step, stability, difficulty,
+                after.due, reps + 1, lapses,
+            )
+        )  # fmt: skip
         first = first or when
         card = after
     return out
@@ -192,7 +268,7 @@ def _memory_state(stability: object, difficulty: object) -> tuple[float, float] 
 
 def convert_card(
     card: AnkiCard,
-    logs: list[dict[str, Any]],
+    logs: list[Answer],
     settings: SchedulerSettings | None,
     timing: ImportTiming,
 ) -> dict[str, Any] | None:
@@ -202,13 +278,13 @@ def convert_card(
     last = logs[-1] if logs else None
     memory = _memory_state(card.data.get("s"), card.data.get("d"))
     if memory is None:
-        stability = last["stability"] if last else None
-        difficulty = last["difficulty"] if last else None
+        stability = last.stability if last else None
+        difficulty = last.difficulty if last else None
     else:
         stability, difficulty = memory
     lrt = card.data.get("lrt")
     last_review: datetime | None = (
-        safe_epoch(lrt) if isinstance(lrt, int) else (last["reviewed_at"] if last else None)
+        safe_epoch(lrt) if isinstance(lrt, int) else (last.reviewed_at if last else None)
     )
     # A card in a filtered deck keeps its home due in `odue`.
     due_value = card.odue if card.odid and card.odue else card.due
@@ -234,7 +310,7 @@ def convert_card(
             due = timing.start_of(due_value)
         steps = _steps(settings, card.type)
         step = min(max(len(steps) - card.left % 1000, 0), max(len(steps) - 1, 0))
-    introduced = logs[0]["reviewed_at"] if logs else (last_review or timing.now)
+    introduced = logs[0].reviewed_at if logs else (last_review or timing.now)
     return {
         "state": card.type,
         "step": step,
@@ -249,4 +325,5 @@ def convert_card(
     }
 
 
-__all__ = ["DAY", "ImportTiming", "convert_card", "convert_revlog"]
+__all__ = ["DAY", "LOG_COLUMNS", "STATE_COLUMNS", "Answer", "ImportTiming", "Replay",
+           "convert_card", "convert_revlog"]  # fmt: skip

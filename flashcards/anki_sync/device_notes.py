@@ -99,10 +99,10 @@ def _edit(
     *,
     now: datetime,
 ) -> int:
-    place = edit_place(session, user_id, card_id)
-    if place is None:
+    editable = _editable(session, user_id, card_id)
+    if editable is None:
         return 0
-    deck = session.scalars(select(Deck).where(Deck.slug == place.slug)).one()
+    deck, key = editable
     locale = session.scalar(
         select(Subscription.locale).where(
             Subscription.user_id == user_id, Subscription.deck_id == deck.id
@@ -118,7 +118,7 @@ def _edit(
     ):
         return 0
     card_editing.set_card(
-        session, deck, place.key, locale=locale, question=question, answer=answer,
+        session, deck, key, locale=locale, question=question, answer=answer,
         explanation=explanation, now=now, create=False,
     )  # fmt: skip
     return 1
@@ -135,13 +135,20 @@ def delete(
     for nid in note_ids:
         if (nid - schema.ID_BASE) % LOCALE_SLOTS != 0 or nid in sent:
             continue
-        place = edit_place(session, user_id, card_of(nid))
-        if place is None:
+        editable = _editable(session, user_id, card_of(nid))
+        if editable is None:
             continue
-        deck = session.scalars(select(Deck).where(Deck.slug == place.slug)).one()
         try:
-            card_editing.retire_card(session, deck, place.key, now=now)
+            card_editing.retire_card(session, *editable, now=now)
         except FlashcardsError:
             continue  # a team deck's last card: kept, and sent again
         retired.add(nid)
     return retired
+
+
+def _editable(session: Session, user_id: int, card_id: int) -> tuple[Deck, str] | None:
+    """The card's deck and key, if the person may edit it here (`edit_place`)."""
+    place = edit_place(session, user_id, card_id)
+    if place is None:
+        return None
+    return session.scalars(select(Deck).where(Deck.slug == place.slug)).one(), place.key

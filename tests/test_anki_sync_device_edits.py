@@ -1,6 +1,6 @@
 """What a device changes besides answering, with Anki's own client against a real
 `flashcards serve`, on SQLite and PostgreSQL: cards suspended, buried and flagged, notes
-edited and deleted, and the device's view of cards moved or decks left on the web."""
+added, edited and deleted, and the device's view of cards moved or decks left on the web."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session
 
 from flashcards.anki.sanitize import html_to_text
+from flashcards.decks import card_editing
 from flashcards.srs import card_actions, marks, subscriptions
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardMark, CardText, Deck, ReviewState
 from flashcards.storage.schema import utcnow
 from tests.factories import card_ids, make_deck, subscribe
-from tests.test_anki_sync_client import ID_BASE, Person, downloaded, person, server
+from tests.test_anki_sync_client import ID_BASE, Person, Required, downloaded, person, server
 from tests.test_servers import Server
 
 __all__ = ["person", "server"]  # the fixtures, shared with the sync client's tests
@@ -172,5 +173,76 @@ def test_leaving_a_studied_deck_keeps_its_answers_on_the_device(
         assert col.card_count() == 6
         assert col.db.scalar("select count() from revlog") == answers
         col.sync_collection(auth, False)
+    finally:
+        col.close()
+
+
+def test_a_note_added_in_anki_becomes_a_card_of_the_deck_and_keeps_its_ids(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    with transaction(engine) as s:
+        mine = make_deck(s, "mine", 2, owner_user_id=person.user_id)
+        subscribe(s, person.user_id, mine, "en")
+        first = card_ids(s, mine.id)[0]
+    col, auth = downloaded(tmp_path, server)
+    try:
+        ours = col.get_note(ID_BASE + first * 64).note_type()
+        assert ours is not None
+        note = col.new_note(ours)
+        note["Front"] = "Which <b>node group</b> runs the GPUs?"
+        note["Back"] = 'The p5 group<div class="explanation">Tainted for training.</div>'
+        note.tags = ["gpu", "mine", "lang::en"]  # the last two our export's own
+        col.add_note(note, ID_BASE + mine.id * 128 + 1)
+        added_card = note.cards()[0]
+        added_card.start_timer()
+        col.sched.answerCard(added_card, 3)  # studied on the phone before its first sync
+        notes_before = col.note_count()
+        col.sync_collection(auth, False)  # a normal sync: the counts agreed at its end
+
+        with Session(engine) as s:
+            card = s.scalars(
+                select(Card).where(Card.deck_id == mine.id, Card.anki_note_id == note.id)
+            ).one()
+            assert card.anki_card_id == added_card.id and card.tags == ["gpu"]
+            text = s.get(CardText, (card.id, "en"))
+            assert text is not None and text.anki_guid == note.guid
+            assert (text.question, text.answer, text.explanation) == (
+                "Which node group runs the GPUs?",
+                "The p5 group",
+                "Tainted for training.",
+            )
+            state = s.get(ReviewState, (person.user_id, card.id))
+            assert state is not None and state.reps == 1
+            added = card.id
+        # Our version comes back under the device's ids: the same note, not a second one.
+        col.sync_collection(auth, False)
+        assert col.note_count() == notes_before
+        assert col.get_card(added_card.id).reps == 1
+        assert col.sync_collection(auth, False).required == Required.NO_CHANGES
+
+        # Edited on the web, then on the phone, then deleted there: one card all along.
+        with transaction(engine) as s:
+            card_editing.set_card(s, s.get(Deck, mine.id), card.key, locale="en",  # type: ignore[arg-type]
+                                  question="Which node group runs GPU jobs?", answer=None,
+                                  explanation=None, now=utcnow(), create=False)  # fmt: skip
+        col.sync_collection(auth, False)
+        assert col.get_note(note.id)["Front"] == "Which node group runs GPU jobs?"
+        edited = col.get_note(note.id)
+        edited["Back"] = "The p5 node group"
+        col.update_note(edited)
+        col.sync_collection(auth, False)
+        with Session(engine) as s:
+            assert s.get(CardText, (added, "en")).answer == "The p5 node group"  # type: ignore[union-attr]
+        second, _ = downloaded(tmp_path, server, "tablet")
+        try:
+            assert second.get_note(note.id)["Back"] == "The p5 node group"
+        finally:
+            second.close()
+        col.sync_collection(auth, False)  # the edit, as taken here
+        col.remove_notes([note.id])
+        col.sync_collection(auth, False)
+        with Session(engine) as s:
+            assert s.get(Card, added).retired_at is not None  # type: ignore[union-attr]
+        assert col.sync_collection(auth, False).required == Required.NO_CHANGES
     finally:
         col.close()

@@ -162,6 +162,7 @@ class DeckRows:
     card_count: int  # live cards
     sched: SchedulingContext | None
     notetypes: list[dict[str, Any]]  # the note types the notes are of
+    card_of: dict[int, int]  # our card of each Anki card id
 
 
 def deck_rows(
@@ -273,7 +274,7 @@ def deck_rows(
                 progress(locale_index * len(groups) + done, total)
     return DeckRows(
         chosen, decks, writer.notes, writer.cards, writer.revlog, len(cards), sched,
-        list(writer.notetypes.values()),
+        list(writer.notetypes.values()), writer.card_of,
     )  # fmt: skip
 
 

@@ -31,6 +31,8 @@ class CardRow(NamedTuple):
     position: int
     tags: list[str]
     note_key: str | None
+    anki_note_id: int | None  # the ids of the note a device added the card as, if it did
+    anki_card_id: int | None
 
 
 class TextRow(NamedTuple):
@@ -109,6 +111,7 @@ class NoteWriter:
     cards: list[tuple[Any, ...]] = field(default_factory=list)
     revlog: list[tuple[Any, ...]] = field(default_factory=list)
     notetypes: dict[int, dict[str, Any]] = field(default_factory=dict)
+    card_of: dict[int, int] = field(default_factory=dict)  # Anki card id -> our card id
 
     def __post_init__(self) -> None:
         self._use(schema.notetype(self.mod_ms // 1000))
@@ -124,7 +127,10 @@ class NoteWriter:
             return
         first, first_text = present[0]
         lang = first_text.locale  # guid and tag name the text's language, maybe not the deck's
-        nid = note_id(first.id, locale_index)
+        nid, device_cid = note_id(first.id, locale_index), None
+        if locale_index == 0 and len(present) == 1 and first.anki_note_id is not None:
+            # A note a device added keeps its ids, in its card's first language.
+            nid, device_cid = first.anki_note_id, first.anki_card_id
         if len(present) == 1:
             fields, ntid, ords = self._single(first, first_text), schema.NOTETYPE_ID, [0]
             guid = first_text.anki_guid or exported_guid(
@@ -153,7 +159,8 @@ class NoteWriter:
              "\x1f".join(fields), sfld, _checksum(sfld), 0, "")
         )  # fmt: skip
         for (card, _text), ord_ in zip(present, ords, strict=True):
-            cid = note_id(card.id, locale_index)
+            cid = device_cid or note_id(card.id, locale_index)
+            self.card_of[cid] = card.id
             studied = self.sched if self.studied_in(card.id) == locale else None
             columns = card_columns(studied, card.id, card.position)
             self.cards.append((cid, nid, self.deck_ids[locale], ord_, mod, self.usn, *columns))

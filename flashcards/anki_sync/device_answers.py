@@ -13,11 +13,10 @@ from fsrs import Rating
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ..anki import schema
-from ..anki.export import LOCALE_SLOTS
 from ..errors import FlashcardsError
 from ..srs import study
 from ..storage.models import ReviewLog, ReviewState
+from . import card_ids
 
 # A review id for a device's answer: the same answer (revlog id) sent twice is applied once.
 REVIEW_NAMESPACE = uuid.UUID("6b2f0b0e-5d1c-4b8a-9c57-2a4a9a0f1e11")
@@ -31,11 +30,12 @@ def apply(
     study here are not answers to apply. Returns how many were new here, and whether a
     card's log was given again (`answer_in_time_order`)."""
     applied, replayed = 0, False
+    ours = card_ids.cards_of(session, (entry[1] for entry in entries), notes=False)
     for revlog_id, cid, ease, taken_ms, kind in sorted(entries):
         if not 1 <= ease <= 4 or kind not in (0, 1, 2, 3):
             continue
-        card_id, slot = divmod(cid - schema.ID_BASE, LOCALE_SLOTS)
-        if card_id <= 0 or slot < 0:
+        card_id = ours.get(cid)
+        if card_id is None:
             continue
         reviewed_at = datetime.fromtimestamp(revlog_id / 1000, tz=now.tzinfo)
         review_id = str(uuid.uuid5(REVIEW_NAMESPACE, f"{user_id}:{revlog_id}"))

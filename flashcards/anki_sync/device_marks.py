@@ -13,8 +13,6 @@ from datetime import date, datetime
 
 from sqlalchemy.orm import Session
 
-from ..anki import schema
-from ..anki.export import LOCALE_SLOTS
 from ..errors import FlashcardsError
 from ..hot_sql import marks as sql
 from ..hot_sql.rawsql import executor
@@ -22,27 +20,28 @@ from ..people.accounts import user_clock
 from ..srs import card_actions
 from ..srs.days import study_date
 from ..srs.marks import marks_from_row
-from . import snapshot
+from . import card_ids, snapshot
 from .wire import bad_request
 
 # A card row of the protocol (schema 11): id, nid, did, ord, mod (seconds), usn, type,
 # queue, due, ivl, factor, reps, lapses, left, odue, odid, flags, data.
 ROW_LENGTH = 18
-ID, QUEUE, FLAGS = 0, 7, 16
+ID, NID, DID, QUEUE, FLAGS = 0, 1, 2, 7, 16
 SUSPENDED, BURIED = -1, (-2, -3)  # Anki's queues: buried by an answer (sibling) or by hand
 
 
 def parse_rows(entries: object) -> list[list[int]]:
-    """[card id, queue, flag] of each card row of a chunk (400 for a malformed one)."""
+    """[card id, queue, flag, note id, deck id] of each card row of a chunk (400 for a
+    malformed one)."""
     if not isinstance(entries, list):
         raise bad_request("a chunk's cards must be a list")
     out = []
     for entry in entries:
         if not isinstance(entry, list) or len(entry) < ROW_LENGTH:
             raise bad_request(f"a card row has {ROW_LENGTH} values")
-        values = [entry[ID], entry[QUEUE], entry[FLAGS]]
+        values = [entry[ID], entry[QUEUE], entry[FLAGS], entry[NID], entry[DID]]
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-            raise bad_request("a card row's id, queue and flags are whole numbers")
+            raise bad_request("a card row's ids, queue and flags are whole numbers")
         values[2] &= 0b111  # Anki keeps other bits above the flag's colour
         out.append(values)
     return out
@@ -59,9 +58,11 @@ def apply(
     own, as Anki keeps the newer by modification time, which a flag does not change)."""
     theirs: dict[int, tuple[int, int]] = {}
     both: list[tuple[int, int]] = []
-    for cid, queue, flag in rows:
-        card_id, slot = divmod(cid - schema.ID_BASE, LOCALE_SLOTS)
-        if card_id <= 0 or slot < 0:
+    rows = list(rows)
+    ours = card_ids.cards_of(session, (row[0] for row in rows), notes=False)
+    for cid, queue, flag, *_ in rows:
+        card_id = ours.get(cid)
+        if card_id is None:
             continue
         if cid in sent:
             both.append((snapshot.CARD, cid))

@@ -1,6 +1,10 @@
-"""A device's edits and deletions of notes, taken where the person may edit the card here:
-a deck of their own, or a team deck they lead (`srs.cards.edit_place`), through the same
-edit as the web's (`card_editing.set_card`), so everyone's progress stays. No Flask.
+"""A device's new notes, edits and deletions, taken where the person may edit the cards
+here: a deck of their own, or a team deck they lead (`srs.cards.edit_place`), through the
+same edit as the web's (`card_editing.set_card`), so everyone's progress stays. No Flask.
+
+A note added on the device, of our note type, in such a deck becomes a card of it, keeping
+the note's and its card's ids (`card_ids`); one added elsewhere (a shipped deck, a deck made
+on the device) stays on the device.
 
 A note is one card in the language the person studies its deck in (the sync sends each deck
 in that one language). Its Front becomes the question and its Back the answer, with the
@@ -21,37 +25,37 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..anki import schema
-from ..anki.export import LOCALE_SLOTS, card_of
 from ..anki.planning import EXPLANATION_RE
 from ..anki.sanitize import html_to_text
 from ..decks import card_editing
 from ..errors import FlashcardsError
-from ..srs.cards import edit_place
-from ..storage.models import CardText, Deck, Subscription
-from . import snapshot
+from ..srs.cards import edit_place, may_edit_deck
+from ..storage.models import Card, CardText, Deck, Subscription
+from . import card_ids, snapshot
+from .projection import deck_of
 from .wire import bad_request
 
 # A note row of the protocol (schema 11): id, guid, mid, mod, usn, tags, flds, sfld, csum,
 # flags, data.
 ROW_LENGTH = 11
-ID, MID, FIELDS = 0, 2, 6
+ID, GUID, MID, TAGS, FIELDS = 0, 1, 2, 5, 6
 
 
 def parse_rows(entries: object) -> list[list[object]]:
-    """[note id, [Front, Back]] of each note of our note type in a chunk (400 for a malformed
-    row); notes of other types are not ours to read."""
+    """[note id, [Front, Back], guid, tags] of each note of our note type in a chunk (400 for
+    a malformed row); notes of other types are not ours to read."""
     if not isinstance(entries, list):
         raise bad_request("a chunk's notes must be a list")
     out: list[list[object]] = []
     for entry in entries:
         if not isinstance(entry, list) or len(entry) < ROW_LENGTH:
             raise bad_request(f"a note row has {ROW_LENGTH} values")
-        nid, mid, fields = entry[ID], entry[MID], entry[FIELDS]
-        if not isinstance(nid, int) or not isinstance(fields, str):
-            raise bad_request("a note row's id is a whole number and its fields a string")
+        nid, guid, mid, tags, fields = (entry[i] for i in (ID, GUID, MID, TAGS, FIELDS))
+        if not isinstance(nid, int) or not all(isinstance(v, str) for v in (guid, tags, fields)):
+            raise bad_request("a note row's id is a whole number, its guid, tags and fields text")
         parts = fields.split("\x1f")
         if mid == schema.NOTETYPE_ID and len(parts) == len(schema.FIELDS):
-            out.append([nid, parts[:2]])
+            out.append([nid, parts[:2], guid, tags])
     return out
 
 
@@ -73,15 +77,17 @@ def apply(
     are to be sent again (`sent`: the notes this sync sent the device)."""
     again: list[tuple[int, int]] = []
     changed = 0
-    for nid, fields in rows:
+    rows = list(rows)
+    ours = card_ids.cards_of(session, (r[0] for r in rows if isinstance(r[0], int)), notes=True)
+    for nid, fields, *_ in rows:
         assert isinstance(nid, int) and isinstance(fields, list)
-        if (nid - schema.ID_BASE) % LOCALE_SLOTS != 0:
-            continue  # not a note of ours: the sync sends each deck in one language
+        if nid not in ours:
+            continue  # not a note of ours (one added on the device and not taken)
         if nid in sent:
             again.append((snapshot.NOTE, nid))
             continue
         try:
-            changed += _edit(session, user_id, card_of(nid), *texts_of(*fields), now=now)
+            changed += _edit(session, user_id, ours[nid], *texts_of(*fields), now=now)
         except FlashcardsError:
             # Text the web would refuse too (empty, too long): ours is sent back instead.
             again.append((snapshot.NOTE, nid))
@@ -132,10 +138,12 @@ def delete(
     again (a card changed here since the device's last sync, or one of a deck they study
     only)."""
     retired: set[int] = set()
+    note_ids = list(note_ids)
+    ours = card_ids.cards_of(session, note_ids, notes=True)
     for nid in note_ids:
-        if (nid - schema.ID_BASE) % LOCALE_SLOTS != 0 or nid in sent:
+        if nid not in ours or nid in sent:
             continue
-        editable = _editable(session, user_id, card_of(nid))
+        editable = _editable(session, user_id, ours[nid])
         if editable is None:
             continue
         try:
@@ -152,3 +160,59 @@ def _editable(session: Session, user_id: int, card_id: int) -> tuple[Deck, str] 
     if place is None:
         return None
     return session.scalars(select(Deck).where(Deck.slug == place.slug)).one(), place.key
+
+
+def add(
+    session: Session,
+    user_id: int,
+    notes: list[list[object]],
+    cards: list[list[int]],
+    now: datetime,
+) -> int:
+    """Notes the device added (`parse_rows`), each a card of a deck the person may edit here,
+    where they study it in its default language (a card is added there first): a card of
+    that deck, under the note's and its card's ids. How many were taken; the others stay on
+    the device alone, as do their answers."""
+    known = card_ids.cards_of(session, (n[0] for n in notes if isinstance(n[0], int)), notes=True)
+    placed = {nid: (cid, did) for cid, _queue, _flag, nid, did in cards}
+    taken = 0
+    for nid, fields, guid, tags in notes:
+        assert isinstance(nid, int) and isinstance(fields, list) and isinstance(guid, str)
+        assert isinstance(tags, str)
+        if nid in known or nid not in placed:
+            continue  # an edit, or a note whose card this sync did not bring
+        cid, did = placed[nid]
+        deck = _deck_to_add_to(session, user_id, did)
+        if deck is None:
+            continue
+        question, answer, explanation = texts_of(*fields)
+        # Our export's own tags (the deck's slug, the language) say where a note came from.
+        own_tags = [t for t in tags.split() if t != deck.slug and not t.startswith("lang::")]
+        key = card_editing.new_card_key(session, deck)
+        try:
+            card_editing.set_card(
+                session, deck, key, locale=deck.default_locale, question=question,
+                answer=answer, explanation=explanation, tags=own_tags, now=now,
+            )  # fmt: skip
+        except FlashcardsError:
+            continue  # text or tags the web would refuse too: left on the device
+        card = session.scalars(select(Card).where(Card.deck_id == deck.id, Card.key == key)).one()
+        card.anki_note_id, card.anki_card_id = nid, cid
+        text = session.get(CardText, (card.id, deck.default_locale))
+        if text is not None:
+            text.anki_guid = guid[:64]
+        taken += 1
+    return taken
+
+
+def _deck_to_add_to(session: Session, user_id: int, anki_deck_id: int) -> Deck | None:
+    deck_id = deck_of(anki_deck_id)
+    deck = None if deck_id is None else session.get(Deck, deck_id)
+    if deck is None or not may_edit_deck(session, user_id, deck.owner_user_id, deck.owner_team_id):
+        return None
+    locale = session.scalar(
+        select(Subscription.locale).where(
+            Subscription.user_id == user_id, Subscription.deck_id == deck.id
+        )
+    )
+    return deck if locale == deck.default_locale else None

@@ -21,6 +21,7 @@ from ..anki.tables import table
 from ..storage.models import (
     AnkiCollection,
     AnkiCollectionFile,
+    Card,
     ReviewLog,
 )
 from . import sessions, snapshot
@@ -150,15 +151,25 @@ def patched(
     conn = sqlite3.connect(":memory:")
     try:
         conn.deserialize(decompress(kept_data(session, user_id), kept.size))
-        # Every copy of an answered card (one note per language) goes, with its log.
+        # Every copy of an answered card (one note per language) goes, with its log; a card
+        # made from a device's note has that note's ids.
         ranges = [(note_id(card), note_id(card, LOCALE_SLOTS - 1)) for card in answered]
+        device_ids = session.execute(
+            select(Card.anki_note_id, Card.anki_card_id).where(
+                Card.id.in_(answered), Card.anki_note_id.is_not(None)
+            )
+        ).all()
+        note_ranges = ranges + [(nid, nid) for nid, _ in device_ids if nid is not None]
+        card_ranges = ranges + [(cid, cid) for _, cid in device_ids if cid is not None]
         held: set[int] = set()
-        for name in ("notes", "cards"):
+        by_table = [("notes", "id", note_ranges), ("cards", "id", card_ranges),
+                    ("revlog", "cid", card_ranges)]  # fmt: skip
+        for name, _column, of_table in by_table[:2]:
             select_ids = f"SELECT id FROM {name} WHERE id BETWEEN ? AND ?"
-            for low, high in ranges:
+            for low, high in of_table:
                 held.update(oid for (oid,) in conn.execute(select_ids, (low, high)))
-        for name, column in (("notes", "id"), ("cards", "id"), ("revlog", "cid")):
-            conn.executemany(f"DELETE FROM {name} WHERE {column} BETWEEN ? AND ?", ranges)
+        for name, column, of_table in by_table:
+            conn.executemany(f"DELETE FROM {name} WHERE {column} BETWEEN ? AND ?", of_table)
         taken = TakenInFile(conn)
         projection = build(session, user_id, now=now, mod_ms=mod_ms, usn=stamps.usn + 1,
                            only=answered, taken=taken)  # fmt: skip

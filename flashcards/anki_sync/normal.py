@@ -21,12 +21,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ..anki.export import card_of
 from ..storage.models import (
     AnkiCollection,
     AnkiSyncSession,
 )
-from . import device_answers, device_marks, device_notes, download, sessions, snapshot
+from . import card_ids, device_answers, device_marks, device_notes, download, sessions, snapshot
 from .devices import Device
 from .projection import build
 from .sessions import to_ms
@@ -166,7 +165,13 @@ def _send_again(
     chunks (its sanity check counts them at the end); any not found now, at the next."""
     if not held:
         return
-    cards = {card_of(oid) for kind, oid in held if kind in (snapshot.CARD, snapshot.NOTE)}
+    of_notes = card_ids.cards_of(
+        session, (oid for kind, oid in held if kind == snapshot.NOTE), notes=True
+    )
+    of_cards = card_ids.cards_of(
+        session, (oid for kind, oid in held if kind == snapshot.CARD), notes=False
+    )
+    cards = {*of_notes.values(), *of_cards.values()}
     usn, pending = state["usn"], state["pending"]
     built = build(session, user_id, now=now, mod_ms=to_ms(now), usn=usn, only=cards)
     found = snapshot.objects(built.collection)
@@ -242,7 +247,12 @@ def apply_chunk(
     state["device_cards"], state["device_notes"] = cards, notes
     if part.get("done"):
         user_id, pending = device.user_id, state["pending"]
+        # New notes first: the answers and marks of their cards then find them.
+        added = device_notes.add(session, user_id, notes, cards, now)
+        card_count, note_count, *others = state["counts"]
+        state["counts"] = [card_count + added, note_count + added, *others]
         state["applied"], state["replayed"] = device_answers.apply(session, user_id, kept, now)
+        state["applied"] += added
         sent_cards = {entry[0] for entry in pending["cards"]}
         state["applied"] += device_marks.apply(session, user_id, cards, sent_cards, now)
         sent_notes = {entry[0] for entry in pending["notes"]}

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from ..anki import scheduling_out, schema
 from ..anki.collection_file import Collection
-from ..anki.export import card_of, collection_conf, deck_rows
+from ..anki.export import collection_conf, deck_rows
 from ..anki.scheduling_out import SchedulingContext
 from ..anki.tables import table
 from ..errors import NotFound
@@ -50,6 +50,12 @@ LOG_COLUMNS = ("id", "card_id", "deck_id", *scheduling_out.LOG_COLUMNS)
 
 def deck_id_base(deck_id: int) -> int:
     return schema.ID_BASE + deck_id * DECK_ID_STRIDE
+
+
+def deck_of(anki_deck_id: int) -> int | None:
+    """Our deck of an Anki deck id a sync gave out (each deck in one language: base + 1)."""
+    deck_id, offset = divmod(anki_deck_id - schema.ID_BASE, DECK_ID_STRIDE)
+    return deck_id if deck_id > 0 and offset == 1 else None
 
 
 def options_id(deck_id: int) -> int:
@@ -163,6 +169,7 @@ def build(
     notes: list[tuple[Any, ...]] = []
     cards: list[tuple[Any, ...]] = []
     revlog: list[tuple[Any, ...]] = []
+    card_of: dict[int, int] = {}
     card_count = 0
     for sub, deck in subs:
         settings = _effective(own, sub)
@@ -200,6 +207,7 @@ def build(
         notes.extend(rows.notes)
         cards.extend(rows.cards)
         revlog.extend(rows.revlog)
+        card_of.update(rows.card_of)
         card_count += rows.card_count
     conf = collection_conf(card_count, default_sched)
     # Anki's v3 scheduler, the only one current clients study with (a v2 collection is
@@ -211,7 +219,7 @@ def build(
     next_of_card: dict[int, int] = {}
     log_ids = []
     for entry in revlog:
-        card_id = card_of(entry[1])
+        card_id = card_of[entry[1]]
         i = next_of_card.get(card_id, 0)
         next_of_card[card_id] = i + 1
         log_ids.append(logs_by_card[card_id][i].id)

@@ -113,18 +113,28 @@ def edit_place(session: Session, user_id: int, card_id: int) -> EditPlace | None
     ).first()
     if row is None or row.retired_at is not None:
         return None
-    if row.owner_user_id == user_id:
-        return EditPlace(None, row.slug, row.key)
-    if row.owner_team_id is None:
+    if not may_edit_deck(session, user_id, row.owner_user_id, row.owner_team_id):
         return None
+    return EditPlace(row.owner_team_id, row.slug, row.key)
+
+
+def may_edit_deck(
+    session: Session, user_id: int, owner_user_id: int | None, owner_team_id: int | None
+) -> bool:
+    """Whether the person may edit the cards of a deck owned so: their own, or a team's they
+    lead."""
+    if owner_user_id == user_id:
+        return True
+    if owner_team_id is None:
+        return False
     lead = session.scalar(
         select(TeamMember.user_id).where(
-            TeamMember.team_id == row.owner_team_id,
+            TeamMember.team_id == owner_team_id,
             TeamMember.user_id == user_id,
             TeamMember.role.in_(LEADS),
         )
     )
-    return None if lead is None else EditPlace(row.owner_team_id, row.slug, row.key)
+    return lead is not None
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     ForeignKey,
     Index,
     Integer,
@@ -63,6 +64,11 @@ class Card(Base):
     # Cards of one deck with the same note key came from one note (the deletions of an Anki
     # Cloze note): siblings, which an answer to one of them may bury. None: a card alone.
     note_key: Mapped[str | None] = mapped_column(String(100), default=None)
+    # A card made from a note added on an Anki device keeps that note's and card's ids in
+    # every collection the sync builds (others get ids derived from ours), so the device's
+    # note stays the same note, with its history, instead of being swapped for a copy.
+    anki_note_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    anki_card_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
 
     __table_args__ = (
         UniqueConstraint("deck_id", "key"),
@@ -70,6 +76,8 @@ class Card(Base):
         # by a range of this index alone.
         Index("ix_cards_deck_retired_position", "deck_id", "retired_at", "position"),
         Index("ix_cards_deck_note", "deck_id", "note_key"),
+        Index("ix_cards_anki_note_id", "anki_note_id", unique=True),
+        Index("ix_cards_anki_card_id", "anki_card_id", unique=True),
     )
 
 

@@ -1,0 +1,44 @@
+"""Which of our cards an Anki note or card id a device sends stands for. No Flask.
+
+A sync gives each card out in one language, under ids derived from ours (`export.note_id`,
+language slot 0), except a card made from a note a device added: it keeps that note's and
+card's ids (`Card.anki_note_id`, `anki_card_id`), so the device's note stays the same note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..anki import schema
+from ..anki.export import LOCALE_SLOTS
+from ..storage.models import Card
+
+BATCH = 500  # ids per IN list: well under every database's limit on bound values
+
+
+def _batches(ids: list[int]) -> Iterable[list[int]]:
+    return (ids[i : i + BATCH] for i in range(0, len(ids), BATCH))
+
+
+def cards_of(session: Session, anki_ids: Iterable[int], *, notes: bool) -> dict[int, int]:
+    """Our card of each Anki note id (`notes`) or card id the sync gave out, if the card
+    exists; ids of anything else (a note the device made and we did not take) are left
+    out."""
+    wanted = set(anki_ids)
+    column = Card.anki_note_id if notes else Card.anki_card_id
+    found: dict[int, int] = {}
+    for part in _batches(sorted(wanted)):
+        rows = session.execute(select(column, Card.id).where(column.in_(part)))
+        found.update({anki_id: card_id for anki_id, card_id in rows if anki_id is not None})
+    derived: dict[int, int] = {}
+    for anki_id in wanted - found.keys():
+        card_id, slot = divmod(anki_id - schema.ID_BASE, LOCALE_SLOTS)
+        if card_id > 0 and slot == 0:
+            derived[card_id] = anki_id
+    for part in _batches(sorted(derived)):
+        for card_id in session.scalars(select(Card.id).where(Card.id.in_(part))):
+            found[derived[card_id]] = card_id
+    return found

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from anki.sync_pb2 import SyncStatusResponse
 from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session
 
@@ -17,7 +18,7 @@ from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardMark, CardText, Deck, ReviewState
 from flashcards.storage.schema import utcnow
 from tests.factories import card_ids, make_deck, subscribe
-from tests.test_anki_sync_client import ID_BASE, Person, Required, downloaded, person, server
+from tests.test_anki_sync_client import ID_BASE, Person, downloaded, person, server
 from tests.test_servers import Server
 
 __all__ = ["person", "server"]  # the fixtures, shared with the sync client's tests
@@ -218,7 +219,7 @@ def test_a_note_added_in_anki_becomes_a_card_of_the_deck_and_keeps_its_ids(
         col.sync_collection(auth, False)
         assert col.note_count() == notes_before
         assert col.get_card(added_card.id).reps == 1
-        assert col.sync_collection(auth, False).required == Required.NO_CHANGES
+        assert col.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
 
         # Edited on the web, then on the phone, then deleted there: one card all along.
         with transaction(engine) as s:
@@ -243,6 +244,87 @@ def test_a_note_added_in_anki_becomes_a_card_of_the_deck_and_keeps_its_ids(
         col.sync_collection(auth, False)
         with Session(engine) as s:
             assert s.get(Card, added).retired_at is not None  # type: ignore[union-attr]
-        assert col.sync_collection(auth, False).required == Required.NO_CHANGES
+        col.sync_collection(auth, False)
+        assert col.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
     finally:
         col.close()
+
+
+def test_what_a_device_makes_that_we_do_not_model_reaches_its_other_devices(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    col, auth = downloaded(tmp_path, server)
+    try:
+        # A note type, a deck and an options group of the phone's own, and notes we do not
+        # take as cards: one of that type in that deck, one of ours in the shipped deck.
+        vocab = col.models.new("Vocab")
+        for name in ("Word", "Meaning", "Example"):
+            col.models.add_field(vocab, col.models.new_field(name))
+        template = col.models.new_template("Recall")
+        template["qfmt"], template["afmt"] = "{{Word}}", "{{FrontSide}}<hr>{{Meaning}}"
+        col.models.add_template(vocab, template)
+        vocab["css"] = ".card { color: teal; }"
+        col.models.add(vocab)
+        vocab = col.models.by_name("Vocab")
+        assert vocab is not None
+        words = col.decks.id("Words::Week 1")
+        assert words is not None
+        group = col.decks.add_config_returning_id("Slow")
+        deck = col.decks.get(words)
+        assert deck is not None
+        deck["conf"] = group
+        col.decks.save(deck)
+        word = col.new_note(vocab)
+        word["Word"], word["Meaning"], word["Example"] = "taint", "a node mark", "NoSchedule"
+        word.tags = ["k8s"]
+        col.add_note(word, words)
+        shipped = col.get_note(ID_BASE + card_ids_of_shipped(engine, person)[0] * 64)
+        aside = col.new_note(shipped.note_type())  # type: ignore[arg-type]
+        aside["Front"], aside["Back"] = "My own question", "My own answer"
+        col.add_note(aside, shipped.cards()[0].did)
+        studied = word.cards()[0]
+        studied.start_timer()
+        col.sched.answerCard(studied, 3)
+        col.sync_collection(auth, False)  # a normal sync: the counts agreed
+
+        with Session(engine) as s:  # nothing of it became a card here
+            taken = select(Card.id).where(Card.anki_note_id.in_([word.id, aside.id]))
+            assert s.scalar(taken) is None
+        col.sync_collection(auth, False)  # ours again: the same objects, nothing doubled
+        assert col.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
+
+        tablet, tablet_auth = downloaded(tmp_path, server, "tablet")
+        try:
+            got = tablet.get_note(word.id)
+            assert (got["Word"], got["Meaning"], got["Example"]) == ("taint", "a node mark",
+                                                                   "NoSchedule")  # fmt: skip
+            assert got.tags == ["k8s"] and got.note_type()["css"] == ".card { color: teal; }"  # type: ignore[index]
+            assert tablet.decks.name(got.cards()[0].did) == "Words::Week 1"
+            assert tablet.decks.config_dict_for_deck_id(words)["name"] == "Slow"
+            assert tablet.get_card(studied.id).reps == 1
+            assert tablet.db.scalar("select count() from revlog where cid = ?", studied.id) == 1
+            assert tablet.get_note(aside.id)["Front"] == "My own question"
+
+            # Edited on the phone, deleted on the tablet: each reaches the other.
+            word["Meaning"] = "a mark that repels pods"
+            col.update_note(word)
+            col.sync_collection(auth, False)
+            tablet.sync_collection(tablet_auth, False)
+            assert tablet.get_note(word.id)["Meaning"] == "a mark that repels pods"
+            tablet.remove_notes([aside.id])
+            tablet.sync_collection(tablet_auth, False)
+            col.sync_collection(auth, False)
+            assert not col.find_notes(f"nid:{aside.id}")
+            for device, its_auth in ((col, auth), (tablet, tablet_auth)):
+                device.sync_collection(its_auth, False)
+                assert device.sync_status(its_auth).required == SyncStatusResponse.NO_CHANGES
+                assert device.note_count() == 1 + 15 + 6  # the shipped deck's, our own deck's
+        finally:
+            tablet.close()
+    finally:
+        col.close()
+
+
+def card_ids_of_shipped(engine: Engine, person: Person) -> list[int]:
+    with Session(engine) as s:
+        return card_ids(s, person.deck_ids[0])

@@ -93,8 +93,8 @@ def read_collection(conn: sqlite3.Connection, only: Set[int] | None = None) -> C
             (json.dumps(sorted(only)),),
         ).fetchall()
 
-    conf, decks, dconf, mod, scm, usn = conn.execute(
-        "SELECT conf, decks, dconf, mod, scm, usn FROM col"
+    conf, decks, dconf, mod, scm, usn, models = conn.execute(
+        "SELECT conf, decks, dconf, mod, scm, usn, models FROM col"
     ).fetchone()
     return Collection(
         json.loads(conf),
@@ -106,4 +106,5 @@ def read_collection(conn: sqlite3.Connection, only: Set[int] | None = None) -> C
         rows("revlog") if only is None else [],
         scm,
         usn,
+        list(json.loads(models).values()),
     )

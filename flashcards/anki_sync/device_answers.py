@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from ..errors import FlashcardsError
 from ..srs import study
 from ..storage.models import ReviewLog, ReviewState
-from . import card_ids
+from . import ids
 
 # A review id for a device's answer: the same answer (revlog id) sent twice is applied once.
 REVIEW_NAMESPACE = uuid.UUID("6b2f0b0e-5d1c-4b8a-9c57-2a4a9a0f1e11")
@@ -30,7 +30,7 @@ def apply(
     study here are not answers to apply. Returns how many were new here, and whether a
     card's log was given again (`answer_in_time_order`)."""
     applied, replayed = 0, False
-    ours = card_ids.cards_of(session, (entry[1] for entry in entries), notes=False)
+    ours = ids.cards_of(session, (entry[1] for entry in entries), notes=False)
     for revlog_id, cid, ease, taken_ms, kind in sorted(entries):
         if not 1 <= ease <= 4 or kind not in (0, 1, 2, 3):
             continue

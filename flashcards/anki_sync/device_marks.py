@@ -20,7 +20,7 @@ from ..people.accounts import user_clock
 from ..srs import card_actions
 from ..srs.days import study_date
 from ..srs.marks import marks_from_row
-from . import card_ids, snapshot
+from . import ids, snapshot
 from .wire import bad_request
 
 # A card row of the protocol (schema 11): id, nid, did, ord, mod (seconds), usn, type,
@@ -59,7 +59,7 @@ def apply(
     theirs: dict[int, tuple[int, int]] = {}
     both: list[tuple[int, int]] = []
     rows = list(rows)
-    ours = card_ids.cards_of(session, (row[0] for row in rows), notes=False)
+    ours = ids.cards_of(session, (row[0] for row in rows), notes=False)
     for cid, queue, flag, *_ in rows:
         card_id = ours.get(cid)
         if card_id is None:

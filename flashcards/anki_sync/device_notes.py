@@ -3,7 +3,7 @@ here: a deck of their own, or a team deck they lead (`srs.cards.edit_place`), th
 same edit as the web's (`card_editing.set_card`), so everyone's progress stays. No Flask.
 
 A note added on the device, of our note type, in such a deck becomes a card of it, keeping
-the note's and its card's ids (`card_ids`); one added elsewhere (a shipped deck, a deck made
+the note's and its card's ids (`ids`); one added elsewhere (a shipped deck, a deck made
 on the device) stays on the device.
 
 A note is one card in the language the person studies its deck in (the sync sends each deck
@@ -31,8 +31,7 @@ from ..decks import card_editing
 from ..errors import FlashcardsError
 from ..srs.cards import edit_place, may_edit_deck
 from ..storage.models import Card, CardText, Deck, Subscription
-from . import card_ids, snapshot
-from .projection import deck_of
+from . import ids, kept, snapshot
 from .wire import bad_request
 
 # A note row of the protocol (schema 11): id, guid, mid, mod, usn, tags, flds, sfld, csum,
@@ -78,7 +77,7 @@ def apply(
     again: list[tuple[int, int]] = []
     changed = 0
     rows = list(rows)
-    ours = card_ids.cards_of(session, (r[0] for r in rows if isinstance(r[0], int)), notes=True)
+    ours = ids.cards_of(session, (r[0] for r in rows if isinstance(r[0], int)), notes=True)
     for nid, fields, *_ in rows:
         assert isinstance(nid, int) and isinstance(fields, list)
         if nid not in ours:
@@ -139,7 +138,7 @@ def delete(
     only)."""
     retired: set[int] = set()
     note_ids = list(note_ids)
-    ours = card_ids.cards_of(session, note_ids, notes=True)
+    ours = ids.cards_of(session, note_ids, notes=True)
     for nid in note_ids:
         if nid not in ours or nid in sent:
             continue
@@ -173,7 +172,11 @@ def add(
     where they study it in its default language (a card is added there first): a card of
     that deck, under the note's and its card's ids. How many were taken; the others stay on
     the device alone, as do their answers."""
-    known = card_ids.cards_of(session, (n[0] for n in notes if isinstance(n[0], int)), notes=True)
+    nids = [n[0] for n in notes if isinstance(n[0], int)]
+    # Ours already, or kept as the device sent it (a note not taken when it was new).
+    known = ids.cards_of(session, nids, notes=True).keys() | kept.kept_ids(
+        session, user_id, snapshot.NOTE, nids
+    )
     placed = {nid: (cid, did) for cid, _queue, _flag, nid, did in cards}
     taken = 0
     for nid, fields, guid, tags in notes:
@@ -206,7 +209,7 @@ def add(
 
 
 def _deck_to_add_to(session: Session, user_id: int, anki_deck_id: int) -> Deck | None:
-    deck_id = deck_of(anki_deck_id)
+    deck_id = ids.deck_of(anki_deck_id)
     deck = None if deck_id is None else session.get(Deck, deck_id)
     if deck is None or not may_edit_deck(session, user_id, deck.owner_user_id, deck.owner_team_id):
         return None

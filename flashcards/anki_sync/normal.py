@@ -25,7 +25,16 @@ from ..storage.models import (
     AnkiCollection,
     AnkiSyncSession,
 )
-from . import card_ids, device_answers, device_marks, device_notes, download, sessions, snapshot
+from . import (
+    device_answers,
+    device_marks,
+    device_notes,
+    download,
+    ids,
+    kept,
+    sessions,
+    snapshot,
+)
 from .devices import Device
 from .projection import build
 from .sessions import to_ms
@@ -77,13 +86,15 @@ def start(
         if payload is not None:
             pending[WIRE_NAMES[kind]].append(_stamped(kind, payload, usn))
     mark = stamps.log_marks.get(str(min_usn))
+    c = projection.collection
+    ours = c.revlog[: len(projection.log_ids)]
     revlog = [
         [*entry[:2], usn, *entry[3:]]
-        for entry, log_id in zip(projection.collection.revlog, projection.log_ids, strict=True)
+        for entry, log_id in zip(ours, projection.log_ids, strict=True)
         if mark is None or log_id > mark
     ]
-    c = projection.collection
-    counts = [len(c.cards), len(c.notes), 1, len(c.decks),
+    revlog += [[*r[:2], usn, *r[3:]] for r in kept.revlog_since(session, device.user_id, min_usn)]
+    counts = [len(c.cards), len(c.notes), len(c.notetypes or ()), len(c.decks),
               snapshot.held(session, device.user_id, snapshot.DECK_CONFIG)]  # fmt: skip
     row.state = _state_of(usn, min_usn, pending, revlog, counts)
     row.updated_at = now
@@ -141,19 +152,34 @@ def apply_graves(
         raise bad_request("applyGraves needs a chunk")
     graves: dict[int, list[int]] = {}
     for kind, name in GRAVE_KINDS.items():
-        ids = chunk.get(name) or []
-        if not isinstance(ids, list):
+        oids = chunk.get(name) or []
+        if not isinstance(oids, list):
             raise bad_request(f"graves' {name} must be a list")
-        graves[kind] = [_int(oid, name) for oid in ids]
+        graves[kind] = [_int(oid, name) for oid in oids]
+    # What a device made and we kept simply goes.
+    dropped = {
+        kind: kept.drop(session, device.user_id, kind, oids) for kind, oids in graves.items()
+    }
     sent_notes = {entry[0] for entry in state["pending"]["notes"]}
-    notes = graves[snapshot.NOTE]
+    notes = [oid for oid in graves[snapshot.NOTE] if oid not in dropped[snapshot.NOTE]]
     retired = device_notes.delete(session, device.user_id, notes, sent_notes, now)
     # A card and its note share their Anki id: the card goes with its note.
-    held = [(kind, oid) for kind, ids in graves.items() for oid in ids if oid not in retired]
+    held = [
+        (kind, oid)
+        for kind, oids in graves.items()
+        for oid in oids
+        if oid not in retired and oid not in dropped[kind]
+    ]
     _send_again(session, device.user_id, state, held, now)
-    cards, note_count, *others = state["counts"]
-    state["counts"] = [cards - len(retired), note_count - len(retired), *others]
-    state["retired"] = state.get("retired", 0) + len(retired)
+    cards, note_count, models, decks, dconf = state["counts"]
+    state["counts"] = [
+        cards - len(retired) - len(dropped[snapshot.CARD]),
+        note_count - len(retired) - len(dropped[snapshot.NOTE]),
+        models,
+        decks - len(dropped[snapshot.DECK]),
+        dconf,
+    ]
+    state["retired"] = state.get("retired", 0) + len(retired) + sum(map(len, dropped.values()))
     row.state = state
 
 
@@ -165,10 +191,10 @@ def _send_again(
     chunks (its sanity check counts them at the end); any not found now, at the next."""
     if not held:
         return
-    of_notes = card_ids.cards_of(
+    of_notes = ids.cards_of(
         session, (oid for kind, oid in held if kind == snapshot.NOTE), notes=True
     )
-    of_cards = card_ids.cards_of(
+    of_cards = ids.cards_of(
         session, (oid for kind, oid in held if kind == snapshot.CARD), notes=False
     )
     cards = {*of_notes.values(), *of_cards.values()}
@@ -191,13 +217,19 @@ def _send_again(
 
 
 def apply_changes(
-    session: Session, device: Device, session_key: str, body: dict[str, Any]
+    session: Session, device: Device, session_key: str, body: dict[str, Any], now: datetime
 ) -> dict[str, Any]:
-    """The device's note types, decks, options and tags are not taken (part 2 adds a
-    device's own decks); ours go back: what changed since its `minUsn`."""
-    _, state = _state(session, device, session_key)
-    if not isinstance(body.get("changes"), dict):
+    """The device's own note types, decks and options groups are kept (`kept`); its changes
+    to ours and its tags stay on it. Ours go back: what changed since its `minUsn`."""
+    row, state = _state(session, device, session_key)
+    changes = body.get("changes")
+    if not isinstance(changes, dict):
         raise bad_request("applyChanges needs changes")
+    new, taken = kept.take_changes(session, device.user_id, changes, usn=state["usn"], now=now)
+    cards, notes, *others = state["counts"]
+    state["counts"] = [cards, notes, *(n + k for n, k in zip(others, new, strict=True))]
+    state["applied"] = state.get("applied", 0) + taken
+    row.state = state
     pending = state["pending"]
     return {
         "models": pending["models"],
@@ -236,28 +268,36 @@ def apply_chunk(
     entries = part.get("revlog") or []
     if not isinstance(entries, list):
         raise bad_request("a chunk's revlog must be a list")
-    kept = list(state["device_revlog"])
+    answers = list(state["device_revlog"])
     for entry in entries:
         if not isinstance(entry, list) or len(entry) < 9:
             raise bad_request("a revlog row has nine values")
-        kept.append([_int(v, "revlog") for v in (entry[0], entry[1], entry[3], entry[7], entry[8])])
-    state["device_revlog"] = kept
+        answers.append(
+            [_int(v, "revlog") for v in (entry[0], entry[1], entry[3], entry[7], entry[8])]
+        )
+    state["device_revlog"] = answers
     cards = [*state["device_cards"], *device_marks.parse_rows(part.get("cards") or [])]
     notes = [*state["device_notes"], *device_notes.parse_rows(part.get("notes") or [])]
     state["device_cards"], state["device_notes"] = cards, notes
+    unknown = state.get("device_unknown") or {}
+    for name, rows in kept.unknown_rows(session, part).items():
+        unknown[name] = [*unknown.get(name, []), *rows]
+    state["device_unknown"] = unknown
     if part.get("done"):
-        user_id, pending = device.user_id, state["pending"]
+        user_id, pending, usn = device.user_id, state["pending"], state["usn"]
         # New notes first: the answers and marks of their cards then find them.
         added = device_notes.add(session, user_id, notes, cards, now)
+        new_cards, new_notes, taken = kept.take_rows(session, user_id, unknown, usn=usn, now=now)
         card_count, note_count, *others = state["counts"]
-        state["counts"] = [card_count + added, note_count + added, *others]
-        state["applied"], state["replayed"] = device_answers.apply(session, user_id, kept, now)
-        state["applied"] += added
+        state["counts"] = [card_count + added + new_cards, note_count + added + new_notes, *others]
+        applied, state["replayed"] = device_answers.apply(session, user_id, answers, now)
         sent_cards = {entry[0] for entry in pending["cards"]}
-        state["applied"] += device_marks.apply(session, user_id, cards, sent_cards, now)
+        applied += device_marks.apply(session, user_id, cards, sent_cards, now)
         sent_notes = {entry[0] for entry in pending["notes"]}
-        state["applied"] += device_notes.apply(session, user_id, notes, sent_notes, now)
+        applied += device_notes.apply(session, user_id, notes, sent_notes, now)
+        state["applied"] = state.get("applied", 0) + applied + added + taken
         state["device_revlog"], state["device_cards"], state["device_notes"] = [], [], []
+        state["device_unknown"] = {}
     row.state = state
     row.updated_at = now
 

@@ -37,28 +37,17 @@ from ..storage.models import (
     Subscription,
     User,
 )
-from . import sessions
+from . import kept, sessions, snapshot
+from .ids import deck_id_base
 
-# Deck ids: room for a deck's parent and one subdeck per language under each of our decks.
-DECK_ID_STRIDE = 128
-# Options group ids: 1 is the Default deck's (the person's own settings), 1 + our deck id each
-# deck's own.
 SERVER_USN = 0
 # Ending with the columns `revlog_rows` reads, in its order.
 LOG_COLUMNS = ("id", "card_id", "deck_id", *scheduling_out.LOG_COLUMNS)
 
 
-def deck_id_base(deck_id: int) -> int:
-    return schema.ID_BASE + deck_id * DECK_ID_STRIDE
-
-
-def deck_of(anki_deck_id: int) -> int | None:
-    """Our deck of an Anki deck id a sync gave out (each deck in one language: base + 1)."""
-    deck_id, offset = divmod(anki_deck_id - schema.ID_BASE, DECK_ID_STRIDE)
-    return deck_id if deck_id > 0 and offset == 1 else None
-
-
 def options_id(deck_id: int) -> int:
+    """Options group ids: 1 is the Default deck's (the person's own settings), 1 + our deck
+    id each deck's own."""
     return schema.DECK_CONFIG_ID + deck_id
 
 
@@ -100,10 +89,39 @@ def _options(settings: SchedulerSettings, sched: SchedulingContext, mod_ms: int,
 @dataclass
 class Projection:
     """The person's collection built from our data, with the review-log row behind each of
-    its revlog rows (`log_ids[i]` for `collection.revlog[i]`)."""
+    its first revlog rows (`log_ids[i]` for `collection.revlog[i]`; the rows after those are
+    kept answers, `kept`)."""
 
     collection: Collection
     log_ids: list[int]
+
+
+def _add_kept(
+    found: kept.Kept,
+    notetypes: list[dict[str, Any]],
+    decks: list[dict[str, Any]],
+    dconf: list[dict[str, Any]],
+    notes: list[tuple[Any, ...]],
+    cards: list[tuple[Any, ...]],
+    revlog: list[tuple[Any, ...]],
+) -> None:
+    """What devices made and we keep as they sent it (`kept`), with our usn. A kept card
+    whose deck is gone (one of ours the person left) goes to the Default deck, as Anki's
+    own check puts it; a kept answer whose id one of ours took is left out."""
+    notetypes.extend(found.notetypes)
+    decks.extend(found.decks)
+    dconf.extend(found.dconf)
+    notes.extend(
+        tuple([*n[: snapshot.NOTE_USN], SERVER_USN, *n[snapshot.NOTE_USN + 1 :]])
+        for n in found.notes
+    )
+    deck_ids = {d["id"] for d in decks}
+    for c in found.cards:
+        did = c[2] if c[2] in deck_ids else schema.DEFAULT_DECK_ID
+        cards.append(tuple([*c[:2], did, *c[3 : snapshot.CARD_USN], SERVER_USN,
+                            *c[snapshot.CARD_USN + 1 :]]))  # fmt: skip
+    taken = {r[0] for r in revlog}
+    revlog.extend(tuple([*r[:2], SERVER_USN, *r[3:]]) for r in found.revlog if r[0] not in taken)
 
 
 def build(
@@ -209,16 +227,20 @@ def build(
         revlog.extend(rows.revlog)
         card_of.update(rows.card_of)
         card_count += rows.card_count
+    notetypes = [schema.notetype(mod_ms // 1000)]
+    log_count = len(revlog)
+    if only is None:
+        _add_kept(kept.load(session, user_id), notetypes, decks, dconf, notes, cards, revlog)
     conf = collection_conf(card_count, default_sched)
     # Anki's v3 scheduler, the only one current clients study with (a v2 collection is
     # refused by their scheduler until upgraded).
     conf["sched2021"] = True
     scm = sessions.collection(session, user_id, now).scm
-    built = Collection(conf, decks, dconf, mod_ms, notes, cards, revlog, scm, usn)
+    built = Collection(conf, decks, dconf, mod_ms, notes, cards, revlog, scm, usn, notetypes)
     # Each card's revlog rows follow its log in order (`revlog_rows`), so they pair up.
     next_of_card: dict[int, int] = {}
     log_ids = []
-    for entry in revlog:
+    for entry in revlog[:log_count]:
         card_id = card_of[entry[1]]
         i = next_of_card.get(card_id, 0)
         next_of_card[card_id] = i + 1

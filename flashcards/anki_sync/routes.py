@@ -157,7 +157,7 @@ METHODS: dict[str, Callable[[wire.SyncHeader, bytes], Response]] = {
     "meta": meta,
     "start": _step(lambda s, d, k, b, now: normal.start(s, d, k, b, now)),
     "applyGraves": _step(lambda s, d, k, b, now: normal.apply_graves(s, d, k, b, now)),
-    "applyChanges": _step(lambda s, d, k, b, now: normal.apply_changes(s, d, k, b)),
+    "applyChanges": _step(lambda s, d, k, b, now: normal.apply_changes(s, d, k, b, now)),
     "chunk": _step(lambda s, d, k, b, now: normal.chunk(s, d, k, now)),
     "applyChunk": _step(lambda s, d, k, b, now: normal.apply_chunk(s, d, k, b, now)),
     "sanityCheck2": _step(lambda s, d, k, b, now: normal.sanity_check(s, d, k, b)),

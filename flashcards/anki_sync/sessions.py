@@ -32,7 +32,7 @@ from ..storage.models import (
     Subscription,
     User,
 )
-from . import media
+from . import kept, media
 from .devices import Device
 from .wire import Refused
 
@@ -158,6 +158,7 @@ def fingerprint(session: Session, user_id: int) -> str:
         session.execute(
             select(table(CardMark)).where(CardMark.user_id == user_id).order_by(CardMark.card_id)
         ).all(),
+        kept.fingerprint(session, user_id),
     ]
     settings = parts[1]
     if settings is not None:

@@ -80,8 +80,8 @@ def objects(built: Collection) -> Objects:
         found.add(DECK, deck["id"], _digest(_without_stamps(deck)), deck)
     for group in built.dconf:
         found.add(DECK_CONFIG, group["id"], _digest(_without_stamps(group)), group)
-    notetype = schema.notetype(built.mod_ms // 1000)
-    found.add(NOTETYPE, notetype["id"], _digest(_without_stamps(notetype)), notetype)
+    for notetype in built.notetypes or [schema.notetype(built.mod_ms // 1000)]:
+        found.add(NOTETYPE, notetype["id"], _digest(_without_stamps(notetype)), notetype)
     return found
 
 

@@ -5,6 +5,7 @@ from .anki_sync import (
     AnkiCollection,
     AnkiCollectionFile,
     AnkiDevice,
+    AnkiKeptObject,
     AnkiSyncObject,
     AnkiSyncSession,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "AnkiCollection",
     "AnkiCollectionFile",
     "AnkiDevice",
+    "AnkiKeptObject",
     "AnkiSyncObject",
     "AnkiSyncSession",
     "ApiToken",

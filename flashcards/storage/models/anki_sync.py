@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -103,3 +104,21 @@ class AnkiCollectionFile(Base):
     size: Mapped[int] = mapped_column(Integer)  # uncompressed bytes
     # Megabytes: loaded only when asked for (`anki_sync.download.kept_data`).
     data: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
+
+
+class AnkiKeptObject(Base):
+    """An object a device made that the service does not model, kept as Anki sent it (its
+    schema-11 wire form) and given back in every collection built for the person's devices
+    (`anki_sync.kept`): a note type, deck or options group of its own, a note we did not take
+    as a card (with its cards and answers). `usn`: the sync that last changed it."""
+
+    __tablename__ = "anki_kept_objects"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    kind: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    oid: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    usn: Mapped[int] = mapped_column(Integer)
+    payload: Mapped[Any] = mapped_column(JSON)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -1,8 +1,10 @@
-"""Which of our cards an Anki note or card id a device sends stands for. No Flask.
+"""The Anki ids a sync gives our decks and cards, and which of ours an id a device sends
+stands for. No Flask.
 
-A sync gives each card out in one language, under ids derived from ours (`export.note_id`,
-language slot 0), except a card made from a note a device added: it keeps that note's and
-card's ids (`Card.anki_note_id`, `anki_card_id`), so the device's note stays the same note.
+A sync gives each deck and card out in one language, under ids derived from ours (decks
+`deck_id_base` + 1, cards `export.note_id` in language slot 0), except a card made from a
+note a device added: it keeps that note's and card's ids (`Card.anki_note_id`,
+`anki_card_id`), so the device's note stays the same note.
 """
 
 from __future__ import annotations
@@ -17,6 +19,18 @@ from ..anki.export import LOCALE_SLOTS
 from ..storage.models import Card
 
 BATCH = 500  # ids per IN list: well under every database's limit on bound values
+# Deck ids: room for a deck's parent and one subdeck per language under each of our decks.
+DECK_ID_STRIDE = 128
+
+
+def deck_id_base(deck_id: int) -> int:
+    return schema.ID_BASE + deck_id * DECK_ID_STRIDE
+
+
+def deck_of(anki_deck_id: int) -> int | None:
+    """Our deck of an Anki deck id a sync gave out (each deck in one language: base + 1)."""
+    deck_id, offset = divmod(anki_deck_id - schema.ID_BASE, DECK_ID_STRIDE)
+    return deck_id if deck_id > 0 and offset == 1 else None
 
 
 def _batches(ids: list[int]) -> Iterable[list[int]]:

@@ -1,0 +1,235 @@
+"""What a device made that the service does not model, kept per person as Anki sent it and
+given back in every collection built for their devices (`projection`): note types, decks
+and options groups of its own, and notes we did not take as cards (`device_notes.add`: of
+another note type, in a deck made on the device or one the person may not edit here), with
+their cards and answers. So each of the person's devices gets them, and a sync's counts
+agree instead of asking for a full sync. No Flask.
+
+Rows are the protocol's schema-11 wire forms (`AnkiKeptObject.payload`); a device's later
+change replaces one, its deletion (a grave) removes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
+
+from ..anki import schema
+from ..anki.tables import table
+from ..storage.models import AnkiKeptObject, Subscription
+from . import ids, snapshot
+from .wire import bad_request
+
+REVLOG = 6  # beside snapshot's kinds: answers to kept cards
+BATCH = 500
+
+
+@dataclass
+class Kept:
+    notetypes: list[dict[str, Any]] = field(default_factory=list)
+    decks: list[dict[str, Any]] = field(default_factory=list)
+    dconf: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[list[Any]] = field(default_factory=list)
+    cards: list[list[Any]] = field(default_factory=list)
+    revlog: list[list[Any]] = field(default_factory=list)
+
+
+_LISTS = {
+    snapshot.NOTETYPE: "notetypes",
+    snapshot.DECK: "decks",
+    snapshot.DECK_CONFIG: "dconf",
+    snapshot.NOTE: "notes",
+    snapshot.CARD: "cards",
+    REVLOG: "revlog",
+}
+
+
+def load(session: Session, user_id: int) -> Kept:
+    kept = Kept()
+    rows = session.execute(
+        select(AnkiKeptObject.kind, AnkiKeptObject.payload)
+        .where(AnkiKeptObject.user_id == user_id)
+        .order_by(AnkiKeptObject.kind, AnkiKeptObject.oid)
+    )
+    for kind, payload in rows:
+        getattr(kept, _LISTS[kind]).append(payload)
+    return kept
+
+
+def kept_ids(session: Session, user_id: int, kind: int, oids: Iterable[int]) -> set[int]:
+    """Which of `oids` are kept objects of `kind`."""
+    wanted = sorted(set(oids))
+    found: set[int] = set()
+    for i in range(0, len(wanted), BATCH):
+        found.update(
+            session.scalars(
+                select(AnkiKeptObject.oid).where(
+                    AnkiKeptObject.user_id == user_id,
+                    AnkiKeptObject.kind == kind,
+                    AnkiKeptObject.oid.in_(wanted[i : i + BATCH]),
+                )
+            )
+        )
+    return found
+
+
+def keep(
+    session: Session,
+    user_id: int,
+    kind: int,
+    entries: dict[int, Any],
+    *,
+    usn: int,
+    now: datetime,
+) -> int:
+    """Keep (or replace) these objects of `kind` by id; how many were new."""
+    if not entries:
+        return 0
+    known = kept_ids(session, user_id, kind, entries)
+    objs = table(AnkiKeptObject)
+    mine = (AnkiKeptObject.user_id == user_id, AnkiKeptObject.kind == kind)
+    for oid in known:
+        session.execute(
+            update(objs)
+            .where(*mine, AnkiKeptObject.oid == oid)
+            .values(payload=entries[oid], usn=usn, updated_at=now)
+        )
+    new = [
+        {"user_id": user_id, "kind": kind, "oid": oid, "usn": usn, "payload": payload,
+         "updated_at": now}
+        for oid, payload in entries.items()
+        if oid not in known
+    ]  # fmt: skip
+    if new:
+        session.execute(objs.insert(), new)
+    return len(new)
+
+
+def drop(session: Session, user_id: int, kind: int, oids: Iterable[int]) -> set[int]:
+    """A device deleted these: the kept ones among them go; those."""
+    gone = kept_ids(session, user_id, kind, oids)
+    for oid in gone:
+        session.execute(
+            delete(AnkiKeptObject).where(
+                AnkiKeptObject.user_id == user_id,
+                AnkiKeptObject.kind == kind,
+                AnkiKeptObject.oid == oid,
+            )
+        )
+    return gone
+
+
+def revlog_since(session: Session, user_id: int, min_usn: int) -> list[list[Any]]:
+    """Kept answers a device with `min_usn` has not got."""
+    return list(
+        session.scalars(
+            select(AnkiKeptObject.payload)
+            .where(
+                AnkiKeptObject.user_id == user_id,
+                AnkiKeptObject.kind == REVLOG,
+                AnkiKeptObject.usn >= min_usn,
+            )
+            .order_by(AnkiKeptObject.oid)
+        )
+    )
+
+
+def fingerprint(session: Session, user_id: int) -> tuple[int, str]:
+    """How many objects are kept and when the last changed: part of the collection's."""
+    count, latest = session.execute(
+        select(func.count(), func.max(AnkiKeptObject.updated_at)).where(
+            AnkiKeptObject.user_id == user_id
+        )
+    ).one()
+    return int(count or 0), str(latest)
+
+
+def take_changes(
+    session: Session, user_id: int, changes: dict[str, Any], *, usn: int, now: datetime
+) -> tuple[list[int], int]:
+    """The note types, decks and options groups of an `applyChanges` that are the device's
+    own (not ours: a device's change to one of ours stays on it). How many of each were
+    new ([note types, decks, options groups]), and how many were taken in all."""
+    models = changes.get("models") or []
+    pair = changes.get("decks") or [[], []]
+    if not isinstance(pair, list) or len(pair) != 2:
+        raise bad_request("applyChanges' decks are [decks, options groups]")
+    decks, dconf = pair
+    for name, value in (("models", models), ("decks", decks), ("options", dconf)):
+        if not isinstance(value, list) or not all(
+            isinstance(o, dict) and isinstance(o.get("id"), int) for o in value
+        ):
+            raise bad_request(f"{name} must be a list of objects with whole-number ids")
+    subscribed = session.scalars(
+        select(Subscription.deck_id).where(Subscription.user_id == user_id)
+    )
+    ours = {schema.DEFAULT_DECK_ID, *(ids.deck_id_base(d) + 1 for d in subscribed)}
+    own_models = {m["id"]: m for m in models if m["id"] != schema.NOTETYPE_ID}
+    own_decks = {d["id"]: d for d in decks if d["id"] not in ours}
+    # Ours are 1 (the person's settings) and 1 + a deck's id; a device's have timestamps.
+    own_dconf = {c["id"]: c for c in dconf if c["id"] >= schema.ID_BASE}
+    taken = ((snapshot.NOTETYPE, own_models), (snapshot.DECK, own_decks),
+             (snapshot.DECK_CONFIG, own_dconf))  # fmt: skip
+    new = [keep(session, user_id, kind, objects, usn=usn, now=now) for kind, objects in taken]
+    return new, sum(len(objects) for _, objects in taken)
+
+
+# The schema-11 row lengths of notes, cards and revlog rows.
+ROW_LENGTHS = {"notes": 11, "cards": 18, "revlog": 9}
+
+
+def unknown_rows(session: Session, part: dict[str, Any]) -> dict[str, list[list[Any]]]:
+    """A chunk's notes, cards and answers that are not of our cards, as sent (400 for a
+    malformed row): kept at the sync's end (`take_rows`), unless a new note became a card
+    of ours (`device_notes.add`)."""
+    out: dict[str, list[list[Any]]] = {}
+    for name, length in ROW_LENGTHS.items():
+        rows = part.get(name) or []
+        if not isinstance(rows, list):
+            raise bad_request(f"a chunk's {name} must be a list")
+        for entry in rows:
+            if (
+                not isinstance(entry, list)
+                or len(entry) < length
+                or not all(isinstance(v, int | float | str) or v is None for v in entry)
+                or not isinstance(entry[0], int)
+                or (name != "notes" and not isinstance(entry[1], int))
+            ):
+                raise bad_request(f"a row of {name} has {length} plain values, its id first")
+        by_id = ids.cards_of(
+            session, (e[1] if name == "revlog" else e[0] for e in rows), notes=name == "notes"
+        )
+        out[name] = [e[:length] for e in rows if (e[1] if name == "revlog" else e[0]) not in by_id]
+    return out
+
+
+def take_rows(
+    session: Session,
+    user_id: int,
+    unknown: dict[str, list[list[Any]]],
+    *,
+    usn: int,
+    now: datetime,
+) -> tuple[int, int, int]:
+    """Keep the rows of `unknown_rows` still not of our cards: (new cards, new notes, rows
+    taken)."""
+    notes = unknown.get("notes", [])
+    cards = unknown.get("cards", [])
+    revlog = unknown.get("revlog", [])
+    ours_n = ids.cards_of(session, (n[0] for n in notes), notes=True)
+    ours_c = ids.cards_of(session, (c[0] for c in cards), notes=False)
+    ours_r = ids.cards_of(session, (r[1] for r in revlog), notes=False)
+    taken = {
+        snapshot.NOTE: {n[0]: n for n in notes if n[0] not in ours_n},
+        snapshot.CARD: {c[0]: c for c in cards if c[0] not in ours_c},
+        REVLOG: {r[0]: r for r in revlog if r[1] not in ours_r},
+    }
+    new = {
+        kind: keep(session, user_id, kind, rows, usn=usn, now=now) for kind, rows in taken.items()
+    }
+    return new[snapshot.CARD], new[snapshot.NOTE], sum(len(rows) for rows in taken.values())

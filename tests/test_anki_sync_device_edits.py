@@ -239,7 +239,8 @@ def test_a_note_added_in_anki_becomes_a_card_of_the_deck_and_keeps_its_ids(
             assert second.get_note(note.id)["Back"] == "The p5 node group"
         finally:
             second.close()
-        col.sync_collection(auth, False)  # the edit, as taken here
+        # Deleted right after an edit synced: the edit was the device's, not one made on
+        # both sides, so the deletion is taken.
         col.remove_notes([note.id])
         col.sync_collection(auth, False)
         with Session(engine) as s:
@@ -328,3 +329,33 @@ def test_what_a_device_makes_that_we_do_not_model_reaches_its_other_devices(
 def card_ids_of_shipped(engine: Engine, person: Person) -> list[int]:
     with Session(engine) as s:
         return card_ids(s, person.deck_ids[0])
+
+
+def test_tags_given_in_anki_become_the_persons_own(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    shipped = card_ids_of_shipped(engine, person)[0]
+    col, auth = downloaded(tmp_path, server)
+    try:
+        note = col.get_note(ID_BASE + shipped * 64)
+        assert "eks-model-training" in note.tags  # our export's own, not the person's
+        note.tags = [*note.tags, "exam", "leech"]
+        col.update_note(note)
+        col.sync_collection(auth, False)
+        with Session(engine) as s:
+            mark = s.get(CardMark, (person.user_id, shipped))
+            assert mark is not None and list(mark.tags) == ["exam"]  # leech is detection's
+        note = col.get_note(note.id)
+        note.tags = [t for t in note.tags if t != "exam"]
+        col.update_note(note)
+        col.sync_collection(auth, False)
+        with Session(engine) as s:
+            mark = s.get(CardMark, (person.user_id, shipped))
+            assert mark is not None and list(mark.tags) == []
+        # And one given on the web reaches the device.
+        with transaction(engine) as s:
+            card_actions.add_tag(s, person.user_id, [shipped], "review-me", now=utcnow())
+        col.sync_collection(auth, False)
+        assert "review-me" in col.get_note(note.id).tags
+    finally:
+        col.close()

@@ -29,7 +29,11 @@ from ..anki.planning import EXPLANATION_RE
 from ..anki.sanitize import html_to_text
 from ..decks import card_editing
 from ..errors import FlashcardsError
+from ..hot_sql import marks as sql
+from ..hot_sql.rawsql import executor
+from ..srs import card_actions
 from ..srs.cards import edit_place, may_edit_deck
+from ..srs.marks import LEECH_TAG, marks_from_row
 from ..storage.models import Card, CardText, Deck, Subscription
 from . import ids, kept, snapshot
 from .wire import bad_request
@@ -78,13 +82,14 @@ def apply(
     changed = 0
     rows = list(rows)
     ours = ids.cards_of(session, (r[0] for r in rows if isinstance(r[0], int)), notes=True)
-    for nid, fields, *_ in rows:
-        assert isinstance(nid, int) and isinstance(fields, list)
+    for nid, fields, _guid, tags in rows:
+        assert isinstance(nid, int) and isinstance(fields, list) and isinstance(tags, str)
         if nid not in ours:
             continue  # not a note of ours (one added on the device and not taken)
         if nid in sent:
             again.append((snapshot.NOTE, nid))
             continue
+        changed += _retag(session, user_id, ours[nid], tags.split(), now=now)
         try:
             changed += _edit(session, user_id, ours[nid], *texts_of(*fields), now=now)
         except FlashcardsError:
@@ -92,6 +97,30 @@ def apply(
             again.append((snapshot.NOTE, nid))
     snapshot.forget(session, user_id, again)
     return changed + len(again)
+
+
+def _retag(session: Session, user_id: int, card_id: int, tags: list[str], *, now: datetime) -> int:
+    """The person's own tags on the card (`card_actions.add_tag`) as the device's note has
+    them: its tags but the card's own (the deck's), our export's (the deck's slug, the
+    language) and `leech` (leech detection's). A tag we refuse stays on the device alone."""
+    row = session.execute(
+        select(Card.tags, Deck.slug).join(Deck, Deck.id == Card.deck_id).where(Card.id == card_id)
+    ).first()
+    if row is None:
+        return 0
+    ours = {*(row.tags or ()), row.slug, LEECH_TAG}
+    wanted = [t for t in dict.fromkeys(tags) if t not in ours and not t.startswith("lang::")]
+    have = marks_from_row(sql.mark(executor(session), user_id, card_id)).tags
+    changes = 0
+    added = [(t, card_actions.add_tag) for t in wanted if t not in have]
+    removed = [(t, card_actions.remove_tag) for t in have if t not in wanted]
+    for tag, change in added + removed:
+        try:
+            change(session, user_id, [card_id], tag, now=now)
+        except FlashcardsError:
+            continue
+        changes = 1
+    return changes
 
 
 def _edit(
@@ -190,7 +219,11 @@ def add(
             continue
         question, answer, explanation = texts_of(*fields)
         # Our export's own tags (the deck's slug, the language) say where a note came from.
-        own_tags = [t for t in tags.split() if t != deck.slug and not t.startswith("lang::")]
+        own_tags = [
+            t
+            for t in tags.split()
+            if t not in (deck.slug, LEECH_TAG) and not t.startswith("lang::")
+        ]
         key = card_editing.new_card_key(session, deck)
         try:
             card_editing.set_card(

@@ -296,10 +296,39 @@ def apply_chunk(
         sent_notes = {entry[0] for entry in pending["notes"]}
         applied += device_notes.apply(session, user_id, notes, sent_notes, now)
         state["applied"] = state.get("applied", 0) + applied + added + taken
+        _settle(session, user_id, state, notes, cards, answers, now)
         state["device_revlog"], state["device_cards"], state["device_notes"] = [], [], []
         state["device_unknown"] = {}
     row.state = state
     row.updated_at = now
+
+
+def _settle(
+    session: Session,
+    user_id: int,
+    state: dict[str, Any],
+    notes: list[list[Any]],
+    cards: list[list[Any]],
+    answers: list[list[int]],
+    now: datetime,
+) -> None:
+    """The device's notes and cards as we now hold them are recorded at this sync's usn, as
+    Anki's server records a device's changes: this device is not sent them back, so its next
+    change to them is not taken for one made on both sides; other devices get them. Not the
+    ones we sent it (changed on both sides: ours goes again), nor cards answered on it,
+    which get our recomputed state back."""
+    pending = state["pending"]
+    sent = {entry[0] for entry in pending["notes"]} | {entry[0] for entry in pending["cards"]}
+    answered = {entry[1] for entry in answers}
+    of_notes = ids.cards_of(session, {n[0] for n in notes} - sent, notes=True)
+    of_cards = ids.cards_of(session, {c[0] for c in cards} - sent - answered, notes=False)
+    if not of_notes and not of_cards:
+        return
+    usn = state["usn"]
+    only = {*of_notes.values(), *of_cards.values()}
+    built = build(session, user_id, now=now, mod_ms=to_ms(now), usn=usn, only=only)
+    keys = [(snapshot.NOTE, nid) for nid in of_notes] + [(snapshot.CARD, cid) for cid in of_cards]
+    snapshot.record_some(session, user_id, snapshot.objects(built.collection), keys, usn)
 
 
 def sanity_check(

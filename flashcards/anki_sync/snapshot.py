@@ -144,6 +144,28 @@ def record_changes(session: Session, user_id: int, found: Objects, usn: int) -> 
         session.execute(insert(objs), added)
 
 
+def record_some(
+    session: Session, user_id: int, found: Objects, keys: Iterable[tuple[int, int]], usn: int
+) -> None:
+    """These objects of `found` (a part of the collection) are what devices hold as of
+    `usn`: a device's own change, taken as it is. One forgotten (`forget`) stays so: it is
+    to be sent again."""
+    known = recorded_of(session, user_id, oids={oid for _, oid in keys}, since=usn + 1)
+    added = []
+    for key in keys:
+        digest = found.digests.get(key)
+        if digest is None or (key in known and known[key][0] == ""):
+            continue
+        if key in known:
+            _set(session, user_id, key, usn, digest)
+        else:
+            added.append(
+                {"user_id": user_id, "kind": key[0], "oid": key[1], "usn": usn, "digest": digest}
+            )
+    if added:
+        session.execute(insert(table(AnkiSyncObject)), added)
+
+
 def _set(
     session: Session, user_id: int, key: tuple[int, int], usn: int, digest: str | None
 ) -> None:

@@ -52,8 +52,10 @@ LOCALE_SLOTS = 64  # note id = base + card id * slots + language index
 
 def note_id(card_id: int, locale_index: int = 0) -> int:
     """A card's note id (and its Anki card's) in one language: the language's index in the
-    low bits, so the default language's note of a card sorts first (our importer tells the
-    default language back by that). Siblings share the note id of the first of them."""
+    low bits, so the note of the export's first language (the deck's default unless the
+    export names its languages) sorts first; our importer takes that one as the default.
+    Siblings share the note id of the first of them. A card a device added keeps that
+    device's ids in the first language instead (`NoteWriter.group`)."""
     return schema.ID_BASE + card_id * LOCALE_SLOTS + locale_index
 
 

@@ -30,7 +30,7 @@ def apply(
     study here are not answers to apply. Returns how many were new here, and whether a
     card's log was given again (`answer_in_time_order`)."""
     applied, replayed = 0, False
-    ours = ids.cards_of(session, (entry[1] for entry in entries), notes=False)
+    ours = ids.cards_of(session, user_id, (entry[1] for entry in entries), notes=False)
     for revlog_id, cid, ease, taken_ms, kind in sorted(entries):
         if not 1 <= ease <= 4 or kind not in (0, 1, 2, 3):
             continue

@@ -21,7 +21,7 @@ from ..srs import card_actions
 from ..srs.days import study_date
 from ..srs.marks import marks_from_row
 from . import ids, snapshot
-from .wire import bad_request
+from .wire import bad_request, is_whole
 
 # A card row of the protocol (schema 11): id, nid, did, ord, mod (seconds), usn, type,
 # queue, due, ivl, factor, reps, lapses, left, odue, odid, flags, data.
@@ -40,7 +40,7 @@ def parse_rows(entries: object) -> list[list[int]]:
         if not isinstance(entry, list) or len(entry) < ROW_LENGTH:
             raise bad_request(f"a card row has {ROW_LENGTH} values")
         values = [entry[ID], entry[QUEUE], entry[FLAGS], entry[NID], entry[DID]]
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        if not all(is_whole(v) for v in values):
             raise bad_request("a card row's ids, queue and flags are whole numbers")
         values[2] &= 0b111  # Anki keeps other bits above the flag's colour
         out.append(values)
@@ -59,7 +59,7 @@ def apply(
     theirs: dict[int, tuple[int, int]] = {}
     both: list[tuple[int, int]] = []
     rows = list(rows)
-    ours = ids.cards_of(session, (row[0] for row in rows), notes=False)
+    ours = ids.cards_of(session, user_id, (row[0] for row in rows), notes=False)
     for cid, queue, flag, *_ in rows:
         card_id = ours.get(cid)
         if card_id is None:

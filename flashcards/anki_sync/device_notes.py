@@ -36,7 +36,7 @@ from ..srs.cards import edit_place, may_edit_deck
 from ..srs.marks import LEECH_TAG, marks_from_row
 from ..storage.models import Card, CardText, Deck, Subscription
 from . import ids, kept, snapshot
-from .wire import bad_request
+from .wire import bad_request, is_whole
 
 # A note row of the protocol (schema 11): id, guid, mid, mod, usn, tags, flds, sfld, csum,
 # flags, data.
@@ -54,7 +54,7 @@ def parse_rows(entries: object) -> list[list[object]]:
         if not isinstance(entry, list) or len(entry) < ROW_LENGTH:
             raise bad_request(f"a note row has {ROW_LENGTH} values")
         nid, guid, mid, tags, fields = (entry[i] for i in (ID, GUID, MID, TAGS, FIELDS))
-        if not isinstance(nid, int) or not all(isinstance(v, str) for v in (guid, tags, fields)):
+        if not is_whole(nid) or not all(isinstance(v, str) for v in (guid, tags, fields)):
             raise bad_request("a note row's id is a whole number, its guid, tags and fields text")
         parts = fields.split("\x1f")
         if mid == schema.NOTETYPE_ID and len(parts) == len(schema.FIELDS):
@@ -81,7 +81,7 @@ def apply(
     again: list[tuple[int, int]] = []
     changed = 0
     rows = list(rows)
-    ours = ids.cards_of(session, (r[0] for r in rows if isinstance(r[0], int)), notes=True)
+    ours = ids.cards_of(session, user_id, (r[0] for r in rows if isinstance(r[0], int)), notes=True)
     for nid, fields, _guid, tags in rows:
         assert isinstance(nid, int) and isinstance(fields, list) and isinstance(tags, str)
         if nid not in ours:
@@ -160,14 +160,14 @@ def _edit(
 
 def delete(
     session: Session, user_id: int, note_ids: Iterable[int], sent: set[int], now: datetime
-) -> set[int]:
+) -> dict[int, int]:
     """Notes deleted on the device: each retires its card where the person may edit it, as
-    retiring it on the web does (history kept). The note ids retired; the others are sent
-    again (a card changed here since the device's last sync, or one of a deck they study
-    only)."""
-    retired: set[int] = set()
+    retiring it on the web does (history kept). The note ids retired, each with our card;
+    the others are sent again (a card changed here since the device's last sync, or one of
+    a deck they study only)."""
+    retired: dict[int, int] = {}
     note_ids = list(note_ids)
-    ours = ids.cards_of(session, note_ids, notes=True)
+    ours = ids.cards_of(session, user_id, note_ids, notes=True)
     for nid in note_ids:
         if nid not in ours or nid in sent:
             continue
@@ -178,7 +178,7 @@ def delete(
             card_editing.retire_card(session, *editable, now=now)
         except FlashcardsError:
             continue  # a team deck's last card: kept, and sent again
-        retired.add(nid)
+        retired[nid] = ours[nid]
     return retired
 
 
@@ -202,17 +202,19 @@ def add(
     that deck, under the note's and its card's ids. How many were taken; the others stay on
     the device alone, as do their answers."""
     nids = [n[0] for n in notes if isinstance(n[0], int)]
-    # Ours already, or kept as the device sent it (a note not taken when it was new).
-    known = ids.cards_of(session, nids, notes=True).keys() | kept.kept_ids(
+    placed = {nid: (cid, did) for cid, _queue, _flag, nid, did in cards}
+    # Ours already (an edit), or kept as the device sent it (a note not taken when it was
+    # new); ids any card here already has stay the device's alone: each is one card's.
+    known = ids.cards_of(session, None, nids, notes=True).keys() | kept.kept_ids(
         session, user_id, snapshot.NOTE, nids
     )
-    placed = {nid: (cid, did) for cid, _queue, _flag, nid, did in cards}
+    in_use = ids.cards_of(session, None, (cid for cid, _ in placed.values()), notes=False)
     taken = 0
     for nid, fields, guid, tags in notes:
         assert isinstance(nid, int) and isinstance(fields, list) and isinstance(guid, str)
         assert isinstance(tags, str)
-        if nid in known or nid not in placed:
-            continue  # an edit, or a note whose card this sync did not bring
+        if nid in known or nid not in placed or placed[nid][0] in in_use:
+            continue  # an edit, a note whose card this sync did not bring, or a clash
         cid, did = placed[nid]
         deck = _deck_to_add_to(session, user_id, did)
         if deck is None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
 from ..anki import schema
 from ..anki.export import LOCALE_SLOTS
-from ..storage.models import Card
+from ..storage.models import Card, Subscription
 
 BATCH = 500  # ids per IN list: well under every database's limit on bound values
 # Deck ids: room for a deck's parent and one subdeck per language under each of our decks.
@@ -37,15 +37,18 @@ def _batches(ids: list[int]) -> Iterable[list[int]]:
     return (ids[i : i + BATCH] for i in range(0, len(ids), BATCH))
 
 
-def cards_of(session: Session, anki_ids: Iterable[int], *, notes: bool) -> dict[int, int]:
+def cards_of(
+    session: Session, user_id: int | None, anki_ids: Iterable[int], *, notes: bool
+) -> dict[int, int]:
     """Our card of each Anki note id (`notes`) or card id the sync gave out, if the card
-    exists; ids of anything else (a note the device made and we did not take) are left
-    out."""
+    exists in a deck the person (`user_id`) subscribes to; ids of anything else (a note the
+    device made and we did not take, a card not theirs) are left out. `user_id` None: any
+    person's card (which ids are in use)."""
     wanted = set(anki_ids)
     column = Card.anki_note_id if notes else Card.anki_card_id
     found: dict[int, int] = {}
     for part in _batches(sorted(wanted)):
-        rows = session.execute(select(column, Card.id).where(column.in_(part)))
+        rows = session.execute(select(column, Card.id).where(column.in_(part), *_theirs(user_id)))
         found.update({anki_id: card_id for anki_id, card_id in rows if anki_id is not None})
     derived: dict[int, int] = {}
     for anki_id in wanted - found.keys():
@@ -53,6 +56,13 @@ def cards_of(session: Session, anki_ids: Iterable[int], *, notes: bool) -> dict[
         if card_id > 0 and slot == 0:
             derived[card_id] = anki_id
     for part in _batches(sorted(derived)):
-        for card_id in session.scalars(select(Card.id).where(Card.id.in_(part))):
+        query = select(Card.id).where(Card.id.in_(part), *_theirs(user_id))
+        for card_id in session.scalars(query):
             found[derived[card_id]] = card_id
     return found
+
+
+def _theirs(user_id: int | None) -> tuple[ColumnElement[bool], ...]:
+    if user_id is None:
+        return ()
+    return (Card.deck_id.in_(select(Subscription.deck_id).where(Subscription.user_id == user_id)),)

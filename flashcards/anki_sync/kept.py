@@ -11,22 +11,28 @@ change replaces one, its deletion (a grave) removes it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from http import HTTPStatus
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import ColumnElement, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from ..anki import schema
 from ..anki.tables import table
 from ..storage.models import AnkiKeptObject, Subscription
 from . import ids, snapshot
-from .wire import bad_request
+from .wire import Refused, bad_request, is_whole
 
 REVLOG = 6  # beside snapshot's kinds: answers to kept cards
 BATCH = 500
+# Objects kept per person: far more than a personal collection's own note types and decks,
+# and a bound on what a device can make us store and send every build.
+LIMIT = 200_000
+# Where a schema-11 note or card row has its modification time.
+MOD_INDEX = {snapshot.NOTE: 3, snapshot.CARD: 4}
 
 
 @dataclass
@@ -63,19 +69,31 @@ def load(session: Session, user_id: int) -> Kept:
 
 def kept_ids(session: Session, user_id: int, kind: int, oids: Iterable[int]) -> set[int]:
     """Which of `oids` are kept objects of `kind`."""
-    wanted = sorted(set(oids))
     found: set[int] = set()
-    for i in range(0, len(wanted), BATCH):
-        found.update(
-            session.scalars(
-                select(AnkiKeptObject.oid).where(
-                    AnkiKeptObject.user_id == user_id,
-                    AnkiKeptObject.kind == kind,
-                    AnkiKeptObject.oid.in_(wanted[i : i + BATCH]),
-                )
-            )
-        )
+    for where in _batches(user_id, kind, oids):
+        found.update(session.scalars(select(AnkiKeptObject.oid).where(*where)))
     return found
+
+
+def _payloads(session: Session, user_id: int, kind: int, oids: Iterable[int]) -> dict[int, Any]:
+    found: dict[int, Any] = {}
+    for where in _batches(user_id, kind, oids):
+        query = select(AnkiKeptObject.oid, AnkiKeptObject.payload).where(*where)
+        found.update({oid: payload for oid, payload in session.execute(query)})
+    return found
+
+
+def _batches(
+    user_id: int, kind: int, oids: Iterable[int]
+) -> Iterator[tuple[ColumnElement[bool], ...]]:
+    """The person's kept objects of `kind` with these ids, as conditions a batch at a time."""
+    wanted = sorted(set(oids))
+    for i in range(0, len(wanted), BATCH):
+        yield (
+            AnkiKeptObject.user_id == user_id,
+            AnkiKeptObject.kind == kind,
+            AnkiKeptObject.oid.in_(wanted[i : i + BATCH]),
+        )
 
 
 def keep(
@@ -87,13 +105,17 @@ def keep(
     usn: int,
     now: datetime,
 ) -> int:
-    """Keep (or replace) these objects of `kind` by id; how many were new."""
+    """Keep these objects of `kind` by id, or replace the kept ones unless what is kept is
+    newer (as Anki's server does; the newer then goes back to the device, which has not got
+    it); how many were new."""
     if not entries:
         return 0
-    known = kept_ids(session, user_id, kind, entries)
+    held = _payloads(session, user_id, kind, entries)
     objs = table(AnkiKeptObject)
     mine = (AnkiKeptObject.user_id == user_id, AnkiKeptObject.kind == kind)
-    for oid in known:
+    for oid in held:
+        if _mod(kind, entries[oid]) < _mod(kind, held[oid]):
+            continue
         session.execute(
             update(objs)
             .where(*mine, AnkiKeptObject.oid == oid)
@@ -103,11 +125,21 @@ def keep(
         {"user_id": user_id, "kind": kind, "oid": oid, "usn": usn, "payload": payload,
          "updated_at": now}
         for oid, payload in entries.items()
-        if oid not in known
+        if oid not in held
     ]  # fmt: skip
     if new:
         session.execute(objs.insert(), new)
     return len(new)
+
+
+def _mod(kind: int, payload: Any) -> float:
+    """When a kept object last changed, by its own `mod` (answers never change)."""
+    if isinstance(payload, dict):
+        value = payload.get("mod")
+    else:
+        index = MOD_INDEX.get(kind)
+        value = payload[index] if index is not None and len(payload) > index else None
+    return value if isinstance(value, int | float) else 0
 
 
 def drop(session: Session, user_id: int, kind: int, oids: Iterable[int]) -> set[int]:
@@ -139,6 +171,16 @@ def revlog_since(session: Session, user_id: int, min_usn: int) -> list[list[Any]
     )
 
 
+def make_room(session: Session, user_id: int, incoming: int) -> None:
+    """413 (the sync refused, nothing kept) if `incoming` more objects would pass `LIMIT`."""
+    held = session.scalar(select(func.count()).where(AnkiKeptObject.user_id == user_id))
+    if (held or 0) + incoming > LIMIT:
+        raise Refused(
+            HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+            f"at most {LIMIT} objects Anki made that the service does not model are kept",
+        )
+
+
 def fingerprint(session: Session, user_id: int) -> tuple[int, str]:
     """How many objects are kept and when the last changed: part of the collection's."""
     count, latest = session.execute(
@@ -162,9 +204,9 @@ def take_changes(
     decks, dconf = pair
     for name, value in (("models", models), ("decks", decks), ("options", dconf)):
         if not isinstance(value, list) or not all(
-            isinstance(o, dict) and isinstance(o.get("id"), int) for o in value
+            isinstance(o, dict) and is_whole(o.get("id")) for o in value
         ):
-            raise bad_request(f"{name} must be a list of objects with whole-number ids")
+            raise bad_request(f"{name} must be a list of objects with 64-bit whole-number ids")
     subscribed = session.scalars(
         select(Subscription.deck_id).where(Subscription.user_id == user_id)
     )
@@ -175,6 +217,7 @@ def take_changes(
     own_dconf = {c["id"]: c for c in dconf if c["id"] >= schema.ID_BASE}
     taken = ((snapshot.NOTETYPE, own_models), (snapshot.DECK, own_decks),
              (snapshot.DECK_CONFIG, own_dconf))  # fmt: skip
+    make_room(session, user_id, sum(len(objects) for _, objects in taken))
     new = [keep(session, user_id, kind, objects, usn=usn, now=now) for kind, objects in taken]
     return new, sum(len(objects) for _, objects in taken)
 
@@ -183,7 +226,9 @@ def take_changes(
 ROW_LENGTHS = {"notes": 11, "cards": 18, "revlog": 9}
 
 
-def unknown_rows(session: Session, part: dict[str, Any]) -> dict[str, list[list[Any]]]:
+def unknown_rows(
+    session: Session, user_id: int, part: dict[str, Any]
+) -> dict[str, list[list[Any]]]:
     """A chunk's notes, cards and answers that are not of our cards, as sent (400 for a
     malformed row): kept at the sync's end (`take_rows`), unless a new note became a card
     of ours (`device_notes.add`)."""
@@ -196,13 +241,19 @@ def unknown_rows(session: Session, part: dict[str, Any]) -> dict[str, list[list[
             if (
                 not isinstance(entry, list)
                 or len(entry) < length
-                or not all(isinstance(v, int | float | str) or v is None for v in entry)
-                or not isinstance(entry[0], int)
-                or (name != "notes" and not isinstance(entry[1], int))
+                or not all(isinstance(v, float | str) or v is None or is_whole(v) for v in entry)
+                or not is_whole(entry[0])
+                or (name != "notes" and not is_whole(entry[1]))
             ):
-                raise bad_request(f"a row of {name} has {length} plain values, its id first")
+                raise bad_request(
+                    f"a row of {name} has {length} plain values (whole numbers of 64 bits), "
+                    "its id first"
+                )
         by_id = ids.cards_of(
-            session, (e[1] if name == "revlog" else e[0] for e in rows), notes=name == "notes"
+            session,
+            user_id,
+            (e[1] if name == "revlog" else e[0] for e in rows),
+            notes=name == "notes",
         )
         out[name] = [e[:length] for e in rows if (e[1] if name == "revlog" else e[0]) not in by_id]
     return out
@@ -221,9 +272,9 @@ def take_rows(
     notes = unknown.get("notes", [])
     cards = unknown.get("cards", [])
     revlog = unknown.get("revlog", [])
-    ours_n = ids.cards_of(session, (n[0] for n in notes), notes=True)
-    ours_c = ids.cards_of(session, (c[0] for c in cards), notes=False)
-    ours_r = ids.cards_of(session, (r[1] for r in revlog), notes=False)
+    ours_n = ids.cards_of(session, user_id, (n[0] for n in notes), notes=True)
+    ours_c = ids.cards_of(session, user_id, (c[0] for c in cards), notes=False)
+    ours_r = ids.cards_of(session, user_id, (r[1] for r in revlog), notes=False)
     taken = {
         snapshot.NOTE: {n[0]: n for n in notes if n[0] not in ours_n},
         snapshot.CARD: {c[0]: c for c in cards if c[0] not in ours_c},

@@ -7,9 +7,11 @@ built from our data since the device's `minUsn` (`snapshot`), and the answers wr
 (review-log rows past the device's mark). What the device sends: its answers (revlog rows),
 applied once each (a review id derived from the row's id) and in time order through the same
 answer path as the web and the API; its cards' suspensions, burials and flags
-(`device_marks`); and its edits of the texts of cards the person may edit (`device_notes`).
-The device's own notes, decks and options and its cards' scheduling are not taken (our
-state, recomputed from the answers, reaches it on its next sync).
+(`device_marks`); its notes' texts and tags, and notes it added to a deck the person may
+edit (`device_notes`); and what it made that we do not model (its own note types, decks,
+options groups and notes), kept as sent and passed to the person's other devices (`kept`).
+Its cards' scheduling is not taken: our state, recomputed from the answers, reaches it on
+its next sync; nor are its changes to our note type, decks and options (ours go back).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from . import (
 from .devices import Device
 from .projection import build
 from .sessions import to_ms
-from .wire import Refused, bad_request
+from .wire import Refused, bad_request, is_whole
 
 CHUNK_SIZE = 250
 log = logging.getLogger(__name__)
@@ -49,8 +51,8 @@ WIRE_NAMES = {snapshot.CARD: "cards", snapshot.NOTE: "notes", snapshot.NOTETYPE:
 
 
 def _int(value: object, name: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise bad_request(f"{name} must be a whole number")
+    if not is_whole(value):
+        raise bad_request(f"{name} must be a whole number of at most 64 bits")
     return value
 
 
@@ -93,7 +95,12 @@ def start(
         for entry, log_id in zip(ours, projection.log_ids, strict=True)
         if mark is None or log_id > mark
     ]
-    revlog += [[*r[:2], usn, *r[3:]] for r in kept.revlog_since(session, device.user_id, min_usn)]
+    taken = {entry[0] for entry in ours}  # a kept answer's id one of ours took: ours goes
+    revlog += [
+        [*r[:2], usn, *r[3:]]
+        for r in kept.revlog_since(session, device.user_id, min_usn)
+        if r[0] not in taken
+    ]
     counts = [len(c.cards), len(c.notes), len(c.notetypes or ()), len(c.decks),
               snapshot.held(session, device.user_id, snapshot.DECK_CONFIG)]  # fmt: skip
     row.state = _state_of(usn, min_usn, pending, revlog, counts)
@@ -156,19 +163,26 @@ def apply_graves(
         if not isinstance(oids, list):
             raise bad_request(f"graves' {name} must be a list")
         graves[kind] = [_int(oid, name) for oid in oids]
-    # What a device made and we kept simply goes.
-    dropped = {
-        kind: kept.drop(session, device.user_id, kind, oids) for kind, oids in graves.items()
-    }
-    sent_notes = {entry[0] for entry in state["pending"]["notes"]}
+    user_id, pending = device.user_id, state["pending"]
+    # What a device made and we kept simply goes, even if another device changed it since
+    # this one's last sync (as on Anki's server, a deletion wins over an edit).
+    dropped = {kind: kept.drop(session, user_id, kind, oids) for kind, oids in graves.items()}
+    for kind, gone in dropped.items():
+        queued = pending[WIRE_NAMES[kind]]
+        queued[:] = [e for e in queued if (e["id"] if isinstance(e, dict) else e[0]) not in gone]
+    sent_notes = {entry[0] for entry in pending["notes"]}
     notes = [oid for oid in graves[snapshot.NOTE] if oid not in dropped[snapshot.NOTE]]
-    retired = device_notes.delete(session, device.user_id, notes, sent_notes, now)
-    # A card and its note share their Anki id: the card goes with its note.
+    retired = device_notes.delete(session, user_id, notes, sent_notes, now)
+    # A retired note's card goes with it (its grave comes too, under the card's own id).
+    of_cards = ids.cards_of(session, user_id, graves[snapshot.CARD], notes=False)
+    gone_cards = {oid for oid, card_id in of_cards.items() if card_id in retired.values()}
     held = [
         (kind, oid)
         for kind, oids in graves.items()
         for oid in oids
-        if oid not in retired and oid not in dropped[kind]
+        if oid not in dropped[kind]
+        and not (kind == snapshot.NOTE and oid in retired)
+        and not (kind == snapshot.CARD and oid in gone_cards)
     ]
     _send_again(session, device.user_id, state, held, now)
     cards, note_count, models, decks, dconf = state["counts"]
@@ -192,10 +206,10 @@ def _send_again(
     if not held:
         return
     of_notes = ids.cards_of(
-        session, (oid for kind, oid in held if kind == snapshot.NOTE), notes=True
+        session, user_id, (oid for kind, oid in held if kind == snapshot.NOTE), notes=True
     )
     of_cards = ids.cards_of(
-        session, (oid for kind, oid in held if kind == snapshot.CARD), notes=False
+        session, user_id, (oid for kind, oid in held if kind == snapshot.CARD), notes=False
     )
     cards = {*of_notes.values(), *of_cards.values()}
     usn, pending = state["usn"], state["pending"]
@@ -280,8 +294,9 @@ def apply_chunk(
     notes = [*state["device_notes"], *device_notes.parse_rows(part.get("notes") or [])]
     state["device_cards"], state["device_notes"] = cards, notes
     unknown = state.get("device_unknown") or {}
-    for name, rows in kept.unknown_rows(session, part).items():
+    for name, rows in kept.unknown_rows(session, device.user_id, part).items():
         unknown[name] = [*unknown.get(name, []), *rows]
+    kept.make_room(session, device.user_id, sum(map(len, unknown.values())))
     state["device_unknown"] = unknown
     if part.get("done"):
         user_id, pending, usn = device.user_id, state["pending"], state["usn"]
@@ -320,8 +335,8 @@ def _settle(
     pending = state["pending"]
     sent = {entry[0] for entry in pending["notes"]} | {entry[0] for entry in pending["cards"]}
     answered = {entry[1] for entry in answers}
-    of_notes = ids.cards_of(session, {n[0] for n in notes} - sent, notes=True)
-    of_cards = ids.cards_of(session, {c[0] for c in cards} - sent - answered, notes=False)
+    of_notes = ids.cards_of(session, user_id, {n[0] for n in notes} - sent, notes=True)
+    of_cards = ids.cards_of(session, user_id, {c[0] for c in cards} - sent - answered, notes=False)
     if not of_notes and not of_cards:
         return
     usn = state["usn"]

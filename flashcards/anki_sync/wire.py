@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import IO, Any, cast
+from typing import IO, Any, TypeGuard, cast
 
 import zstandard
 
@@ -46,6 +46,11 @@ class Refused(Exception):
 
 def bad_request(detail: str) -> Refused:
     return Refused(HTTPStatus.BAD_REQUEST, detail)
+
+
+def is_whole(value: object) -> TypeGuard[int]:
+    """A whole number that fits Anki's (and our) 64-bit columns: ids, usns, times."""
+    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
 
 
 @dataclass(frozen=True)

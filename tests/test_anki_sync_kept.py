@@ -1,0 +1,172 @@
+"""What a device makes that the service does not model, message by message through the Flask
+test client (`anki_sync.kept`): a deletion wins over another device's edit, an older copy
+does not replace a newer one, ids are bounded and resolved only among the person's own
+cards, and a note whose ids another card already has stays the device's. The real client
+is in `test_anki_sync_device_edits.py`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+from sqlalchemy import Engine, func, select
+
+from flashcards.anki import schema
+from flashcards.anki_sync import kept, snapshot
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import AnkiKeptObject, Card, CardMark, ReviewLog
+from flashcards.storage.schema import utcnow
+from tests.factories import card_ids, make_deck, make_user, subscribe
+from tests.test_anki_sync_wire import (
+    CLIENT,
+    ID_BASE,
+    answer_json,
+    count,
+    person,
+    post,
+    refused,
+    start,
+    synced,
+)
+
+__all__ = ["person", "synced"]  # the fixtures, shared with the protocol's tests
+
+OWN_DECK = 1_760_000_000_001  # a deck made on the device: its id is a time in ms
+
+
+def own_deck(mod: int, name: str = "Words") -> dict[str, Any]:
+    return {**schema.deck(OWN_DECK, name, mod), "usn": -1}
+
+
+def apply_changes(client: FlaskClient, key: str, session: str, **changes: Any) -> Any:
+    body = {"changes": {"models": [], "decks": [[], []], "tags": [], **changes}}
+    return answer_json(post(client, "applyChanges", body, key=key, session=session))
+
+
+def finish(client: FlaskClient, key: str, session: str) -> None:
+    assert isinstance(answer_json(post(client, "finish", {}, key=key, session=session)), int)
+
+
+def kept_payloads(engine: Engine, kind: int) -> list[Any]:
+    with engine.connect() as conn:
+        return list(conn.scalars(select(AnkiKeptObject.payload).where(AnkiKeptObject.kind == kind)))
+
+
+def begin(client: FlaskClient, key: str, session: str) -> None:
+    answer_json(post(client, "meta", {"v": 11, "cv": CLIENT}, key=key, session=session))
+
+
+def test_a_deck_deleted_on_one_device_is_not_sent_back_though_another_changed_it(
+    client: FlaskClient, engine: Engine, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    start(client, key, usn)
+    apply_changes(client, key, "n1", decks=[[own_deck(10)], []])  # a device made it
+    finish(client, key, "n1")
+    # A second device, which has it, renames it and syncs.
+    begin(client, key, "n2")
+    start(client, key, usn + 1, session="n2")
+    apply_changes(client, key, "n2", decks=[[own_deck(20, "Words, renamed")], []])
+    finish(client, key, "n2")
+    # The first device, which has not got the new name, deletes it.
+    begin(client, key, "n3")
+    start(client, key, usn + 1, session="n3")
+    body = {"chunk": {"cards": [], "notes": [], "decks": [OWN_DECK]}}
+    assert answer_json(post(client, "applyGraves", body, key=key, session="n3")) is None
+    changes = apply_changes(client, key, "n3")
+    assert [d["id"] for d in changes["decks"][0]] == []  # not sent back to what deleted it
+    assert kept_payloads(engine, snapshot.DECK) == []
+
+
+def test_an_older_copy_of_a_kept_deck_does_not_replace_the_newer(
+    client: FlaskClient, engine: Engine, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    start(client, key, usn)
+    apply_changes(client, key, "n1", decks=[[own_deck(20, "Newer")], []])
+    finish(client, key, "n1")
+    begin(client, key, "n2")
+    start(client, key, usn, session="n2")
+    changes = apply_changes(client, key, "n2", decks=[[own_deck(10, "Older")], []])
+    assert [d["name"] for d in kept_payloads(engine, snapshot.DECK)] == ["Newer"]
+    # The device with the older copy gets the newer one.
+    assert [d["name"] for d in changes["decks"][0]] == ["Newer"]
+
+
+@pytest.mark.parametrize(
+    ("method", "body"),
+    [
+        ("applyGraves", {"chunk": {"cards": [2**63], "notes": [], "decks": []}}),
+        ("applyChanges", {"changes": {"models": [{"id": 2**64}], "decks": [[], []]}}),
+        ("applyChunk", {"chunk": {"notes": [[2**63, "g", 1, 1, -1, "", "a", "a", 0, 0, ""]]}}),
+        ("applyChunk", {"chunk": {"revlog": [[1, 2, -1, 3, 1, 0, 0, 1, 2**70]]}}),
+        ("applyChunk", {"chunk": {"cards": [[-(2**63) - 1, *[0] * 17]]}}),
+    ],
+)
+def test_numbers_past_64_bits_are_a_bad_request_and_change_nothing(
+    client: FlaskClient, engine: Engine, synced: tuple[str, int], method: str, body: Any
+) -> None:
+    key, usn = synced
+    start(client, key, usn)
+    refused(post(client, method, body, key=key, session="n1"), 400, "Bad Request")
+    assert count(engine, AnkiKeptObject) == 0
+
+
+def test_ids_of_cards_not_the_persons_are_kept_as_theirs_not_applied_to_ours(
+    client: FlaskClient, engine: Engine, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    with transaction(engine) as s:
+        foreign = card_ids(s, make_deck(s, "not-subscribed", 2).id)[0]
+    start(client, key, usn)
+    anki_id = ID_BASE + foreign * 64  # what that card would be in a sync of its deck
+    card = [anki_id, anki_id, OWN_DECK, 0, 1, -1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, ""]
+    when = int(utcnow().timestamp() * 1000)
+    row = [when, anki_id, -1, 3, 1, 0, 0, 1000, 0]
+    body = {"chunk": {"done": True, "cards": [card], "revlog": [row]}}
+    assert answer_json(post(client, "applyChunk", body, key=key, session="n1")) is None
+    with engine.connect() as conn:
+        assert conn.scalar(select(func.count()).where(ReviewLog.card_id == foreign)) == 0
+        assert conn.scalar(select(func.count()).where(CardMark.card_id == foreign)) == 0
+    assert [c[0] for c in kept_payloads(engine, snapshot.CARD)] == [anki_id]
+    assert [r[0] for r in kept_payloads(engine, kept.REVLOG)] == [when]
+
+
+def test_a_note_whose_card_id_another_persons_card_has_stays_the_devices(
+    client: FlaskClient, engine: Engine, person: int, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    taken_cid = 1_760_000_000_500
+    with transaction(engine) as s:
+        mine = make_deck(s, "mine", 1, owner_user_id=person)
+        subscribe(s, person, mine, "en")
+        theirs = make_deck(s, "theirs", 1, owner_user_id=make_user(s, "other@example.com"))
+        other = s.get(Card, card_ids(s, theirs.id)[0])
+        assert other is not None
+        other.anki_note_id, other.anki_card_id = 1_760_000_000_400, taken_cid
+        mine_id = mine.id
+    start(client, key, usn)
+    did = ID_BASE + mine_id * 128 + 1
+    nid = 1_760_000_000_600
+    fields = "\x1f".join(["Which node group?", "p5", ""])
+    note = [nid, "guid-1", schema.NOTETYPE_ID, 1, -1, "", fields, "Which", 0, 0, ""]
+    card = [taken_cid, nid, did, 0, 1, -1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, ""]
+    body = {"chunk": {"done": True, "notes": [note], "cards": [card]}}
+    assert answer_json(post(client, "applyChunk", body, key=key, session="n1")) is None
+    with engine.connect() as conn:
+        assert conn.scalar(select(func.count()).where(Card.deck_id == mine_id)) == 1
+    assert [n[0] for n in kept_payloads(engine, snapshot.NOTE)] == [nid]
+
+
+def test_kept_objects_past_the_limit_are_refused_and_nothing_is_kept(
+    client: FlaskClient, engine: Engine, synced: tuple[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key, usn = synced
+    monkeypatch.setattr(kept, "LIMIT", 1)
+    start(client, key, usn)
+    decks = [own_deck(10), {**own_deck(10, "Two"), "id": OWN_DECK + 1}]
+    body = {"changes": {"models": [], "decks": [decks, []], "tags": []}}
+    answered = post(client, "applyChanges", body, key=key, session="n1")
+    refused(answered, 413, "Request Entity Too Large")
+    assert count(engine, AnkiKeptObject) == 0

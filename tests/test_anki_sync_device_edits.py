@@ -12,10 +12,11 @@ from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session
 
 from flashcards.anki.sanitize import html_to_text
-from flashcards.decks import card_editing
+from flashcards.anki_sync.ids import DECK_ID_STRIDE
+from flashcards.decks import card_editing, own_decks
 from flashcards.srs import card_actions, marks, subscriptions
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import Card, CardMark, CardText, Deck, ReviewState
+from flashcards.storage.models import Card, CardMark, CardText, Deck, DeckText, ReviewState
 from flashcards.storage.schema import utcnow
 from tests.factories import card_ids, make_deck, subscribe
 from tests.test_anki_sync_client import ID_BASE, Person, downloaded, person, server
@@ -357,5 +358,38 @@ def test_tags_given_in_anki_become_the_persons_own(
             card_actions.add_tag(s, person.user_id, [shipped], "review-me", now=utcnow())
         col.sync_collection(auth, False)
         assert "review-me" in col.get_note(note.id).tags
+    finally:
+        col.close()
+
+
+def test_a_deck_renamed_in_anki_is_renamed_here_if_it_is_the_persons_own(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    with transaction(engine) as s:
+        mine = make_deck(s, "mine", 2, owner_user_id=person.user_id)
+        subscribe(s, person.user_id, mine, "en")
+        mine_id, shipped_id = mine.id, person.deck_ids[0]
+        shipped_title = s.get(DeckText, (shipped_id, "es")).title  # type: ignore[union-attr]
+    col, auth = downloaded(tmp_path, server)
+    try:
+        mine_did = ID_BASE + mine_id * DECK_ID_STRIDE + 1
+        col.decks.rename(mine_did, "Phone::Mine")  # filed under a deck of the device's own
+        col.decks.rename(ID_BASE + shipped_id * DECK_ID_STRIDE + 1, "Work::EKS")
+        col.sync_collection(auth, False)
+        with Session(engine) as s:
+            assert s.get(DeckText, (mine_id, "en")).title == "Phone::Mine"  # type: ignore[union-attr]
+            assert s.get(DeckText, (shipped_id, "es")).title == shipped_title  # type: ignore[union-attr]
+        assert col.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
+        # Renamed again right after: the first rename was the device's, so this one is taken.
+        col.decks.rename(mine_did, "Phone::Mine, week 2")
+        col.sync_collection(auth, False)
+        with Session(engine) as s:
+            assert s.get(DeckText, (mine_id, "en")).title == "Phone::Mine, week 2"  # type: ignore[union-attr]
+        # Renamed on the web: the device gets it; the shipped deck keeps the device's name.
+        with transaction(engine) as s:
+            own_decks.rename_own_deck(s, person.user_id, "mine", title="Mine, renamed")
+        col.sync_collection(auth, False)
+        assert col.decks.name(mine_did) == "Mine, renamed"
+        assert col.decks.name(ID_BASE + shipped_id * DECK_ID_STRIDE + 1) == "Work::EKS"
     finally:
         col.close()

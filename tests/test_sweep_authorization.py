@@ -82,6 +82,9 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/api/v1/decks/<slug>/cards", "POST"): Probe(
         "/api/v1/decks/{private}/cards", {"front": "a", "back": "b"}, member=404
     ),
+    ("/api/v1/decks/<slug>", "PATCH"): Probe(
+        "/api/v1/decks/{private}", {"title": "Taken"}, member=404
+    ),
     ("/api/v1/decks/<slug>/cards/<key>", "PATCH"): Probe(
         "/api/v1/decks/{private}/cards/c01", {"front": "a", "tags": ["t"]}, member=404
     ),
@@ -182,6 +185,7 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/decks/<slug>/cards/<key>/retire", "POST"): Probe(
         "/decks/{private}/cards/c01/retire", {}, member=404
     ),
+    ("/decks/<slug>/rename", "POST"): Probe("/decks/{private}/rename", {"title": "x"}, member=404),
     ("/decks/<slug>/delete", "GET"): Probe("/decks/{private}/delete", member=404),
     ("/decks/<slug>/delete", "POST"): Probe("/decks/{private}/delete", {}, member=404),
     ("/decks/<slug>/settings", "POST"): Probe(

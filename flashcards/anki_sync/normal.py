@@ -11,7 +11,8 @@ answer path as the web and the API; its cards' suspensions, burials and flags
 edit (`device_notes`); and what it made that we do not model (its own note types, decks,
 options groups and notes), kept as sent and passed to the person's other devices (`kept`).
 Its cards' scheduling is not taken: our state, recomputed from the answers, reaches it on
-its next sync; nor are its changes to our note type, decks and options (ours go back).
+its next sync; nor are its changes to our note type, options and decks, but renames of the
+person's own decks (`device_decks`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..storage.models import (
 )
 from . import (
     device_answers,
+    device_decks,
     device_marks,
     device_notes,
     download,
@@ -233,16 +235,21 @@ def _send_again(
 def apply_changes(
     session: Session, device: Device, session_key: str, body: dict[str, Any], now: datetime
 ) -> dict[str, Any]:
-    """The device's own note types, decks and options groups are kept (`kept`); its changes
-    to ours and its tags stay on it. Ours go back: what changed since its `minUsn`."""
+    """The device's own note types, decks and options groups are kept (`kept`) and its
+    renames of the person's own decks taken (`device_decks`); its other changes to ours stay
+    on it. Ours go back: what changed since its `minUsn`."""
     row, state = _state(session, device, session_key)
     changes = body.get("changes")
     if not isinstance(changes, dict):
         raise bad_request("applyChanges needs changes")
-    new, taken = kept.take_changes(session, device.user_id, changes, usn=state["usn"], now=now)
+    user_id, pending, usn = device.user_id, state["pending"], state["usn"]
+    new, taken = kept.take_changes(session, user_id, changes, usn=usn, now=now)
+    decks = changes["decks"][0] if changes.get("decks") else []
+    renamed = device_decks.rename(session, user_id, decks, {d["id"] for d in pending["decks"]})
+    _record_as_held(session, user_id, usn, [(snapshot.DECK, did) for did in renamed], set(), now)
     cards, notes, *others = state["counts"]
     state["counts"] = [cards, notes, *(n + k for n, k in zip(others, new, strict=True))]
-    state["applied"] = state.get("applied", 0) + taken
+    state["applied"] = state.get("applied", 0) + taken + len(renamed)
     row.state = state
     pending = state["pending"]
     return {
@@ -337,12 +344,20 @@ def _settle(
     answered = {entry[1] for entry in answers}
     of_notes = ids.cards_of(session, user_id, {n[0] for n in notes} - sent, notes=True)
     of_cards = ids.cards_of(session, user_id, {c[0] for c in cards} - sent - answered, notes=False)
-    if not of_notes and not of_cards:
-        return
-    usn = state["usn"]
-    only = {*of_notes.values(), *of_cards.values()}
-    built = build(session, user_id, now=now, mod_ms=to_ms(now), usn=usn, only=only)
     keys = [(snapshot.NOTE, nid) for nid in of_notes] + [(snapshot.CARD, cid) for cid in of_cards]
+    only = {*of_notes.values(), *of_cards.values()}
+    _record_as_held(session, user_id, state["usn"], keys, only, now)
+
+
+def _record_as_held(
+    session: Session, user_id: int, usn: int, keys: list[tuple[int, int]], cards: set[int],
+    now: datetime,
+) -> None:  # fmt: skip
+    """These objects (of `cards`, or decks) as we now hold them are what the device holds
+    as of `usn` (`snapshot.record_some`): it changed them itself."""
+    if not keys:
+        return
+    built = build(session, user_id, now=now, mod_ms=to_ms(now), usn=usn, only=cards)
     snapshot.record_some(session, user_id, snapshot.objects(built.collection), keys, usn)
 
 

@@ -16,10 +16,15 @@ from .models_teams import MAX_CARD_TEXT, MAX_LOCALE
 
 Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG, pattern=r"^\S+$")]
 Locale = Annotated[str, Field(max_length=MAX_LOCALE)]
+# Not blank: the domain folds white space and says so in its own words (minLength and the
+# pattern are for the document, not checked here, so the message stays the domain's).
+Title = Annotated[
+    str, Field(max_length=MAX_TITLE, json_schema_extra={"minLength": 1, "pattern": "\\S"})
+]
 
 
 class NewDeck(Body):
-    title: str = Field(max_length=MAX_TITLE, json_schema_extra={"minLength": 1, "pattern": "\\S"})
+    title: Title
     locales: list[Locale] = Field(
         min_length=1,
         max_length=MAX_LOCALES,
@@ -28,6 +33,13 @@ class NewDeck(Body):
     messages: ClassVar[dict[str, str]] = {
         "locales": f"locales must be a list of 1 to {MAX_LOCALES} language codes such as 'en'"
     }
+
+
+class DeckPatch(Body):
+    title: Title
+    locale: Locale | None = Field(
+        None, description="The language of the title; the deck's default when left out."
+    )
 
 
 class NewCard(Body):

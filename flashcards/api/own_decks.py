@@ -12,14 +12,14 @@ from ..decks.card_pages import CardRow, card_texts
 from ..errors import NotFound
 from ..http.request_db import db, writes
 from ..srs import subscriptions
-from ..storage.models import DeckText
+from ..storage.models import Deck, DeckText
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
 from .bodies import parse_body
 from .models import reply
-from .models_own_decks import CardPatch, NewCard, NewDeck, OwnCard, OwnDeck
+from .models_own_decks import CardPatch, DeckPatch, NewCard, NewDeck, OwnCard, OwnDeck
 from .openapi import Answer, documented
 
 TAGS = ("own decks",)
@@ -55,9 +55,35 @@ def create_deck() -> Response:
         retry_on=(IntegrityError,),  # two decks with one title took the same slug
         attempts=3,
     )
+    return reply(_own_deck(deck), 201)
+
+
+@bp.patch("/decks/<slug>")
+@documented(
+    "renameDeck",
+    "Rename the caller's own deck in one of its languages; its slug stays. The caller's "
+    "Anki devices get the new name at their next sync.",
+    {200: Answer("The deck, its title in its default language.", OwnDeck)},
+    403,
+    body=DeckPatch,
+    tags=TAGS,
+)
+@writes
+def rename_deck(slug: str) -> Response:
+    body = parse_body(DeckPatch)
+    session = db()
+    deck = own_decks.rename_own_deck(
+        session, current_user_id(), slug, title=body.title, locale=body.locale
+    )
+    session.commit()
+    return reply(_own_deck(deck))
+
+
+def _own_deck(deck: Deck) -> OwnDeck:
+    session = db()
     locales = subscriptions.deck_locales(session, deck.id)
     title = session.get(DeckText, (deck.id, deck.default_locale))
-    return reply(OwnDeck.of(deck, title.title if title else deck.slug, locales), 201)
+    return OwnDeck.of(deck, title.title if title else deck.slug, locales)
 
 
 @bp.post("/decks/<slug>/cards")

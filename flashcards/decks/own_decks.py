@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from ..errors import InvalidInput, NotDeckOwner
 from ..srs.subscriptions import find_visible_deck, subscribe
-from ..storage.models import Deck
+from ..storage.models import Deck, DeckText
 from ..teams.roles import clean_text
 from . import card_editing
 from .deckfile import MAX_TITLE, DeckSource, LocaleSource
@@ -46,9 +46,7 @@ def create_own_deck(
 ) -> Deck:
     """A new, empty deck of the person's, in `locales` (the first is its default language),
     which they study at once. Two made at once may take the same slug: the caller retries."""
-    if "\x00" in title:
-        raise InvalidInput("a NUL character is not text", field="title")
-    title = clean_text(title, field="title", max_length=MAX_TITLE)
+    title = _clean_title(title)
     if not locales:
         raise InvalidInput("a deck needs a language", field="locales")
     if len(locales) > MAX_LOCALES:
@@ -60,6 +58,27 @@ def create_own_deck(
     deck = find_own_deck(session, user_id, slug)
     subscribe(session, user_id, deck, None, now=now)
     return deck
+
+
+def rename_own_deck(
+    session: Session, user_id: int, slug: str, *, title: str, locale: str | None = None
+) -> Deck:
+    """The deck's title in one of its languages (its default without one). "::" in it makes
+    it a subdeck in Anki, as in a name imported from there. Its slug, and so its address,
+    stays."""
+    deck = find_own_deck(session, user_id, slug)
+    title = _clean_title(title)
+    text = session.get(DeckText, (deck.id, locale or deck.default_locale))
+    if text is None:
+        raise InvalidInput(f"the deck has no text in '{locale}'", field="locale")
+    text.title = title
+    return deck
+
+
+def _clean_title(title: str) -> str:
+    if "\x00" in title:
+        raise InvalidInput("a NUL character is not text", field="title")
+    return clean_text(title, field="title", max_length=MAX_TITLE)
 
 
 def add_card(

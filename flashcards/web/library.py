@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from ..decks import own_decks
+from ..decks.deckfile import MAX_TITLE
 from ..errors import InvalidInput
 from ..http.request_db import db, writes
 from ..srs import deck_settings, queue, subscriptions
@@ -145,6 +146,31 @@ def unsubscribe(slug: str) -> Response:
         session.commit()
         flash(_("Unsubscribed. Your progress is kept if you come back."))
     return redirect(url_for("web.library"))
+
+
+@bp.post("/decks/<slug>/rename")
+@writes
+@login_required
+def rename_deck(slug: str) -> Response:
+    session = db()
+    try:
+        own_decks.rename_own_deck(
+            session,
+            user_id(),
+            slug,
+            title=request.form.get("title", ""),
+            locale=request.form.get("locale") or None,
+        )
+    except InvalidInput as exc:
+        session.rollback()
+        if exc.field == "title":
+            flash(_("A title needs 1 to %(num)d characters.", num=MAX_TITLE), "error")
+        else:  # the form's language, which the page gave: only a stale or altered form
+            flash(_("Check “%(field)s”: this value is not allowed.", field=_("Language")), "error")
+        return redirect(url_for("web.deck", slug=slug), 303)
+    session.commit()
+    flash(_("Deck renamed."))
+    return redirect(url_for("web.deck", slug=slug), 303)
 
 
 @bp.get("/decks/<slug>/delete")

@@ -1,0 +1,113 @@
+"""Renaming one's own deck on its page and through the API: the title in one language changes,
+the slug (its address) stays; a blank or overlong title, a language the deck lacks, another
+person's deck and a shipped one are refused with nothing written. A device's renames are in
+`test_anki_sync_device_edits.py`."""
+
+from __future__ import annotations
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import Engine, select
+
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import Deck, DeckText
+
+from . import factories as f
+from .test_sweep_authorization import dump
+from .web_helpers import csrf, sign_up
+
+
+def titles(engine: Engine, slug: str) -> dict[str, str]:
+    with transaction(engine) as s:
+        rows = s.execute(
+            select(DeckText.locale, DeckText.title)
+            .join(Deck, Deck.id == DeckText.deck_id)
+            .where(Deck.slug == slug)
+        )
+        return {locale: title for locale, title in rows}
+
+
+def test_the_deck_page_renames_an_own_deck(client: FlaskClient, engine: Engine) -> None:
+    sign_up(client)
+    form = {"csrf_token": csrf(client, "/decks/new"), "title": "Kitchen", "locale": "en",
+            "other_locales": ["es"]}  # fmt: skip
+    slug = client.post("/decks/new", data=form).headers["Location"].split("/")[2]
+    page = client.get(f"/decks/{slug}").get_data(as_text=True)
+    assert "Rename this deck" in page and 'value="Kitchen"' in page
+    rename = {"csrf_token": csrf(client, f"/decks/{slug}"), "locale": "en",
+              "title": "  Kitchen::Tools "}  # fmt: skip
+    r = client.post(f"/decks/{slug}/rename", data=rename)
+    assert r.status_code == 303 and r.headers["Location"] == f"/decks/{slug}"
+    page = client.get(f"/decks/{slug}").get_data(as_text=True)
+    assert "Deck renamed." in page and ">Kitchen::Tools</h1>" in page
+    assert titles(engine, slug) == {"en": "Kitchen::Tools", "es": "Kitchen"}
+
+    before = dump(engine)
+    for field, value, message in [
+        ("title", " ", "A title needs 1 to 200 characters."),
+        ("title", "x" * 201, "A title needs 1 to 200 characters."),
+        ("locale", "ko", "Check “Language”: this value is not allowed."),
+    ]:
+        r = client.post(f"/decks/{slug}/rename", data={**rename, field: value})
+        assert r.status_code == 303
+        assert message in client.get(f"/decks/{slug}").get_data(as_text=True)
+    assert client.post(f"/decks/{slug}/rename", data={"title": "No token"}).status_code == 400
+    assert dump(engine) == before
+
+
+def test_a_spanish_page_names_the_language_of_the_title(client: FlaskClient) -> None:
+    sign_up(client, language="es")
+    form = {"csrf_token": csrf(client, "/decks/new"), "title": "Cocina", "locale": "es"}
+    slug = client.post("/decks/new", data=form).headers["Location"].split("/")[2]
+    page = client.get(f"/decks/{slug}").get_data(as_text=True)
+    assert "Cambiar el nombre del mazo" in page and "Título en español" in page
+
+
+def test_only_ones_own_deck_is_renamed(client: FlaskClient, engine: Engine) -> None:
+    with transaction(engine) as s:
+        other = f.make_user(s, "other@example.com")
+        f.make_deck(s, "theirs", 1, owner_user_id=other)
+        f.make_deck(s, "shipped", 1)
+    sign_up(client)
+    token = csrf(client, "/")
+    before = dump(engine)
+    assert client.post("/decks/theirs/rename", data={"csrf_token": token, "title": "Mine"}
+                       ).status_code == 404  # fmt: skip
+    assert client.post("/decks/shipped/rename", data={"csrf_token": token, "title": "Mine"}
+                       ).status_code == 403  # fmt: skip
+    assert dump(engine) == before
+
+
+def test_the_api_renames_an_own_deck(app: Flask, engine: Engine) -> None:
+    with transaction(engine) as s:
+        ana = f.make_user(s, "ana@example.com")
+        ben = f.make_user(s, "ben@example.com")
+        headers = {"Authorization": f"Bearer {f.make_token(s, ana)}"}
+        ben_headers = {"Authorization": f"Bearer {f.make_token(s, ben)}"}
+        f.make_deck(s, "shipped", 1)
+    api = app.test_client()
+    deck = api.post(
+        "/api/v1/decks", headers=headers, json={"title": "Verbs", "locales": ["es", "en"]}
+    ).get_json()
+    url = f"/api/v1/decks/{deck['slug']}"
+    r = api.patch(url, headers=headers, json={"title": "Verbos"})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json() == {**deck, "title": "Verbos"}
+    r = api.patch(url, headers=headers, json={"title": "Verbs", "locale": "en"})
+    assert r.get_json()["title"] == "Verbos"  # the default language's
+    assert titles(engine, deck["slug"]) == {"es": "Verbos", "en": "Verbs"}
+
+    before = dump(engine)
+    for who, target, body, status in [
+        (headers, url, {"title": " "}, 422),
+        (headers, url, {"title": "x" * 201}, 422),
+        (headers, url, {"title": "T", "locale": "ko"}, 422),
+        (headers, url, {}, 422),
+        (headers, url, {"title": "T", "extra": 1}, 422),
+        (ben_headers, url, {"title": "T"}, 404),
+        (headers, "/api/v1/decks/shipped", {"title": "T"}, 403),
+    ]:
+        r = api.patch(target, headers=who, json=body)
+        assert r.status_code == status, (body, r.get_json())
+        assert r.mimetype == "application/problem+json"
+    assert dump(engine) == before

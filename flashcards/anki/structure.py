@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import AnkiPackageError
+from .protobuf import Message
 
 NORMAL, CLOZE = 0, 1
 
@@ -29,58 +30,15 @@ class Notetype:
     templates: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _varint(blob: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(blob) or shift > 63:
-            raise AnkiPackageError("the package has a damaged protobuf field")
-        byte = blob[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-
-
-def _proto_fields(blob: bytes) -> Iterator[tuple[int, int | bytes]]:
-    """A protobuf message's fields in order: (number, varint or length-delimited bytes)."""
-    pos = 0
-    while pos < len(blob):
-        key, pos = _varint(blob, pos)
-        wire = key & 7
-        if wire == 0:
-            value, pos = _varint(blob, pos)
-            yield key >> 3, value
-        elif wire == 1:
-            pos += 8
-        elif wire == 2:
-            length, pos = _varint(blob, pos)
-            if pos + length > len(blob):
-                raise AnkiPackageError("the package has a damaged protobuf field")
-            yield key >> 3, blob[pos : pos + length]
-            pos += length
-        elif wire == 5:
-            pos += 4
-        else:
-            raise AnkiPackageError("the package has a damaged protobuf field")
-
-
 def proto_varint(blob: bytes, number: int) -> int | None:
     """The last varint field `number` of a protobuf message (enough for meta and kinds)."""
-    found = None
-    for key, value in _proto_fields(blob):
-        if key == number and isinstance(value, int):
-            found = value
-    return found
+    message = Message(blob)
+    return message.uint(number) if message.has(number) else None
 
 
 def proto_string(blob: bytes, number: int) -> str:
     """The last string field `number` of a protobuf message, "" if absent."""
-    found = b""
-    for key, value in _proto_fields(blob):
-        if key == number and isinstance(value, bytes):
-            found = value
-    return found.decode("utf-8", "replace")
+    return Message(blob).text(number)
 
 
 def stored_tables(conn: sqlite3.Connection) -> set[str]:

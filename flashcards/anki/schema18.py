@@ -77,8 +77,7 @@ def _notetype(
         "latexPost": c.text(6),
         "latexsvg": c.flag(7),
         "req": [
-            [r.uint(1), REQUIREMENT_KINDS.get(r.uint(2), "none"), r.uints(3)]
-            for r in c.messages(8)
+            [r.uint(1), REQUIREMENT_KINDS.get(r.uint(2), "none"), r.uints(3)] for r in c.messages(8)
         ],
     }
     if c.uint(9):

@@ -29,10 +29,9 @@ from ..storage.models import (
     AnkiSyncSession,
 )
 from . import (
-    device_answers,
     device_decks,
-    device_marks,
     device_notes,
+    device_rows,
     download,
     ids,
     kept,
@@ -286,38 +285,28 @@ def apply_chunk(
     part = body.get("chunk")
     if not isinstance(part, dict):
         raise bad_request("applyChunk needs a chunk")
-    entries = part.get("revlog") or []
-    if not isinstance(entries, list):
-        raise bad_request("a chunk's revlog must be a list")
-    answers = list(state["device_revlog"])
-    for entry in entries:
-        if not isinstance(entry, list) or len(entry) < 9:
-            raise bad_request("a revlog row has nine values")
-        answers.append(
-            [_int(v, "revlog") for v in (entry[0], entry[1], entry[3], entry[7], entry[8])]
-        )
-    state["device_revlog"] = answers
-    cards = [*state["device_cards"], *device_marks.parse_rows(part.get("cards") or [])]
-    notes = [*state["device_notes"], *device_notes.parse_rows(part.get("notes") or [])]
-    state["device_cards"], state["device_notes"] = cards, notes
+    found = device_rows.parse(session, device.user_id, part)
+    answers = [*state["device_revlog"], *found.answers]
+    cards = [*state["device_cards"], *found.cards]
+    notes = [*state["device_notes"], *found.notes]
     unknown = state.get("device_unknown") or {}
-    for name, rows in kept.unknown_rows(session, device.user_id, part).items():
+    for name, rows in found.unknown.items():
         unknown[name] = [*unknown.get(name, []), *rows]
     kept.make_room(session, device.user_id, sum(map(len, unknown.values())))
+    state["device_revlog"], state["device_cards"], state["device_notes"] = answers, cards, notes
     state["device_unknown"] = unknown
     if part.get("done"):
         user_id, pending, usn = device.user_id, state["pending"], state["usn"]
-        # New notes first: the answers and marks of their cards then find them.
-        added = device_notes.add(session, user_id, notes, cards, now)
-        new_cards, new_notes, taken = kept.take_rows(session, user_id, unknown, usn=usn, now=now)
+        everything = device_rows.DeviceRows(notes, cards, answers, unknown)
+        taken = device_rows.take(
+            session, user_id, everything, usn=usn, now=now,
+            sent_notes={entry[0] for entry in pending["notes"]},
+            sent_cards={entry[0] for entry in pending["cards"]},
+        )  # fmt: skip
         card_count, note_count, *others = state["counts"]
-        state["counts"] = [card_count + added + new_cards, note_count + added + new_notes, *others]
-        applied, state["replayed"] = device_answers.apply(session, user_id, answers, now)
-        sent_cards = {entry[0] for entry in pending["cards"]}
-        applied += device_marks.apply(session, user_id, cards, sent_cards, now)
-        sent_notes = {entry[0] for entry in pending["notes"]}
-        applied += device_notes.apply(session, user_id, notes, sent_notes, now)
-        state["applied"] = state.get("applied", 0) + applied + added + taken
+        state["counts"] = [card_count + taken.cards, note_count + taken.notes, *others]
+        state["replayed"] = taken.replayed
+        state["applied"] = state.get("applied", 0) + taken.applied
         _settle(session, user_id, state, notes, cards, answers, now)
         state["device_revlog"], state["device_cards"], state["device_notes"] = [], [], []
         state["device_unknown"] = {}

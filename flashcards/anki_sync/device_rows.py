@@ -1,0 +1,78 @@
+"""The notes, cards and answers a device sends (a normal sync's chunks, or a whole uploaded
+collection), read and then taken as the person's own actions, in the order that lets each
+find what it needs. No Flask."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from . import device_answers, device_marks, device_notes, kept
+from .wire import bad_request, is_whole
+
+REVLOG_LENGTH = 9
+
+
+@dataclass
+class DeviceRows:
+    notes: list[list[Any]] = field(default_factory=list)  # `device_notes.parse_rows`
+    cards: list[list[int]] = field(default_factory=list)  # `device_marks.parse_rows`
+    # [id, card id, ease, time, type] of each revlog row (`device_answers.apply`)
+    answers: list[list[int]] = field(default_factory=list)
+    unknown: dict[str, list[list[Any]]] = field(default_factory=dict)  # `kept.unknown_rows`
+
+
+def parse(session: Session, user_id: int, part: dict[str, Any]) -> DeviceRows:
+    """A chunk's rows (400 for a malformed one)."""
+    entries = part.get("revlog") or []
+    if not isinstance(entries, list):
+        raise bad_request("a chunk's revlog must be a list")
+    answers = []
+    for entry in entries:
+        if not isinstance(entry, list) or len(entry) < REVLOG_LENGTH:
+            raise bad_request("a revlog row has nine values")
+        values = [entry[0], entry[1], entry[3], entry[7], entry[8]]
+        if not all(is_whole(v) for v in values):
+            raise bad_request("a revlog row's values are whole numbers of at most 64 bits")
+        answers.append(values)
+    return DeviceRows(
+        device_notes.parse_rows(part.get("notes") or []),
+        device_marks.parse_rows(part.get("cards") or []),
+        answers,
+        kept.unknown_rows(session, user_id, part),
+    )
+
+
+@dataclass(frozen=True)
+class Taken:
+    cards: int  # new cards the collection now holds (ours made from notes, or kept)
+    notes: int
+    applied: int  # how many changes were taken in all
+    replayed: int  # cards whose state the answers rebuilt (`device_answers.apply`)
+
+
+def take(
+    session: Session,
+    user_id: int,
+    rows: DeviceRows,
+    *,
+    sent_notes: set[int],
+    sent_cards: set[int],
+    usn: int,
+    now: datetime,
+) -> Taken:
+    """New notes first, so that the answers and marks of their cards then find them; then
+    what is not ours kept, the answers in time order, the cards' marks and the notes'
+    texts. `sent_*`: what this sync sends the device, changed here since its last sync,
+    which keeps ours."""
+    added = device_notes.add(session, user_id, rows.notes, rows.cards, now)
+    new_cards, new_notes, kept_rows = kept.take_rows(
+        session, user_id, rows.unknown, usn=usn, now=now
+    )
+    applied, replayed = device_answers.apply(session, user_id, rows.answers, now)
+    applied += device_marks.apply(session, user_id, rows.cards, sent_cards, now)
+    applied += device_notes.apply(session, user_id, rows.notes, sent_notes, now)
+    return Taken(added + new_cards, added + new_notes, applied + added + kept_rows, replayed)

@@ -16,6 +16,7 @@ from anki.collection import Collection
 from flashcards.anki import schema18
 from flashcards.anki.errors import AnkiPackageError
 from flashcards.anki.protobuf import Message
+from flashcards.anki.reader import unicase
 
 
 def rich_collection(path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -64,7 +65,7 @@ def schema18_file(tmp_path: Path) -> Iterator[tuple[sqlite3.Connection, dict[str
     path = tmp_path / "collection.anki2"
     want = rich_collection(path)
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    conn.create_collation("unicase", lambda a, b: (a.lower() > b.lower()) - (a.lower() < b.lower()))
+    conn.create_collation("unicase", unicase)
     yield conn, want
     conn.close()
 

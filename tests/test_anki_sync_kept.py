@@ -170,3 +170,21 @@ def test_kept_objects_past_the_limit_are_refused_and_nothing_is_kept(
     answered = post(client, "applyChanges", body, key=key, session="n1")
     refused(answered, 413, "Request Entity Too Large")
     assert count(engine, AnkiKeptObject) == 0
+
+
+def test_the_default_deck_as_a_device_changed_it_replaces_ours_and_counts_once(
+    client: FlaskClient, engine: Engine, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    start(client, key, usn)
+    default = {**schema.deck(schema.DEFAULT_DECK_ID, "Default", 20), "collapsed": True}
+    apply_changes(client, key, "n1", decks=[[default], []])
+    counts = [[0, 0, 0], 15, 15, 3, 0, 1, 2, 2]  # the same deck count as before
+    answered = answer_json(post(client, "sanityCheck2", {"client": counts}, key=key,
+                                session="n1"))  # fmt: skip
+    assert answered["status"] == "ok", answered
+    finish(client, key, "n1")
+    begin(client, key, "n2")
+    start(client, key, usn, session="n2")  # a device that has not got it
+    (sent,) = [d for d in apply_changes(client, key, "n2")["decks"][0] if d["id"] == 1]
+    assert sent["collapsed"] is True

@@ -204,31 +204,46 @@ def open_collection(
         except (KeyError, NotImplementedError, RuntimeError, ValueError) as exc:
             # RuntimeError: an encrypted member; ValueError: a damaged header.
             raise AnkiPackageError(f"the package is damaged: {exc}") from None
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        deadline = time.monotonic() + READ_SECONDS
-        try:
-            conn.execute("PRAGMA query_only = ON")
-            conn.execute("PRAGMA trusted_schema = OFF")
-            conn.set_progress_handler(lambda: time.monotonic() > deadline, _CHECK_EVERY)
+        with read_only(path, "the package's collection") as conn:
             yield conn, media
-        except SHAPE_ERRORS:
-            # Hand-made collections can have values of the wrong shape anywhere; the readers
-            # below name the part, this is for anything they do not cover.
+
+
+@contextmanager
+def read_only(path: Path, what: str) -> Iterator[sqlite3.Connection]:
+    """An untrusted collection file opened to read, within the time budget; any failure an
+    `AnkiPackageError` naming `what` ("the package's collection")."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    deadline = time.monotonic() + READ_SECONDS
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute("PRAGMA trusted_schema = OFF")
+        conn.set_progress_handler(lambda: time.monotonic() > deadline, _CHECK_EVERY)
+        # Schema 18's name columns and their indexes are declared with Anki's own collation.
+        conn.create_collation("unicase", unicase)
+        yield conn
+    except SHAPE_ERRORS:
+        # Hand-made collections can have values of the wrong shape anywhere; the readers
+        # name the part, this is for anything they do not cover.
+        raise AnkiPackageError(
+            f"{what} is damaged: a value is not in the form Anki writes"
+        ) from None
+    except sqlite3.DatabaseError as exc:
+        if time.monotonic() > deadline:
             raise AnkiPackageError(
-                "the package's collection is damaged: a value is not in the form Anki writes"
+                f"reading {what} took over {READ_SECONDS:.0f} s; a real collection of this"
+                " size reads in a fraction of that"
             ) from None
-        except sqlite3.DatabaseError as exc:
-            if time.monotonic() > deadline:
-                raise AnkiPackageError(
-                    f"reading the package's collection took over {READ_SECONDS:.0f} s; a real"
-                    " collection of this size reads in a fraction of that"
-                ) from None
-            raise AnkiPackageError(
-                f"the package's collection is not a readable Anki database: {exc}",
-                kind="not_a_package",
-            ) from None
-        finally:
-            conn.close()
+        raise AnkiPackageError(
+            f"{what} is not a readable Anki database: {exc}", kind="not_a_package"
+        ) from None
+    finally:
+        conn.close()
+
+
+def unicase(a: str, b: str) -> int:
+    """Anki's `unicase` collation: Unicode text compared without case."""
+    a, b = a.casefold(), b.casefold()
+    return (a > b) - (a < b)
 
 
 def _count(conn: sqlite3.Connection, table: str) -> int:

@@ -171,6 +171,15 @@ def revlog_since(session: Session, user_id: int, min_usn: int) -> list[list[Any]
     )
 
 
+def holds_cards(session: Session, user_id: int) -> bool:
+    found = session.scalar(
+        select(AnkiKeptObject.oid)
+        .where(AnkiKeptObject.user_id == user_id, AnkiKeptObject.kind == snapshot.CARD)
+        .limit(1)
+    )
+    return found is not None
+
+
 def make_room(session: Session, user_id: int, incoming: int) -> None:
     """413 (the sync refused, nothing kept) if `incoming` more objects would pass `LIMIT`."""
     held = session.scalar(select(func.count()).where(AnkiKeptObject.user_id == user_id))
@@ -210,7 +219,8 @@ def take_changes(
     subscribed = session.scalars(
         select(Subscription.deck_id).where(Subscription.user_id == user_id)
     )
-    ours = {schema.DEFAULT_DECK_ID, *(ids.deck_id_base(d) + 1 for d in subscribed)}
+    # The Default deck is the collection's, not ours: the device's (collapsed, renamed) goes.
+    ours = {ids.deck_id_base(d) + 1 for d in subscribed}
     own_models = {m["id"]: m for m in models if m["id"] != schema.NOTETYPE_ID}
     own_decks = {d["id"]: d for d in decks if d["id"] not in ours}
     # Ours are 1 (the person's settings) and 1 + a deck's id; a device's have timestamps.
@@ -218,7 +228,11 @@ def take_changes(
     taken = ((snapshot.NOTETYPE, own_models), (snapshot.DECK, own_decks),
              (snapshot.DECK_CONFIG, own_dconf))  # fmt: skip
     make_room(session, user_id, sum(len(objects) for _, objects in taken))
+    default = {schema.DEFAULT_DECK_ID} & own_decks.keys() - kept_ids(
+        session, user_id, snapshot.DECK, [schema.DEFAULT_DECK_ID]
+    )
     new = [keep(session, user_id, kind, objects, usn=usn, now=now) for kind, objects in taken]
+    new[1] -= len(default)  # the Default deck kept replaces ours: no deck more
     return new, sum(len(objects) for _, objects in taken)
 
 

@@ -109,7 +109,8 @@ def _add_kept(
     whose deck is gone (one of ours the person left) goes to the Default deck, as Anki's
     own check puts it; a kept answer whose id one of ours took is left out."""
     notetypes.extend(found.notetypes)
-    decks.extend(found.decks)
+    replaced = {d["id"] for d in found.decks}  # the Default deck, as a device changed it
+    decks[:] = [*(d for d in decks if d["id"] not in replaced), *found.decks]
     dconf.extend(found.dconf)
     notes.extend(
         tuple([*n[: snapshot.NOTE_USN], SERVER_USN, *n[snapshot.NOTE_USN + 1 :]])

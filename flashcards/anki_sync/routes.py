@@ -30,7 +30,7 @@ from ..people.ratelimit import RateLimited
 from ..storage.engine import database_unavailable
 from ..storage.models import User
 from ..storage.schema import utcnow
-from . import devices, download, media, normal, sessions, wire
+from . import devices, download, media, normal, sessions, upload, wire
 from .devices import Device
 
 bp = Blueprint("anki_sync", __name__)
@@ -118,6 +118,19 @@ def download_collection(header: wire.SyncHeader, body: bytes) -> Response:
     return _compressed(made.compressed, made.size)
 
 
+def upload_collection(header: wire.SyncHeader, body: bytes) -> Response:
+    """The device's whole collection, replacing what the person's devices share (`upload`).
+    Read whole before anything is written; one transaction."""
+    device = _device(header)
+    uploaded = upload.read(body)
+    session = begin_writing()
+    now = utcnow()
+    upload.take(session, device, uploaded, now)
+    devices.mark_synced(session, device.id, client_version=header.client, now=now)
+    session.commit()
+    return _answer(b"OK")
+
+
 def _finish(
     session: Session, device: Device, session_key: str, body: dict[str, Any], now: datetime
 ) -> int:
@@ -163,6 +176,7 @@ METHODS: dict[str, Callable[[wire.SyncHeader, bytes], Response]] = {
     "sanityCheck2": _step(lambda s, d, k, b, now: normal.sanity_check(s, d, k, b)),
     "finish": _step(_finish),
     "download": download_collection,
+    "upload": upload_collection,
     "abort": abort,
 }
 

@@ -173,15 +173,14 @@ def answers_digest(newest: int | None, count: int, latest: datetime | None) -> s
 
 
 def has_cards(session: Session, user_id: int) -> bool:
-    return (
-        session.scalar(
-            select(Card.id)
-            .join(Subscription, Subscription.deck_id == Card.deck_id)
-            .where(Subscription.user_id == user_id, Card.retired_at.is_(None))
-            .limit(1)
-        )
-        is not None
+    """Whether the collection holds a card: of a deck they study, or one a device made."""
+    ours = session.scalar(
+        select(Card.id)
+        .join(Subscription, Subscription.deck_id == Card.deck_id)
+        .where(Subscription.user_id == user_id, Card.retired_at.is_(None))
+        .limit(1)
     )
+    return ours is not None or kept.holds_cards(session, user_id)
 
 
 def meta(session: Session, user_id: int, now: datetime) -> Meta:

@@ -1,0 +1,142 @@
+"""A full upload (Anki's `upload`): a device sends its whole collection, to replace what the
+person's devices share. No Flask.
+
+The service stays the source of truth for its own decks, so an upload is taken as a device's
+changes are in a normal sync, with the device's side winning every difference: its answers
+to our cards become answers here, its marks and its edits of cards the person may edit are
+taken, notes it added to their decks become cards; everything else it made (note types,
+decks, options groups, notes of other kinds, their cards and answers) replaces what devices
+had made before (`kept`), kept as it sent it. Then the device holds exactly what it sent
+(`snapshot`): its next normal sync brings it what the service holds beyond that (our decks
+it lacked, our recomputed states). The collection's schema time becomes the device's, so
+the person's other devices are asked for a full sync, as AnkiWeb asks them.
+
+A collection is untrusted: it is read with the `.apkg` reader's rules (a time budget, no
+views or generated columns, rows counted before they are read) before anything is written.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from datetime import datetime
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete
+from sqlalchemy.orm import Session
+
+from ..anki import schema18
+from ..anki.collection_file import Collection
+from ..anki.errors import AnkiPackageError
+from ..anki.reader import MAX_REVIEWS, read_only
+from ..anki.structure import json_value, reading, stored_tables
+from ..storage.models import AnkiKeptObject
+from . import device_decks, device_rows, kept, sessions, snapshot
+from .devices import Device
+from .sessions import to_ms
+from .wire import Refused
+
+WHAT = "the uploaded collection"
+COLUMNS = {
+    "notes": "id, guid, mid, mod, usn, tags, flds, sfld, csum, flags, data",
+    "cards": "id, nid, did, ord, mod, usn, type, queue, due, ivl, factor, reps, lapses, left, "
+    "odue, odid, flags, data",
+    "revlog": "id, cid, usn, ease, ivl, lastIvl, factor, time, type",
+}
+SCHEMA18_TABLES = {"notetypes", "fields", "templates", "decks", "deck_config", "config"}
+
+
+def read(data: bytes) -> Collection:
+    """The uploaded file's collection in schema 11's wire forms (400 for one that is not a
+    readable Anki collection, 413 for one past the limits)."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="flashcards-upload-") as tmp:
+            path = Path(tmp) / "collection.anki2"
+            path.write_bytes(data)
+            with read_only(path, WHAT) as conn:
+                return _read(conn)
+    except AnkiPackageError as exc:
+        raise Refused(HTTPStatus.BAD_REQUEST, str(exc)) from None
+
+
+def _read(conn: sqlite3.Connection) -> Collection:
+    tables = stored_tables(conn)
+    if not {"col", "notes", "cards", "revlog"} <= tables:
+        raise AnkiPackageError(f"{WHAT} is not an Anki collection: its tables are missing")
+    row = conn.execute("SELECT ver, crt, mod, scm, usn, conf, models, decks, dconf FROM col")
+    found = row.fetchone()
+    if found is None:
+        raise AnkiPackageError(f"{WHAT} has no collection row")
+    with reading("the collection row (col)"):
+        ver, _crt, mod, scm, usn = (int(v) for v in found[:5])
+    if not 11 <= ver <= 18:
+        raise AnkiPackageError(f"{WHAT} has schema {ver}; the service reads 11 to 18")
+    counts = {name: _count(conn, name) for name in COLUMNS}
+    if counts["notes"] + counts["cards"] > kept.LIMIT or counts["revlog"] > MAX_REVIEWS:
+        raise Refused(
+            HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+            f"{WHAT} has more notes and cards than {kept.LIMIT} or answers than {MAX_REVIEWS}",
+        )
+    if "notetypes" in tables:
+        if not tables >= SCHEMA18_TABLES:
+            raise AnkiPackageError(f"{WHAT} is damaged: tables are missing")
+        conf = schema18.settings(conn)
+        notetypes = schema18.notetypes(conn)
+        decks = schema18.decks(conn)
+        dconf = schema18.deck_configs(conn)
+    else:
+        conf = json_value(found[5], "the settings (col.conf)")
+        notetypes = _objects(found[6], "the note types (col.models)")
+        decks = _objects(found[7], "the decks (col.decks)")
+        dconf = _objects(found[8], "the options groups (col.dconf)")
+    rows = {
+        name: conn.execute(f"SELECT {columns} FROM {name} ORDER BY id").fetchall()
+        for name, columns in COLUMNS.items()
+    }
+    return Collection(conf, decks, dconf, mod, rows["notes"], rows["cards"], rows["revlog"],
+                      scm, usn, notetypes)  # fmt: skip
+
+
+def _count(conn: sqlite3.Connection, table: str) -> int:
+    # `table` is one of ours (COLUMNS), never the upload's.
+    return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+def _objects(text: Any, what: str) -> list[dict[str, Any]]:
+    value = json_value(text, what)
+    with reading(what):
+        objects = list(value.values())
+        if not all(isinstance(o, dict) for o in objects):
+            raise TypeError
+    return objects
+
+
+def take(session: Session, device: Device, uploaded: Collection, now: datetime) -> None:
+    """The device's collection, taken (see the module's doc); one transaction."""
+    user_id = device.user_id
+    stamps = sessions.collection(session, user_id, now)
+    usn = stamps.usn
+    # What devices made before is replaced by what this one holds.
+    session.execute(delete(AnkiKeptObject).where(AnkiKeptObject.user_id == user_id))
+    changes = {"models": uploaded.notetypes or [], "decks": [uploaded.decks, uploaded.dconf]}
+    kept.take_changes(session, user_id, changes, usn=usn, now=now)
+    device_decks.rename(session, user_id, uploaded.decks, set())
+    part = {name: [list(r) for r in rows] for name, rows in _rows(uploaded).items()}
+    found = device_rows.parse(session, user_id, part)
+    kept.make_room(session, user_id, sum(map(len, found.unknown.values())))
+    device_rows.take(session, user_id, found, sent_notes=set(), sent_cards=set(), usn=usn, now=now)
+    snapshot.record_all(session, user_id, snapshot.objects(uploaded), usn)
+    stamps.scm = uploaded.scm_ms or to_ms(now)
+    stamps.usn = usn + 1
+    # Not the device's: its next sync is a normal one, which brings what it lacks, every
+    # answer here included (no mark: it may lack answers given on the web).
+    stamps.mod = max(to_ms(now), uploaded.mod_ms + 1)
+    stamps.fingerprint = ""
+    stamps.log_marks = {}
+    sessions.end(session, device)
+
+
+def _rows(uploaded: Collection) -> dict[str, list[tuple[Any, ...]]]:
+    return {"notes": uploaded.notes, "cards": uploaded.cards, "revlog": uploaded.revlog}

@@ -1,0 +1,203 @@
+"""A full upload with Anki's own client against a real `flashcards serve`, on SQLite and
+PostgreSQL: someone moving from AnkiWeb uploads a collection made with several note types
+(Basic, Basic and reversed, Cloze, a custom one with an extra field and its own CSS),
+subdecks, an options group of its own, tags, flags, suspended and buried cards and answers;
+a second device downloads it and gets the same collection, field by field; edits and
+deletions on either device then reach the other. A damaged upload changes nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from anki.collection import Collection
+from anki.sync_pb2 import SyncAuth, SyncCollectionResponse, SyncStatusResponse
+from sqlalchemy import Engine, func, select
+
+from flashcards.anki.schema import NOTETYPE_NAME
+from flashcards.anki_sync import snapshot
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import AnkiKeptObject
+from tests.factories import make_user
+from tests.test_anki_sync_client import EMAIL, full_download, new_device, server, sign_in
+from tests.test_servers import Server
+
+__all__ = ["server"]  # the fixture, shared with the sync client's tests
+pytestmark = pytest.mark.slow
+Required = SyncCollectionResponse.ChangesRequired
+
+
+@pytest.fixture
+def newcomer(engine: Engine) -> int:
+    """Someone with an account and nothing in it yet, as on their first day."""
+    with transaction(engine) as s:
+        return make_user(s, EMAIL)
+
+
+def fill(col: Collection) -> None:
+    """A collection with a bit of everything a long-time Anki user has."""
+    models = col.models
+    basic, reversed_, cloze = (models.by_name(n) for n in
+                               ("Basic", "Basic (and reversed card)", "Cloze"))  # fmt: skip
+    assert basic is not None and reversed_ is not None and cloze is not None
+    vocab = models.copy(basic)
+    vocab["name"], vocab["css"] = "Vocab", ".card { color: #333; }"
+    models.add_field(vocab, models.new_field("Example"))
+    models.update_dict(vocab)
+    week = col.decks.id("Languages::Spanish::Week 1")
+    korean = col.decks.id("Languages::Korean")
+    assert week is not None and korean is not None
+    slow = col.decks.add_config_returning_id("Slow")
+    options = col.decks.get_config(slow)
+    assert options is not None
+    options["new"]["perDay"] = 5
+    col.decks.save(options)
+    deck = col.decks.get(week)
+    assert deck is not None
+    deck["conf"] = slow
+    col.decks.save(deck)
+    for i in range(6):
+        note = col.new_note(vocab)
+        note["Front"], note["Back"], note["Example"] = f"palabra {i}", f"word {i}", "¡Hola!"
+        note.tags = ["spanish", "week::1"]
+        col.add_note(note, week)
+    note = col.new_note(cloze)
+    note["Text"] = "{{c1::Seoul}} is the capital of {{c2::Korea}}"
+    col.add_note(note, korean)
+    note = col.new_note(reversed_)
+    note["Front"], note["Back"] = "물", "water"
+    col.add_note(note, korean)
+    note = col.new_note(basic)
+    note["Front"], note["Back"] = "Default deck", "card"
+    col.add_note(note, 1)
+    cards = sorted(col.find_cards(""))
+    col.sched.suspend_cards(cards[:1])
+    col.sched.bury_cards(cards[1:2])
+    col.set_user_flag_for_cards(3, cards[2:3])
+    col.decks.select(week)
+    for _ in range(3):  # answers: a review log, cards in learning
+        card = col.sched.getCard()
+        assert card is not None
+        col.sched.answerCard(card, 3)
+
+
+def snapshot_of(col: Collection) -> dict[str, Any]:
+    """What a person sees of their collection: every row that is content or schedule, and
+    the note types, decks and options groups but the stamps each device sets on its own."""
+
+    def rows(sql: str) -> list[tuple[Any, ...]]:
+        return [tuple(r) for r in col.db.all(sql)]
+
+    stamps = ("mod", "usn")
+    return {
+        "notes": rows("SELECT id, guid, mid, tags, flds, flags, data FROM notes ORDER BY id"),
+        "cards": rows(
+            "SELECT id, nid, did, ord, type, queue, due, ivl, factor, reps, lapses, left, odue,"
+            " odid, flags, data FROM cards ORDER BY id"
+        ),
+        "revlog": rows("SELECT id, cid, ease, ivl, lastIvl, factor, time, type FROM revlog"),
+        "notetypes": sorted(
+            ({k: v for k, v in m.items() if k not in stamps} for m in col.models.all()),
+            key=lambda m: m["id"],
+        ),
+        "decks": sorted(
+            ({k: v for k, v in d.items() if k not in stamps} for d in col.decks.all()),
+            key=lambda d: d["id"],
+        ),
+        # The default options group (1) is the person's settings here, ours.
+        "options": sorted(
+            (
+                {k: v for k, v in c.items() if k not in stamps}
+                for c in col.decks.all_config()
+                if c["id"] != 1
+            ),
+            key=lambda c: c["id"],
+        ),
+    }
+
+
+@pytest.fixture
+def uploaded(
+    newcomer: int, server: Server, tmp_path: Path
+) -> Iterator[tuple[Collection, SyncAuth]]:
+    col = new_device(tmp_path)
+    fill(col)
+    (tmp_path / "before.json").write_text(json.dumps(snapshot_of(col)))
+    auth = sign_in(col, server)
+    first = col.sync_collection(auth, False)
+    assert first.required == Required.FULL_UPLOAD  # we are empty, the device is not
+    col.close_for_full_sync()
+    col.full_upload_or_download(auth=auth, server_usn=first.server_media_usn, upload=True)
+    col.reopen(after_full_sync=True)
+    try:
+        yield col, auth
+    finally:
+        col.close()
+
+
+def test_an_uploaded_collection_downloads_to_another_device_the_same(
+    engine: Engine, uploaded: tuple[Collection, SyncAuth], server: Server, tmp_path: Path
+) -> None:
+    col, auth = uploaded
+    col.sync_collection(auth, False)  # a normal sync: whatever the service adds
+    assert col.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
+    tablet = new_device(tmp_path, "tablet")
+    try:
+        tablet_auth = sign_in(tablet, server)
+        first = tablet.sync_collection(tablet_auth, False)
+        assert first.required == Required.FULL_DOWNLOAD
+        full_download(tablet, tablet_auth, first.server_media_usn)
+        assert snapshot_of(tablet) == snapshot_of(col)
+        # As the phone had it before uploading, with the service's own note type besides.
+        before = json.loads((tmp_path / "before.json").read_text())
+        now = json.loads(json.dumps(snapshot_of(tablet)))
+        now["notetypes"] = [m for m in now["notetypes"] if m["name"] != NOTETYPE_NAME]
+        assert now == before
+
+        # Then each device's edits and deletions reach the other, once.
+        nid = tablet.find_notes("tag:spanish")[0]
+        note = tablet.get_note(nid)
+        note["Back"] = "word, edited on the tablet"
+        tablet.update_note(note)
+        gone = tablet.find_notes('"note:Basic (and reversed card)"')
+        tablet.remove_notes(gone)
+        tablet.sync_collection(tablet_auth, False)
+        col.sync_collection(auth, False)
+        assert col.get_note(nid)["Back"] == "word, edited on the tablet"
+        assert not col.find_notes('"note:Basic (and reversed card)"')
+        cloze = col.find_cards('"note:Cloze"')
+        col.set_user_flag_for_cards(1, cloze)
+        col.sync_collection(auth, False)
+        tablet.sync_collection(tablet_auth, False)
+        assert {tablet.get_card(c).user_flag() for c in cloze} == {1}
+        assert snapshot_of(tablet) == snapshot_of(col)
+        assert tablet.sync_status(tablet_auth).required == SyncStatusResponse.NO_CHANGES
+    finally:
+        tablet.close()
+
+
+def test_a_second_upload_asks_the_other_devices_for_a_full_sync(
+    engine: Engine, uploaded: tuple[Collection, SyncAuth], server: Server, tmp_path: Path
+) -> None:
+    col, auth = uploaded
+    tablet = new_device(tmp_path, "tablet")
+    try:
+        tablet_auth = sign_in(tablet, server)
+        full_download(
+            tablet, tablet_auth, tablet.sync_collection(tablet_auth, False).server_media_usn
+        )
+        col.close_for_full_sync()
+        col.full_upload_or_download(auth=auth, server_usn=None, upload=True)
+        col.reopen(after_full_sync=True)
+        assert tablet.sync_collection(tablet_auth, False).required in (
+            Required.FULL_SYNC,
+            Required.FULL_DOWNLOAD,
+        )
+    finally:
+        tablet.close()
+    with engine.connect() as conn:
+        kept_notes = conn.scalar(select(func.count()).where(AnkiKeptObject.kind == snapshot.NOTE))
+    assert kept_notes == 9  # the second upload replaced the first's, not added to it

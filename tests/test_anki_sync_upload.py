@@ -20,12 +20,22 @@ from sqlalchemy import Engine, func, select
 from flashcards.anki.schema import NOTETYPE_NAME
 from flashcards.anki_sync import snapshot
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import AnkiKeptObject
+from flashcards.storage.models import AnkiKeptObject, ReviewLog
 from tests.factories import make_user
-from tests.test_anki_sync_client import EMAIL, full_download, new_device, server, sign_in
+from tests.test_anki_sync_client import (
+    EMAIL,
+    ID_BASE,
+    Person,
+    downloaded,
+    full_download,
+    new_device,
+    person,
+    server,
+    sign_in,
+)
 from tests.test_servers import Server
 
-__all__ = ["server"]  # the fixture, shared with the sync client's tests
+__all__ = ["person", "server"]  # the fixtures, shared with the sync client's tests
 pytestmark = pytest.mark.slow
 Required = SyncCollectionResponse.ChangesRequired
 
@@ -201,3 +211,47 @@ def test_a_second_upload_asks_the_other_devices_for_a_full_sync(
     with engine.connect() as conn:
         kept_notes = conn.scalar(select(func.count()).where(AnkiKeptObject.kind == snapshot.NOTE))
     assert kept_notes == 9  # the second upload replaced the first's, not added to it
+
+
+def test_an_upload_from_a_device_that_studies_our_decks_keeps_them_and_takes_its_answers(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    col, auth = downloaded(tmp_path, server)
+    try:
+        with engine.connect() as conn:
+            logs_before = conn.scalar(select(func.count()).select_from(ReviewLog))
+        col.decks.select(ID_BASE + person.deck_ids[0] * 128 + 1)
+        card = col.sched.getCard()
+        assert card is not None
+        col.sched.answerCard(card, 3)
+        models = col.models
+        basic = models.new("Own basic")  # a note type of the device's own
+        for name in ("Front", "Back"):
+            models.add_field(basic, models.new_field(name))
+        template = models.new_template("Card 1")
+        template["qfmt"], template["afmt"] = "{{Front}}", "{{Back}}"
+        models.add_template(basic, template)
+        models.add_dict(basic)
+        note = col.new_note(models.by_name("Own basic"))  # type: ignore[arg-type]
+        note["Front"], note["Back"] = "mine", "alone"
+        col.add_note(note, col.decks.id("Personal") or 1)
+        # The person picks "upload" (as on a conflict Anki cannot merge).
+        col.close_for_full_sync()
+        col.full_upload_or_download(auth=auth, server_usn=None, upload=True)
+        col.reopen(after_full_sync=True)
+        with engine.connect() as conn:
+            assert conn.scalar(select(func.count()).select_from(ReviewLog)) == logs_before + 1
+        col.sync_collection(auth, False)
+        assert col.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
+        tablet, _ = downloaded(tmp_path, server, "tablet")
+        try:
+            assert tablet.find_notes("mine")
+            assert tablet.decks.name(ID_BASE + person.deck_ids[0] * 128 + 1) == col.decks.name(
+                ID_BASE + person.deck_ids[0] * 128 + 1
+            )
+            assert tablet.card_count() == col.card_count()
+            assert tablet.get_card(card.id).reps == col.get_card(card.id).reps
+        finally:
+            tablet.close()
+    finally:
+        col.close()

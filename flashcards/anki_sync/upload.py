@@ -35,6 +35,7 @@ from ..anki.structure import json_value, reading, stored_tables
 from ..storage.models import AnkiKeptObject
 from . import device_decks, device_rows, kept, sessions, snapshot
 from .devices import Device
+from .projection import build
 from .sessions import to_ms
 from .wire import Refused
 
@@ -123,7 +124,14 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
     changes = {"models": uploaded.notetypes or [], "decks": [uploaded.decks, uploaded.dconf]}
     kept.take_changes(session, user_id, changes, usn=usn, now=now)
     device_decks.rename(session, user_id, uploaded.decks, set())
-    part = {name: [list(r) for r in rows] for name, rows in _rows(uploaded).items()}
+    # The answers it got from here come back in its log: not answers again.
+    built = build(session, user_id, now=now, mod_ms=to_ms(now), usn=usn)
+    ours = {entry[0] for entry in built.collection.revlog[: len(built.log_ids)]}
+    part = {
+        "notes": [list(r) for r in uploaded.notes],
+        "cards": [list(r) for r in uploaded.cards],
+        "revlog": [list(r) for r in uploaded.revlog if r[0] not in ours],
+    }
     found = device_rows.parse(session, user_id, part)
     kept.make_room(session, user_id, sum(map(len, found.unknown.values())))
     device_rows.take(session, user_id, found, sent_notes=set(), sent_cards=set(), usn=usn, now=now)
@@ -136,7 +144,3 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
     stamps.fingerprint = ""
     stamps.log_marks = {}
     sessions.end(session, device)
-
-
-def _rows(uploaded: Collection) -> dict[str, list[tuple[Any, ...]]]:
-    return {"notes": uploaded.notes, "cards": uploaded.cards, "revlog": uploaded.revlog}

@@ -188,3 +188,18 @@ def test_the_default_deck_as_a_device_changed_it_replaces_ours_and_counts_once(
     start(client, key, usn, session="n2")  # a device that has not got it
     (sent,) = [d for d in apply_changes(client, key, "n2")["decks"][0] if d["id"] == 1]
     assert sent["collapsed"] is True
+
+
+def test_device_ids_that_fall_on_our_id_pattern_past_any_card_id_are_kept(
+    client: FlaskClient, engine: Engine, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    start(client, key, usn)
+    # A device's ids are times in ms: one in 64 looks like an id a sync gave one of our
+    # cards, of a card id past what the database's ids hold (PostgreSQL's integer).
+    anki_id = ID_BASE + (2**31 + 5) * 64
+    card = [anki_id, anki_id, anki_id + 1, 0, 1, -1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, ""]
+    row = [int(utcnow().timestamp() * 1000), anki_id, -1, 3, 1, 0, 0, 1000, 0]
+    body = {"chunk": {"done": True, "cards": [card], "revlog": [row]}}
+    assert answer_json(post(client, "applyChunk", body, key=key, session="n1")) is None
+    assert [c[0] for c in kept_payloads(engine, snapshot.CARD)] == [anki_id]

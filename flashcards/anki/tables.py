@@ -17,7 +17,7 @@ from ..storage.schema import Base, UTCDateTime
 BINARY_TYPES = {
     "SMALLINT": "int2", "INTEGER": "int4", "BIGINT": "int8", "FLOAT": "float8",
     "DOUBLE PRECISION": "float8", "TEXT": "text", "VARCHAR": "varchar", "BOOLEAN": "bool",
-    "DATE": "date", "TIMESTAMP WITH TIME ZONE": "timestamptz",
+    "DATE": "date", "TIMESTAMP WITH TIME ZONE": "timestamptz", "JSON": "json",
 }  # fmt: skip
 
 

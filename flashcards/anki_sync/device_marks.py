@@ -21,7 +21,7 @@ from ..srs import card_actions
 from ..srs.days import study_date
 from ..srs.marks import marks_from_row
 from . import ids, snapshot
-from .wire import bad_request, is_whole
+from .wire import bad_request
 
 # A card row of the protocol (schema 11): id, nid, did, ord, mod (seconds), usn, type,
 # queue, due, ivl, factor, reps, lapses, left, odue, odid, flags, data.
@@ -37,10 +37,11 @@ def parse_rows(entries: object) -> list[list[int]]:
         raise bad_request("a chunk's cards must be a list")
     out = []
     for entry in entries:
-        if not isinstance(entry, list) or len(entry) < ROW_LENGTH:
+        if not isinstance(entry, list | tuple) or len(entry) < ROW_LENGTH:
             raise bad_request(f"a card row has {ROW_LENGTH} values")
         values = [entry[ID], entry[QUEUE], entry[FLAGS], entry[NID], entry[DID]]
-        if not all(is_whole(v) for v in values):
+        # Not bools; 64 bits each (`kept.unknown_rows` checked every row first).
+        if not all(type(v) is int for v in values):
             raise bad_request("a card row's ids, queue and flags are whole numbers")
         values[2] &= 0b111  # Anki keeps other bits above the flag's colour
         out.append(values)

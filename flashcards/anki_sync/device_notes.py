@@ -51,7 +51,7 @@ def parse_rows(entries: object) -> list[list[object]]:
         raise bad_request("a chunk's notes must be a list")
     out: list[list[object]] = []
     for entry in entries:
-        if not isinstance(entry, list) or len(entry) < ROW_LENGTH:
+        if not isinstance(entry, list | tuple) or len(entry) < ROW_LENGTH:
             raise bad_request(f"a note row has {ROW_LENGTH} values")
         nid, guid, mid, tags, fields = (entry[i] for i in (ID, GUID, MID, TAGS, FIELDS))
         if not is_whole(nid) or not all(isinstance(v, str) for v in (guid, tags, fields)):

@@ -17,8 +17,10 @@ from sqlalchemy.orm import Session
 from ..anki import schema
 from ..anki.export import LOCALE_SLOTS
 from ..storage.models import Card, Subscription
+from ..storage.schema import MAX_ID
 
 BATCH = 500  # ids per IN list: well under every database's limit on bound values
+MANY = 5 * BATCH  # more ids than this: the person's mapped cards read whole instead
 # Deck ids: room for a deck's parent and one subdeck per language under each of our decks.
 DECK_ID_STRIDE = 128
 
@@ -30,7 +32,7 @@ def deck_id_base(deck_id: int) -> int:
 def deck_of(anki_deck_id: int) -> int | None:
     """Our deck of an Anki deck id a sync gave out (each deck in one language: base + 1)."""
     deck_id, offset = divmod(anki_deck_id - schema.ID_BASE, DECK_ID_STRIDE)
-    return deck_id if deck_id > 0 and offset == 1 else None
+    return deck_id if 0 < deck_id <= MAX_ID and offset == 1 else None
 
 
 def _batches(ids: list[int]) -> Iterable[list[int]]:
@@ -47,17 +49,25 @@ def cards_of(
     wanted = set(anki_ids)
     column = Card.anki_note_id if notes else Card.anki_card_id
     found: dict[int, int] = {}
-    for part in _batches(sorted(wanted)):
-        rows = session.execute(select(column, Card.id).where(column.in_(part), *_theirs(user_id)))
-        found.update({anki_id: card_id for anki_id, card_id in rows if anki_id is not None})
+    if user_id is not None and len(wanted) > MANY:
+        # An upload's hundred thousand answers: the person's few mapped cards in one read.
+        rows = session.execute(
+            select(column, Card.id).where(column.is_not(None), *_theirs(user_id))
+        )
+        found.update({anki_id: card_id for anki_id, card_id in rows if anki_id in wanted})
+    else:
+        for part in _batches(sorted(wanted)):
+            query = select(column, Card.id).where(column.in_(part), *_theirs(user_id))
+            found.update({a: card_id for a, card_id in session.execute(query) if a is not None})
     derived: dict[int, int] = {}
     for anki_id in wanted - found.keys():
         card_id, slot = divmod(anki_id - schema.ID_BASE, LOCALE_SLOTS)
-        if card_id > 0 and slot == 0:
+        # Ids a device made (times in ms) can fall on a slot too, past any card id here.
+        if 0 < card_id <= MAX_ID and slot == 0:
             derived[card_id] = anki_id
     for part in _batches(sorted(derived)):
-        query = select(Card.id).where(Card.id.in_(part), *_theirs(user_id))
-        for card_id in session.scalars(query):
+        existing = select(Card.id).where(Card.id.in_(part), *_theirs(user_id))
+        for card_id in session.scalars(existing):
             found[derived[card_id]] = card_id
     return found
 

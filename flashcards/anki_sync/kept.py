@@ -21,16 +21,17 @@ from sqlalchemy import ColumnElement, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from ..anki import schema
-from ..anki.tables import table
+from ..anki.tables import insert_rows, table
 from ..storage.models import AnkiKeptObject, Subscription
 from . import ids, snapshot
-from .wire import Refused, bad_request, is_whole
+from .wire import Refused, bad_request, is_plain_row, is_whole
 
 REVLOG = 6  # beside snapshot's kinds: answers to kept cards
 BATCH = 500
 # Objects kept per person: far more than a personal collection's own note types and decks,
 # and a bound on what a device can make us store and send every build.
 LIMIT = 200_000
+KEPT_COLUMNS = ("user_id", "kind", "oid", "usn", "payload", "updated_at")
 # Where a schema-11 note or card row has its modification time.
 MOD_INDEX = {snapshot.NOTE: 3, snapshot.CARD: 4}
 
@@ -83,6 +84,17 @@ def _payloads(session: Session, user_id: int, kind: int, oids: Iterable[int]) ->
     return found
 
 
+def _holds(session: Session, user_id: int, kind: int) -> bool:
+    """Whether any object of `kind` is kept (none, after an upload cleared them: then a
+    hundred thousand new ones need no lookup)."""
+    found = session.scalar(
+        select(AnkiKeptObject.oid)
+        .where(AnkiKeptObject.user_id == user_id, AnkiKeptObject.kind == kind)
+        .limit(1)
+    )
+    return found is not None
+
+
 def _batches(
     user_id: int, kind: int, oids: Iterable[int]
 ) -> Iterator[tuple[ColumnElement[bool], ...]]:
@@ -110,7 +122,7 @@ def keep(
     it); how many were new."""
     if not entries:
         return 0
-    held = _payloads(session, user_id, kind, entries)
+    held = _payloads(session, user_id, kind, entries) if _holds(session, user_id, kind) else {}
     objs = table(AnkiKeptObject)
     mine = (AnkiKeptObject.user_id == user_id, AnkiKeptObject.kind == kind)
     for oid in held:
@@ -121,14 +133,13 @@ def keep(
             .where(*mine, AnkiKeptObject.oid == oid)
             .values(payload=entries[oid], usn=usn, updated_at=now)
         )
+    # An upload keeps a hundred thousand at once: in bulk (`insert_rows`).
     new = [
-        {"user_id": user_id, "kind": kind, "oid": oid, "usn": usn, "payload": payload,
-         "updated_at": now}
+        (user_id, kind, oid, usn, payload, now)
         for oid, payload in entries.items()
         if oid not in held
-    ]  # fmt: skip
-    if new:
-        session.execute(objs.insert(), new)
+    ]
+    insert_rows(session, AnkiKeptObject, KEPT_COLUMNS, new)
     return len(new)
 
 
@@ -172,12 +183,7 @@ def revlog_since(session: Session, user_id: int, min_usn: int) -> list[list[Any]
 
 
 def holds_cards(session: Session, user_id: int) -> bool:
-    found = session.scalar(
-        select(AnkiKeptObject.oid)
-        .where(AnkiKeptObject.user_id == user_id, AnkiKeptObject.kind == snapshot.CARD)
-        .limit(1)
-    )
-    return found is not None
+    return _holds(session, user_id, snapshot.CARD)
 
 
 def make_room(session: Session, user_id: int, incoming: int) -> None:
@@ -253,11 +259,9 @@ def unknown_rows(
             raise bad_request(f"a chunk's {name} must be a list")
         for entry in rows:
             if (
-                not isinstance(entry, list)
-                or len(entry) < length
-                or not all(isinstance(v, float | str) or v is None or is_whole(v) for v in entry)
-                or not is_whole(entry[0])
-                or (name != "notes" and not is_whole(entry[1]))
+                not is_plain_row(entry, length)
+                or type(entry[0]) is not int
+                or (name != "notes" and type(entry[1]) is not int)
             ):
                 raise bad_request(
                     f"a row of {name} has {length} plain values (whole numbers of 64 bits), "
@@ -269,7 +273,9 @@ def unknown_rows(
             (e[1] if name == "revlog" else e[0] for e in rows),
             notes=name == "notes",
         )
-        out[name] = [e[:length] for e in rows if (e[1] if name == "revlog" else e[0]) not in by_id]
+        at = 1 if name == "revlog" else 0
+        # Anki's rows have exactly `length` values: copied only if a device sent more.
+        out[name] = [e if len(e) == length else e[:length] for e in rows if e[at] not in by_id]
     return out
 
 

@@ -11,6 +11,7 @@ error.rs`, `error/network.rs`): 403 is "sign in again", 409 "another sync is run
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import IO, Any, TypeGuard, cast
@@ -48,9 +49,25 @@ def bad_request(detail: str) -> Refused:
     return Refused(HTTPStatus.BAD_REQUEST, detail)
 
 
+LOWEST, HIGHEST = -(2**63), 2**63 - 1
+PLAIN_TYPES = frozenset({int, float, str, type(None)})
+
+
+def is_plain_row(entry: object, length: int) -> TypeGuard[Sequence[Any]]:
+    """A list (or a row read from a file) of at least `length` plain values (numbers of 64
+    bits, text, null): a row as a device sends it. Checked by type, not value by value: an
+    upload has millions."""
+    if not isinstance(entry, list | tuple) or len(entry) < length:
+        return False
+    if not PLAIN_TYPES.issuperset(map(type, entry)):
+        return False
+    ints = [v for v in entry if type(v) is int]
+    return not ints or (min(ints) >= LOWEST and max(ints) <= HIGHEST)
+
+
 def is_whole(value: object) -> TypeGuard[int]:
     """A whole number that fits Anki's (and our) 64-bit columns: ids, usns, times."""
-    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
+    return type(value) is int and LOWEST <= value <= HIGHEST  # not a bool, an int subclass
 
 
 @dataclass(frozen=True)

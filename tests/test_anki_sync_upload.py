@@ -27,7 +27,6 @@ from tests.test_anki_sync_client import (
     ID_BASE,
     Person,
     downloaded,
-    full_download,
     new_device,
     person,
     server,
@@ -154,12 +153,8 @@ def test_an_uploaded_collection_downloads_to_another_device_the_same(
     col, auth = uploaded
     col.sync_collection(auth, False)  # a normal sync: whatever the service adds
     assert col.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
-    tablet = new_device(tmp_path, "tablet")
+    tablet, tablet_auth = downloaded(tmp_path, server, "tablet")
     try:
-        tablet_auth = sign_in(tablet, server)
-        first = tablet.sync_collection(tablet_auth, False)
-        assert first.required == Required.FULL_DOWNLOAD
-        full_download(tablet, tablet_auth, first.server_media_usn)
         assert snapshot_of(tablet) == snapshot_of(col)
         # As the phone had it before uploading, with the service's own note type besides.
         before = json.loads((tmp_path / "before.json").read_text())
@@ -193,12 +188,8 @@ def test_a_second_upload_asks_the_other_devices_for_a_full_sync(
     engine: Engine, uploaded: tuple[Collection, SyncAuth], server: Server, tmp_path: Path
 ) -> None:
     col, auth = uploaded
-    tablet = new_device(tmp_path, "tablet")
+    tablet, tablet_auth = downloaded(tmp_path, server, "tablet")
     try:
-        tablet_auth = sign_in(tablet, server)
-        full_download(
-            tablet, tablet_auth, tablet.sync_collection(tablet_auth, False).server_media_usn
-        )
         col.close_for_full_sync()
         col.full_upload_or_download(auth=auth, server_usn=None, upload=True)
         col.reopen(after_full_sync=True)

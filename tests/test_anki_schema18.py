@@ -5,6 +5,7 @@ options group of its own."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from flashcards.anki import schema18
 from flashcards.anki.errors import AnkiPackageError
 from flashcards.anki.protobuf import Message
 from flashcards.anki.reader import unicase
+from flashcards.anki.structure import settings
 
 
 def rich_collection(path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -79,7 +81,7 @@ def test_note_types_decks_and_options_are_anki_s_own_schema_11_objects(
     assert schema18.decks(conn) == want["decks"]
     assert schema18.deck_configs(conn) == want["dconf"]
     assert [d["name"] for d in schema18.decks(conn)].count("Lang::Spanish::Week 1") == 1
-    assert "curDeck" in schema18.settings(conn)
+    assert "curDeck" in settings(conn)
 
 
 @pytest.mark.parametrize(
@@ -102,3 +104,46 @@ def test_nesting_past_anki_s_depth_is_refused() -> None:
             inner = message.message(1)
             assert inner is not None
             message = inner
+
+
+def _edit(path: Path, sql: str, *args: Any) -> None:
+    conn = sqlite3.connect(path)
+    conn.create_collation("unicase", unicase)
+    conn.execute(sql, args)
+    conn.commit()
+    conn.close()
+
+
+def _reopened(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn.create_collation("unicase", unicase)
+    return conn
+
+
+def test_keys_an_older_anki_kept_in_an_options_groups_parts_join_those_parts(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "collection.anki2"
+    rich_collection(path)
+    extra = json.dumps({"new": {"separate": True}, "rev": {"fuzz": 0.05}}).encode()
+    # Field 255 (`other`), length-delimited: Anki before 2.1.28 kept such keys there.
+    field = b"\xfa\x0f" + bytes([len(extra)]) + extra
+    conn = _reopened(path)
+    (config,) = conn.execute("SELECT config FROM deck_config WHERE id = 1").fetchone()
+    conn.close()
+    _edit(path, "UPDATE deck_config SET config = ? WHERE id = 1", bytes(config) + field)
+    conn = _reopened(path)
+    (default,) = [c for c in schema18.deck_configs(conn) if c["id"] == 1]
+    conn.close()
+    assert default["new"]["separate"] is True and default["new"]["perDay"] == 20
+    assert default["rev"]["fuzz"] == 0.05 and default["rev"]["perDay"] == 200
+
+
+def test_a_number_where_a_config_blob_belongs_is_refused_not_expanded(tmp_path: Path) -> None:
+    path = tmp_path / "collection.anki2"
+    rich_collection(path)
+    _edit(path, "UPDATE notetypes SET config = 250000000")
+    conn = _reopened(path)
+    with pytest.raises(AnkiPackageError, match="damaged protobuf"):
+        schema18.notetypes(conn)
+    conn.close()

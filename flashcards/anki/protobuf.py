@@ -8,6 +8,7 @@ Every blob is untrusted; a damaged one is an `AnkiPackageError`.
 from __future__ import annotations
 
 import json
+import math
 import struct
 from typing import Any
 
@@ -15,6 +16,16 @@ from .errors import AnkiPackageError
 
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
 MAX_DEPTH = 8  # nested messages read; Anki's are two deep
+# A config blob of Anki's is a few kilobytes (a note type's CSS and templates the most); an
+# INTEGER where a blob belongs would otherwise become that many zero bytes.
+MAX_BLOB = 4 * 1024 * 1024
+
+
+def blob(value: object) -> bytes:
+    """A column's protobuf blob, refused unless it is one of a sane size."""
+    if type(value) is not bytes or len(value) > MAX_BLOB:
+        raise _damaged()
+    return value
 
 
 def _damaged() -> AnkiPackageError:
@@ -30,6 +41,8 @@ def _varint(blob: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         result |= (byte & 0x7F) << shift
         if not byte & 0x80:
+            if result >> 64:
+                raise _damaged()  # a tenth byte past 64 bits
             return result, pos
         shift += 7
 
@@ -38,6 +51,8 @@ def _f32(raw: bytes) -> float:
     """A 32-bit float as the shortest decimal that is the same float (1.3, not
     1.2999999523162842): what Anki writes into its JSON."""
     (value,) = struct.unpack("<f", raw)
+    if not math.isfinite(value):
+        raise _damaged()  # no JSON holds it
     for digits in range(1, 10):
         short = float(f"{value:.{digits}g}")
         if struct.pack("<f", short) == raw:
@@ -45,12 +60,16 @@ def _f32(raw: bytes) -> float:
     return float(value)
 
 
+def _not_a_number(name: str) -> None:
+    raise ValueError(name)  # NaN, Infinity: JSON has none
+
+
 class Message:
     """One message's fields by number, each the list of its values in order: an int for a
     varint, bytes for a length-delimited or fixed-width value."""
 
     def __init__(self, blob: bytes, depth: int = 0) -> None:
-        if depth > MAX_DEPTH:
+        if depth > MAX_DEPTH or len(blob) > MAX_BLOB:
             raise _damaged()
         self.depth = depth
         self.fields: dict[int, list[tuple[int, int | bytes]]] = {}
@@ -115,7 +134,7 @@ class Message:
         """A repeated float, packed (one length-delimited run) or not."""
         out: list[float] = []
         for wire, value in self.fields.get(number, ()):
-            if not isinstance(value, bytes) or (wire == LENGTH and len(value) % 4):
+            if wire not in (FIXED32, LENGTH) or not isinstance(value, bytes) or len(value) % 4:
                 raise _damaged()
             out.extend(_f32(value[i : i + 4]) for i in range(0, len(value), 4))
         return out
@@ -148,7 +167,7 @@ class Message:
         """A field holding JSON text of an object (Anki's `other`: keys it has no field
         for), {} if absent or not an object."""
         try:
-            value = json.loads(self.data(number) or b"{}")
+            value = json.loads(self.data(number) or b"{}", parse_constant=_not_a_number)
         except (ValueError, RecursionError):
             raise _damaged() from None
         return value if isinstance(value, dict) else {}

@@ -12,21 +12,16 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from .protobuf import Message
-from .structure import json_value, reading
+from .protobuf import Message, blob
+from .structure import deck_name, reading
 
 OTHER = 255  # every config message's JSON of keys it has no field for
 # Notetype.Config.CardRequirement.kind
 REQUIREMENT_KINDS = {0: "none", 1: "any", 2: "all"}
 
 
-def _name(value: object) -> str:
-    """Schema 18 separates a deck's parents with \\x1f; schema 11 with "::"."""
-    return str(value).replace("\x1f", "::")
-
-
 def _optional_id(value: int) -> int | None:
-    return value or None
+    return value if value > 0 else None
 
 
 def notetypes(conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -36,15 +31,15 @@ def notetypes(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         for ntid, ord_, name, config in conn.execute(
             "SELECT ntid, ord, name, config FROM fields ORDER BY ntid, ord"
         ):
-            fields.setdefault(int(ntid), []).append(_field(int(ord_), str(name), bytes(config)))
+            fields.setdefault(int(ntid), []).append(_field(int(ord_), str(name), blob(config)))
         for ntid, ord_, name, mtime, usn, config in conn.execute(
             "SELECT ntid, ord, name, mtime_secs, usn, config FROM templates ORDER BY ntid, ord"
         ):
             templates.setdefault(int(ntid), []).append(
-                _template(int(ord_), str(name), int(mtime), int(usn), bytes(config))
+                _template(int(ord_), str(name), int(mtime), int(usn), blob(config))
             )
         return [
-            _notetype(int(ntid), str(name), int(mtime), int(usn), bytes(config),
+            _notetype(int(ntid), str(name), int(mtime), int(usn), blob(config),
                       fields.get(int(ntid), []), templates.get(int(ntid), []))
             for ntid, name, mtime, usn, config in conn.execute(
                 "SELECT id, name, mtime_secs, usn, config FROM notetypes ORDER BY id"
@@ -127,7 +122,7 @@ def _template(ord_: int, name: str, mtime: int, usn: int, config: bytes) -> dict
 def decks(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     with reading("the decks (decks)"):
         return [
-            _deck(int(did), _name(name), int(mtime), int(usn), bytes(common), bytes(kind))
+            _deck(int(did), deck_name(name), int(mtime), int(usn), blob(common), blob(kind))
             for did, name, mtime, usn, common, kind in conn.execute(
                 "SELECT id, name, mtime_secs, usn, common, kind FROM decks ORDER BY id"
             )
@@ -199,7 +194,7 @@ def _filtered(f: Message) -> dict[str, Any]:
 def deck_configs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     with reading("the options groups (deck_config)"):
         return [
-            _deck_config(int(dcid), str(name), int(mtime), int(usn), bytes(config))
+            _deck_config(int(dcid), str(name), int(mtime), int(usn), blob(config))
             for dcid, name, mtime, usn, config in conn.execute(
                 "SELECT id, name, mtime_secs, usn, config FROM deck_config ORDER BY id"
             )
@@ -208,7 +203,7 @@ def deck_configs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
 
 def _deck_config(dcid: int, name: str, mtime: int, usn: int, config: bytes) -> dict[str, Any]:
     c = Message(config)
-    out = {
+    out: dict[str, Any] = {
         "id": dcid,
         "mod": mtime,
         "name": name,
@@ -264,16 +259,14 @@ def _deck_config(dcid: int, name: str, mtime: int, usn: int, config: bytes) -> d
         "sm2Retention": c.real(40),
         "weightSearch": c.text(45),
     }
-    return {**out, **c.json_object(OTHER)}
-
-
-def settings(conn: sqlite3.Connection) -> dict[str, Any]:
-    """The collection's settings (`col.conf` in schema 11): each row's JSON value."""
-    with reading("the settings (config)"):
-        return {
-            str(key): json_value(value, "a setting (config)")
-            for key, value in conn.execute("SELECT KEY, val FROM config")
-        }
+    other = c.json_object(OTHER)
+    # Keys of the new, review and lapse parts that schema 18 has no field for come back
+    # into those parts, not in place of them.
+    for part in ("new", "rev", "lapse"):
+        extra = other.pop(part, None)
+        if isinstance(extra, dict):
+            out[part] = {**extra, **out[part]}
+    return {**out, **other}
 
 
 def tags(conn: sqlite3.Connection) -> list[str]:

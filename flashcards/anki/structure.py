@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import AnkiPackageError
-from .protobuf import Message
+from .protobuf import Message, blob
 
 NORMAL, CLOZE = 0, 1
 
@@ -68,6 +68,20 @@ def json_value(text: Any, what: str) -> Any:
         ) from None
 
 
+def settings(conn: sqlite3.Connection) -> dict[str, Any]:
+    """A schema-18 collection's settings (`col.conf` in schema 11): each row's JSON value."""
+    with reading("the settings (config)"):
+        return {
+            str(key): json_value(value, "a setting (config)")
+            for key, value in conn.execute("SELECT KEY, val FROM config")
+        }
+
+
+def deck_name(value: object) -> str:
+    """Schema 18 separates a deck's parents with \\x1f; schema 11 with "::"."""
+    return str(value).replace("\x1f", "::")
+
+
 # What can go wrong reading a value of the wrong shape: a list where Anki writes an object
 # (AttributeError), a missing key, a string where a number belongs, or a REAL infinity where
 # an integer belongs (int() raises OverflowError).
@@ -110,9 +124,7 @@ def read_structure(
     if "notetypes" in tables:
         if not {"config", "fields", "decks"} <= tables:
             raise AnkiPackageError("the package's collection is damaged: tables are missing")
-        with reading("the settings (config)"):
-            rows = conn.execute("SELECT KEY, val FROM config")
-            conf = {str(k): json_value(v, "a setting (config)") for k, v in rows}
+        conf = settings(conn)
         fields: dict[int, list[str]] = {}
         templates: dict[int, list[tuple[str, str]]] = {}
         with reading("the note types (notetypes, fields, templates)"):
@@ -123,15 +135,15 @@ def read_structure(
                 for ntid, config in conn.execute(
                     "SELECT ntid, config FROM templates ORDER BY ntid, ord"
                 ):
-                    blob = bytes(config or b"")
+                    data = blob(config)
                     templates.setdefault(ntid, []).append(
-                        (proto_string(blob, 1), proto_string(blob, 2))
+                        (proto_string(data, 1), proto_string(data, 2))
                     )
             notetypes = {
                 int(ntid): Notetype(
                     int(ntid),
                     str(name),
-                    proto_varint(bytes(config or b""), 1) or NORMAL,
+                    proto_varint(blob(config), 1) or NORMAL,
                     fields.get(ntid, []),
                     templates.get(ntid, []),
                 )
@@ -139,7 +151,7 @@ def read_structure(
             }
         with reading("the deck list (decks)"):
             decks = {
-                int(did): str(name).replace("\x1f", "::")
+                int(did): deck_name(name)
                 for did, name in conn.execute("SELECT id, name FROM decks")
             }
     else:

@@ -31,7 +31,7 @@ from ..anki import schema18
 from ..anki.collection_file import Collection
 from ..anki.errors import AnkiPackageError
 from ..anki.reader import MAX_REVIEWS, read_only
-from ..anki.structure import json_value, reading, stored_tables
+from ..anki.structure import json_value, reading, settings, stored_tables
 from ..storage.models import AnkiKeptObject
 from . import device_decks, device_rows, kept, sessions, snapshot
 from .devices import Device
@@ -83,7 +83,7 @@ def _read(conn: sqlite3.Connection) -> Collection:
     if "notetypes" in tables:
         if not tables >= SCHEMA18_TABLES:
             raise AnkiPackageError(f"{WHAT} is damaged: tables are missing")
-        conf = schema18.settings(conn)
+        conf = settings(conn)
         notetypes = schema18.notetypes(conn)
         decks = schema18.decks(conn)
         dconf = schema18.deck_configs(conn)

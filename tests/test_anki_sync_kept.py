@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import zstandard
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 
@@ -203,3 +204,34 @@ def test_device_ids_that_fall_on_our_id_pattern_past_any_card_id_are_kept(
     body = {"chunk": {"done": True, "cards": [card], "revlog": [row]}}
     assert answer_json(post(client, "applyChunk", body, key=key, session="n1")) is None
     assert [c[0] for c in kept_payloads(engine, snapshot.CARD)] == [anki_id]
+
+
+def test_a_new_note_sent_twice_becomes_one_card(
+    client: FlaskClient, engine: Engine, person: int, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    with transaction(engine) as s:
+        mine = make_deck(s, "mine", 1, owner_user_id=person)
+        subscribe(s, person, mine, "en")
+        mine_id = mine.id
+    start(client, key, usn)
+    did, nid = ID_BASE + mine_id * 128 + 1, 1_760_000_000_600
+    fields = "\x1f".join(["Which node group?", "p5", ""])
+    note = [nid, "guid-1", schema.NOTETYPE_ID, 1, -1, "", fields, "Which", 0, 0, ""]
+    card = [nid + 1, nid, did, 0, 1, -1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, ""]
+    body = {"chunk": {"done": True, "notes": [note, note], "cards": [card, card]}}
+    assert answer_json(post(client, "applyChunk", body, key=key, session="n1")) is None
+    with engine.connect() as conn:
+        assert conn.scalar(select(func.count()).where(Card.deck_id == mine_id)) == 2
+
+
+def test_json_with_nan_or_infinity_is_a_bad_request(
+    client: FlaskClient, engine: Engine, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    start(client, key, usn)
+    raw = zstandard.compress(
+        b'{"chunk": {"done": true, "revlog": [[1, 2, -1, 3, NaN, 0, 0, 1, 0]]}}'
+    )
+    refused(post(client, "applyChunk", key=key, session="n1", raw=raw), 400, "Bad Request")
+    assert count(engine, AnkiKeptObject) == 0

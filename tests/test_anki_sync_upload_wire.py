@@ -88,6 +88,12 @@ CASES: dict[str, Callable[[Path, Path], bytes]] = {
     "a newer schema": lambda f, t: damaged(f, t, "UPDATE col SET ver = 19;"),
     "a damaged note type": lambda f, t: damaged(f, t, "UPDATE notetypes SET config = x'0a05';"),
     "a note type table missing": lambda f, t: damaged(f, t, "DROP TABLE deck_config;"),
+    "times that are not times": lambda f, t: damaged(
+        f, t, "UPDATE col SET mod = 9223372036854775807;"
+    ),
+    # SQLite keeps "1e999" in an INTEGER column as a REAL infinity, which no JSON holds.
+    "an infinite sort field": lambda f, t: damaged(f, t, "UPDATE notes SET sfld = '1e999';"),
+    "an integer for a blob": lambda f, t: damaged(f, t, "UPDATE decks SET kind = 250000000;"),
 }
 
 
@@ -116,3 +122,33 @@ def test_a_collection_past_the_limits_is_refused_with_nothing_written(
     refused(response, 413, "Request Entity Too Large")  # type: ignore[arg-type]
     assert stamps(engine) == before
     assert count(engine, AnkiKeptObject) == 0
+
+
+def test_a_schema_11_collection_whose_note_types_are_not_json_is_refused(
+    client: FlaskClient, engine: Engine, person: int, tmp_path: Path
+) -> None:
+    path = tmp_path / "collection.anki2"
+    col = Collection(str(path))
+    col.close(downgrade=True)  # schema 11, as older clients keep it
+    data = damaged(path, tmp_path, "UPDATE col SET models = '{\"1\": ';")
+    key = key_of(client)
+    refused(upload(client, key, data), 400, "Bad Request")  # type: ignore[arg-type]
+    assert count(engine, AnkiKeptObject) == 0
+
+
+def test_a_schema_11_collection_is_taken(
+    client: FlaskClient, engine: Engine, person: int, tmp_path: Path
+) -> None:
+    path = tmp_path / "collection.anki2"
+    col = Collection(str(path))
+    col.decks.id("Old client")
+    col.close(downgrade=True)
+    key = key_of(client)
+    assert decoded(upload(client, key, path.read_bytes())) == b"OK"  # type: ignore[arg-type]
+    with engine.connect() as conn:
+        names = [
+            payload["name"]
+            for payload in conn.scalars(select(AnkiKeptObject.payload))
+            if isinstance(payload, dict) and "name" in payload
+        ]
+    assert "Old client" in names

@@ -246,7 +246,7 @@ def unicase(a: str, b: str) -> int:
     return (a > b) - (a < b)
 
 
-def _count(conn: sqlite3.Connection, table: str) -> int:
+def count_rows(conn: sqlite3.Connection, table: str) -> int:
     # `table` is one of ours, never the package's.
     return int(conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
 
@@ -302,7 +302,7 @@ def read_package(
         media,
     ):
         crt, conf, notetypes, decks = read_structure(conn)
-        count = _count(conn, "notes")
+        count = count_rows(conn, "notes")
         if count > max_notes:
             raise AnkiPackageError(
                 f"the package has {count} notes, over the limit of {max_notes}",
@@ -310,7 +310,7 @@ def read_package(
                 count=count,
                 limit=max_notes,
             )
-        cards, card_limit = _count(conn, "cards"), max_notes * CARDS_PER_NOTE
+        cards, card_limit = count_rows(conn, "cards"), max_notes * CARDS_PER_NOTE
         if cards > card_limit:
             raise AnkiPackageError(
                 f"the package has {cards} cards, over the limit of {card_limit}",
@@ -318,7 +318,9 @@ def read_package(
                 count=cards,
                 limit=card_limit,
             )
-        reviews = _count(conn, "revlog") if with_revlog and "revlog" in stored_tables(conn) else 0
+        reviews = (
+            count_rows(conn, "revlog") if with_revlog and "revlog" in stored_tables(conn) else 0
+        )
         if reviews > MAX_REVIEWS:
             raise AnkiPackageError(
                 f"the package has {reviews} reviews, over the limit of {MAX_REVIEWS}",

@@ -205,7 +205,7 @@ def add(
     placed = {nid: (cid, did) for cid, _queue, _flag, nid, did in cards}
     # Ours already (an edit), or kept as the device sent it (a note not taken when it was
     # new); ids any card here already has stay the device's alone: each is one card's.
-    known = ids.cards_of(session, None, nids, notes=True).keys() | kept.kept_ids(
+    known = set(ids.cards_of(session, None, nids, notes=True)) | kept.kept_ids(
         session, user_id, snapshot.NOTE, nids
     )
     in_use = ids.cards_of(session, None, (cid for cid, _ in placed.values()), notes=False)
@@ -216,6 +216,8 @@ def add(
         if nid in known or nid not in placed or placed[nid][0] in in_use:
             continue  # an edit, a note whose card this sync did not bring, or a clash
         cid, did = placed[nid]
+        known.add(nid)  # a row sent twice, or two notes sharing a card id: one card
+        in_use[cid] = 0
         deck = _deck_to_add_to(session, user_id, did)
         if deck is None:
             continue

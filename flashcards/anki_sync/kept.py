@@ -28,8 +28,9 @@ from .wire import Refused, bad_request, is_plain_row, is_whole
 
 REVLOG = 6  # beside snapshot's kinds: answers to kept cards
 BATCH = 500
-# Objects kept per person: far more than a personal collection's own note types and decks,
-# and a bound on what a device can make us store and send every build.
+# Objects kept per person, answers aside: far more than a personal collection's own note
+# types, decks, notes and cards, and a bound on what a device can make us store and send
+# every build.
 LIMIT = 200_000
 KEPT_COLUMNS = ("user_id", "kind", "oid", "usn", "payload", "updated_at")
 # Where a schema-11 note or card row has its modification time.
@@ -186,9 +187,17 @@ def holds_cards(session: Session, user_id: int) -> bool:
     return _holds(session, user_id, snapshot.CARD)
 
 
+def counted(unknown: dict[str, list[Any]]) -> int:
+    """How many of `unknown_rows`' rows count towards `LIMIT`: notes and cards (answers are
+    bounded by what a sync or an upload may carry)."""
+    return len(unknown.get("notes", ())) + len(unknown.get("cards", ()))
+
+
 def make_room(session: Session, user_id: int, incoming: int) -> None:
     """413 (the sync refused, nothing kept) if `incoming` more objects would pass `LIMIT`."""
-    held = session.scalar(select(func.count()).where(AnkiKeptObject.user_id == user_id))
+    held = session.scalar(
+        select(func.count()).where(AnkiKeptObject.user_id == user_id, AnkiKeptObject.kind != REVLOG)
+    )
     if (held or 0) + incoming > LIMIT:
         raise Refused(
             HTTPStatus.REQUEST_ENTITY_TOO_LARGE,

@@ -292,7 +292,7 @@ def apply_chunk(
     unknown = state.get("device_unknown") or {}
     for name, rows in found.unknown.items():
         unknown[name] = [*unknown.get(name, []), *rows]
-    kept.make_room(session, device.user_id, sum(map(len, unknown.values())))
+    kept.make_room(session, device.user_id, kept.counted(unknown))
     state["device_revlog"], state["device_cards"], state["device_notes"] = answers, cards, notes
     state["device_unknown"] = unknown
     if part.get("done"):

@@ -122,7 +122,7 @@ def upload_collection(header: wire.SyncHeader, body: bytes) -> Response:
     """The device's whole collection, replacing what the person's devices share (`upload`).
     Read whole before anything is written; one transaction."""
     device = _device(header)
-    uploaded = upload.read(body)
+    uploaded = upload.read(body, utcnow())
     session = begin_writing()
     now = utcnow()
     upload.take(session, device, uploaded, now)

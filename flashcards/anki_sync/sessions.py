@@ -14,7 +14,7 @@ from datetime import datetime
 from http import HTTPStatus
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from ..anki.tables import table
 from ..storage.models import (
     AnkiCollection,
+    AnkiDevice,
     AnkiSyncSession,
     Card,
     CardMark,
@@ -228,6 +229,13 @@ def current(session: Session, device: Device, session_key: str) -> AnkiSyncSessi
     if row is None or not session_key or row.session_key != session_key:
         raise Refused(HTTPStatus.CONFLICT, "no sync under way with that session id")
     return row
+
+
+def end_all(session: Session, user_id: int) -> None:
+    """Every sync of the person's devices under way ends (a full upload replaced what they
+    were syncing)."""
+    mine = select(AnkiDevice.id).where(AnkiDevice.user_id == user_id)
+    session.execute(delete(AnkiSyncSession).where(AnkiSyncSession.device_id.in_(mine)))
 
 
 def end(session: Session, device: Device) -> None:

@@ -17,6 +17,7 @@ views or generated columns, rows counted before they are read) before anything i
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import tempfile
 from datetime import datetime
@@ -30,14 +31,14 @@ from sqlalchemy.orm import Session
 from ..anki import schema18
 from ..anki.collection_file import Collection
 from ..anki.errors import AnkiPackageError
-from ..anki.reader import MAX_REVIEWS, read_only
+from ..anki.reader import MAX_REVIEWS, count_rows, read_only
 from ..anki.structure import json_value, reading, settings, stored_tables
 from ..storage.models import AnkiKeptObject
 from . import device_decks, device_rows, kept, sessions, snapshot
 from .devices import Device
 from .projection import build
 from .sessions import to_ms
-from .wire import Refused
+from .wire import Refused, not_a_number
 
 WHAT = "the uploaded collection"
 COLUMNS = {
@@ -46,10 +47,11 @@ COLUMNS = {
     "odue, odid, flags, data",
     "revlog": "id, cid, usn, ease, ivl, lastIvl, factor, time, type",
 }
+DAY_MS = 86_400_000
 SCHEMA18_TABLES = {"notetypes", "fields", "templates", "decks", "deck_config", "config"}
 
 
-def read(data: bytes) -> Collection:
+def read(data: bytes, now: datetime) -> Collection:
     """The uploaded file's collection in schema 11's wire forms (400 for one that is not a
     readable Anki collection, 413 for one past the limits)."""
     try:
@@ -57,12 +59,12 @@ def read(data: bytes) -> Collection:
             path = Path(tmp) / "collection.anki2"
             path.write_bytes(data)
             with read_only(path, WHAT) as conn:
-                return _read(conn)
+                return _read(conn, to_ms(now))
     except AnkiPackageError as exc:
         raise Refused(HTTPStatus.BAD_REQUEST, str(exc)) from None
 
 
-def _read(conn: sqlite3.Connection) -> Collection:
+def _read(conn: sqlite3.Connection, now_ms: int) -> Collection:
     tables = stored_tables(conn)
     if not {"col", "notes", "cards", "revlog"} <= tables:
         raise AnkiPackageError(f"{WHAT} is not an Anki collection: its tables are missing")
@@ -74,7 +76,10 @@ def _read(conn: sqlite3.Connection) -> Collection:
         ver, _crt, mod, scm, usn = (int(v) for v in found[:5])
     if not 11 <= ver <= 18:
         raise AnkiPackageError(f"{WHAT} has schema {ver}; the service reads 11 to 18")
-    counts = {name: _count(conn, name) for name in COLUMNS}
+    # Both become the collection's stamps, which every later sync moves on from.
+    if not (0 < mod <= now_ms + DAY_MS and 0 < scm <= now_ms + DAY_MS):
+        raise AnkiPackageError(f"{WHAT} is damaged: its modification times are not times")
+    counts = {name: count_rows(conn, name) for name in COLUMNS}
     if counts["notes"] + counts["cards"] > kept.LIMIT or counts["revlog"] > MAX_REVIEWS:
         raise Refused(
             HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
@@ -88,7 +93,7 @@ def _read(conn: sqlite3.Connection) -> Collection:
         decks = schema18.decks(conn)
         dconf = schema18.deck_configs(conn)
     else:
-        conf = json_value(found[5], "the settings (col.conf)")
+        conf = json_value(found[5], "the settings (col.conf)")  # not kept: ours go out
         notetypes = _objects(found[6], "the note types (col.models)")
         decks = _objects(found[7], "the decks (col.decks)")
         dconf = _objects(found[8], "the options groups (col.dconf)")
@@ -100,13 +105,13 @@ def _read(conn: sqlite3.Connection) -> Collection:
                       scm, usn, notetypes)  # fmt: skip
 
 
-def _count(conn: sqlite3.Connection, table: str) -> int:
-    # `table` is one of ours (COLUMNS), never the upload's.
-    return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-
-
 def _objects(text: Any, what: str) -> list[dict[str, Any]]:
-    value = json_value(text, what)
+    """A schema-11 column's objects: JSON of an object of objects, or the upload is refused
+    (an import may skip a damaged one; an upload would lose it for every device)."""
+    try:
+        value = json.loads(text, parse_constant=not_a_number)
+    except (TypeError, ValueError, RecursionError):
+        raise AnkiPackageError(f"{WHAT} is damaged: {what} is not JSON") from None
     with reading(what):
         objects = list(value.values())
         if not all(isinstance(o, dict) for o in objects):
@@ -118,6 +123,9 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
     """The device's collection, taken (see the module's doc); one transaction."""
     user_id = device.user_id
     stamps = sessions.collection(session, user_id, now)
+    # Another device's sync under way would interleave with this one: it ends, and waits.
+    session.refresh(stamps, with_for_update=True)
+    sessions.end_all(session, user_id)
     usn = stamps.usn
     # What devices made before is replaced by what this one holds.
     session.execute(delete(AnkiKeptObject).where(AnkiKeptObject.user_id == user_id))
@@ -135,7 +143,7 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
         "revlog": [r for r in uploaded.revlog if r[0] not in ours],
     }
     found = device_rows.parse(session, user_id, part)
-    kept.make_room(session, user_id, sum(map(len, found.unknown.values())))
+    kept.make_room(session, user_id, kept.counted(found.unknown))
     device_rows.take(session, user_id, found, sent_notes=set(), sent_cards=set(), usn=usn, now=now)
     snapshot.record_all(session, user_id, snapshot.objects(uploaded), usn)
     stamps.scm = uploaded.scm_ms or to_ms(now)
@@ -145,4 +153,3 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
     stamps.mod = max(to_ms(now), uploaded.mod_ms + 1)
     stamps.fingerprint = ""
     stamps.log_marks = {}
-    sessions.end(session, device)

@@ -11,6 +11,7 @@ error.rs`, `error/network.rs`): 403 is "sign in again", 409 "another sync is run
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -62,7 +63,10 @@ def is_plain_row(entry: object, length: int) -> TypeGuard[Sequence[Any]]:
     if not PLAIN_TYPES.issuperset(map(type, entry)):
         return False
     ints = [v for v in entry if type(v) is int]
-    return not ints or (min(ints) >= LOWEST and max(ints) <= HIGHEST)
+    if ints and (min(ints) < LOWEST or max(ints) > HIGHEST):
+        return False
+    # A REAL infinity (SQLite makes one of "1e999" in an INTEGER column): no JSON holds it.
+    return all(math.isfinite(v) for v in entry if type(v) is float)
 
 
 def is_whole(value: object) -> TypeGuard[int]:
@@ -149,10 +153,14 @@ def read_body(stream: IO[bytes], *, max_bytes: int) -> bytes:
     return b"".join(parts)
 
 
+def not_a_number(name: str) -> None:
+    raise ValueError(name)  # NaN, Infinity: Python reads them, JSON has none
+
+
 def parse_json(body: bytes) -> Any:
     """The body's JSON; a 400 for anything else (Anki's own "invalid json")."""
     try:
-        return json.loads(body)
+        return json.loads(body, parse_constant=not_a_number)
     except ValueError:  # UnicodeDecodeError included
         raise bad_request("the body is not JSON") from None
 

@@ -235,3 +235,13 @@ def test_json_with_nan_or_infinity_is_a_bad_request(
     )
     refused(post(client, "applyChunk", key=key, session="n1", raw=raw), 400, "Bad Request")
     assert count(engine, AnkiKeptObject) == 0
+
+
+def test_an_options_group_made_by_an_anki_of_2015_is_the_devices(
+    client: FlaskClient, engine: Engine, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    start(client, key, usn)
+    old = {"id": 1_450_000_000_000, "name": "From 2015", "mod": 1, "usn": -1}
+    apply_changes(client, key, "n1", decks=[[], [old]])
+    assert [c["id"] for c in kept_payloads(engine, snapshot.DECK_CONFIG)] == [old["id"]]

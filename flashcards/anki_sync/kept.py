@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from ..anki import schema
 from ..anki.tables import insert_rows, table
 from ..storage.models import AnkiKeptObject, Subscription
+from ..storage.schema import MAX_ID
 from . import ids, snapshot
 from .wire import Refused, bad_request, is_plain_row, is_whole
 
@@ -238,8 +239,9 @@ def take_changes(
     ours = {ids.deck_id_base(d) + 1 for d in subscribed}
     own_models = {m["id"]: m for m in models if m["id"] != schema.NOTETYPE_ID}
     own_decks = {d["id"]: d for d in decks if d["id"] not in ours}
-    # Ours are 1 (the person's settings) and 1 + a deck's id; a device's have timestamps.
-    own_dconf = {c["id"]: c for c in dconf if c["id"] >= schema.ID_BASE}
+    # Ours are 1 (the person's settings) and 1 + a deck's id; a device's are times in ms
+    # (an Anki of 2015's too), past any of ours.
+    own_dconf = {c["id"]: c for c in dconf if c["id"] > schema.DECK_CONFIG_ID + MAX_ID}
     taken = ((snapshot.NOTETYPE, own_models), (snapshot.DECK, own_decks),
              (snapshot.DECK_CONFIG, own_dconf))  # fmt: skip
     make_room(session, user_id, sum(len(objects) for _, objects in taken))

@@ -16,7 +16,7 @@ from sqlalchemy import Engine, func, select
 from flashcards.anki import schema
 from flashcards.anki_sync import kept, snapshot
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import AnkiKeptObject, Card, CardMark, ReviewLog
+from flashcards.storage.models import AnkiKeptObject, Card, CardMark, ReviewLog, SchedulerSettings
 from flashcards.storage.schema import utcnow
 from tests.factories import card_ids, make_deck, make_user, subscribe
 from tests.test_anki_sync_wire import (
@@ -245,3 +245,24 @@ def test_an_options_group_made_by_an_anki_of_2015_is_the_devices(
     old = {"id": 1_450_000_000_000, "name": "From 2015", "mod": 1, "usn": -1}
     apply_changes(client, key, "n1", decks=[[], [old]])
     assert [c["id"] for c in kept_payloads(engine, snapshot.DECK_CONFIG)] == [old["id"]]
+
+
+def test_the_default_options_group_as_a_device_changed_it_becomes_the_persons_settings(
+    client: FlaskClient, engine: Engine, person: int, synced: tuple[str, int]
+) -> None:
+    key, usn = synced
+    start(client, key, usn)
+    group = {"id": 1, "name": "Default", "mod": 5, "usn": -1, "desiredRetention": 0.87,
+             "new": {"perDay": 33, "delays": [2.0, 15.0]}, "rev": {"perDay": -5, "maxIvl": 900},
+             "lapse": {"delays": [12.5]}}  # fmt: skip
+    apply_changes(client, key, "n1", decks=[[], [group]])
+    with transaction(engine) as s:
+        settings = s.get(SchedulerSettings, person)
+        assert settings is not None
+        assert (settings.new_per_day, settings.learning_steps, settings.relearning_steps) == (
+            33,
+            [120, 900],
+            [750],
+        )
+        assert (settings.maximum_interval, settings.desired_retention) == (900, 0.87)
+        assert settings.reviews_per_day != -5  # refused: left as it was, and ours goes back

@@ -20,7 +20,7 @@ from sqlalchemy import Engine, func, select
 from flashcards.anki.schema import NOTETYPE_NAME
 from flashcards.anki_sync import snapshot
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import AnkiKeptObject, ReviewLog
+from flashcards.storage.models import AnkiKeptObject, ReviewLog, SchedulerSettings
 from tests.factories import make_user
 from tests.test_anki_sync_client import (
     EMAIL,
@@ -59,6 +59,10 @@ def fill(col: Collection) -> None:
     week = col.decks.id("Languages::Spanish::Week 1")
     korean = col.decks.id("Languages::Korean")
     assert week is not None and korean is not None
+    defaults = col.decks.get_config(1)
+    assert defaults is not None
+    defaults["new"]["perDay"], defaults["new"]["delays"] = 30, [1.0, 10.0, 60.0]
+    col.decks.save(defaults)
     slow = col.decks.add_config_returning_id("Slow")
     options = col.decks.get_config(slow)
     assert options is not None
@@ -200,6 +204,10 @@ def test_a_second_upload_asks_the_other_devices_for_a_full_sync(
     finally:
         tablet.close()
     with engine.connect() as conn:
+        settings = conn.execute(
+            select(SchedulerSettings.new_per_day, SchedulerSettings.learning_steps)
+        ).one()
+        assert (settings.new_per_day, list(settings.learning_steps)) == (30, [60, 600, 3600])
         kept_notes = conn.scalar(select(func.count()).where(AnkiKeptObject.kind == snapshot.NOTE))
     assert kept_notes == 9  # the second upload replaced the first's, not added to it
 

@@ -31,6 +31,7 @@ from ..storage.models import (
 from . import (
     device_decks,
     device_notes,
+    device_options,
     device_rows,
     download,
     ids,
@@ -234,9 +235,10 @@ def _send_again(
 def apply_changes(
     session: Session, device: Device, session_key: str, body: dict[str, Any], now: datetime
 ) -> dict[str, Any]:
-    """The device's own note types, decks and options groups are kept (`kept`) and its
-    renames of the person's own decks taken (`device_decks`); its other changes to ours stay
-    on it. Ours go back: what changed since its `minUsn`."""
+    """The device's own note types, decks and options groups are kept (`kept`); its renames
+    of the person's own decks and its default options group's settings are taken
+    (`device_decks`, `device_options`); its other changes to ours stay on it. Ours go back:
+    what changed since its `minUsn`."""
     row, state = _state(session, device, session_key)
     changes = body.get("changes")
     if not isinstance(changes, dict):
@@ -245,7 +247,11 @@ def apply_changes(
     new, taken = kept.take_changes(session, user_id, changes, usn=usn, now=now)
     decks = changes["decks"][0] if changes.get("decks") else []
     renamed = device_decks.rename(session, user_id, decks, {d["id"] for d in pending["decks"]})
-    _record_as_held(session, user_id, usn, [(snapshot.DECK, did) for did in renamed], set(), now)
+    options = changes["decks"][1] if changes.get("decks") else []
+    held = [(snapshot.DECK, did) for did in renamed] + device_options.take_changes(
+        session, user_id, options, {c["id"] for c in pending["dconf"]}
+    )
+    _record_as_held(session, user_id, usn, held, set(), now)
     cards, notes, *others = state["counts"]
     state["counts"] = [cards, notes, *(n + k for n, k in zip(others, new, strict=True))]
     state["applied"] = state.get("applied", 0) + taken + len(renamed)

@@ -34,7 +34,7 @@ from ..anki.errors import AnkiPackageError
 from ..anki.reader import MAX_REVIEWS, count_rows, read_only
 from ..anki.structure import json_value, reading, settings, stored_tables
 from ..storage.models import AnkiKeptObject
-from . import device_decks, device_rows, kept, sessions, snapshot
+from . import device_decks, device_options, device_rows, kept, sessions, snapshot
 from .devices import Device
 from .projection import build
 from .sessions import to_ms
@@ -132,6 +132,7 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
     changes = {"models": uploaded.notetypes or [], "decks": [uploaded.decks, uploaded.dconf]}
     kept.take_changes(session, user_id, changes, usn=usn, now=now)
     device_decks.rename(session, user_id, uploaded.decks, set())
+    device_options.take_defaults(session, user_id, uploaded.dconf)
     # The answers it got from here come back in its log: not answers again.
     built = build(session, user_id, now=now, mod_ms=to_ms(now), usn=usn)
     ours = {entry[0] for entry in built.collection.revlog[: len(built.log_ids)]}

@@ -32,12 +32,12 @@ def _damaged() -> AnkiPackageError:
     return AnkiPackageError("the collection has a damaged protobuf field")
 
 
-def _varint(blob: bytes, pos: int) -> tuple[int, int]:
+def _varint(raw: bytes, pos: int) -> tuple[int, int]:
     result = shift = 0
     while True:
-        if pos >= len(blob) or shift > 63:
+        if pos >= len(raw) or shift > 63:
             raise _damaged()
-        byte = blob[pos]
+        byte = raw[pos]
         pos += 1
         result |= (byte & 0x7F) << shift
         if not byte & 0x80:
@@ -60,36 +60,42 @@ def _f32(raw: bytes) -> float:
     return float(value)
 
 
+def strict_json(text: str | bytes) -> Any:
+    """JSON as the standard has it: Python would also read NaN and Infinity, which no JSON
+    column or client takes (ValueError, as for any text that is not JSON)."""
+    return json.loads(text, parse_constant=_not_a_number)
+
+
 def _not_a_number(name: str) -> None:
-    raise ValueError(name)  # NaN, Infinity: JSON has none
+    raise ValueError(name)
 
 
 class Message:
     """One message's fields by number, each the list of its values in order: an int for a
     varint, bytes for a length-delimited or fixed-width value."""
 
-    def __init__(self, blob: bytes, depth: int = 0) -> None:
-        if depth > MAX_DEPTH or len(blob) > MAX_BLOB:
+    def __init__(self, raw: bytes, depth: int = 0) -> None:
+        if depth > MAX_DEPTH or len(raw) > MAX_BLOB:
             raise _damaged()
         self.depth = depth
         self.fields: dict[int, list[tuple[int, int | bytes]]] = {}
         pos = 0
-        while pos < len(blob):
-            key, pos = _varint(blob, pos)
+        while pos < len(raw):
+            key, pos = _varint(raw, pos)
             wire, number = key & 7, key >> 3
             value: int | bytes
             if wire == VARINT:
-                value, pos = _varint(blob, pos)
+                value, pos = _varint(raw, pos)
             elif wire in (FIXED64, FIXED32):
                 width = 8 if wire == FIXED64 else 4
-                value, pos = blob[pos : pos + width], pos + width
-                if pos > len(blob):
+                value, pos = raw[pos : pos + width], pos + width
+                if pos > len(raw):
                     raise _damaged()
             elif wire == LENGTH:
-                length, pos = _varint(blob, pos)
-                if pos + length > len(blob):
+                length, pos = _varint(raw, pos)
+                if pos + length > len(raw):
                     raise _damaged()
-                value, pos = blob[pos : pos + length], pos + length
+                value, pos = raw[pos : pos + length], pos + length
             else:
                 raise _damaged()
             self.fields.setdefault(number, []).append((wire, value))
@@ -167,7 +173,7 @@ class Message:
         """A field holding JSON text of an object (Anki's `other`: keys it has no field
         for), {} if absent or not an object."""
         try:
-            value = json.loads(self.data(number) or b"{}", parse_constant=_not_a_number)
+            value = strict_json(self.data(number) or b"{}")
         except (ValueError, RecursionError):
             raise _damaged() from None
         return value if isinstance(value, dict) else {}

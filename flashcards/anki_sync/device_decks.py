@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..anki.export import anki_deck_name
@@ -54,13 +53,9 @@ def rename(
 
 def _shown_text(session: Session, user_id: int, deck: Deck) -> DeckText | None:
     """The title a sync gives the deck: in the language they study it in, else its own."""
-    locale = session.scalar(
-        select(Subscription.locale).where(
-            Subscription.user_id == user_id, Subscription.deck_id == deck.id
-        )
-    )
-    if locale is None:
+    subscription = session.get(Subscription, (user_id, deck.id))
+    if subscription is None:
         return None  # not theirs on the device
-    return session.get(DeckText, (deck.id, locale)) or session.get(
+    return session.get(DeckText, (deck.id, subscription.locale)) or session.get(
         DeckText, (deck.id, deck.default_locale)
     )

@@ -245,9 +245,8 @@ def apply_changes(
         raise bad_request("applyChanges needs changes")
     user_id, pending, usn = device.user_id, state["pending"], state["usn"]
     new, taken = kept.take_changes(session, user_id, changes, usn=usn, now=now)
-    decks = changes["decks"][0] if changes.get("decks") else []
+    decks, options = changes.get("decks") or ([], [])  # the pair checked by take_changes
     renamed = device_decks.rename(session, user_id, decks, {d["id"] for d in pending["decks"]})
-    options = changes["decks"][1] if changes.get("decks") else []
     held = [(snapshot.DECK, did) for did in renamed] + device_options.take_changes(
         session, user_id, options, {c["id"] for c in pending["dconf"]}
     )

@@ -17,7 +17,6 @@ views or generated columns, rows counted before they are read) before anything i
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import tempfile
 from datetime import datetime
@@ -31,6 +30,7 @@ from sqlalchemy.orm import Session
 from ..anki import schema18
 from ..anki.collection_file import Collection
 from ..anki.errors import AnkiPackageError
+from ..anki.protobuf import strict_json
 from ..anki.reader import MAX_REVIEWS, count_rows, read_only
 from ..anki.structure import json_value, reading, settings, stored_tables
 from ..storage.models import AnkiKeptObject
@@ -38,7 +38,7 @@ from . import device_decks, device_options, device_rows, kept, sessions, snapsho
 from .devices import Device
 from .projection import build
 from .sessions import to_ms
-from .wire import Refused, not_a_number
+from .wire import Refused
 
 WHAT = "the uploaded collection"
 COLUMNS = {
@@ -109,7 +109,7 @@ def _objects(text: Any, what: str) -> list[dict[str, Any]]:
     """A schema-11 column's objects: JSON of an object of objects, or the upload is refused
     (an import may skip a damaged one; an upload would lose it for every device)."""
     try:
-        value = json.loads(text, parse_constant=not_a_number)
+        value = strict_json(text)
     except (TypeError, ValueError, RecursionError):
         raise AnkiPackageError(f"{WHAT} is damaged: {what} is not JSON") from None
     with reading(what):

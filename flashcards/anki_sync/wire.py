@@ -19,6 +19,8 @@ from typing import IO, Any, TypeGuard, cast
 
 import zstandard
 
+from ..anki.protobuf import strict_json
+
 HEADER = "anki-sync"
 ORIGINAL_SIZE = "anki-original-size"
 VERSION = 11
@@ -153,14 +155,10 @@ def read_body(stream: IO[bytes], *, max_bytes: int) -> bytes:
     return b"".join(parts)
 
 
-def not_a_number(name: str) -> None:
-    raise ValueError(name)  # NaN, Infinity: Python reads them, JSON has none
-
-
 def parse_json(body: bytes) -> Any:
     """The body's JSON; a 400 for anything else (Anki's own "invalid json")."""
     try:
-        return json.loads(body, parse_constant=not_a_number)
+        return strict_json(body)
     except ValueError:  # UnicodeDecodeError included
         raise bad_request("the body is not JSON") from None
 

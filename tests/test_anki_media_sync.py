@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from werkzeug.test import TestResponse
 
 from flashcards.anki_sync import media, wire
+from flashcards.people import media_folder
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import MediaBlob, MediaFile, User
 from tests.factories import make_user
@@ -236,11 +237,11 @@ def test_a_bad_upload_is_refused_whole_and_writes_nothing(
 def test_a_bomb_is_cut_off_at_the_files_limit() -> None:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("0", b"\0" * (media.MAX_FILE_BYTES + 1))
+        archive.writestr("0", b"\0" * (media_folder.MAX_FILE_BYTES + 1))
         archive.writestr("_meta", json.dumps([["bomb.bin", "0"]]))
     assert len(out.getvalue()) < 200_000
     with pytest.raises(wire.Refused) as refusal:
-        media.read_upload(out.getvalue(), max_total=10 * media.MAX_FILE_BYTES)
+        media.read_upload(out.getvalue(), max_total=10 * media_folder.MAX_FILE_BYTES)
     assert refusal.value.status == 400 and "100 MiB" in refusal.value.detail
 
 

@@ -30,6 +30,7 @@ from werkzeug.test import TestResponse
 
 from flashcards import create_app
 from flashcards.anki_sync import devices as anki_devices
+from flashcards.people import media_folder
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import ApiToken, CardText, DeckText
 from flashcards.storage.schema import Base
@@ -283,6 +284,8 @@ ROUTES: dict[tuple[str, str], Probe] = {
         "/teams/{team}/removals/{member}/allow", {}, cross="/teams/{team}/removals/{bob}/allow"
     ),
     ("/static/<path:filename>", "GET"): Probe("", exempt="files shipped with the app, no owner"),
+    # A file of Alice's media folder: the web serves each person their own only.
+    ("/media/<path:name>", "GET"): Probe("/media/alpha-secret.png", member=None),
     ("/tokens/devices/<int:device_id>/revoke", "POST"): Probe(
         "/tokens/devices/{device_id}/revoke", {}, member=None, outsider=(404,)
     ),
@@ -373,6 +376,8 @@ class World:
                 "bob": self.bob,
             }
             _hide_secrets_in(s, private.id, card)
+            secret = media_folder.Change("alpha-secret.png", SECRETS[1].encode())
+            media_folder.apply_changes(s, self.alice, [secret], quota_mb=10, now=T0)
 
     def fill(self, template: Any, values: dict[str, Any] | None = None) -> Any:
         values = values or self.values

@@ -271,7 +271,7 @@ def test_upload_of_an_anki_deck_lists_what_was_left_out(
     page = client.get(response.headers["Location"]).get_data(as_text=True)
     assert "Se han importado 4 tarjetas en «Biology::Cells»" in page
     assert "1 nota Cloze se ha convertido en tarjetas de pregunta y respuesta" in page
-    assert "Se ha omitido 1 archivo multimedia" in page
+    assert "Se ha añadido 1 imagen o sonido a tus archivos multimedia" in page
     assert "<script>alert" not in page
 
 
@@ -281,7 +281,10 @@ def test_the_import_form_says_what_a_cloze_note_becomes(
     # It used to say Cloze notes were left out, while the importer makes their cards.
     sign_up(client)
     page = client.get("/").get_data(as_text=True)
-    assert "A Cloze note becomes one card for each deletion; media is left out." in page
+    assert (
+        "A Cloze note becomes one card for each deletion; the images and sounds its cards use "
+        "come along." in page
+    )
     assert "Cloze notes and media are left out" not in page
 
 

@@ -1,4 +1,5 @@
-"""One deck out as a legacy `.apkg`: schema-11 SQLite in a zip, no `meta`, empty `media`.
+"""One deck out as a legacy `.apkg`: schema-11 SQLite in a zip, no `meta`, and the images
+and sounds its notes name, from the deck owner's media folder (`media`: number to name).
 
 We write the collection ourselves (stdlib sqlite3, into a temporary directory that is always
 removed) because genanki cannot write scheduling, revlog or FSRS data, and leaks temp files.
@@ -22,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from ..decks.locales import display_name
 from ..errors import InvalidInput, NotFound
+from ..people import media_folder
 from ..srs import answer_effects
 from ..srs.marks import marks_from_row
 from ..storage.models import (
@@ -49,7 +51,7 @@ from .export_notes import (
     note_id,
     sibling_groups,
 )
-from .sanitize import text_to_html
+from .sanitize import media_written, text_to_html
 from .scheduling_out import LOG_COLUMNS, SchedulingContext, StateRow
 from .tables import table
 from .timing import anki_day
@@ -59,6 +61,7 @@ Progress = Callable[[int, int], None]
 # zlib's level for the package: level 1 deflates a collection a few times faster than the
 # default 6, for a package about a tenth larger.
 ZIP_LEVEL = 1
+NOTE_FIELDS = 6  # a schema-11 note row's fields
 __all__ = ["LOCALE_SLOTS", "back_field", "card_of", "note_guid", "note_id"]
 
 
@@ -145,7 +148,7 @@ def export_deck(
         conf, decks, [dconf], mod_ms, rows.notes, rows.cards, rows.revlog,
         notetypes=rows.notetypes,
     )  # fmt: skip
-    data = _package(collection)
+    data = _package(collection, _media(session, deck, rows.notes))
     suffix = "all" if locales is None else "-".join(rows.chosen)
     return ExportedPackage(data, f"{deck.slug}-{suffix}.apkg", len(rows.notes), len(rows.revlog))
 
@@ -360,9 +363,28 @@ def _scheduling_context(
     )
 
 
-def _package(collection: Collection) -> bytes:
+def _media(session: Session, deck: Deck, notes: list[tuple[Any, ...]]) -> dict[str, bytes]:
+    """The files the notes name that the deck's owner has (a shared or team deck has no
+    media folder: its notes name none that we keep)."""
+    if deck.owner_user_id is None:
+        return {}
+    named = set().union(*(media_written(n[NOTE_FIELDS]) for n in notes if "<img" in n[NOTE_FIELDS]
+                          or "[sound:" in n[NOTE_FIELDS]))  # fmt: skip
+    if not named:
+        return {}
+    found = media_folder.live_files(session, deck.owner_user_id, named)
+    data = media_folder.contents(session, deck.owner_user_id, found.values())
+    return {name: data[sha1] for name, sha1 in sorted(found.items()) if sha1 in data}
+
+
+def _package(collection: Collection, media: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=ZIP_LEVEL) as archive:
         archive.writestr("collection.anki2", collection_bytes(collection))
-        archive.writestr("media", json.dumps({}))
+        listing = {}
+        for index, (name, content) in enumerate(media.items()):
+            # Images and sounds are compressed already: stored, not deflated again.
+            archive.writestr(str(index), content, compress_type=zipfile.ZIP_STORED)
+            listing[str(index)] = name
+        archive.writestr("media", json.dumps(listing))
     return buffer.getvalue()

@@ -19,6 +19,8 @@ from sqlalchemy.orm import Session
 
 from ..decks.quizfile import slugify
 from ..errors import DeckNameTaken, InvalidInput, NotFound
+from ..people import media_folder
+from ..people.media_folder import is_valid_name
 from ..srs.days import study_date
 from ..srs.marks import LEECH_TAG
 from ..storage.models import (
@@ -28,7 +30,7 @@ from ..storage.models import (
     SchedulerSettings,
     User,
 )
-from . import reimport
+from . import import_media, reimport
 from .errors import AnkiPackageError
 from .export import language_name
 from .import_rows import already_logged, cards_with, new_deck_rows, title_of, write_progress
@@ -55,7 +57,12 @@ class ImportReport:
     texts: int = 0
     review_states: int = 0
     review_logs: int = 0
+    # Media files: not kept at all (a deck that is not a person's own, whose cards are
+    # text only), added to the person's media folder for the cards, or in the package but
+    # used by no card imported.
     media_left_out: int = 0
+    media_added: int = 0
+    media_unused: int = 0
     formatting_simplified: int = 0
     # Cards whose every Anki card was suspended, imported without progress (of which
     # suspending is part): they are studied like any other.
@@ -81,15 +88,18 @@ def read_for_import(
     max_notes: int = DEFAULT_MAX_NOTES,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_unpacked_bytes: int | None = None,
+    with_media: bool = False,
 ) -> Collection:
     """The package read, before any database work: an edge calls it outside its write
-    transaction, so that on SQLite other writers do not wait while an upload is parsed."""
+    transaction, so that on SQLite other writers do not wait while an upload is parsed.
+    `with_media`: its media files are read too, for an import into a person's own deck."""
     return read_package(
         source,
         max_bytes=max_bytes,
         max_unpacked_bytes=max_unpacked_bytes or 10 * max_bytes,
         max_notes=max_notes,
         with_revlog=with_scheduling,
+        media_wanted=is_valid_name if with_media else None,
     )
 
 
@@ -108,6 +118,7 @@ def import_package(
     progress: Progress | None = None,
     untitled: str = "Imported from Anki",
     update_existing: bool = False,
+    media_quota_mb: int | None = None,
 ) -> ImportReport:
     """A new deck from the package's Basic-like notes (first field front, second back).
 
@@ -123,13 +134,17 @@ def import_package(
 
     With `update_existing` (and no `slug`), a package whose notes came from one of the
     owner's decks updates that deck instead (`reimport`): the report says `updated`.
+
+    With `media_quota_mb` (and an owner), the images and sounds the cards use go to the
+    owner's media folder (`import_media`), within that quota; without it cards are text
+    only. `source` read by `read_for_import` needs `with_media` for them.
     """
     with large_page_cache(session):
         return _import_package(
             session, source, owner_user_id=owner_user_id, slug=slug, locale=locale,
             with_scheduling=with_scheduling, now=now, max_notes=max_notes, max_bytes=max_bytes,
             max_unpacked_bytes=max_unpacked_bytes, progress=progress, untitled=untitled,
-            update_existing=update_existing,
+            update_existing=update_existing, media_quota_mb=media_quota_mb,
         )  # fmt: skip
 
 
@@ -148,6 +163,7 @@ def _import_package(
     progress: Progress | None,
     untitled: str,
     update_existing: bool,
+    media_quota_mb: int | None,
 ) -> ImportReport:
     user = session.get(User, owner_user_id) if owner_user_id is not None else None
     if owner_user_id is not None and user is None:
@@ -164,6 +180,7 @@ def _import_package(
             max_notes=max_notes,
             max_bytes=max_bytes,
             max_unpacked_bytes=max_unpacked_bytes,
+            with_media=media_quota_mb is not None,
         )
     target = None
     if update_existing and slug is None and owner_user_id is not None:
@@ -214,6 +231,14 @@ def _import_package(
             state = convert_card(source_card, card_logs, settings, timing)
             if state is not None:
                 progress_of[index] = (state, card_logs)
+
+    with_media = media_quota_mb is not None and owner_user_id is not None
+    media = None
+    if with_media:
+        assert owner_user_id is not None and media_quota_mb is not None
+        media = import_media.plan(session, owner_user_id, coll, planned, quota_mb=media_quota_mb)
+    else:
+        import_media.text_only(planned)
 
     if target is None:
         deck = Deck(
@@ -268,17 +293,24 @@ def _import_package(
         if marks:
             session.execute(insert(table(CardMark)), marks)
     review_logs = write_progress(session, owner_user_id or 0, deck.id, card_ids, progress_of)
+    if media is not None and media.changes:
+        assert owner_user_id is not None and media_quota_mb is not None
+        media_folder.apply_changes(
+            session, owner_user_id, media.changes, quota_mb=media_quota_mb, now=now
+        )
 
     if planner.cloze_notes:
         messages.append(
             f"{planner.cloze_notes} Cloze note(s) became question-and-answer cards, one per"
             " deletion number."
         )
-    if coll.media_files:
+    if coll.media_files and media is None:
         messages.append(
             f"{coll.media_files} media file(s) (images, sounds) were left out: "
             "cards here are text only."
         )
+    if media is not None and media.unused:
+        messages.append(f"{media.unused} media file(s) were left out: no card imported uses them.")
     if planner.formatted:
         messages.append(
             f"{planner.formatted} note(s) had formatting (bold, lists, links) that was reduced to "
@@ -301,7 +333,9 @@ def _import_package(
         review_states=len(progress_of), updated=target is not None,
         added=applied.added if target is not None else 0,
         changed=applied.changed if target is not None else 0,
-        review_logs=review_logs, media_left_out=coll.media_files,
+        review_logs=review_logs, media_left_out=coll.media_files if media is None else 0,
+        media_added=len(media.changes) if media is not None else 0,
+        media_unused=media.unused if media is not None else 0,
         formatting_simplified=planner.formatted, suspended_made_active=suspended, messages=messages,
         cloze_notes=planner.cloze_notes,
         tags={p.key: _card_tags(p) for p in planned if _card_tags(p)}, skipped=dict(skipped),

@@ -13,7 +13,7 @@ import tempfile
 import time
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import IO, Any, NamedTuple, TypeVar
 import zstandard
 
 from .errors import AnkiPackageError, Kind
+from .protobuf import MAX_BLOB, Message, strict_json
 from .structure import (
     CLOZE,
     NORMAL,
@@ -101,6 +102,8 @@ class Collection:
     cards: list[AnkiCard]
     revlog: list[Revlog] = field(default_factory=list)
     media_files: int = 0
+    # Each media file by name, when the reader was asked for them (`with_media`).
+    media: dict[str, bytes] = field(default_factory=dict)
 
 
 def human_size(n: int) -> str:
@@ -167,11 +170,64 @@ def _choose_collection(archive: zipfile.ZipFile) -> tuple[str, bool]:
     )
 
 
+def _media_listing(archive: zipfile.ZipFile, zstd: bool) -> dict[str, str]:
+    """Each media file's member of the zip, by file name: the `media` member is a JSON map
+    of member to name, or (format 3) zstd-compressed `MediaEntries`, whose n-th entry is
+    member "n" unless it names its member (`legacy_zip_filename`, field 255)."""
+    if "media" not in archive.namelist():
+        return {}
+    with archive.open(_member(archive, "media", MAX_BLOB, kind="damaged")) as f:
+        raw = f.read(MAX_BLOB + 1)
+    listing: dict[str, str] = {}
+    if zstd:
+        out = io.BytesIO()
+        _copy_limited(zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)), out,
+                      MAX_BLOB, "the media list")  # fmt: skip
+        for index, entry in enumerate(Message(out.getvalue()).messages(1)):
+            member = str(entry.uint(255)) if entry.has(255) else str(index)
+            listing[entry.text(1)] = member
+        return listing
+    try:
+        found = strict_json(raw or b"{}")
+    except (ValueError, RecursionError):
+        raise AnkiPackageError("the package's media list is damaged") from None
+    if not isinstance(found, dict):
+        raise AnkiPackageError("the package's media list is damaged")
+    for member, name in found.items():
+        if isinstance(name, str):
+            listing[name] = member
+    return listing
+
+
+def _media_files(
+    archive: zipfile.ZipFile, zstd: bool, wanted: Callable[[str], bool], budget: int
+) -> dict[str, bytes]:
+    """The contents of the media files `wanted` says to read (valid names), within `budget`
+    bytes in all; a file the list names but the zip lacks is left out, as Anki does."""
+    files: dict[str, bytes] = {}
+    members = set(archive.namelist())
+    total = 0
+    for name, member in _media_listing(archive, zstd).items():
+        if member not in members or not wanted(name):
+            continue
+        out = io.BytesIO()
+        with archive.open(_member(archive, member, budget - total)) as f:
+            source: IO[bytes] = zstandard.ZstdDecompressor().stream_reader(f) if zstd else f
+            total += _copy_limited(source, out, budget - total, "the package's media")
+        files[name] = out.getvalue()
+    return files
+
+
 @contextmanager
 def open_collection(
-    source: bytes | Path, *, max_bytes: int, max_unpacked_bytes: int
-) -> Iterator[tuple[sqlite3.Connection, int]]:
-    """The package's collection as a read-only SQLite connection, and its media file count."""
+    source: bytes | Path,
+    *,
+    max_bytes: int,
+    max_unpacked_bytes: int,
+    media_wanted: Callable[[str], bool] | None = None,
+) -> Iterator[tuple[sqlite3.Connection, int, dict[str, bytes]]]:
+    """The package's collection as a read-only SQLite connection, its media file count, and
+    the media files `media_wanted` says to read, by name (none without it)."""
     size = len(source) if isinstance(source, bytes) else source.stat().st_size
     if size > max_bytes:
         raise AnkiPackageError(
@@ -191,9 +247,13 @@ def open_collection(
                 with archive.open(info) as member, path.open("wb") as out:
                     if zstd:
                         reader = zstandard.ZstdDecompressor().stream_reader(member)
-                        _copy_limited(reader, out, max_unpacked_bytes, "the collection")
+                        unpacked = _copy_limited(reader, out, max_unpacked_bytes, "the collection")
                     else:
-                        _copy_limited(member, out, max_unpacked_bytes, "the collection")
+                        unpacked = _copy_limited(member, out, max_unpacked_bytes, "the collection")
+                files = (
+                    {} if media_wanted is None
+                    else _media_files(archive, zstd, media_wanted, max_unpacked_bytes - unpacked)
+                )  # fmt: skip
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error) as exc:
             # zlib.error: a member whose deflate stream is damaged (zipfile does not wrap it).
             raise AnkiPackageError(
@@ -205,7 +265,7 @@ def open_collection(
             # RuntimeError: an encrypted member; ValueError: a damaged header.
             raise AnkiPackageError(f"the package is damaged: {exc}") from None
         with read_only(path, "the package's collection") as conn:
-            yield conn, media
+            yield conn, media, files
 
 
 @contextmanager
@@ -296,11 +356,14 @@ def read_package(
     max_unpacked_bytes: int,
     max_notes: int,
     with_revlog: bool,
+    media_wanted: Callable[[str], bool] | None = None,
 ) -> Collection:
-    with open_collection(source, max_bytes=max_bytes, max_unpacked_bytes=max_unpacked_bytes) as (
-        conn,
-        media,
-    ):
+    with open_collection(
+        source,
+        max_bytes=max_bytes,
+        max_unpacked_bytes=max_unpacked_bytes,
+        media_wanted=media_wanted,
+    ) as (conn, media, files):
         crt, conf, notetypes, decks = read_structure(conn)
         count = count_rows(conn, "notes")
         if count > max_notes:
@@ -337,4 +400,5 @@ def read_package(
             cards=_read_all("the cards (cards)", read_cards(conn)),
             revlog=_read_all("the review log (revlog)", read_revlog(conn)) if with_revlog else [],
             media_files=media,
+            media=files,
         )

@@ -1,10 +1,12 @@
 """HTML in and out of Anki fields.
 
-Out: our text is plain, so it is escaped and line breaks become `<br>`.
+Out: our text is plain, so it is escaped and line breaks become `<br>`; an image token
+becomes Anki's `<img src>` (`media_refs`).
 In: Anki fields are HTML written by anyone. They first go through an allow-list sanitizer
 (nh3, i.e. Rust's ammonia): no scripts, styles, event handlers, forms, frames, or anything
-that loads a resource (`<img>`, `<audio>`, CSS urls). Our card text is plain text rendered
-escaped, so the clean HTML is then reduced to text with its line structure kept.
+that loads a resource but an image of the media folder (no CSS urls, no `<audio>`, no image
+from elsewhere). Our card text is plain text rendered escaped, so the clean HTML is then
+reduced to text with its line structure kept, and each image to its token.
 """
 
 from __future__ import annotations
@@ -15,23 +17,39 @@ from html.parser import HTMLParser
 
 import nh3
 
+from ..people.media_folder import is_valid_name
+from . import media_refs
+
 ALLOWED_TAGS = {
     "a", "b", "blockquote", "br", "code", "div", "em", "hr", "i", "li", "ol", "p", "pre",
     "s", "span", "strong", "sub", "sup", "table", "tbody", "td", "th", "thead", "tr", "u", "ul",
+    "img",
 }  # fmt: skip
-ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "span": {"class"}, "div": {"class"}}
-# Links only: nothing in the allow-list loads a URL by itself.
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "span": {"class"}, "div": {"class"}, "img": {"src"}}
+# Links, and images from elsewhere, which become no token (`_media_name`): nothing kept loads
+# a URL by itself.
 URL_SCHEMES = {"http", "https", "mailto"}
 BLOCK_TAGS = {"p", "div", "li", "tr", "blockquote", "pre", "hr", "table", "ul", "ol"}
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 BLANK_LINES_RE = re.compile(r"\n{3,}")
-MARKUP_RE = re.compile(r"<(?!/?(br|div|p)\b)[a-z]", re.IGNORECASE)
+MARKUP_RE = re.compile(r"<(?!/?(br|div|p|img)\b)[a-z]", re.IGNORECASE)
 
 
 def text_to_html(text: str) -> str:
-    """Our plain text as an Anki field: escaped, no field separators, `<br>` for newlines."""
+    """Our plain text as an Anki field: escaped, no field separators, `<br>` for newlines,
+    images as `<img>` (sounds are Anki's `[sound:]` already)."""
     cleaned = CONTROL_RE.sub(" ", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return html.escape(cleaned, quote=False).replace("\n", "<br>")
+    if "[image:" not in cleaned:
+        return html.escape(cleaned, quote=False).replace("\n", "<br>")
+    out = []
+    for part in media_refs.split(cleaned):
+        if isinstance(part, str):
+            out.append(html.escape(part, quote=False).replace("\n", "<br>"))
+        elif part.kind == media_refs.IMAGE:
+            out.append(f'<img src="{html.escape(part.name)}">')
+        else:
+            out.append(html.escape(media_refs.token(part.kind, part.name), quote=False))
+    return "".join(out)
 
 
 def clean_html(value: str) -> str:
@@ -62,6 +80,10 @@ class _TextExtractor(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "br":
             self.parts.append("\n")
+        elif tag == "img":
+            name = _media_name(dict(attrs).get("src"))
+            if name is not None:
+                self.parts.append(media_refs.token(media_refs.IMAGE, name))
         elif tag in BLOCK_TAGS:
             self._newline()
 
@@ -75,6 +97,23 @@ class _TextExtractor(HTMLParser):
     def _newline(self) -> None:
         if self.parts and not "".join(self.parts[-1:]).endswith("\n"):
             self.parts.append("\n")
+
+
+# The media `text_to_html` names in the fields it writes.
+WRITTEN_MEDIA_RE = re.compile(r'<img src="([^"]+)">|\[sound:([^\[\]\n]+)\]')
+
+
+def media_written(fields: str) -> set[str]:
+    """The media file names in fields `text_to_html` wrote."""
+    return {html.unescape(a or b) for a, b in WRITTEN_MEDIA_RE.findall(fields)}
+
+
+def _media_name(src: str | None) -> str | None:
+    """The media folder's file an `<img src>` names; None for an image from elsewhere (a
+    URL, a path), which is not kept."""
+    if src is None or any(c in src for c in ":/\\"):
+        return None
+    return src if is_valid_name(src) and media_refs.is_token_name(src) else None
 
 
 def html_to_text(value: str, *, already_clean: bool = False) -> str:

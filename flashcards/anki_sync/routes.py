@@ -26,6 +26,7 @@ from ..api.errors import UNAVAILABLE_RETRY_AFTER
 from ..errors import FlashcardsError, NotAuthenticated, TooMuchContention
 from ..http.request_db import begin_writing, db
 from ..http.request_policies import signed_in, token_key, token_limiter
+from ..people import media_folder
 from ..people.ratelimit import RateLimited
 from ..storage.engine import database_unavailable
 from ..storage.models import User
@@ -197,7 +198,7 @@ def _media_answer(data: Any) -> Response:
 def _media_begin(device: Device, header: wire.SyncHeader, body: bytes) -> Response:
     wire.json_object(body)
     # The host key again where older servers gave a session key (clients send it back).
-    return _media_answer({"usn": media.last_usn(db(), device.user_id), "sk": header.key})
+    return _media_answer({"usn": media_folder.last_usn(db(), device.user_id), "sk": header.key})
 
 
 def _media_changes(device: Device, header: wire.SyncHeader, body: bytes) -> Response:
@@ -221,10 +222,10 @@ def _media_upload(device: Device, header: wire.SyncHeader, body: bytes) -> Respo
     session = begin_writing()
     quota = int(current_app.config["MEDIA_QUOTA_MB"])
     try:
-        processed, usn = media.apply_upload(
+        processed, usn = media_folder.apply_changes(
             session, device.user_id, changes, quota_mb=quota, now=utcnow()
         )
-    except media.MediaQuotaExceeded as exc:
+    except media_folder.MediaQuotaExceeded as exc:
         session.rollback()
         # Anki shows a media answer's `err` to the person as it is: in their language.
         user = session.get(User, device.user_id)

@@ -20,6 +20,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from ..anki.tables import table
+from ..people import media_folder
 from ..storage.models import (
     AnkiCollection,
     AnkiDevice,
@@ -33,7 +34,7 @@ from ..storage.models import (
     Subscription,
     User,
 )
-from . import kept, media
+from . import kept
 from .devices import Device
 from .wire import Refused
 
@@ -47,7 +48,7 @@ class Meta:
     usn: int
     empty: bool
     now: datetime
-    media_usn: int = 0  # the person's latest media change (`media.last_usn`)
+    media_usn: int = 0  # the person's latest media change (`media_folder.last_usn`)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -190,7 +191,7 @@ def meta(session: Session, user_id: int, now: datetime) -> Meta:
     stamps = collection(session, user_id, now)
     mod = current_mod(stamps, fingerprint(session, user_id), now)
     return Meta(mod=mod, scm=stamps.scm, usn=stamps.usn, empty=not has_cards(session, user_id),
-                now=now, media_usn=media.last_usn(session, user_id))  # fmt: skip
+                now=now, media_usn=media_folder.last_usn(session, user_id))  # fmt: skip
 
 
 def current_mod(stamps: AnkiCollection, print_: str, now: datetime) -> int:

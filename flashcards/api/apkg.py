@@ -194,7 +194,11 @@ def import_apkg() -> Response:
     check_names(user_id, slug, locale)  # before reading: the package is the long part
     # Read before the write transaction begins: on SQLite other writers would wait on it.
     package = read_for_import(
-        _package_body(limit), with_scheduling=with_scheduling, max_notes=max_notes, max_bytes=limit
+        _package_body(limit),
+        with_scheduling=with_scheduling,
+        max_notes=max_notes,
+        max_bytes=limit,
+        with_media=True,
     )
     session = begin_writing()
     owner = session.get(User, user_id)
@@ -214,6 +218,7 @@ def import_apkg() -> Response:
             now=now,
             untitled=untitled,
             update_existing=not copy,
+            media_quota_mb=int(current_app.config["MEDIA_QUOTA_MB"]),
         )
         deck = session.get(Deck, report.deck_id)
         assert deck is not None

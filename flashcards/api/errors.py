@@ -64,6 +64,7 @@ from ..errors import (
 )
 from ..mail import MailNotSent
 from ..people.accounts import EmailTaken, InvalidToken, SamePassword, WrongPassword
+from ..people.media_folder import InvalidMediaName, MediaQuotaExceeded
 from ..people.ratelimit import RateLimited
 from ..people.resets import AdminResetByOwner, ResetLinkNotUsable
 from ..srs.custom_study import NoCustomStudy
@@ -113,6 +114,8 @@ PROBLEM_TYPES: dict[type[FlashcardsError], ProblemType] = {
     AnkiPackageError: P(422, "invalid-package", "Unreadable Anki package"),
     SamePassword: P(422, "same-password", "New password equals the current one"),
     BackupError: P(422, "invalid-backup", "Unusable backup"),
+    InvalidMediaName: P(422, "invalid-media-name", "Invalid media file name"),
+    MediaQuotaExceeded: P(413, "media-quota-exceeded", "Media quota exceeded"),
     # Lookups
     NotFound: P(404, "not-found", "Not found"),
     CardNotFound: P(404, "card-not-found", "No such card"),

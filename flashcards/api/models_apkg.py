@@ -38,7 +38,14 @@ class Imported(Reply):
     texts: Count = Field(description="Notes imported: one per card and language.")
     review_states: Count = Field(description="Cards with progress (with_scheduling).")
     review_logs: Count = Field(description="Answers taken from Anki's review log.")
-    media_left_out: Count = Field(description="Media files not imported.")
+    media_added: Count = Field(
+        description="Images and sounds the cards use, added to the person's media folder "
+        "(their text names them as [image:name] and [sound:name])."
+    )
+    media_left_out: Count = Field(
+        description="Media files not imported: the package's, when the deck keeps no media, "
+        "and those no imported card uses."
+    )
     formatting_simplified: Count = Field(
         description="Notes whose HTML formatting was reduced to plain text."
     )
@@ -71,7 +78,8 @@ class Imported(Reply):
             texts=report.texts,
             review_states=report.review_states,
             review_logs=report.review_logs,
-            media_left_out=report.media_left_out,
+            media_added=report.media_added,
+            media_left_out=report.media_left_out + report.media_unused,
             formatting_simplified=report.formatting_simplified,
             suspended_made_active=report.suspended_made_active,
             cloze_notes=report.cloze_notes,

@@ -141,6 +141,8 @@ def import_cmd(
         _progress("Importing") as progress,
     ):
         owner = _user_id(session, email)
+        # A person's deck keeps its images and sounds, in their media folder.
+        quota = int(context.app().config["MEDIA_QUOTA_MB"]) if owner is not None else None
         report = import_package(
             session,
             file,
@@ -152,6 +154,7 @@ def import_cmd(
             max_notes=max_notes,
             max_bytes=max_mib << 20,
             progress=progress,
+            media_quota_mb=quota,
         )
         if owner is not None:
             # The owner imported it to study it: their deck list shows it straight away.

@@ -110,6 +110,7 @@ def import_apkg() -> Response | tuple[str, int]:
             with_scheduling=with_scheduling,
             max_notes=current_app.config["APKG_MAX_NOTES"],
             max_bytes=limit,
+            with_media=True,
         )
         # Read and checked first: on SQLite nobody's writes wait on the parsing.
         session = begin_writing()
@@ -124,6 +125,7 @@ def import_apkg() -> Response | tuple[str, int]:
                 now=now,
                 untitled=_("Imported from Anki"),
                 update_existing=not copy,
+                media_quota_mb=int(current_app.config["MEDIA_QUOTA_MB"]),
             )
             deck = session.get(Deck, report.deck_id)
             assert deck is not None
@@ -257,6 +259,14 @@ def import_error_message(exc: InvalidInput) -> str:
         )
     if exc.kind == "unsupported_version":
         return str(_("This package comes from a version of Anki we cannot read."))
+    if exc.kind == "media_quota":
+        return str(
+            _(
+                "This package's images and sounds would take your media files past the "
+                "%(quota)s MB this service keeps for you. Nothing was imported.",
+                quota=whole_number(exc.limit),
+            )
+        )
     if exc.kind == "not_a_package":
         return str(_("This file is not an Anki package (.apkg)."))
     return str(_("This Anki package is damaged and cannot be read."))
@@ -309,6 +319,22 @@ def report_messages(report: ImportReport) -> list[str]:
                     count,
                 )
             )
+    if report.media_added:
+        out.append(
+            ngettext(
+                "%(num)d image or sound was added to your media files.",
+                "%(num)d images and sounds were added to your media files.",
+                report.media_added,
+            )
+        )
+    if report.media_unused:
+        out.append(
+            ngettext(
+                "%(num)d media file was left out: no card imported uses it.",
+                "%(num)d media files were left out: no card imported uses them.",
+                report.media_unused,
+            )
+        )
     if report.media_left_out:
         out.append(
             ngettext(

@@ -62,6 +62,7 @@ from ..errors import (
 )
 from ..mail import MailNotSent
 from ..people.accounts import EmailTaken, InvalidToken, SamePassword, WrongPassword
+from ..people.media_folder import InvalidMediaName, MediaQuotaExceeded
 from ..people.ratelimit import RateLimited
 from ..people.resets import AdminResetByOwner, ResetLinkNotUsable
 from ..srs.custom_study import NoCustomStudy
@@ -96,6 +97,10 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
         UnknownCardKey: WebAnswer(422),
         AnkiPackageError: WebAnswer(422),
         BackupError: WebAnswer(422),
+        InvalidMediaName: WebAnswer(422),
+        MediaQuotaExceeded: WebAnswer(
+            413, _("Your media files would take you past the space this service keeps for you.")
+        ),
         SamePassword: WebAnswer(422, _("Choose a new password that is not the current one.")),
         # Lookups
         NotFound: WebAnswer(404),

@@ -18,6 +18,7 @@ CSP = "; ".join(
         "script-src 'self'",
         "style-src 'self'",
         "img-src 'self' data:",
+        "media-src 'self'",
         "object-src 'none'",
         "base-uri 'none'",
         "form-action 'self'",

@@ -1,0 +1,48 @@
+"""A real browser on a card's image and sound: an imported deck's picture is decoded and
+drawn and its player is there, under the service's CSP, with nothing refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ..test_card_media import media_package, png
+from .test_study_browser import ARTIFACTS, CHROMIUM, _page, _sign_up, browser, server
+
+pytestmark = pytest.mark.browser
+__all__ = ["CHROMIUM", "browser", "server"]
+
+from playwright.sync_api import Browser, expect  # noqa: E402
+
+
+def test_an_imported_cards_image_and_sound_play_on_the_study_page(
+    server: str, browser: Browser, tmp_path: Path
+) -> None:
+    context, page, problems = _page(browser, "es")
+    _sign_up(page, server, "media-browser@example.com")
+    page.set_input_files(
+        "#package",
+        files=[
+            {
+                "name": "biology.apkg",
+                "mimeType": "application/octet-stream",
+                "buffer": media_package(tmp_path, legacy=False, image=png(240, 120)),
+            }
+        ],
+    )
+    page.locator("form[action$='/decks/import'] button[type=submit]").click()
+    expect(page.locator("body")).to_contain_text("Se han añadido 2 imágenes y sonidos")
+
+    page.goto(f"{server}/study")
+    image = page.locator("#question img.card-media")
+    expect(image).to_be_visible()
+    # Decoded, not a broken-image box: the PNG's own size.
+    assert page.evaluate("document.querySelector('#question img').naturalWidth") == 240
+    page.keyboard.press("Space")
+    player = page.locator(".answer-text audio")
+    expect(player).to_be_visible()
+    assert player.get_attribute("src") == "/media/hello.mp3"
+    page.screenshot(path=str(ARTIFACTS / "study-es-media.png"), full_page=True)
+    assert not problems, problems  # a CSP refusal would be a console error
+    context.close()

@@ -1,0 +1,333 @@
+"""Images and sounds in cards: Anki fields to tokens and back, `.apkg` import into the
+person's media folder (names taken, quota, re-import) and export that real Anki reads, and
+the web showing and serving them, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+
+import pytest
+from anki.collection import Collection
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import Engine, func, select
+
+from flashcards.anki import AnkiPackageError, export_deck, import_package, media_refs
+from flashcards.anki.sanitize import html_to_text, media_written, text_to_html
+from flashcards.people import media_folder
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import Card, CardText, Deck, MediaFile, User
+from flashcards.web.media import card_text
+
+from .factories import make_user
+from .test_anki_export import anki_import
+from .test_anki_import import anki_export, wall_now
+from .test_web_apkg import _upload
+from .web_helpers import sign_up
+
+SOUND = b"ID3\x03\x00" + bytes(64)  # enough of an MP3 for a name and a digest
+QUOTA = 1000
+
+
+def png(width: int = 3, height: int = 2, shade: int = 0) -> bytes:
+    """A real PNG, so a browser can decode it (and a test can tell two apart by `shade`)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(b"\x00" + bytes([shade, 110, 190]) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+PNG = png()
+
+
+def media_package(tmp_path: Path, *, legacy: bool, image: bytes = PNG) -> bytes:
+    """An Anki deck with one note showing an image and playing a sound."""
+    col = Collection(str(tmp_path / f"media-{legacy}-{len(list(tmp_path.iterdir()))}.anki2"))
+    try:
+        did = col.decks.id("Biology")
+        basic = col.models.by_name("Basic")
+        assert basic is not None
+        name = col.media.write_data("cell.png", image)
+        sound = col.media.write_data("hello.mp3", SOUND)
+        note = col.new_note(basic)
+        note["Front"] = f'What is this?<br><img src="{name}">'
+        note["Back"] = f"A cell [sound:{sound}]"
+        col.add_note(note, did)
+        return anki_export(col, tmp_path / f"media-{legacy}.apkg", legacy=legacy)
+    finally:
+        col.close()
+
+
+def with_unused_file(package: bytes) -> bytes:
+    """A legacy package with one more media file that no note names."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as source, zipfile.ZipFile(out, "w") as target:
+        listing = json.loads(source.read("media"))
+        for info in source.infolist():
+            if info.filename != "media":
+                target.writestr(info, source.read(info))
+        listing[str(len(listing))] = "unused.png"
+        target.writestr(str(len(listing) - 1), png(shade=9))
+        target.writestr("media", json.dumps(listing))
+    return out.getvalue()
+
+
+def folder(engine: Engine, user_id: int) -> dict[str, bytes]:
+    with transaction(engine) as s:
+        live = media_folder.live_files(
+            s, user_id, s.scalars(select(MediaFile.name).where(MediaFile.user_id == user_id))
+        )
+        data = media_folder.contents(s, user_id, live.values())
+    return {name: data[sha1] for name, sha1 in live.items()}
+
+
+def deck_texts(engine: Engine, deck_id: int) -> list[tuple[str, str]]:
+    with transaction(engine) as s:
+        rows = s.execute(
+            select(CardText.question, CardText.answer)
+            .join(Card, Card.id == CardText.card_id)
+            .where(Card.deck_id == deck_id)
+        )
+        return sorted((q, a) for q, a in rows)
+
+
+# Fields and tokens
+
+
+@pytest.mark.parametrize(
+    ("field", "text"),
+    [
+        ('Look<img src="cell.png">', "Look[image:cell.png]"),
+        ('<img src="a b &amp; c.png">', "[image:a b & c.png]"),
+        ("Hear [sound:hi.mp3]", "Hear [sound:hi.mp3]"),
+        # An image from elsewhere would load a URL: nothing of it stays.
+        ('<img src="https://evil.example/x.png">x', "x"),
+        ('<img src="data:image/png;base64,AAAA">x', "x"),
+        ('<img src="javascript:alert(1)" onerror="alert(2)">x', "x"),
+        ('<img src="../../etc/passwd">x', "x"),
+        ('<img src="sub/dir.png">x', "x"),
+        ('<img src="a]b.png">x', "x"),  # no token can name it
+        ("<img>x", "x"),
+    ],
+)
+def test_an_anki_field_keeps_its_own_images_as_tokens(field: str, text: str) -> None:
+    assert html_to_text(field) == text
+
+
+def test_tokens_go_back_to_anki_as_it_writes_them() -> None:
+    text = 'Look [image:a "b" & <c>.png]\n[sound:hi & bye.mp3]'
+    field = text_to_html(text)
+    assert field == (
+        'Look <img src="a &quot;b&quot; &amp; &lt;c&gt;.png"><br>[sound:hi &amp; bye.mp3]'
+    )
+    assert html_to_text(field) == text  # and back again unchanged
+    assert media_written(field) == {'a "b" & <c>.png', "hi & bye.mp3"}
+
+
+def test_tokens_are_split_renamed_and_dropped() -> None:
+    text = "a [image:x.png] b [sound:y.mp3]"
+    assert media_refs.split(text) == [
+        "a ",
+        media_refs.MediaRef("image", "x.png"),
+        " b ",
+        media_refs.MediaRef("sound", "y.mp3"),
+    ]
+    assert media_refs.renamed(text, {"x.png": "x-1.png"}) == "a [image:x-1.png] b [sound:y.mp3]"
+    assert media_refs.without_images(text) == "a  b [sound:y.mp3]"
+    assert media_refs.names(text, "[image:z.gif]") == {"x.png", "y.mp3", "z.gif"}
+
+
+# Import and export
+
+
+@pytest.mark.parametrize("legacy", [True, False], ids=["legacy", "zstd"])
+def test_import_puts_the_cards_media_in_the_owners_folder(
+    loaded_engine: Engine, tmp_path: Path, legacy: bool
+) -> None:
+    package = media_package(tmp_path, legacy=legacy)
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "media@example.com")
+        report = import_package(
+            s, package, owner_user_id=user_id, now=wall_now(), media_quota_mb=QUOTA
+        )
+        usn = media_folder.last_usn(s, user_id)
+    assert report.media_added == 2 and report.media_unused == 0 and report.media_left_out == 0
+    assert deck_texts(loaded_engine, report.deck_id) == [
+        ("What is this?\n[image:cell.png]", "A cell [sound:hello.mp3]")
+    ]
+    assert folder(loaded_engine, user_id) == {"cell.png": PNG, "hello.mp3": SOUND}
+    assert usn == 2  # each file a change the person's devices fetch at their next sync
+
+
+def test_files_no_card_uses_are_left_out_and_said(loaded_engine: Engine, tmp_path: Path) -> None:
+    package = with_unused_file(media_package(tmp_path, legacy=True))
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "unused@example.com")
+        report = import_package(
+            s, package, owner_user_id=user_id, now=wall_now(), media_quota_mb=QUOTA
+        )
+    assert report.media_added == 2 and report.media_unused == 1
+    assert "1 media file(s) were left out: no card imported uses them." in report.messages
+    assert sorted(folder(loaded_engine, user_id)) == ["cell.png", "hello.mp3"]
+
+
+def test_a_name_taken_by_other_content_gets_a_name_of_its_own(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    mine = png(shade=200)
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "taken@example.com")
+        changes = [media_folder.Change("cell.png", mine)]
+        media_folder.apply_changes(s, user_id, changes, quota_mb=QUOTA, now=wall_now())
+    with transaction(loaded_engine) as s:
+        report = import_package(
+            s,
+            media_package(tmp_path, legacy=False),
+            owner_user_id=user_id,
+            now=wall_now(),
+            media_quota_mb=QUOTA,
+        )
+    own = f"cell-{hashlib.sha1(PNG).hexdigest()[:8]}.png"
+    assert folder(loaded_engine, user_id) == {"cell.png": mine, own: PNG, "hello.mp3": SOUND}
+    assert deck_texts(loaded_engine, report.deck_id)[0][0] == f"What is this?\n[image:{own}]"
+
+
+def test_media_over_the_quota_refuses_the_whole_import(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    package = media_package(tmp_path, legacy=True)
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "full@example.com")
+    with pytest.raises(AnkiPackageError) as refused, transaction(loaded_engine) as s:
+        import_package(s, package, owner_user_id=user_id, now=wall_now(), media_quota_mb=0)
+    assert refused.value.kind == "media_quota" and refused.value.limit == 0
+    with transaction(loaded_engine) as s:
+        assert s.scalar(select(func.count()).where(Deck.owner_user_id == user_id)) == 0
+        assert s.scalar(select(func.count()).where(MediaFile.user_id == user_id)) == 0
+
+
+def test_a_deck_that_keeps_no_media_drops_its_images(loaded_engine: Engine, tmp_path: Path) -> None:
+    with transaction(loaded_engine) as s:
+        report = import_package(
+            s, media_package(tmp_path, legacy=True), owner_user_id=None, now=wall_now()
+        )
+    assert report.media_left_out == 2 and report.media_added == 0
+    assert deck_texts(loaded_engine, report.deck_id) == [
+        ("What is this?", "A cell [sound:hello.mp3]")
+    ]
+
+
+def test_the_same_package_again_adds_no_media(loaded_engine: Engine, tmp_path: Path) -> None:
+    package = media_package(tmp_path, legacy=False)
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "again@example.com")
+        first = import_package(
+            s, package, owner_user_id=user_id, now=wall_now(), media_quota_mb=QUOTA
+        )
+    with transaction(loaded_engine) as s:
+        again = import_package(
+            s, package, owner_user_id=user_id, now=wall_now(), media_quota_mb=QUOTA,
+            update_existing=True,
+        )  # fmt: skip
+        usn = media_folder.last_usn(s, user_id)
+    assert again.updated and again.deck_id == first.deck_id and again.media_added == 0
+    assert usn == 2 and sorted(folder(loaded_engine, user_id)) == ["cell.png", "hello.mp3"]
+
+
+def test_export_carries_the_media_anki_then_shows(loaded_engine: Engine, tmp_path: Path) -> None:
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "export@example.com")
+        report = import_package(
+            s,
+            media_package(tmp_path, legacy=False),
+            owner_user_id=user_id,
+            now=wall_now(),
+            media_quota_mb=QUOTA,
+        )
+        package = export_deck(s, report.deck_id, locales=None, user_id=user_id, now=wall_now())
+    with zipfile.ZipFile(io.BytesIO(package.data)) as archive:
+        listing = json.loads(archive.read("media"))
+        assert {name: archive.read(member) for member, name in listing.items()} == {
+            "cell.png": PNG,
+            "hello.mp3": SOUND,
+        }
+    (tmp_path / "back").mkdir()
+    col, _log = anki_import(tmp_path / "back" / "collection.anki2", package.data)
+    try:
+        (nid,) = col.find_notes("")
+        fields = " ".join(col.get_note(nid).fields)
+        assert '<img src="cell.png">' in fields and "[sound:hello.mp3]" in fields
+        media_dir = Path(col.media.dir())
+        assert (media_dir / "cell.png").read_bytes() == PNG
+        assert (media_dir / "hello.mp3").read_bytes() == SOUND
+        check = col.media.check()
+        assert not check.missing and not check.unused
+    finally:
+        col.close()
+
+
+# The web
+
+
+def test_the_study_page_shows_the_cards_image_and_sound(
+    client: FlaskClient, app: Flask, tmp_path: Path
+) -> None:
+    sign_up(client, "web-media@example.com")
+    assert _upload(client, media_package(tmp_path, legacy=True)).status_code == 302
+    page = client.get("/study?show=1").get_data(as_text=True)
+    assert '<img class="card-media" src="/media/cell.png" alt="cell.png">' in page
+    assert '<audio controls preload="none" src="/media/hello.mp3"' in page
+
+    served = client.get("/media/cell.png")
+    assert served.status_code == 200 and served.data == PNG
+    assert served.mimetype == "image/png"
+    assert served.headers["Content-Security-Policy"] == "default-src 'none'; sandbox"
+    assert served.headers["X-Content-Type-Options"] == "nosniff"
+    assert "private" in served.headers["Cache-Control"]
+    etag = served.headers["ETag"]
+    assert client.get("/media/cell.png", headers={"If-None-Match": etag}).status_code == 304
+    sound = client.get("/media/hello.mp3", headers={"Range": "bytes=0-3"})
+    assert sound.status_code == 206 and sound.data == SOUND[:4] and sound.mimetype == "audio/mpeg"
+    assert client.get("/media/missing.png").status_code == 404
+
+    # Someone else's file is not theirs to see, and signed out it is nobody's.
+    other = app.test_client()
+    sign_up(other, "someone-else@example.com")
+    assert other.get("/media/cell.png").status_code == 404
+    anonymous = app.test_client()
+    assert anonymous.get("/media/cell.png").status_code == 302
+
+
+def test_svg_and_unknown_types_are_never_served_or_shown(
+    client: FlaskClient, app: Flask, engine: Engine
+) -> None:
+    sign_up(client, "svg@example.com")
+    with transaction(engine) as s:
+        user_id = s.scalars(select(User.id).where(User.email == "svg@example.com")).one()
+        changes = [
+            media_folder.Change("x.svg", b'<svg onload="alert(1)"/>'),
+            media_folder.Change("page.html", b"<script>alert(1)</script>"),
+        ]
+        media_folder.apply_changes(s, user_id, changes, quota_mb=QUOTA, now=wall_now())
+    assert client.get("/media/x.svg").status_code == 404
+    assert client.get("/media/page.html").status_code == 404
+    with app.test_request_context("/"):
+        assert str(card_text("a [image:x.svg] <b>")) == "a [image:x.svg] &lt;b&gt;"
+        shown = str(card_text('[image:a"b.png]'))
+        assert shown == '<img class="card-media" src="/media/a%22b.png" alt="a&#34;b.png">'
+        assert str(card_text("[sound:v.mp4]")).startswith('<video class="card-media" controls')

@@ -23,11 +23,13 @@ from sqlalchemy.orm import Session
 from werkzeug.test import TestResponse
 
 from flashcards.anki_sync import media, wire
+from flashcards.decks import card_editing
 from flashcards.people import media_folder
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import MediaBlob, MediaFile, User
-from tests.factories import make_user
-from tests.test_anki_sync_client import Person, downloaded, person, server
+from flashcards.storage.models import Card, CardText, Deck, MediaBlob, MediaFile, User
+from flashcards.storage.schema import utcnow
+from tests.factories import card_ids, make_deck, make_user, subscribe
+from tests.test_anki_sync_client import ID_BASE, Person, downloaded, person, server
 from tests.test_anki_sync_wire import (
     CLIENT,
     EMAIL,
@@ -271,3 +273,51 @@ def test_media_goes_with_the_account(client: FlaskClient, engine: Engine, learne
     with Session(engine) as s:
         assert s.scalars(select(MediaBlob.sha1)).all() == []
         assert s.scalars(select(MediaFile.name)).all() == []
+
+
+def test_a_picture_added_to_a_note_in_anki_shows_on_the_web_and_reaches_other_devices(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    with transaction(engine) as s:
+        mine = make_deck(s, "pictures", 1, owner_user_id=person.user_id)
+        subscribe(s, person.user_id, mine, "en")
+        first = card_ids(s, mine.id)[0]
+    phone, phone_auth = downloaded(tmp_path, server, "phone")
+    tablet, tablet_auth = downloaded(tmp_path, server, "tablet")
+    try:
+        ours = phone.get_note(ID_BASE + first * 64).note_type()
+        assert ours is not None
+        assert phone.media.write_data("cell.png", PICTURE) == "cell.png"
+        note = phone.new_note(ours)
+        note["Front"], note["Back"] = 'Which organelle?<br><img src="cell.png">', "Mitochondria"
+        phone.add_note(note, ID_BASE + mine.id * 128 + 1)
+        phone.sync_collection(phone_auth, False)
+        sync_media(phone, phone_auth)
+
+        # The card names the picture, and the picture is in the folder the web shows it from.
+        with Session(engine) as s:
+            card = s.scalars(select(Card).where(Card.anki_note_id == note.id)).one()
+            text = s.get(CardText, (card.id, "en"))
+            assert text is not None and text.question == "Which organelle?\n[image:cell.png]"
+            found = media_folder.read_file(s, person.user_id, "cell.png")
+            assert found is not None and found[1] == PICTURE
+            key = card.key
+
+        # Edited on the web, picture kept: the other device gets the note and the picture.
+        with transaction(engine) as s:
+            card_editing.set_card(
+                s, s.get(Deck, mine.id), key, locale="en",  # type: ignore[arg-type]
+                question="Which organelle is this?\n[image:cell.png]", answer=None,
+                explanation=None, now=utcnow(), create=False,
+            )  # fmt: skip
+        tablet.sync_collection(tablet_auth, False)
+        sync_media(tablet, tablet_auth)
+        assert (
+            tablet.get_note(note.id)["Front"] == 'Which organelle is this?<br><img src="cell.png">'
+        )
+        assert files_of(tablet) == {"cell.png": PICTURE}
+        check = tablet.media.check()
+        assert not check.missing
+    finally:
+        phone.close()
+        tablet.close()

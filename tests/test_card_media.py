@@ -17,6 +17,7 @@ from anki.collection import Collection
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
+from werkzeug.test import TestResponse
 
 from flashcards.anki import AnkiPackageError, export_deck, import_package, media_refs
 from flashcards.anki.sanitize import html_to_text, media_written, text_to_html
@@ -25,7 +26,7 @@ from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardText, Deck, MediaFile, User
 from flashcards.web.media import card_text
 
-from .factories import make_user
+from .factories import make_token, make_user
 from .test_anki_export import anki_import
 from .test_anki_import import anki_export, wall_now
 from .test_web_apkg import _upload
@@ -331,3 +332,26 @@ def test_svg_and_unknown_types_are_never_served_or_shown(
         shown = str(card_text('[image:a"b.png]'))
         assert shown == '<img class="card-media" src="/media/a%22b.png" alt="a&#34;b.png">'
         assert str(card_text("[sound:v.mp4]")).startswith('<video class="card-media" controls')
+
+
+def test_the_api_serves_the_callers_own_files(
+    client: FlaskClient, engine: Engine, tmp_path: Path
+) -> None:
+    with transaction(engine) as s:
+        owner = make_user(s, "api-media@example.com")
+        other = make_user(s, "api-other@example.com")
+        tokens = {u: make_token(s, u) for u in (owner, other)}
+        changes = [media_folder.Change("cell.png", PNG), media_folder.Change("x.svg", b"<svg/>")]
+        media_folder.apply_changes(s, owner, changes, quota_mb=QUOTA, now=wall_now())
+
+    def get(user: int | None, name: str) -> TestResponse:
+        headers = {} if user is None else {"Authorization": f"Bearer {tokens[user]}"}
+        return client.get(f"/api/v1/media/{name}", headers=headers)
+
+    served = get(owner, "cell.png")
+    assert served.status_code == 200 and served.data == PNG and served.mimetype == "image/png"
+    assert served.headers["Content-Security-Policy"] == "default-src 'none'; sandbox"
+    for user, name, status in [(other, "cell.png", 404), (owner, "x.svg", 404),
+                               (owner, "none.png", 404), (None, "cell.png", 401)]:  # fmt: skip
+        refused = get(user, name)
+        assert refused.status_code == status and refused.mimetype == "application/problem+json"

@@ -286,6 +286,7 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/static/<path:filename>", "GET"): Probe("", exempt="files shipped with the app, no owner"),
     # A file of Alice's media folder: the web serves each person their own only.
     ("/media/<path:name>", "GET"): Probe("/media/alpha-secret.png", member=None),
+    ("/api/v1/media/<path:name>", "GET"): Probe("/api/v1/media/alpha-secret.png", member=None),
     ("/tokens/devices/<int:device_id>/revoke", "POST"): Probe(
         "/tokens/devices/{device_id}/revoke", {}, member=None, outsider=(404,)
     ),

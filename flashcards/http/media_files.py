@@ -1,0 +1,36 @@
+"""A file of a person's media folder as a response, for the web's `/media/<name>` and the
+API's `/api/v1/media/<name>`: only the types `anki.media_refs` serves (never SVG or HTML),
+sandboxed, and cached by its digest."""
+
+from __future__ import annotations
+
+import io
+
+from flask import send_file
+from sqlalchemy.orm import Session
+from werkzeug.wrappers import Response
+
+from ..anki import media_refs
+from ..errors import NotFound
+from ..people import media_folder
+
+# The ETag is the content's digest, so an hour's caching costs nothing when a file changes.
+MAX_AGE = 3600
+# A file is never a document: even opened on its own, it runs nothing and loads nothing.
+FILE_CSP = "default-src 'none'; sandbox"
+
+
+def media_response(session: Session, user_id: int, name: str) -> Response:
+    """The person's file by this name (404 for none, or for a type never served)."""
+    content_type = media_refs.served_type(name)
+    found = media_folder.read_file(session, user_id, name) if content_type else None
+    if found is None or content_type is None:
+        raise NotFound("no such media file")
+    sha1, data = found
+    response = send_file(
+        io.BytesIO(data), mimetype=content_type, etag=sha1, max_age=MAX_AGE, conditional=True
+    )
+    response.cache_control.public = False
+    response.cache_control.private = True
+    response.headers["Content-Security-Policy"] = FILE_CSP
+    return response

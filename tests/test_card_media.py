@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import struct
 import zipfile
 import zlib
@@ -305,6 +306,16 @@ def test_the_study_page_shows_the_cards_image_and_sound(
     sound = client.get("/media/hello.mp3", headers={"Range": "bytes=0-3"})
     assert sound.status_code == 206 and sound.data == SOUND[:4] and sound.mimetype == "audio/mpeg"
     assert client.get("/media/missing.png").status_code == 404
+    # The deck's card list shows the picture; its editor says how the tokens work.
+    slug = re.search(r'href="/decks/([^/"]+)"', page)
+    assert slug is not None
+    listing = client.get(f"/decks/{slug[1]}/cards").get_data(as_text=True)
+    assert '<img class="card-media" src="/media/cell.png"' in listing
+    key = re.search(rf'href="/decks/{slug[1]}/cards/([^"?]+)', listing)
+    assert key is not None
+    editor = client.get(f"/decks/{slug[1]}/cards/{key[1]}").get_data(as_text=True)
+    assert "Images and sounds are written as [image:name] and [sound:name]" in editor
+    assert "[image:cell.png]</textarea>" in editor
 
     # Someone else's file is not theirs to see, and signed out it is nobody's.
     other = app.test_client()

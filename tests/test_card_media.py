@@ -14,6 +14,8 @@ import zlib
 from pathlib import Path
 
 import pytest
+import zstandard
+from anki import import_export_pb2
 from anki.collection import Collection
 from flask import Flask
 from flask.testing import FlaskClient
@@ -21,6 +23,7 @@ from sqlalchemy import Engine, func, select
 from werkzeug.test import TestResponse
 
 from flashcards.anki import AnkiPackageError, export_deck, import_package, media_refs
+from flashcards.anki.importer import read_for_import
 from flashcards.anki.sanitize import html_to_text, media_written, text_to_html
 from flashcards.people import media_folder
 from flashcards.storage.engine import transaction
@@ -141,6 +144,15 @@ def test_tokens_go_back_to_anki_as_it_writes_them() -> None:
     assert media_written(field) == {'a "b" & <c>.png', "hi & bye.mp3"}
 
 
+@pytest.mark.parametrize(
+    "token", ["[image:a/b.png]", "[image:C:x.png]", "[image:http://evil.example/x.png]"]
+)
+def test_a_token_naming_no_file_of_the_folder_goes_out_as_text(token: str) -> None:
+    # As an <img> it would load from elsewhere in Anki, and come back as nothing.
+    assert text_to_html(token) == token
+    assert html_to_text(text_to_html(token)) == token
+
+
 def test_tokens_are_split_renamed_and_dropped() -> None:
     text = "a [image:x.png] b [sound:y.mp3]"
     assert media_refs.split(text) == [
@@ -207,6 +219,149 @@ def test_a_name_taken_by_other_content_gets_a_name_of_its_own(
     own = f"cell-{hashlib.sha1(PNG).hexdigest()[:8]}.png"
     assert folder(loaded_engine, user_id) == {"cell.png": mine, own: PNG, "hello.mp3": SOUND}
     assert deck_texts(loaded_engine, report.deck_id)[0][0] == f"What is this?\n[image:{own}]"
+
+
+def rezipped(package: bytes, media: dict[str, bytes], listing: object = None) -> bytes:
+    """A legacy package with these media files in place of its own."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as source, zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            if info.filename != "media" and not info.filename.isdigit():
+                target.writestr(info, source.read(info))
+        for index, data in enumerate(media.values()):
+            target.writestr(str(index), data, compress_type=zipfile.ZIP_DEFLATED)
+        own = {str(i): name for i, name in enumerate(media)}
+        target.writestr("media", json.dumps(own if listing is None else listing))
+    return out.getvalue()
+
+
+def test_only_the_files_the_notes_name_are_read(tmp_path: Path) -> None:
+    # 600 MiB of zeros deflate to well under a MiB: read, it would sit in memory.
+    bomb = bytes(600 << 20)
+    package = rezipped(
+        media_package(tmp_path, legacy=True),
+        {"cell.png": PNG, "hello.mp3": SOUND, "unused.png": bomb},
+    )
+    del bomb
+    assert len(package) < 2 << 20
+    coll = read_for_import(package, with_scheduling=False, with_media=True)
+    assert coll.media == {"cell.png": PNG, "hello.mp3": SOUND} and coll.media_files == 3
+
+
+def test_media_that_unpack_far_past_the_package_are_refused(tmp_path: Path) -> None:
+    package = rezipped(
+        media_package(tmp_path, legacy=True), {"cell.png": bytes(50 << 20), "hello.mp3": SOUND}
+    )
+    with pytest.raises(AnkiPackageError) as refused:
+        read_for_import(package, with_scheduling=False, with_media=True)
+    assert refused.value.kind == "unpacks_too_large"
+
+
+def test_files_the_list_names_but_the_zip_lacks_are_left_out(tmp_path: Path) -> None:
+    package = rezipped(
+        media_package(tmp_path, legacy=True),
+        {"cell.png": PNG},
+        listing={"0": "cell.png", "1": "hello.mp3", "2": "x.png"},
+    )
+    coll = read_for_import(package, with_scheduling=False, with_media=True)
+    assert coll.media == {"cell.png": PNG}
+
+
+def test_a_media_list_naming_one_member_for_many_files_is_damage(tmp_path: Path) -> None:
+    entries = import_export_pb2.MediaEntries(
+        entries=[
+            import_export_pb2.MediaEntries.MediaEntry(name=n, size=1, legacy_zip_filename=0)
+            for n in ("cell.png", "hello.mp3")
+        ]
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(media_package(tmp_path, legacy=False))) as source, \
+            zipfile.ZipFile(out, "w") as target:  # fmt: skip
+        for info in source.infolist():
+            if info.filename != "media":
+                target.writestr(info, source.read(info))
+        target.writestr("media", zstandard.compress(entries.SerializeToString()))
+    with pytest.raises(AnkiPackageError, match="media list is damaged"):
+        read_for_import(out.getvalue(), with_scheduling=False, with_media=True)
+
+
+def test_an_empty_file_is_left_out(loaded_engine: Engine, tmp_path: Path) -> None:
+    package = rezipped(media_package(tmp_path, legacy=True), {"cell.png": b"", "hello.mp3": SOUND})
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "empty@example.com")
+        report = import_package(
+            s, package, owner_user_id=user_id, now=wall_now(), media_quota_mb=QUOTA
+        )
+    assert report.media_added == 1 and folder(loaded_engine, user_id) == {"hello.mp3": SOUND}
+    with transaction(loaded_engine) as s:
+        assert s.scalar(select(func.count()).where(MediaFile.name == "cell.png")) == 0
+
+
+def test_a_question_that_was_an_image_alone_is_left_out_without_media(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    col = Collection(str(tmp_path / "alone.anki2"))
+    try:
+        basic = col.models.by_name("Basic")
+        assert basic is not None
+        name = col.media.write_data("cell.png", PNG)
+        for front, back in [(f'<img src="{name}">', "A cell"), ("Plain?", "Yes")]:
+            note = col.new_note(basic)
+            note["Front"], note["Back"] = front, back
+            col.add_note(note, 1)
+        package = anki_export(col, tmp_path / "alone.apkg", legacy=True)
+    finally:
+        col.close()
+    with transaction(loaded_engine) as s:
+        report = import_package(s, package, owner_user_id=None, now=wall_now())
+    assert report.cards == 1 and report.skipped == {"empty_front": 1}
+    assert deck_texts(loaded_engine, report.deck_id) == [("Plain?", "Yes")]
+
+
+def test_a_name_taken_twice_over_gets_a_numbered_one(loaded_engine: Engine, tmp_path: Path) -> None:
+    sha8 = hashlib.sha1(PNG).hexdigest()[:8]
+    theirs = {"cell.png": png(shade=1), f"cell-{sha8}.png": png(shade=2)}
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "twice@example.com")
+        changes = [media_folder.Change(name, data) for name, data in theirs.items()]
+        media_folder.apply_changes(s, user_id, changes, quota_mb=QUOTA, now=wall_now())
+        report = import_package(
+            s, media_package(tmp_path, legacy=True), owner_user_id=user_id, now=wall_now(),
+            media_quota_mb=QUOTA,
+        )  # fmt: skip
+    own = f"cell-{sha8}-2.png"
+    assert folder(loaded_engine, user_id) == {**theirs, own: PNG, "hello.mp3": SOUND}
+    assert deck_texts(loaded_engine, report.deck_id)[0][0] == f"What is this?\n[image:{own}]"
+
+
+def test_two_files_of_a_package_never_share_a_name(loaded_engine: Engine, tmp_path: Path) -> None:
+    # The folder's cell.png is other content, so the package's takes cell-<sha8>.png: a name
+    # the package also has, for a third picture.
+    sha8 = hashlib.sha1(PNG).hexdigest()[:8]
+    col = Collection(str(tmp_path / "pair.anki2"))
+    try:
+        basic = col.models.by_name("Basic")
+        assert basic is not None
+        first = col.media.write_data("cell.png", PNG)
+        second = col.media.write_data(f"cell-{sha8}.png", png(shade=3))
+        note = col.new_note(basic)
+        note["Front"], note["Back"] = f'<img src="{first}">', f'<img src="{second}">'
+        col.add_note(note, 1)
+        package = anki_export(col, tmp_path / "pair.apkg", legacy=False)
+    finally:
+        col.close()
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "pair@example.com")
+        mine = [media_folder.Change("cell.png", png(shade=4))]
+        media_folder.apply_changes(s, user_id, mine, quota_mb=QUOTA, now=wall_now())
+        report = import_package(
+            s, package, owner_user_id=user_id, now=wall_now(), media_quota_mb=QUOTA
+        )
+    ((question, answer),) = deck_texts(loaded_engine, report.deck_id)
+    files = folder(loaded_engine, user_id)
+    shown = [question.removeprefix("[image:")[:-1], answer.removeprefix("[image:")[:-1]]
+    assert [files[shown[0]], files[shown[1]]] == [PNG, png(shade=3)]
+    assert files["cell.png"] == png(shade=4)
 
 
 def test_media_over_the_quota_refuses_the_whole_import(
@@ -300,7 +455,8 @@ def test_the_study_page_shows_the_cards_image_and_sound(
     assert served.mimetype == "image/png"
     assert served.headers["Content-Security-Policy"] == "default-src 'none'; sandbox"
     assert served.headers["X-Content-Type-Options"] == "nosniff"
-    assert "private" in served.headers["Cache-Control"]
+    # Kept, and asked about again each time: a file replaced under its name shows at once.
+    assert {"private", "no-cache"} <= set(served.headers["Cache-Control"].split(", "))
     etag = served.headers["ETag"]
     assert client.get("/media/cell.png", headers={"If-None-Match": etag}).status_code == 304
     sound = client.get("/media/hello.mp3", headers={"Range": "bytes=0-3"})
@@ -343,6 +499,8 @@ def test_svg_and_unknown_types_are_never_served_or_shown(
         shown = str(card_text('[image:a"b.png]'))
         assert shown == '<img class="card-media" src="/media/a%22b.png" alt="a&#34;b.png">'
         assert str(card_text("[sound:v.mp4]")).startswith('<video class="card-media" controls')
+        # A name that is a path would point the browser at another page: it stays text.
+        assert str(card_text("[image:../../logout.png]")) == "[image:../../logout.png]"
 
 
 def test_the_api_serves_the_callers_own_files(

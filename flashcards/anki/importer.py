@@ -20,7 +20,6 @@ from sqlalchemy.orm import Session
 from ..decks.quizfile import slugify
 from ..errors import DeckNameTaken, InvalidInput, NotFound
 from ..people import media_folder
-from ..people.media_folder import is_valid_name
 from ..srs.days import study_date
 from ..srs.marks import LEECH_TAG
 from ..storage.models import (
@@ -99,7 +98,7 @@ def read_for_import(
         max_unpacked_bytes=max_unpacked_bytes or 10 * max_bytes,
         max_notes=max_notes,
         with_revlog=with_scheduling,
-        media_wanted=is_valid_name if with_media else None,
+        with_media=with_media,
     )
 
 
@@ -189,6 +188,12 @@ def _import_package(
     notes_locale = locale or (target.default_locale if target is not None else user_locale)
     planner = plan_cards(coll, notes_locale, skipped, max_notes, progress)
     planned = list(planner.planned.values())
+    # Before anything is written, and before an image alone makes a question non-empty.
+    media = None
+    if media_quota_mb is not None and owner_user_id is not None:
+        media = import_media.plan(session, owner_user_id, coll, planned, quota_mb=media_quota_mb)
+    elif dropped := import_media.text_only(planned):
+        skipped["empty_front"] += dropped
     messages = [
         f"{count} note(s) left out: they {SKIP_REASONS[reason]}."
         for reason, count in skipped.items()
@@ -231,14 +236,6 @@ def _import_package(
             state = convert_card(source_card, card_logs, settings, timing)
             if state is not None:
                 progress_of[index] = (state, card_logs)
-
-    with_media = media_quota_mb is not None and owner_user_id is not None
-    media = None
-    if with_media:
-        assert owner_user_id is not None and media_quota_mb is not None
-        media = import_media.plan(session, owner_user_id, coll, planned, quota_mb=media_quota_mb)
-    else:
-        import_media.text_only(planned)
 
     if target is None:
         deck = Deck(

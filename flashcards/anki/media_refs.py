@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from ..people.media_folder import is_valid_name
+
 IMAGE, SOUND = "image", "sound"
 # A name runs to the first "]": Anki's sound tags end there too, so no name holds one.
 TOKEN_RE = re.compile(r"\[(image|sound):([^\[\]\n]+)\]")
@@ -40,9 +42,15 @@ def token(kind: str, name: str) -> str:
     return f"[{kind}:{name}]"
 
 
-def is_token_name(name: str) -> bool:
-    """Whether a file name can stand in a token (no brackets, no line break)."""
-    return bool(name) and TOKEN_RE.fullmatch(token(IMAGE, name)) is not None
+def is_local_name(name: str) -> bool:
+    """Whether a token can name this as a file of the media folder: a valid name there
+    (`media_folder.check_name`), no scheme or path (nothing that loads from elsewhere or
+    points a browser at another page), and nothing that would end the token."""
+    return (
+        not any(c in name for c in ":/\\")
+        and is_valid_name(name)
+        and TOKEN_RE.fullmatch(token(IMAGE, name)) is not None
+    )
 
 
 def split(text: str) -> list[str | MediaRef]:
@@ -81,6 +89,8 @@ def without_images(text: str) -> str:
 
 def media_type(ref: MediaRef) -> str | None:
     """The content type the web serves the file as, None for one it does not show."""
+    if not is_local_name(ref.name):
+        return None
     suffix = PurePosixPath(ref.name).suffix.lower()
     return (IMAGE_TYPES if ref.kind == IMAGE else SOUND_TYPES).get(suffix)
 

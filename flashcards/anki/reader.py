@@ -7,20 +7,24 @@ directory (always removed) because SQLite reads files, and opened read-only.
 
 from __future__ import annotations
 
+import html
 import io
+import re
 import sqlite3
 import tempfile
 import time
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Set
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple, TypeVar
+from urllib.parse import unquote
 
 import zstandard
 
+from ..people.media_folder import MAX_FILE_BYTES
 from .errors import AnkiPackageError, Kind
 from .protobuf import MAX_BLOB, Message, strict_json
 from .structure import (
@@ -170,102 +174,140 @@ def _choose_collection(archive: zipfile.ZipFile) -> tuple[str, bool]:
     )
 
 
-def _media_listing(archive: zipfile.ZipFile, zstd: bool) -> dict[str, str]:
-    """Each media file's member of the zip, by file name: the `media` member is a JSON map
-    of member to name, or (format 3) zstd-compressed `MediaEntries`, whose n-th entry is
-    member "n" unless it names its member (`legacy_zip_filename`, field 255)."""
-    if "media" not in archive.namelist():
-        return {}
-    with archive.open(_member(archive, "media", MAX_BLOB, kind="damaged")) as f:
-        raw = f.read(MAX_BLOB + 1)
-    listing: dict[str, str] = {}
-    if zstd:
-        out = io.BytesIO()
-        _copy_limited(zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)), out,
-                      MAX_BLOB, "the media list")  # fmt: skip
-        for index, entry in enumerate(Message(out.getvalue()).messages(1)):
-            member = str(entry.uint(255)) if entry.has(255) else str(index)
-            listing[entry.text(1)] = member
+# Where a field names a media file: an attribute's `src`, or Anki's sound tag. Read before the
+# fields are sanitized, so it finds a superset of the names the cards keep (`sanitize`).
+MEDIA_NAMED_RE = re.compile(
+    r"""src\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))|\[sound:([^\[\]]+)\]""", re.IGNORECASE
+)
+# A package's media unpack to at most twice its size and this: images and sounds are
+# compressed already, so media that unpack to much more than the package are a bomb.
+MEDIA_SLACK = 1 << 20
+
+
+def named_media(notes: Iterable[Note]) -> set[str]:
+    """The file names the notes' fields may name, as written, unescaped and unquoted."""
+    found: set[str] = set()
+    for note in notes:
+        for field_html in note.fields:
+            if "src" not in field_html and "[sound:" not in field_html:
+                continue
+            for match in MEDIA_NAMED_RE.finditer(field_html):
+                raw = next(g for g in match.groups() if g is not None)
+                name = html.unescape(raw)
+                found.update((raw, name, unquote(name)))
+    return found
+
+
+@dataclass
+class PackageMedia:
+    """A package's media files, read by name on demand (only the files the cards use), within
+    `budget` bytes in all and Anki's 100 MiB a file."""
+
+    archive: zipfile.ZipFile
+    zstd: bool
+    budget: int
+
+    def listing(self) -> dict[str, str]:
+        """Each media file's member of the zip, by file name: the `media` member is a JSON
+        map of member to name, or (format 3) zstd-compressed `MediaEntries`, whose n-th entry
+        is member "n" unless it names its member (`legacy_zip_filename`, field 255)."""
+        if "media" not in self.archive.namelist():
+            return {}
+        with self.archive.open(_member(self.archive, "media", MAX_BLOB, kind="damaged")) as f:
+            raw = f.read(MAX_BLOB + 1)
+        pairs: list[tuple[object, object]] = []
+        if self.zstd:
+            out = io.BytesIO()
+            _copy_limited(zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)), out,
+                          MAX_BLOB, "the media list")  # fmt: skip
+            for index, entry in enumerate(Message(out.getvalue()).messages(1)):
+                member = str(entry.uint(255)) if entry.has(255) else str(index)
+                pairs.append((entry.text(1), member))
+        else:
+            try:
+                found = strict_json(raw or b"{}")
+            except (ValueError, RecursionError):
+                raise AnkiPackageError("the package's media list is damaged") from None
+            if not isinstance(found, dict):
+                raise AnkiPackageError("the package's media list is damaged")
+            pairs = [(name, member) for member, name in found.items()]
+        listing = {n: m for n, m in pairs if isinstance(n, str) and isinstance(m, str)}
+        # Each file is a member of its own: a list naming one member for several files is
+        # damage (or a way to have one member unpacked many times over).
+        if len(set(listing.values())) < len(listing):
+            raise AnkiPackageError("the package's media list is damaged")
         return listing
+
+    def read(self, names: Set[str]) -> dict[str, bytes]:
+        """The content of each of these names the package has; a name its list has but its
+        zip lacks is left out, as Anki does."""
+        files: dict[str, bytes] = {}
+        total = 0
+        with zip_errors():
+            members = set(self.archive.namelist())
+            for name, member in self.listing().items():
+                if name not in names or member not in members:
+                    continue
+                limit = min(self.budget - total, MAX_FILE_BYTES)
+                out = io.BytesIO()
+                with self.archive.open(_member(self.archive, member, limit)) as f:
+                    source: IO[bytes] = (
+                        zstandard.ZstdDecompressor().stream_reader(f) if self.zstd else f
+                    )
+                    total += _copy_limited(source, out, limit, "the package's media")
+                files[name] = out.getvalue()
+        return files
+
+
+@contextmanager
+def zip_errors() -> Iterator[None]:
+    """The errors of reading a damaged zip or zstd stream, as `AnkiPackageError`s."""
     try:
-        found = strict_json(raw or b"{}")
-    except (ValueError, RecursionError):
-        raise AnkiPackageError("the package's media list is damaged") from None
-    if not isinstance(found, dict):
-        raise AnkiPackageError("the package's media list is damaged")
-    for member, name in found.items():
-        if isinstance(name, str):
-            listing[name] = member
-    return listing
-
-
-def _media_files(
-    archive: zipfile.ZipFile, zstd: bool, wanted: Callable[[str], bool], budget: int
-) -> dict[str, bytes]:
-    """The contents of the media files `wanted` says to read (valid names), within `budget`
-    bytes in all; a file the list names but the zip lacks is left out, as Anki does."""
-    files: dict[str, bytes] = {}
-    members = set(archive.namelist())
-    total = 0
-    for name, member in _media_listing(archive, zstd).items():
-        if member not in members or not wanted(name):
-            continue
-        out = io.BytesIO()
-        with archive.open(_member(archive, member, budget - total)) as f:
-            source: IO[bytes] = zstandard.ZstdDecompressor().stream_reader(f) if zstd else f
-            total += _copy_limited(source, out, budget - total, "the package's media")
-        files[name] = out.getvalue()
-    return files
+        yield
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error) as exc:
+        # zlib.error: a member whose deflate stream is damaged (zipfile does not wrap it).
+        raise AnkiPackageError(
+            f"not a readable .apkg (zip) file: {exc}", kind="not_a_package"
+        ) from None
+    except zstandard.ZstdError as exc:
+        raise AnkiPackageError(f"the package is damaged: {exc}") from None
+    except (KeyError, NotImplementedError, RuntimeError, ValueError) as exc:
+        # RuntimeError: an encrypted member; ValueError: a damaged header.
+        raise AnkiPackageError(f"the package is damaged: {exc}") from None
 
 
 @contextmanager
 def open_collection(
-    source: bytes | Path,
-    *,
-    max_bytes: int,
-    max_unpacked_bytes: int,
-    media_wanted: Callable[[str], bool] | None = None,
-) -> Iterator[tuple[sqlite3.Connection, int, dict[str, bytes]]]:
+    source: bytes | Path, *, max_bytes: int, max_unpacked_bytes: int
+) -> Iterator[tuple[sqlite3.Connection, int, PackageMedia]]:
     """The package's collection as a read-only SQLite connection, its media file count, and
-    the media files `media_wanted` says to read, by name (none without it)."""
+    its media files to read (while the collection is open)."""
     size = len(source) if isinstance(source, bytes) else source.stat().st_size
     if size > max_bytes:
         raise AnkiPackageError(
             f"the package is {human_size(size)}, over the limit of {human_size(max_bytes)}",
             kind="too_large",
         )
-    with tempfile.TemporaryDirectory(prefix="flashcards-apkg-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="flashcards-apkg-") as tmp, ExitStack() as stack:
         path = Path(tmp) / "collection.sqlite"
-        try:
-            stream: IO[bytes] = (
+        with zip_errors():
+            stream: IO[bytes] = stack.enter_context(
                 io.BytesIO(source) if isinstance(source, bytes) else source.open("rb")
             )
-            with stream, zipfile.ZipFile(stream) as archive:
-                name, zstd = _choose_collection(archive)
-                info = _member(archive, name, max_unpacked_bytes)
-                media = sum(1 for n in archive.namelist() if n.isdigit())
-                with archive.open(info) as member, path.open("wb") as out:
-                    if zstd:
-                        reader = zstandard.ZstdDecompressor().stream_reader(member)
-                        unpacked = _copy_limited(reader, out, max_unpacked_bytes, "the collection")
-                    else:
-                        unpacked = _copy_limited(member, out, max_unpacked_bytes, "the collection")
-                files = (
-                    {} if media_wanted is None
-                    else _media_files(archive, zstd, media_wanted, max_unpacked_bytes - unpacked)
-                )  # fmt: skip
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error) as exc:
-            # zlib.error: a member whose deflate stream is damaged (zipfile does not wrap it).
-            raise AnkiPackageError(
-                f"not a readable .apkg (zip) file: {exc}", kind="not_a_package"
-            ) from None
-        except zstandard.ZstdError as exc:
-            raise AnkiPackageError(f"the package's collection is damaged: {exc}") from None
-        except (KeyError, NotImplementedError, RuntimeError, ValueError) as exc:
-            # RuntimeError: an encrypted member; ValueError: a damaged header.
-            raise AnkiPackageError(f"the package is damaged: {exc}") from None
+            archive = stack.enter_context(zipfile.ZipFile(stream))
+            name, zstd = _choose_collection(archive)
+            info = _member(archive, name, max_unpacked_bytes)
+            count = sum(1 for n in archive.namelist() if n.isdigit())
+            with archive.open(info) as member, path.open("wb") as out:
+                if zstd:
+                    reader = zstandard.ZstdDecompressor().stream_reader(member)
+                    unpacked = _copy_limited(reader, out, max_unpacked_bytes, "the collection")
+                else:
+                    unpacked = _copy_limited(member, out, max_unpacked_bytes, "the collection")
+        budget = min(max_unpacked_bytes - unpacked, 2 * size + MEDIA_SLACK)
+        media = PackageMedia(archive, zstd, budget)
         with read_only(path, "the package's collection") as conn:
-            yield conn, media, files
+            yield conn, count, media
 
 
 @contextmanager
@@ -356,14 +398,14 @@ def read_package(
     max_unpacked_bytes: int,
     max_notes: int,
     with_revlog: bool,
-    media_wanted: Callable[[str], bool] | None = None,
+    with_media: bool = False,
 ) -> Collection:
-    with open_collection(
-        source,
-        max_bytes=max_bytes,
-        max_unpacked_bytes=max_unpacked_bytes,
-        media_wanted=media_wanted,
-    ) as (conn, media, files):
+    """The package's collection; `with_media`, the media files its notes name too."""
+    with open_collection(source, max_bytes=max_bytes, max_unpacked_bytes=max_unpacked_bytes) as (
+        conn,
+        media,
+        files,
+    ):
         crt, conf, notetypes, decks = read_structure(conn)
         count = count_rows(conn, "notes")
         if count > max_notes:
@@ -391,14 +433,15 @@ def read_package(
                 count=reviews,
                 limit=MAX_REVIEWS,
             )
+        notes = _read_all("the notes (notes)", read_notes(conn))
         return Collection(
             crt=crt,
             conf=conf if isinstance(conf, dict) else {},
             notetypes=notetypes,
             decks=decks,
-            notes=_read_all("the notes (notes)", read_notes(conn)),
+            notes=notes,
             cards=_read_all("the cards (cards)", read_cards(conn)),
             revlog=_read_all("the review log (revlog)", read_revlog(conn)) if with_revlog else [],
             media_files=media,
-            media=files,
+            media=files.read(named_media(notes)) if with_media else {},
         )

@@ -17,7 +17,6 @@ from html.parser import HTMLParser
 
 import nh3
 
-from ..people.media_folder import is_valid_name
 from . import media_refs
 
 ALLOWED_TAGS = {
@@ -45,7 +44,7 @@ def text_to_html(text: str) -> str:
     for part in media_refs.split(cleaned):
         if isinstance(part, str):
             out.append(html.escape(part, quote=False).replace("\n", "<br>"))
-        elif part.kind == media_refs.IMAGE:
+        elif part.kind == media_refs.IMAGE and media_refs.is_local_name(part.name):
             out.append(f'<img src="{html.escape(part.name)}">')
         else:
             out.append(html.escape(media_refs.token(part.kind, part.name), quote=False))
@@ -111,9 +110,7 @@ def media_written(fields: str) -> set[str]:
 def _media_name(src: str | None) -> str | None:
     """The media folder's file an `<img src>` names; None for an image from elsewhere (a
     URL, a path), which is not kept."""
-    if src is None or any(c in src for c in ":/\\"):
-        return None
-    return src if is_valid_name(src) and media_refs.is_token_name(src) else None
+    return src if src is not None and media_refs.is_local_name(src) else None
 
 
 def html_to_text(value: str, *, already_clean: bool = False) -> str:

@@ -14,8 +14,6 @@ from ..anki import media_refs
 from ..errors import NotFound
 from ..people import media_folder
 
-# The ETag is the content's digest, so an hour's caching costs nothing when a file changes.
-MAX_AGE = 3600
 # A file is never a document: even opened on its own, it runs nothing and loads nothing.
 FILE_CSP = "default-src 'none'; sandbox"
 
@@ -27,10 +25,11 @@ def media_response(session: Session, user_id: int, name: str) -> Response:
     if found is None or content_type is None:
         raise NotFound("no such media file")
     sha1, data = found
-    response = send_file(
-        io.BytesIO(data), mimetype=content_type, etag=sha1, max_age=MAX_AGE, conditional=True
-    )
+    response = send_file(io.BytesIO(data), mimetype=content_type, etag=sha1, conditional=True)
+    # Kept by the browser, and asked about again each time: a file a device replaces under
+    # the same name shows at once, an unchanged one costs a 304 (its ETag is its digest).
     response.cache_control.public = False
     response.cache_control.private = True
+    response.cache_control.no_cache = True
     response.headers["Content-Security-Policy"] = FILE_CSP
     return response

@@ -122,15 +122,20 @@ def used_bytes(session: Session, user_id: int) -> int:
     return int(used or 0)
 
 
+def lock(session: Session, user_id: int) -> None:
+    """The person's media folder, for this transaction alone: one writer at a time per
+    person, so that two never take the same usn or the same name (SQLite's writers are one
+    at a time already)."""
+    session.execute(select(User.id).where(User.id == user_id).with_for_update())
+
+
 def apply_changes(
     session: Session, user_id: int, changes: list[Change], *, quota_mb: int, now: datetime
 ) -> tuple[int, int]:
     """Each change takes the next usn, unless it changes nothing (the same content again, or
     a name already gone). (files processed, the usn now). Raises `MediaQuotaExceeded`, before
     the caller commits, when the live files would pass the quota."""
-    # One writer at a time per person, so that two of them never take the same usn
-    # (SQLite's writers are one at a time already).
-    session.execute(select(User.id).where(User.id == user_id).with_for_update())
+    lock(session, user_id)
     usn = last_usn(session, user_id)
     names = [c.name for c in changes]
     existing = {
@@ -144,7 +149,7 @@ def apply_changes(
     for change in changes:
         found = existing.get(change.name)
         live = found is not None and found.size > 0
-        if change.data is None:
+        if not change.data:  # a deletion (an empty file is none either)
             if found is None or not live:
                 continue
             usn += 1

@@ -34,7 +34,7 @@ from .factories import make_token, make_user
 from .test_anki_export import anki_import
 from .test_anki_import import anki_export, wall_now
 from .test_web_apkg import _upload
-from .web_helpers import sign_up
+from .web_helpers import FormValues, sign_up
 
 SOUND = b"ID3\x03\x00" + bytes(64)  # enough of an MP3 for a name and a digest
 QUOTA = 1000
@@ -318,6 +318,34 @@ def test_a_question_that_was_an_image_alone_is_left_out_without_media(
     assert deck_texts(loaded_engine, report.deck_id) == [("Plain?", "Yes")]
 
 
+def test_files_missing_from_the_package_or_never_shown_are_said(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    col = Collection(str(tmp_path / "said.anki2"))
+    try:
+        basic = col.models.by_name("Basic")
+        assert basic is not None
+        drawing = col.media.write_data("drawing.svg", b'<svg xmlns="http://www.w3.org/2000/svg"/>')
+        note = col.new_note(basic)
+        note["Front"] = f'A drawing<img src="{drawing}"><img src="gone.png">'
+        note["Back"] = "[sound:gone.wav]"
+        col.add_note(note, 1)
+        package = anki_export(col, tmp_path / "said.apkg", legacy=True)
+    finally:
+        col.close()
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "said@example.com")
+        report = import_package(
+            s, package, owner_user_id=user_id, now=wall_now(), media_quota_mb=QUOTA
+        )
+    assert report.media_missing == ["gone.png", "gone.wav"] and report.media_not_shown == 1
+    # The SVG is kept for the person's devices (Anki shows it); the pages do not.
+    assert sorted(folder(loaded_engine, user_id)) == ["drawing.svg"]
+    joined = " ".join(report.messages)
+    assert "2 media file(s) the cards use are not in the package (gone.png, gone.wav)" in joined
+    assert "1 media file(s) are kept for Anki but not shown on these pages" in joined
+
+
 def test_a_name_taken_twice_over_gets_a_numbered_one(loaded_engine: Engine, tmp_path: Path) -> None:
     sha8 = hashlib.sha1(PNG).hexdigest()[:8]
     theirs = {"cell.png": png(shade=1), f"cell-{sha8}.png": png(shade=2)}
@@ -473,6 +501,22 @@ def test_the_study_page_shows_the_cards_image_and_sound(
     assert "Images and sounds are written as [image:name] and [sound:name]" in editor
     assert "[image:cell.png]</textarea>" in editor
 
+    # Saved from the form (which sends CRLF line breaks) unchanged: nothing changes.
+    form = FormValues(f"/decks/{slug[1]}/cards/{key[1]}")
+    form.feed(editor)
+    values = {k: v.replace("\n", "\r\n") for k, v in form.values.items()}
+    saved = client.post(f"/decks/{slug[1]}/cards/{key[1]}", data=values, follow_redirects=True)
+    assert "Card saved" in saved.get_data(as_text=True)
+    with app.app_context():
+        engine = app.extensions["flashcards.engine"]
+    with transaction(engine) as s:
+        question = s.scalars(select(CardText.question).where(CardText.question.like("%cell.png%")))
+        assert question.one() == "What is this?\n[image:cell.png]"
+    # A token naming a file the person has not got: saved, with a warning.
+    values["question"] = "What is this?\r\n[image:nothere.png]"
+    warned = client.post(f"/decks/{slug[1]}/cards/{key[1]}", data=values, follow_redirects=True)
+    assert "No file named nothere.png is in your media yet" in warned.get_data(as_text=True)
+
     # Someone else's file is not theirs to see, and signed out it is nobody's.
     other = app.test_client()
     sign_up(other, "someone-else@example.com")
@@ -495,12 +539,16 @@ def test_svg_and_unknown_types_are_never_served_or_shown(
     assert client.get("/media/x.svg").status_code == 404
     assert client.get("/media/page.html").status_code == 404
     with app.test_request_context("/"):
-        assert str(card_text("a [image:x.svg] <b>")) == "a [image:x.svg] &lt;b&gt;"
+        assert str(card_text("a [image:x.svg] <b>")) == (
+            'a <span class="media-note">Image not shown here: x.svg</span> &lt;b&gt;'
+        )
         shown = str(card_text('[image:a"b.png]'))
         assert shown == '<img class="card-media" src="/media/a%22b.png" alt="a&#34;b.png">'
         assert str(card_text("[sound:v.mp4]")).startswith('<video class="card-media" controls')
-        # A name that is a path would point the browser at another page: it stays text.
-        assert str(card_text("[image:../../logout.png]")) == "[image:../../logout.png]"
+        # A name that is a path would point the browser at another page: it is not shown.
+        assert str(card_text("[sound:../../logout.mp3]")) == (
+            '<span class="media-note">Sound not played here: ../../logout.mp3</span>'
+        )
 
 
 def test_the_api_serves_the_callers_own_files(

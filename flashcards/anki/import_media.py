@@ -32,6 +32,8 @@ from .reader import Collection
 class MediaPlan:
     changes: list[media_folder.Change] = field(default_factory=list)
     unused: int = 0  # files in the package that no imported card uses
+    missing: list[str] = field(default_factory=list)  # names cards use that it lacks
+    not_shown: int = 0  # files kept for Anki that the pages do not show (SVG...)
 
 
 def plan(
@@ -54,7 +56,19 @@ def plan(
         if coll.media.get(f) and media_refs.is_local_name(f)  # an empty file is none
     }
     digests = {f: hashlib.sha1(coll.media[f]).hexdigest() for f in sorted(set(found.values()))}
-    result = MediaPlan(unused=max(coll.media_files - len(digests), 0))
+    refs = {
+        media_refs.MediaRef(part.kind, part.name)
+        for p in planned
+        for texts in p.texts.values()
+        for text in texts
+        for part in media_refs.split(text)
+        if isinstance(part, media_refs.MediaRef) and part.name in found
+    }
+    result = MediaPlan(
+        unused=max(coll.media_files - len(digests), 0),
+        missing=sorted(named - found.keys()),
+        not_shown=len({r.name for r in refs if media_refs.media_type(r) is None}),
+    )
     # Most names are free or hold this content already: their first two candidates are read
     # in one go, and a file's later candidates only if both are taken by other content.
     have = media_folder.live_files(

@@ -62,6 +62,10 @@ class ImportReport:
     media_left_out: int = 0
     media_added: int = 0
     media_unused: int = 0
+    # Names the cards use that the package lacks (shown as missing), and files kept for
+    # Anki that the pages do not show (SVG, which can carry script).
+    media_missing: list[str] = field(default_factory=list)
+    media_not_shown: int = 0
     formatting_simplified: int = 0
     # Cards whose every Anki card was suspended, imported without progress (of which
     # suspending is part): they are studied like any other.
@@ -308,6 +312,16 @@ def _import_package(
         )
     if media is not None and media.unused:
         messages.append(f"{media.unused} media file(s) were left out: no card imported uses them.")
+    if media is not None and media.missing:
+        messages.append(
+            f"{len(media.missing)} media file(s) the cards use are not in the package "
+            f"({', '.join(media.missing[:3])}): the cards show them as missing."
+        )
+    if media is not None and media.not_shown:
+        messages.append(
+            f"{media.not_shown} media file(s) are kept for Anki but not shown on these pages "
+            "(SVG images, which can carry scripts, or sounds browsers do not play)."
+        )
     if planner.formatted:
         messages.append(
             f"{planner.formatted} note(s) had formatting (bold, lists, links) that was reduced to "
@@ -333,6 +347,8 @@ def _import_package(
         review_logs=review_logs, media_left_out=coll.media_files if media is None else 0,
         media_added=len(media.changes) if media is not None else 0,
         media_unused=media.unused if media is not None else 0,
+        media_missing=media.missing if media is not None else [],
+        media_not_shown=media.not_shown if media is not None else 0,
         formatting_simplified=planner.formatted, suspended_made_active=suspended, messages=messages,
         cloze_notes=planner.cloze_notes,
         tags={p.key: _card_tags(p) for p in planned if _card_tags(p)}, skipped=dict(skipped),

@@ -42,6 +42,12 @@ class Imported(Reply):
         description="Images and sounds the cards use, added to the person's media folder "
         "(their text names them as [image:name] and [sound:name])."
     )
+    media_missing: list[str] = Field(
+        description="Names of media files the imported cards use that the package lacks."
+    )
+    media_not_shown: Count = Field(
+        description="Media files kept for Anki that the pages do not show (SVG images)."
+    )
     media_left_out: Count = Field(
         description="Media files not imported: the package's, when the deck keeps no media, "
         "and those no imported card uses."
@@ -79,6 +85,8 @@ class Imported(Reply):
             review_states=report.review_states,
             review_logs=report.review_logs,
             media_added=report.media_added,
+            media_missing=report.media_missing,
+            media_not_shown=report.media_not_shown,
             media_left_out=report.media_left_out + report.media_unused,
             formatting_simplified=report.formatting_simplified,
             suspended_made_active=report.suspended_made_active,

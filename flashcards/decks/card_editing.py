@@ -145,6 +145,11 @@ def set_card(
     question = old.question if question is None else question
     answer = old.answer if answer is None else answer
     explanation = old.explanation if explanation is None else explanation
+    # A browser's form sends its line breaks as CRLF: stored as they are, saving a card
+    # unchanged would change it (and its devices' copies).
+    question, answer, explanation = (
+        t.replace("\r\n", "\n").replace("\r", "\n") for t in (question, answer, explanation)
+    )
     _check_texts(question, answer, explanation)
     wanted_tags = None if tags is None else clean_tags(tags)
     card = CardSource(key, question.strip(), answer.strip(), explanation.strip())

@@ -335,6 +335,28 @@ def report_messages(report: ImportReport) -> list[str]:
                 report.media_unused,
             )
         )
+    if report.media_missing:
+        out.append(
+            ngettext(
+                "%(num)d image or sound the cards use is not in the package (%(names)s): the "
+                "cards show it as missing until a file of that name is added.",
+                "%(num)d images and sounds the cards use are not in the package (%(names)s): "
+                "the cards show them as missing until files of those names are added.",
+                len(report.media_missing),
+                names=", ".join(report.media_missing[:3])
+                + (" …" if len(report.media_missing) > 3 else ""),
+            )
+        )
+    if report.media_not_shown:
+        out.append(
+            ngettext(
+                "%(num)d media file is kept for Anki but not shown on these pages: an SVG "
+                "image (which can carry scripts) or a sound of a type browsers do not play.",
+                "%(num)d media files are kept for Anki but not shown on these pages: SVG "
+                "images (which can carry scripts) or sounds of a type browsers do not play.",
+                report.media_not_shown,
+            )
+        )
     if report.media_left_out:
         out.append(
             ngettext(

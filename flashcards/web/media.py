@@ -6,6 +6,7 @@ is."""
 from __future__ import annotations
 
 from flask import url_for
+from flask_babel import gettext as _
 from markupsafe import Markup, escape
 from werkzeug.wrappers import Response
 
@@ -19,7 +20,8 @@ from .auth import login_required, user_id
 @bp.app_template_filter("card_text")
 def card_text(text: str) -> Markup:
     """Card text, escaped, with its images and sounds shown. A token of a type browsers do
-    not play safely (SVG, which can carry script) stays text."""
+    not play safely (SVG, which can carry script), or naming no file of the folder, is said
+    to be not shown."""
     if "[" not in text:
         return escape(text)
     out: list[str] = []
@@ -30,7 +32,12 @@ def card_text(text: str) -> Markup:
         kind = media_refs.media_type(part)
         src = escape(url_for("web.media_file", name=part.name))
         if kind is None:
-            out.append(escape(media_refs.token(part.kind, part.name)))
+            note = (
+                _("Image not shown here: %(name)s", name=part.name)
+                if part.kind == media_refs.IMAGE
+                else _("Sound not played here: %(name)s", name=part.name)
+            )
+            out.append(f'<span class="media-note">{escape(note)}</span>')
         elif part.kind == media_refs.IMAGE:
             out.append(f'<img class="card-media" src="{src}" alt="{escape(part.name)}">')
         elif kind.startswith("video/"):

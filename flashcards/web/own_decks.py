@@ -9,13 +9,16 @@ from collections.abc import Mapping
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
+from flask_babel import ngettext
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
+from ..anki import media_refs
 from ..decks import own_decks
 from ..decks.card_pages import card_texts
 from ..errors import EditingRetiredCard, InvalidInput, NotFound
 from ..http.request_db import db, writes
+from ..people import media_folder
 from ..srs import subscriptions
 from ..storage.models import DeckText
 from ..storage.retry import retrying
@@ -163,6 +166,21 @@ def edit_own_card(slug: str, key: str) -> Response:
         return _to_cards(slug)  # the card's own page is gone with it
     session.commit()
     flash(_("Card saved. Your progress on it is kept."))
+    texts = (request.form.get(name, "") for name in ("question", "answer", "explanation"))
+    named = media_refs.names(*texts)
+    missing = sorted(named - media_folder.live_files(session, user_id(), named).keys())
+    if missing:
+        flash(
+            ngettext(
+                "No file named %(names)s is in your media yet: the card shows it as missing "
+                "until one is added (from Anki, or in a package).",
+                "No files named %(names)s are in your media yet: the card shows them as "
+                "missing until they are added (from Anki, or in a package).",
+                len(missing),
+                names=", ".join(missing),
+            ),
+            "error",
+        )
     return back
 
 

@@ -44,5 +44,16 @@ def test_an_imported_cards_image_and_sound_play_on_the_study_page(
     expect(player).to_be_visible()
     assert player.get_attribute("src") == "/media/hello.mp3"
     page.screenshot(path=str(ARTIFACTS / "study-es-media.png"), full_page=True)
+
+    # In the deck's list of cards the picture is a thumbnail on the card's first line.
+    page.locator(".card-deck a").click()
+    page.locator("a[href$='/cards']").first.click()
+    thumbnail = page.locator("ol.cards img.card-media")
+    expect(thumbnail).to_be_visible()
+    card = page.locator("ol.cards > li").first.bounding_box()
+    box = thumbnail.bounding_box()
+    assert card is not None and box is not None
+    assert box["y"] - card["y"] < 40 and box["height"] <= 96  # 6rem
+    page.screenshot(path=str(ARTIFACTS / "deck-cards-es-media.png"), full_page=True)
     assert not problems, problems  # a CSP refusal would be a console error
     context.close()

@@ -38,13 +38,20 @@ def _download(client: FlaskClient, **args: str) -> bytes:
 
 
 def _upload(
-    client: FlaskClient, data: bytes, *, progress: bool = False, token: bool = True
+    client: FlaskClient,
+    data: bytes,
+    *,
+    progress: bool = False,
+    token: bool = True,
+    locale: str | None = None,
 ) -> TestResponse:
     form = MultiDict[str, Any]([("package", FileStorage(io.BytesIO(data), "deck.apkg"))])
     if token:
         form.add("csrf_token", csrf(client, "/"))
     if progress:
         form.add("with_scheduling", "1")
+    if locale is not None:
+        form.add("locale", locale)
     # Encoded here into bytes: the test client would spool a large body to a temporary file
     # that it never closes (a ResourceWarning, an error under -W error).
     boundary, body = encode_multipart(form)
@@ -354,3 +361,18 @@ def test_too_many_cards_from_cloze_notes_is_said_as_such(app: Flask) -> None:
     with app.test_request_context(headers={"Accept-Language": "ko"}):
         message = import_error_message(error)
     assert "카드 60,000장" in message and "50,000장" in message, message
+
+
+def test_the_import_form_takes_the_cards_language(
+    client: FlaskClient, loaded_engine: Engine, tmp_path: Path
+) -> None:
+    # An English speaker importing a Korean deck made in Anki: its cards are Korean here.
+    sign_up(client, language="en")
+    page = client.get("/").get_data(as_text=True)
+    assert '<option value="">Automatic: the deck it updates, else English</option>' in page
+    response = _upload(client, anki_native_package(tmp_path), locale="ko")
+    assert response.status_code == 302
+    slug = response.headers["Location"].rsplit("/", 1)[-1]
+    with transaction(loaded_engine) as s:
+        deck = s.scalars(select(Deck).where(Deck.slug == slug)).one()
+        assert deck.default_locale == "ko"

@@ -103,6 +103,7 @@ def import_apkg() -> Response | tuple[str, int]:
         return library_page(import_error=too_large_message(limit)), 413
     with_scheduling = request.form.get("with_scheduling") == "1"
     copy = request.form.get("copy") == "1"
+    locale = request.form.get("locale") or None  # none chosen: the importer's own rule
     now = utcnow()
     try:
         package = read_for_import(
@@ -121,6 +122,7 @@ def import_apkg() -> Response | tuple[str, int]:
                 package,
                 owner_user_id=uid,
                 slug=None,
+                locale=locale,
                 with_scheduling=with_scheduling,
                 now=now,
                 untitled=_("Imported from Anki"),

@@ -236,6 +236,13 @@
     }
   });
 
+  // A card's player keeps the focus once played, and a browser's own player then takes the
+  // keys: the study keys (1-4, Space) would do nothing. Once it plays, the focus goes back to
+  // the page (the sound goes on).
+  document.addEventListener("play", function (event) {
+    if (event.target === document.activeElement) { event.target.blur(); }
+  }, true);
+
   // Charts: the value of the bar or day pointed at or focused is written below the chart
   // (each also has a tooltip and a label), and the arrow keys move focus within a chart, so
   // that it is one stop in the tab order. A heatmap (data-week) moves by week sideways.

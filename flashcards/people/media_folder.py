@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import PurePosixPath
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -120,6 +121,64 @@ def used_bytes(session: Session, user_id: int) -> int:
         select(func.coalesce(func.sum(MediaFile.size), 0)).where(MediaFile.user_id == user_id)
     )
     return int(used or 0)
+
+
+def names_for(name: str, sha1: str) -> Iterator[str]:
+    """Names for a file of this content, in the order to try them: its own, then names of
+    its own, `stem-<first 8 of its SHA-1>.ext` (with a number after it if that is taken
+    too), within the folder's name limit; last the digest's own name."""
+    yield name
+    path = PurePosixPath(name)
+    suffix = path.suffix if len(path.suffix) <= 16 else ""
+    stem = name[: len(name) - len(suffix)] if suffix else name
+    for n in range(1, 100):
+        mark = f"-{sha1[:8]}" + (f"-{n}" if n > 1 else "")
+        while len(f"{stem}{mark}{suffix}".encode()) > MAX_NAME_BYTES:
+            stem = stem[:-1]
+        yield f"{stem}{mark}{suffix}"
+    yield f"{sha1}{suffix}"  # the content's own name: taken only by the same content
+
+
+def place(
+    session: Session, user_id: int, files: dict[str, bytes], placed: dict[str, str] | None = None
+) -> dict[str, tuple[str, bool]]:
+    """Where each file goes: its name, unless the folder (or an earlier file of `placed`, a
+    name to the digest given it) holds other content there, then a name of its own
+    (`names_for`); never over another file, as Anki's importer does. Each file's name and
+    whether it is new there. Call it with the folder locked (`lock`)."""
+    placed = {} if placed is None else placed
+    digests = {name: hashlib.sha1(data).hexdigest() for name, data in files.items()}
+    # Most names are free or hold this content already: their first two candidates are read
+    # in one go, and a file's later candidates only if both are taken by other content.
+    have = live_files(
+        session, user_id, [c for f, d in digests.items() for c in list(names_for(f, d))[:2]]
+    )
+    out: dict[str, tuple[str, bool]] = {}
+    for name, sha1 in digests.items():
+        candidates = list(names_for(name, sha1))
+        if all(placed.get(c, have.get(c, sha1)) != sha1 for c in candidates[:2]):
+            have.update(live_files(session, user_id, candidates[2:]))
+        target = next(
+            (c for c in candidates if placed.get(c, have.get(c, sha1)) == sha1), candidates[-1]
+        )
+        placed[target] = sha1
+        out[name] = (target, have.get(target) != sha1)
+    return out
+
+
+def add_file(
+    session: Session, user_id: int, name: str, data: bytes, *, quota_mb: int, now: datetime
+) -> str:
+    """One file into the folder (`place`d: a name holding other content is not taken over);
+    the name it has there. `InvalidMediaName`, `MediaQuotaExceeded`."""
+    check_name(name)
+    if not data:
+        raise InvalidMediaName("an empty file is no image or sound")
+    lock(session, user_id)
+    target, new = place(session, user_id, {name: data})[name]
+    if new:
+        apply_changes(session, user_id, [Change(target, data)], quota_mb=quota_mb, now=now)
+    return target
 
 
 def lock(session: Session, user_id: int) -> None:

@@ -22,9 +22,10 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
 from werkzeug.test import TestResponse
 
-from flashcards.anki import AnkiPackageError, export_deck, import_package, media_refs
+from flashcards.anki import AnkiPackageError, export_deck, import_package
 from flashcards.anki.importer import read_for_import
 from flashcards.anki.sanitize import html_to_text, media_written, text_to_html
+from flashcards.decks import media_refs
 from flashcards.people import media_folder
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardText, Deck, MediaFile, User
@@ -34,7 +35,7 @@ from .factories import make_token, make_user
 from .test_anki_export import anki_import
 from .test_anki_import import anki_export, wall_now
 from .test_web_apkg import _upload
-from .web_helpers import FormValues, sign_up
+from .web_helpers import FormValues, csrf, sign_up
 
 SOUND = b"ID3\x03\x00" + bytes(64)  # enough of an MP3 for a name and a digest
 QUOTA = 1000
@@ -572,3 +573,62 @@ def test_the_api_serves_the_callers_own_files(
                                (owner, "none.png", 404), (None, "cell.png", 401)]:  # fmt: skip
         refused = get(user, name)
         assert refused.status_code == status and refused.mimetype == "application/problem+json"
+
+
+def test_a_picture_or_sound_added_on_the_web_goes_on_the_card(
+    client: FlaskClient, app: Flask, tmp_path: Path
+) -> None:
+    sign_up(client, "adds@example.com")
+    assert _upload(client, media_package(tmp_path, legacy=True)).status_code == 302
+    listing = client.get("/").get_data(as_text=True)
+    slug = re.search(r'href="/decks/(user\d+-[^/"]+)"', listing)
+    assert slug is not None
+    cards = client.get(f"/decks/{slug[1]}/cards").get_data(as_text=True)
+    key = re.search(rf'href="/decks/{slug[1]}/cards/([^"?]+)', cards)
+    assert key is not None
+    url = f"/decks/{slug[1]}/cards/{key[1]}"
+    editor = client.get(url).get_data(as_text=True)
+    assert 'name="file" type="file"' in editor and "Add an image or a sound" in editor
+
+    def add(name: str, data: bytes, side: str = "answer") -> str:
+        form = {
+            "csrf_token": csrf(client, url), "locale": "en", "side": side,
+            "file": (io.BytesIO(data), name),
+        }  # fmt: skip
+        response = client.post(f"{url}/media", data=form, content_type="multipart/form-data")
+        assert response.status_code == 303
+        return client.get(response.headers["Location"]).get_data(as_text=True)
+
+    # A client that sends a path: the file's own name is kept.
+    page = add("photos/leaf.png", png(shade=77))
+    assert "leaf.png was added to the card." in page
+    # Another file of that name but other content: a name of its own, never over the first.
+    again = add("leaf.png", png(shade=78), side="question")
+    own = f"leaf-{hashlib.sha1(png(shade=78)).hexdigest()[:8]}.png"
+    assert f"{own} was added to the card." in again
+    with app.app_context():
+        engine = app.extensions["flashcards.engine"]
+    with transaction(engine) as s:
+        user_id = s.scalars(select(User.id).where(User.email == "adds@example.com")).one()
+    files = folder(engine, user_id)
+    assert files["leaf.png"] == png(shade=77) and files[own] == png(shade=78)
+    study = client.get("/study?show=1").get_data(as_text=True)
+    assert 'src="/media/leaf.png"' in study and f'src="/media/{own}"' in study
+
+    refused = add("drawing.svg", b"<svg/>")
+    assert "The file was not added: only images" in refused
+    assert "drawing.svg" not in folder(engine, user_id)
+    empty = client.post(
+        f"{url}/media",
+        data={"csrf_token": csrf(client, url), "locale": "en", "side": "answer"},
+        content_type="multipart/form-data",
+        follow_redirects=True,
+    )
+    assert "Choose an image or a sound to add." in empty.get_data(as_text=True)
+
+    app.config["MEDIA_QUOTA_MB"] = 0
+    full = add("big.png", png(shade=90))
+    assert "The file was not added." in full and "big.png" not in folder(engine, user_id)
+    app.config["MAX_UPLOAD_BYTES"] = 1000
+    too_large = add("huge.png", bytes(5000))
+    assert "This file is too large: images and sounds up to" in too_large

@@ -186,6 +186,9 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/decks/<slug>/cards/<key>/retire", "POST"): Probe(
         "/decks/{private}/cards/c01/retire", {}, member=404
     ),
+    ("/decks/<slug>/cards/<key>/media", "POST"): Probe(
+        "/decks/{private}/cards/c01/media", {"locale": "en", "side": "question"}, member=404
+    ),
     ("/decks/<slug>/rename", "POST"): Probe("/decks/{private}/rename", {"title": "x"}, member=404),
     ("/decks/<slug>/delete", "GET"): Probe("/decks/{private}/delete", member=404),
     ("/decks/<slug>/delete", "POST"): Probe("/decks/{private}/delete", {}, member=404),

@@ -18,8 +18,8 @@ from urllib.parse import unquote
 
 from sqlalchemy.orm import Session
 
+from ..decks import media_refs
 from ..people import media_folder
-from . import media_refs
 from .errors import AnkiPackageError
 from .planning import PlannedCard
 from .reader import Collection

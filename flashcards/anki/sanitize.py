@@ -1,7 +1,7 @@
 """HTML in and out of Anki fields.
 
 Out: our text is plain, so it is escaped and line breaks become `<br>`; an image token
-becomes Anki's `<img src>` (`media_refs`).
+becomes Anki's `<img src>` (`decks.media_refs`).
 In: Anki fields are HTML written by anyone. They first go through an allow-list sanitizer
 (nh3, i.e. Rust's ammonia): no scripts, styles, event handlers, forms, frames, or anything
 that loads a resource but an image of the media folder (no CSS urls, no `<audio>`, no image
@@ -17,7 +17,7 @@ from html.parser import HTMLParser
 
 import nh3
 
-from . import media_refs
+from ..decks import media_refs
 
 ALLOWED_TAGS = {
     "a", "b", "blockquote", "br", "code", "div", "em", "hr", "i", "li", "ol", "p", "pre",

@@ -9,11 +9,14 @@ from datetime import datetime
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
-from ..errors import InvalidInput, NotDeckOwner
+from ..errors import InvalidInput, NotDeckOwner, NotFound
+from ..people import media_folder
+from ..people.media_folder import InvalidMediaName
 from ..srs.subscriptions import find_visible_deck, subscribe
 from ..storage.models import Deck, DeckText
 from ..teams.roles import clean_text
-from . import card_editing
+from . import card_editing, media_refs
+from .card_pages import card_texts
 from .deckfile import MAX_TITLE, DeckSource, LocaleSource
 from .locales import check_locale
 from .sync import SyncReport, sync_deck
@@ -137,6 +140,47 @@ def edit_card(
         now=now,
         create=False,
     )
+
+
+def add_media(
+    session: Session,
+    user_id: int,
+    slug: str,
+    key: str,
+    *,
+    locale: str,
+    side: str,
+    name: str,
+    data: bytes,
+    quota_mb: int,
+    now: datetime,
+) -> str:
+    """A picture or sound added to the end of the card's question or answer (`side`) in one
+    language: the file into the person's media folder (`media_folder.add_file`), its token
+    (`media_refs`) on a line of its own. The name the file has there. `InvalidMediaName` for
+    a file the pages would not show, `MediaQuotaExceeded`, NotFound for no such card."""
+    if side not in ("question", "answer"):
+        raise InvalidInput("add a file to the question or the answer", field="side")
+    kind = media_refs.media_kind(name)
+    if kind is None:
+        raise InvalidMediaName(
+            "only images (PNG, JPEG, GIF, WebP, AVIF, BMP) and sounds or videos (MP3, Ogg, "
+            "WAV, M4A, AAC, FLAC, MP4, WebM) can be added",
+            field="file",
+        )
+    deck = find_own_deck(session, user_id, slug)
+    card = card_texts(session, deck.id, key)
+    text = card.texts.get(locale) if card is not None else None
+    if text is None:
+        raise NotFound(f"no card '{key}' in this deck in '{locale}'")
+    stored = media_folder.add_file(session, user_id, name, data, quota_mb=quota_mb, now=now)
+    current = text.question if side == "question" else text.answer
+    added = f"{current}\n{media_refs.token(kind, stored)}".strip()
+    edit_card(
+        session, user_id, slug, key, locale=locale, question=added if side == "question" else None,
+        answer=added if side == "answer" else None, explanation=None, tags=None, now=now,
+    )  # fmt: skip
+    return stored
 
 
 def retire_card(session: Session, user_id: int, slug: str, key: str, *, now: datetime) -> None:

@@ -1,5 +1,5 @@
 """A file of a person's media folder as a response, for the web's `/media/<name>` and the
-API's `/api/v1/media/<name>`: only the types `anki.media_refs` serves (never SVG or HTML),
+API's `/api/v1/media/<name>`: only the types `decks.media_refs` serves (never SVG or HTML),
 sandboxed, and cached by its digest."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from flask import send_file
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
-from ..anki import media_refs
+from ..decks import media_refs
 from ..errors import NotFound
 from ..people import media_folder
 

@@ -1,5 +1,5 @@
 """A person's images and sounds on the pages: the `card_text` filter shows a card's media
-tokens (`anki.media_refs`) as images and players, and `/media/<name>` serves the files from
+tokens (`decks.media_refs`) as images and players, and `/media/<name>` serves the files from
 the person's own media folder (`http.media_files`), from our origin, so the CSP stays as it
 is."""
 
@@ -10,7 +10,7 @@ from flask_babel import gettext as _
 from markupsafe import Markup, escape
 from werkzeug.wrappers import Response
 
-from ..anki import media_refs
+from ..decks import media_refs
 from ..http.media_files import media_response
 from ..http.request_db import db
 from . import bp

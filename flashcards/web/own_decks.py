@@ -5,20 +5,22 @@ a team's decks, so progress is kept."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Mapping
 
-from flask import flash, redirect, render_template, request, url_for
+from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
-from ..anki import media_refs
-from ..decks import own_decks
+from ..decks import media_refs, own_decks
 from ..decks.card_pages import card_texts
 from ..errors import EditingRetiredCard, InvalidInput, NotFound
 from ..http.request_db import db, writes
 from ..people import media_folder
+from ..people.media_folder import InvalidMediaName, MediaQuotaExceeded
 from ..srs import subscriptions
 from ..storage.models import DeckText
 from ..storage.retry import retrying
@@ -27,6 +29,7 @@ from . import bp
 from .auth import login_required, user_id
 from .error_table import message_for
 from .team_decks import card_problem, listing_args
+from .uploads import mebibytes, upload_form
 
 
 def _tags(form: Mapping[str, str]) -> list[str] | None:
@@ -182,6 +185,87 @@ def edit_own_card(slug: str, key: str) -> Response:
             "error",
         )
     return back
+
+
+ADD_MEDIA_ENDPOINT = "web.add_own_card_media"
+# What a file's name may keep of a name a browser sends (some send the whole path).
+MAX_UPLOAD_NAME = 120
+
+
+@bp.post("/decks/<slug>/cards/<key>/media")
+@writes
+@login_required
+def add_own_card_media(slug: str, key: str) -> Response:
+    """A picture or sound from the person's computer, added to one language's question or
+    answer of the card (`own_decks.add_media`)."""
+    session = db()
+    own_decks.find_own_deck(session, user_id(), slug)  # someone else's: 404, before all else
+    back = redirect(
+        url_for("web.own_card_page", slug=slug, key=key, **listing_args(request.form)), 303
+    )
+    upload = request.files.get("file")
+    data = upload.read() if upload is not None else b""
+    if upload is None or not data:
+        flash(_("Choose an image or a sound to add."), "error")
+        return back
+    if len(data) > _media_limit():  # within the form's slack, past the file's limit
+        return _media_too_large()
+    try:
+        stored = own_decks.add_media(
+            session, user_id(), slug, key, locale=request.form.get("locale", ""),
+            side=request.form.get("side", ""), name=_file_name(upload.filename or ""), data=data,
+            quota_mb=int(current_app.config["MEDIA_QUOTA_MB"]), now=utcnow(),
+        )  # fmt: skip
+    except InvalidMediaName:
+        session.rollback()
+        flash(
+            _(
+                "The file was not added: only images (PNG, JPEG, GIF, WebP, AVIF, BMP) and "
+                "sounds or videos (MP3, Ogg, WAV, M4A, AAC, FLAC, MP4, WebM) can be."
+            ),
+            "error",
+        )
+        return back
+    except (InvalidInput, MediaQuotaExceeded) as exc:
+        session.rollback()
+        flash(_("The file was not added.") + " " + message_for(exc), "error")
+        return back
+    session.commit()
+    flash(_("%(name)s was added to the card.", name=stored))
+    return back
+
+
+def _file_name(sent: str) -> str:
+    """The name a browser sent for a file, as a name of the media folder: its last part,
+    in NFC, without control characters or what a card's token cannot hold, shortened (its
+    type kept)."""
+    name = unicodedata.normalize("NFC", re.split(r"[/\\]", sent)[-1])
+    name = "".join(
+        "_" if c in ":[]" else c for c in name if unicodedata.category(c)[0] != "C"
+    ).strip()
+    name = name or "file"
+    stem, dot, suffix = name.rpartition(".")
+    if not dot or len(suffix) > 16:
+        return name[:MAX_UPLOAD_NAME]
+    return f"{stem[: MAX_UPLOAD_NAME - len(suffix) - 1]}.{suffix}"
+
+
+def _media_too_large() -> Response:
+    flash(
+        _(
+            "This file is too large: images and sounds up to %(size)s MiB can be added.",
+            size=mebibytes(_media_limit()),
+        ),
+        "error",
+    )
+    return redirect(url_for("web.own_card_page", **(request.view_args or {})), 303)
+
+
+def _media_limit() -> int:
+    return int(current_app.config["MAX_UPLOAD_BYTES"])
+
+
+upload_form(ADD_MEDIA_ENDPOINT, _media_limit, _media_too_large)
 
 
 @bp.post("/decks/<slug>/cards/<key>/retire")

@@ -3,6 +3,7 @@ drawn and its player is there, under the service's CSP, with nothing refused."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -65,4 +66,16 @@ def test_an_imported_cards_image_and_sound_play_on_the_study_page(
     assert box["y"] - card["y"] < 40 and box["height"] <= 96  # 6rem
     page.screenshot(path=str(ARTIFACTS / "deck-cards-es-media.png"), full_page=True)
     assert not problems, problems  # a CSP refusal would be a console error
+    # A picture added from the card's page shows on the card.
+    page.locator("ol.cards a[href*='/cards/']").first.click()
+    page.set_input_files(
+        "#media-es",
+        files=[{"name": "hoja.png", "mimeType": "image/png", "buffer": png(120, 60, shade=200)}],
+    )
+    page.select_option("#side-es", "answer")
+    page.locator("form.media-add button[type=submit]").click()
+    expect(page.locator("#live")).to_contain_text("Se ha añadido hoja.png a la tarjeta.")
+    expect(page.locator("#a-es")).to_have_value(re.compile(r"\[image:hoja\.png\]$"))
+    page.screenshot(path=str(ARTIFACTS / "own-card-es-media.png"), full_page=True)
+    assert not problems, problems
     context.close()

@@ -38,7 +38,7 @@ def test_make_a_deck_add_a_card_study_and_edit_it(server: str, browser: Browser)
     expect(page).to_have_url(re.compile(rf"/decks/{slug}/cards/c001$"))
     expect(page.locator("#t-en")).to_have_value("kitchen nouns")
     page.fill("#q-en", "Spoon, in Spanish?")
-    page.locator("section[lang=en] button[type=submit]").click()
+    page.locator("section[lang=en] form.card-edit button[type=submit]").click()
     expect(page.locator("#live")).to_contain_text("Card saved")
 
     page.goto(f"{server}/study?deck={slug}")

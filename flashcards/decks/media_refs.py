@@ -95,6 +95,14 @@ def media_type(ref: MediaRef) -> str | None:
     return (IMAGE_TYPES if ref.kind == IMAGE else SOUND_TYPES).get(suffix)
 
 
+def media_kind(name: str) -> str | None:
+    """IMAGE or SOUND for a file the pages show by that name, None for one they do not."""
+    if not is_local_name(name):
+        return None
+    suffix = PurePosixPath(name).suffix.lower()
+    return IMAGE if suffix in IMAGE_TYPES else SOUND if suffix in SOUND_TYPES else None
+
+
 def served_type(name: str) -> str | None:
     """The content type of a file the web serves by name, None for one it never serves."""
     suffix = PurePosixPath(name).suffix.lower()

@@ -61,22 +61,37 @@ def png(width: int = 3, height: int = 2, shade: int = 0) -> bytes:
 PNG = png()
 
 
-def media_package(tmp_path: Path, *, legacy: bool, image: bytes = PNG) -> bytes:
-    """An Anki deck with one note showing an image and playing a sound."""
-    col = Collection(str(tmp_path / f"media-{legacy}-{len(list(tmp_path.iterdir()))}.anki2"))
+def anki_package(
+    tmp_path: Path,
+    notes: list[tuple[str, str]],
+    media: dict[str, bytes],
+    *,
+    legacy: bool,
+    deck: str = "Biology",
+) -> bytes:
+    """An Anki deck of Basic notes (front, back) whose fields name these media files, made
+    and exported by Anki itself (the files written under the names given)."""
+    stem = tmp_path / f"made-{len(list(tmp_path.iterdir()))}"
+    col = Collection(f"{stem}.anki2")
     try:
-        did = col.decks.id("Biology")
+        did = col.decks.id(deck)
         basic = col.models.by_name("Basic")
         assert basic is not None
-        name = col.media.write_data("cell.png", image)
-        sound = col.media.write_data("hello.mp3", SOUND)
-        note = col.new_note(basic)
-        note["Front"] = f'What is this?<br><img src="{name}">'
-        note["Back"] = f"A cell [sound:{sound}]"
-        col.add_note(note, did)
-        return anki_export(col, tmp_path / f"media-{legacy}.apkg", legacy=legacy)
+        for name, data in media.items():
+            assert col.media.write_data(name, data) == name
+        for front, back in notes:
+            note = col.new_note(basic)
+            note["Front"], note["Back"] = front, back
+            col.add_note(note, did)
+        return anki_export(col, stem.with_suffix(".apkg"), legacy=legacy)
     finally:
         col.close()
+
+
+def media_package(tmp_path: Path, *, legacy: bool, image: bytes = PNG) -> bytes:
+    """An Anki deck with one note showing an image and playing a sound."""
+    note = ('What is this?<br><img src="cell.png">', "A cell [sound:hello.mp3]")
+    return anki_package(tmp_path, [note], {"cell.png": image, "hello.mp3": SOUND}, legacy=legacy)
 
 
 def with_unused_file(package: bytes) -> bytes:
@@ -301,18 +316,12 @@ def test_an_empty_file_is_left_out(loaded_engine: Engine, tmp_path: Path) -> Non
 def test_a_question_that_was_an_image_alone_is_left_out_without_media(
     loaded_engine: Engine, tmp_path: Path
 ) -> None:
-    col = Collection(str(tmp_path / "alone.anki2"))
-    try:
-        basic = col.models.by_name("Basic")
-        assert basic is not None
-        name = col.media.write_data("cell.png", PNG)
-        for front, back in [(f'<img src="{name}">', "A cell"), ("Plain?", "Yes")]:
-            note = col.new_note(basic)
-            note["Front"], note["Back"] = front, back
-            col.add_note(note, 1)
-        package = anki_export(col, tmp_path / "alone.apkg", legacy=True)
-    finally:
-        col.close()
+    package = anki_package(
+        tmp_path,
+        [('<img src="cell.png">', "A cell"), ("Plain?", "Yes")],
+        {"cell.png": PNG},
+        legacy=True,
+    )
     with transaction(loaded_engine) as s:
         report = import_package(s, package, owner_user_id=None, now=wall_now())
     assert report.cards == 1 and report.skipped == {"empty_front": 1}
@@ -322,18 +331,9 @@ def test_a_question_that_was_an_image_alone_is_left_out_without_media(
 def test_files_missing_from_the_package_or_never_shown_are_said(
     loaded_engine: Engine, tmp_path: Path
 ) -> None:
-    col = Collection(str(tmp_path / "said.anki2"))
-    try:
-        basic = col.models.by_name("Basic")
-        assert basic is not None
-        drawing = col.media.write_data("drawing.svg", b'<svg xmlns="http://www.w3.org/2000/svg"/>')
-        note = col.new_note(basic)
-        note["Front"] = f'A drawing<img src="{drawing}"><img src="gone.png">'
-        note["Back"] = "[sound:gone.wav]"
-        col.add_note(note, 1)
-        package = anki_export(col, tmp_path / "said.apkg", legacy=True)
-    finally:
-        col.close()
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"/>'
+    note = ('A drawing<img src="drawing.svg"><img src="gone.png">', "[sound:gone.wav]")
+    package = anki_package(tmp_path, [note], {"drawing.svg": svg}, legacy=True)
     with transaction(loaded_engine) as s:
         user_id = make_user(s, "said@example.com")
         report = import_package(
@@ -367,18 +367,13 @@ def test_two_files_of_a_package_never_share_a_name(loaded_engine: Engine, tmp_pa
     # The folder's cell.png is other content, so the package's takes cell-<sha8>.png: a name
     # the package also has, for a third picture.
     sha8 = hashlib.sha1(PNG).hexdigest()[:8]
-    col = Collection(str(tmp_path / "pair.anki2"))
-    try:
-        basic = col.models.by_name("Basic")
-        assert basic is not None
-        first = col.media.write_data("cell.png", PNG)
-        second = col.media.write_data(f"cell-{sha8}.png", png(shade=3))
-        note = col.new_note(basic)
-        note["Front"], note["Back"] = f'<img src="{first}">', f'<img src="{second}">'
-        col.add_note(note, 1)
-        package = anki_export(col, tmp_path / "pair.apkg", legacy=False)
-    finally:
-        col.close()
+    second = f"cell-{sha8}.png"
+    package = anki_package(
+        tmp_path,
+        [('<img src="cell.png">', f'<img src="{second}">')],
+        {"cell.png": PNG, second: png(shade=3)},
+        legacy=False,
+    )
     with transaction(loaded_engine) as s:
         user_id = make_user(s, "pair@example.com")
         mine = [media_folder.Change("cell.png", png(shade=4))]
@@ -470,11 +465,23 @@ def test_export_carries_the_media_anki_then_shows(loaded_engine: Engine, tmp_pat
 # The web
 
 
+def imported_card(client: FlaskClient, tmp_path: Path, email: str) -> tuple[str, str]:
+    """Someone new who imported `media_package` on the web: their deck's list of cards, and
+    its one card's page."""
+    sign_up(client, email)
+    assert _upload(client, media_package(tmp_path, legacy=True)).status_code == 302
+    slug = re.search(r'href="/decks/(user\d+-[^/"]+)"', client.get("/").get_data(as_text=True))
+    assert slug is not None
+    cards = f"/decks/{slug[1]}/cards"
+    key = re.search(rf'href="{cards}/([^"?]+)', client.get(cards).get_data(as_text=True))
+    assert key is not None
+    return cards, f"{cards}/{key[1]}"
+
+
 def test_the_study_page_shows_the_cards_image_and_sound(
     client: FlaskClient, app: Flask, tmp_path: Path
 ) -> None:
-    sign_up(client, "web-media@example.com")
-    assert _upload(client, media_package(tmp_path, legacy=True)).status_code == 302
+    cards, url = imported_card(client, tmp_path, "web-media@example.com")
     page = client.get("/study?show=1").get_data(as_text=True)
     assert '<img class="card-media" src="/media/cell.png" alt="cell.png">' in page
     assert '<audio controls preload="none" src="/media/hello.mp3"' in page
@@ -492,21 +499,18 @@ def test_the_study_page_shows_the_cards_image_and_sound(
     assert sound.status_code == 206 and sound.data == SOUND[:4] and sound.mimetype == "audio/mpeg"
     assert client.get("/media/missing.png").status_code == 404
     # The deck's card list shows the picture; its editor says how the tokens work.
-    slug = re.search(r'href="/decks/([^/"]+)"', page)
-    assert slug is not None
-    listing = client.get(f"/decks/{slug[1]}/cards").get_data(as_text=True)
-    assert '<img class="card-media" src="/media/cell.png"' in listing
-    key = re.search(rf'href="/decks/{slug[1]}/cards/([^"?]+)', listing)
-    assert key is not None
-    editor = client.get(f"/decks/{slug[1]}/cards/{key[1]}").get_data(as_text=True)
+    assert '<img class="card-media" src="/media/cell.png"' in client.get(cards).get_data(
+        as_text=True
+    )
+    editor = client.get(url).get_data(as_text=True)
     assert "Images and sounds are written as [image:name] and [sound:name]" in editor
     assert "[image:cell.png]</textarea>" in editor
 
     # Saved from the form (which sends CRLF line breaks) unchanged: nothing changes.
-    form = FormValues(f"/decks/{slug[1]}/cards/{key[1]}")
+    form = FormValues(url)
     form.feed(editor)
     values = {k: v.replace("\n", "\r\n") for k, v in form.values.items()}
-    saved = client.post(f"/decks/{slug[1]}/cards/{key[1]}", data=values, follow_redirects=True)
+    saved = client.post(url, data=values, follow_redirects=True)
     assert "Card saved" in saved.get_data(as_text=True)
     with app.app_context():
         engine = app.extensions["flashcards.engine"]
@@ -515,7 +519,7 @@ def test_the_study_page_shows_the_cards_image_and_sound(
         assert question.one() == "What is this?\n[image:cell.png]"
     # A token naming a file the person has not got: saved, with a warning.
     values["question"] = "What is this?\r\n[image:nothere.png]"
-    warned = client.post(f"/decks/{slug[1]}/cards/{key[1]}", data=values, follow_redirects=True)
+    warned = client.post(url, data=values, follow_redirects=True)
     assert "No file named nothere.png is in your media yet" in warned.get_data(as_text=True)
 
     # Someone else's file is not theirs to see, and signed out it is nobody's.
@@ -578,15 +582,7 @@ def test_the_api_serves_the_callers_own_files(
 def test_a_picture_or_sound_added_on_the_web_goes_on_the_card(
     client: FlaskClient, app: Flask, tmp_path: Path
 ) -> None:
-    sign_up(client, "adds@example.com")
-    assert _upload(client, media_package(tmp_path, legacy=True)).status_code == 302
-    listing = client.get("/").get_data(as_text=True)
-    slug = re.search(r'href="/decks/(user\d+-[^/"]+)"', listing)
-    assert slug is not None
-    cards = client.get(f"/decks/{slug[1]}/cards").get_data(as_text=True)
-    key = re.search(rf'href="/decks/{slug[1]}/cards/([^"?]+)', cards)
-    assert key is not None
-    url = f"/decks/{slug[1]}/cards/{key[1]}"
+    _cards, url = imported_card(client, tmp_path, "adds@example.com")
     editor = client.get(url).get_data(as_text=True)
     assert 'name="file" type="file"' in editor and "Add an image or a sound" in editor
 

@@ -545,14 +545,14 @@ def test_svg_and_unknown_types_are_never_served_or_shown(
     assert client.get("/media/page.html").status_code == 404
     with app.test_request_context("/"):
         assert str(card_text("a [image:x.svg] <b>")) == (
-            'a <span class="media-note">Image not shown here: x.svg</span> &lt;b&gt;'
+            'a <span class="media-note" lang="en">Image not shown here: x.svg</span> &lt;b&gt;'
         )
         shown = str(card_text('[image:a"b.png]'))
         assert shown == '<img class="card-media" src="/media/a%22b.png" alt="a&#34;b.png">'
         assert str(card_text("[sound:v.mp4]")).startswith('<video class="card-media" controls')
         # A name that is a path would point the browser at another page: it is not shown.
         assert str(card_text("[sound:../../logout.mp3]")) == (
-            '<span class="media-note">Sound not played here: ../../logout.mp3</span>'
+            '<span class="media-note" lang="en">Sound not played here: ../../logout.mp3</span>'
         )
 
 
@@ -628,3 +628,72 @@ def test_a_picture_or_sound_added_on_the_web_goes_on_the_card(
     app.config["MAX_UPLOAD_BYTES"] = 1000
     too_large = add("huge.png", bytes(5000))
     assert "This file is too large: images and sounds up to" in too_large
+
+
+def test_adding_a_file_refused_says_why_and_changes_nothing(
+    client: FlaskClient, app: Flask, tmp_path: Path
+) -> None:
+    _cards, url = imported_card(client, tmp_path, "why@example.com")
+
+    def post(data: dict[str, object]) -> str:
+        form = {"csrf_token": csrf(client, url), "locale": "en", **data}
+        response = client.post(
+            f"{url}/media", data=form, content_type="multipart/form-data", follow_redirects=True
+        )
+        assert response.status_code == 200  # back on the card's page, never an error page
+        return response.get_data(as_text=True)
+
+    no_side = post({"file": (io.BytesIO(png(shade=5)), "a.png")})
+    assert "The file was not added." in no_side
+    # Its answer at the length limit: one more line would pass it.
+    editor = client.get(url).get_data(as_text=True)
+    form = FormValues(url)
+    form.feed(editor)
+    long_answer = dict(form.values, answer="x" * (20_000 - 5))
+    assert "Card saved" in client.post(url, data=long_answer, follow_redirects=True).get_data(
+        as_text=True
+    )
+    too_long = post({"side": "answer", "file": (io.BytesIO(png(shade=6)), "b.png")})
+    assert "The file was not added." in too_long
+    # A Korean name past the folder's 255 bytes is shortened, not refused.
+    korean = post({"side": "question", "file": (io.BytesIO(png(shade=7)), "사진" * 60 + ".png")})
+    assert "was added to the card." in korean
+    with app.app_context():
+        engine = app.extensions["flashcards.engine"]
+    with transaction(engine) as s:
+        user_id = s.scalars(select(User.id).where(User.email == "why@example.com")).one()
+    files = folder(engine, user_id)
+    assert "a.png" not in files and "b.png" not in files
+    (name,) = [n for n in files if n.startswith("사진")]
+    assert name.endswith(".png") and len(name.encode()) <= 200
+
+    # A save naming many files not there names three of them, not every one.
+    values = dict(form.values, answer="".join(f"[image:p{i}.png]" for i in range(50)))
+    warned = client.post(url, data=values, follow_redirects=True).get_data(as_text=True)
+    assert "No files named p0.png, p1.png, p10.png … are in your media yet" in warned
+
+
+def test_a_file_past_ankis_limit_is_not_added(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(media_folder, "MAX_FILE_BYTES", 10)
+    with transaction(engine) as s:
+        user_id = make_user(s, "limit@example.com")
+        with pytest.raises(media_folder.InvalidMediaName):
+            media_folder.add_file(s, user_id, "a.png", bytes(11), quota_mb=QUOTA, now=wall_now())
+
+
+def test_files_already_in_the_folder_are_not_said_to_be_missing(
+    loaded_engine: Engine, tmp_path: Path
+) -> None:
+    # Media synced from Anki, then a package exported without them.
+    package = anki_package(tmp_path, [('<img src="cell.png">', "A cell")], {}, legacy=True)
+    with transaction(loaded_engine) as s:
+        user_id = make_user(s, "synced@example.com")
+        changes = [media_folder.Change("cell.png", PNG)]
+        media_folder.apply_changes(s, user_id, changes, quota_mb=QUOTA, now=wall_now())
+        report = import_package(
+            s, package, owner_user_id=user_id, now=wall_now(), media_quota_mb=QUOTA
+        )
+    assert report.media_missing == [] and report.media_added == 0
+    assert deck_texts(loaded_engine, report.deck_id) == [("[image:cell.png]", "A cell")]

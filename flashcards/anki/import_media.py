@@ -65,7 +65,11 @@ def plan(
     final: dict[str, str] = {}  # the package's name -> the folder's
     result = MediaPlan(
         unused=max(coll.media_files - len(files), 0),
-        missing=sorted(named - found.keys()),
+        # Not in the package, nor in the folder already (media synced from Anki, and a
+        # package exported without them).
+        missing=sorted(
+            named - found.keys() - media_folder.live_files(session, user_id, named).keys()
+        ),
         not_shown=len({r.name for r in refs if media_refs.media_type(r) is None}),
     )
     for name, (target, new) in media_folder.place(session, user_id, files).items():

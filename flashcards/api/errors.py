@@ -17,6 +17,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from ..anki.errors import AnkiPackageError
 from ..decks.locales import UnknownLocale
+from ..decks.media_refs import NotShownMediaType
 from ..errors import (
     AlreadyOwner,
     BodyTooLarge,
@@ -114,6 +115,7 @@ PROBLEM_TYPES: dict[type[FlashcardsError], ProblemType] = {
     AnkiPackageError: P(422, "invalid-package", "Unreadable Anki package"),
     SamePassword: P(422, "same-password", "New password equals the current one"),
     BackupError: P(422, "invalid-backup", "Unusable backup"),
+    NotShownMediaType: P(422, "media-type-not-shown", "Media type not shown"),
     InvalidMediaName: P(422, "invalid-media-name", "Invalid media file name"),
     MediaQuotaExceeded: P(413, "media-quota-exceeded", "Media quota exceeded"),
     # Lookups

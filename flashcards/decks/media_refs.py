@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from ..errors import InvalidInput
 from ..people.media_folder import is_valid_name
 
 IMAGE, SOUND = "image", "sound"
@@ -30,6 +31,10 @@ SOUND_TYPES = {
     ".wav": "audio/wav", ".m4a": "audio/mp4", ".aac": "audio/aac", ".flac": "audio/flac",
     ".mp4": "video/mp4", ".webm": "video/webm", ".ogv": "video/ogg",
 }  # fmt: skip
+
+
+class NotShownMediaType(InvalidInput):
+    """A file of a type the pages do not show (SVG, a document...), offered to a card."""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from sqlalchemy.orm import Session
 
 from ..errors import InvalidInput, NotDeckOwner, NotFound
 from ..people import media_folder
-from ..people.media_folder import InvalidMediaName
 from ..srs.subscriptions import find_visible_deck, subscribe
 from ..storage.models import Deck, DeckText
 from ..teams.roles import clean_text
@@ -158,12 +157,14 @@ def add_media(
     """A picture or sound added to the end of the card's question or answer (`side`) in one
     language: the file into the person's media folder (`media_folder.add_file`), its token
     (`media_refs`) on a line of its own. The name the file has there. `InvalidMediaName` for
-    a file the pages would not show, `MediaQuotaExceeded`, NotFound for no such card."""
+    a name the folder refuses, `NotShownMediaType` for a file the pages would not show,
+    `MediaQuotaExceeded`, NotFound for no such card."""
     if side not in ("question", "answer"):
         raise InvalidInput("add a file to the question or the answer", field="side")
+    media_folder.check_name(name)
     kind = media_refs.media_kind(name)
     if kind is None:
-        raise InvalidMediaName(
+        raise media_refs.NotShownMediaType(
             "only images (PNG, JPEG, GIF, WebP, AVIF, BMP) and sounds or videos (MP3, Ogg, "
             "WAV, M4A, AAC, FLAC, MP4, WebM) can be added",
             field="file",

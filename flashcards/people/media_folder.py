@@ -174,6 +174,8 @@ def add_file(
     check_name(name)
     if not data:
         raise InvalidMediaName("an empty file is no image or sound")
+    if len(data) > MAX_FILE_BYTES:  # what no Anki device would take
+        raise InvalidMediaName("a media file is at most 100 MiB")
     lock(session, user_id)
     target, new = place(session, user_id, {name: data})[name]
     if new:

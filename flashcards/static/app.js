@@ -236,11 +236,13 @@
     }
   });
 
-  // A card's player keeps the focus once played, and a browser's own player then takes the
-  // keys: the study keys (1-4, Space) would do nothing. Once it plays, the focus goes back to
-  // the page (the sound goes on).
+  // A card's player clicked keeps the focus, and a browser's own player then takes the keys:
+  // the study keys (1-4, Space) would do nothing. Once it plays, the focus goes back to the
+  // page (the sound goes on); a player reached with the keyboard (focus-visible) keeps it,
+  // for its own keys.
   document.addEventListener("play", function (event) {
-    if (event.target === document.activeElement) { event.target.blur(); }
+    var player = event.target;
+    if (player === document.activeElement && !player.matches(":focus-visible")) { player.blur(); }
   }, true);
 
   // Charts: the value of the bar or day pointed at or focused is written below the chart

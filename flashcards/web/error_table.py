@@ -15,6 +15,7 @@ from flask_babel import gettext as _
 
 from ..anki.errors import AnkiPackageError
 from ..decks.locales import UnknownLocale
+from ..decks.media_refs import NotShownMediaType
 from ..errors import (
     AlreadyOwner,
     BodyTooLarge,
@@ -97,6 +98,7 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
         UnknownCardKey: WebAnswer(422),
         AnkiPackageError: WebAnswer(422),
         BackupError: WebAnswer(422),
+        NotShownMediaType: WebAnswer(422),
         InvalidMediaName: WebAnswer(422),
         MediaQuotaExceeded: WebAnswer(
             413, _("Your media files would take you past the space this service keeps for you.")

@@ -15,6 +15,7 @@ from ..http.media_files import media_response
 from ..http.request_db import db
 from . import bp
 from .auth import login_required, user_id
+from .i18n import lang_tag, locale_code
 
 
 @bp.app_template_filter("card_text")
@@ -37,7 +38,9 @@ def card_text(text: str) -> Markup:
                 if part.kind == media_refs.IMAGE
                 else _("Sound not played here: %(name)s", name=part.name)
             )
-            out.append(f'<span class="media-note">{escape(note)}</span>')
+            # In the interface's language, inside the card's own.
+            lang = escape(lang_tag(locale_code()))
+            out.append(f'<span class="media-note" lang="{lang}">{escape(note)}</span>')
         elif part.kind == media_refs.IMAGE:
             out.append(f'<img class="card-media" src="{src}" alt="{escape(part.name)}">')
         elif kind.startswith("video/"):

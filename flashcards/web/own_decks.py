@@ -17,6 +17,7 @@ from werkzeug.wrappers import Response
 
 from ..decks import media_refs, own_decks
 from ..decks.card_pages import card_texts
+from ..decks.media_refs import NotShownMediaType
 from ..errors import EditingRetiredCard, InvalidInput, NotFound
 from ..http.request_db import db, writes
 from ..people import media_folder
@@ -173,6 +174,7 @@ def edit_own_card(slug: str, key: str) -> Response:
     named = media_refs.names(*texts)
     missing = sorted(named - media_folder.live_files(session, user_id(), named).keys())
     if missing:
+        # A few names: a flash lives in the session's cookie, which a long list would burst.
         flash(
             ngettext(
                 "No file named %(names)s is in your media yet: the card shows it as missing "
@@ -180,7 +182,7 @@ def edit_own_card(slug: str, key: str) -> Response:
                 "No files named %(names)s are in your media yet: the card shows them as "
                 "missing until they are added (from Anki, or in a package).",
                 len(missing),
-                names=", ".join(missing),
+                names=", ".join(missing[:3]) + (" …" if len(missing) > 3 else ""),
             ),
             "error",
         )
@@ -188,8 +190,9 @@ def edit_own_card(slug: str, key: str) -> Response:
 
 
 ADD_MEDIA_ENDPOINT = "web.add_own_card_media"
-# What a file's name may keep of a name a browser sends (some send the whole path).
-MAX_UPLOAD_NAME = 120
+# What a file's name may keep of a name a browser sends (some send the whole path): room
+# left for `media_folder.place`'s "-<sha8>-<n>" within the folder's 255 bytes.
+MAX_UPLOAD_NAME_BYTES = 200
 
 
 @bp.post("/decks/<slug>/cards/<key>/media")
@@ -216,7 +219,7 @@ def add_own_card_media(slug: str, key: str) -> Response:
             side=request.form.get("side", ""), name=_file_name(upload.filename or ""), data=data,
             quota_mb=int(current_app.config["MEDIA_QUOTA_MB"]), now=utcnow(),
         )  # fmt: skip
-    except InvalidMediaName:
+    except NotShownMediaType:
         session.rollback()
         flash(
             _(
@@ -226,9 +229,19 @@ def add_own_card_media(slug: str, key: str) -> Response:
             "error",
         )
         return back
-    except (InvalidInput, MediaQuotaExceeded) as exc:
+    except InvalidMediaName:
+        session.rollback()
+        flash(
+            _("The file was not added: rename it (a shorter, plain name) and try again."), "error"
+        )
+        return back
+    except MediaQuotaExceeded as exc:
         session.rollback()
         flash(_("The file was not added.") + " " + message_for(exc), "error")
+        return back
+    except InvalidInput as exc:  # a side that is none, a text then too long
+        session.rollback()
+        flash(_("The file was not added.") + " " + card_problem(exc), "error")
         return back
     session.commit()
     flash(_("%(name)s was added to the card.", name=stored))
@@ -245,9 +258,12 @@ def _file_name(sent: str) -> str:
     ).strip()
     name = name or "file"
     stem, dot, suffix = name.rpartition(".")
-    if not dot or len(suffix) > 16:
-        return name[:MAX_UPLOAD_NAME]
-    return f"{stem[: MAX_UPLOAD_NAME - len(suffix) - 1]}.{suffix}"
+    if not dot or len(suffix.encode()) > 16:
+        stem, suffix = name, ""
+    # By bytes (a Korean character is three), cut between characters.
+    while len(f"{stem}.{suffix}".encode()) > MAX_UPLOAD_NAME_BYTES and stem:
+        stem = stem[:-1]
+    return unicodedata.normalize("NFC", f"{stem}.{suffix}" if suffix else stem)
 
 
 def _media_too_large() -> Response:
@@ -262,7 +278,7 @@ def _media_too_large() -> Response:
 
 
 def _media_limit() -> int:
-    return int(current_app.config["MAX_UPLOAD_BYTES"])
+    return min(int(current_app.config["MAX_UPLOAD_BYTES"]), media_folder.MAX_FILE_BYTES)
 
 
 upload_form(ADD_MEDIA_ENDPOINT, _media_limit, _media_too_large)

@@ -45,12 +45,12 @@ def test_an_imported_cards_image_and_sound_play_on_the_study_page(
     expect(player).to_be_visible()
     assert player.get_attribute("src") == "/media/hello.mp3"
     page.screenshot(path=str(ARTIFACTS / "study-es-media.png"), full_page=True)
+    page.evaluate("document.addEventListener('play', function () { window.played = true; }, true)")
     # The player's play button clicked, the study keys still rate the card.
     box = player.bounding_box()
     assert box is not None
-    page.evaluate("document.addEventListener('play', function () { window.played = true; }, true)")
     page.mouse.click(box["x"] + 20, box["y"] + box["height"] / 2)  # its play button
-    page.wait_for_function("window.played === true")
+    page.wait_for_function("() => window.played === true")
     page.keyboard.press("3")
     expect(page.locator("#live")).to_contain_text("Bien")
 

@@ -93,11 +93,9 @@ def without_images(text: str) -> str:
 
 
 def media_type(ref: MediaRef) -> str | None:
-    """The content type the web serves the file as, None for one it does not show."""
-    if not is_local_name(ref.name):
-        return None
-    suffix = PurePosixPath(ref.name).suffix.lower()
-    return (IMAGE_TYPES if ref.kind == IMAGE else SOUND_TYPES).get(suffix)
+    """The content type the web serves the token's file as, None for one it does not show
+    (or an image token naming a sound, or the reverse)."""
+    return served_type(ref.name) if media_kind(ref.name) == ref.kind else None
 
 
 def media_kind(name: str) -> str | None:

@@ -30,9 +30,8 @@ def card_text(text: str) -> Markup:
         if isinstance(part, str):
             out.append(escape(part))
             continue
-        kind = media_refs.media_type(part)
-        src = escape(url_for("web.media_file", name=part.name))
-        if kind is None:
+        content_type = media_refs.media_type(part)
+        if content_type is None:
             note = (
                 _("Image not shown here: %(name)s", name=part.name)
                 if part.kind == media_refs.IMAGE
@@ -41,9 +40,11 @@ def card_text(text: str) -> Markup:
             # In the interface's language, inside the card's own.
             lang = escape(lang_tag(locale_code()))
             out.append(f'<span class="media-note" lang="{lang}">{escape(note)}</span>')
-        elif part.kind == media_refs.IMAGE:
+            continue
+        src = escape(url_for("web.media_file", name=part.name))
+        if part.kind == media_refs.IMAGE:
             out.append(f'<img class="card-media" src="{src}" alt="{escape(part.name)}">')
-        elif kind.startswith("video/"):
+        elif content_type.startswith("video/"):
             out.append(
                 f'<video class="card-media" controls preload="metadata" src="{src}"></video>'
             )

@@ -485,6 +485,11 @@ def test_the_study_page_shows_the_cards_image_and_sound(
     page = client.get("/study?show=1").get_data(as_text=True)
     assert '<img class="card-media" src="/media/cell.png" alt="cell.png">' in page
     assert '<audio controls preload="none" src="/media/hello.mp3"' in page
+    # The card's history shows its question and its answer, with their media.
+    card_id = re.search(r'name="card_id" value="(\d+)"', page)
+    assert card_id is not None
+    history = client.get(f"/browse/cards/{card_id[1]}").get_data(as_text=True)
+    assert 'src="/media/cell.png"' in history and 'src="/media/hello.mp3"' in history
 
     served = client.get("/media/cell.png")
     assert served.status_code == 200 and served.data == PNG

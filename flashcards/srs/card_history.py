@@ -31,6 +31,7 @@ class CardHistory:
     question: str
     locale: str
     answers: list[Answer] = field(default_factory=list)  # oldest first
+    answer: str = ""  # the card's own, as the person studies it
 
 
 def load_history(session: Session, user_id: int, card_id: int) -> CardHistory:
@@ -60,4 +61,6 @@ def load_history(session: Session, user_id: int, card_id: int) -> CardHistory:
         )
         for r in rows
     ]
-    return CardHistory(card.id, card.deck_slug, card.shown.front, card.locale, answers)
+    return CardHistory(
+        card.id, card.deck_slug, card.shown.front, card.locale, answers, answer=card.shown.back
+    )

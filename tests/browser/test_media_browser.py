@@ -3,12 +3,16 @@ drawn and its player is there, under the service's CSP, with nothing refused."""
 
 from __future__ import annotations
 
+import io
+import math
 import re
+import struct
+import wave
 from pathlib import Path
 
 import pytest
 
-from ..test_card_media import media_package, png
+from ..test_card_media import anki_package, media_package, png
 from .test_study_browser import ARTIFACTS, CHROMIUM, _page, _sign_up, browser, server
 
 pytestmark = pytest.mark.browser
@@ -77,5 +81,51 @@ def test_an_imported_cards_image_and_sound_play_on_the_study_page(
     expect(page.locator("#live")).to_contain_text("Se ha añadido hoja.png a la tarjeta.")
     expect(page.locator("#a-es")).to_have_value(re.compile(r"\[image:hoja\.png\]$"))
     page.screenshot(path=str(ARTIFACTS / "own-card-es-media.png"), full_page=True)
+    assert not problems, problems
+    context.close()
+
+
+def tone() -> bytes:
+    """Half a second of a 440 Hz tone, as a WAV file a browser plays."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(8000)
+        wav.writeframes(
+            b"".join(
+                struct.pack("<h", int(8000 * math.sin(2 * math.pi * 440 * i / 8000)))
+                for i in range(4000)
+            )
+        )
+    return out.getvalue()
+
+
+def test_a_player_reached_with_the_keyboard_keeps_its_focus(
+    server: str, browser: Browser, tmp_path: Path
+) -> None:
+    context, page, problems = _page(browser, "en")
+    _sign_up(page, server, "media-keys@example.com")
+    package = anki_package(tmp_path, [("Listen", "A tone [sound:tone.wav]")],
+                           {"tone.wav": tone()}, legacy=False)  # fmt: skip
+    page.set_input_files(
+        "#package",
+        files=[{"name": "tone.apkg", "mimeType": "application/octet-stream", "buffer": package}],
+    )
+    page.locator("form[action$='/decks/import'] button[type=submit]").click()
+    page.goto(f"{server}/study")
+    page.keyboard.press("Space")
+    expect(page.locator(".answer-text audio")).to_be_visible()
+    page.evaluate("() => { window.played = false; document.addEventListener('play', "
+                  "function () { window.played = true; }, true); }")  # fmt: skip
+    for _ in range(30):
+        if page.evaluate("() => document.activeElement.tagName") == "AUDIO":
+            break
+        page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.tagName") == "AUDIO"
+    page.evaluate("() => document.activeElement.play()")
+    page.wait_for_function("() => window.played === true")
+    # Its own keys stay with it (pause, seek): the focus is not taken away.
+    assert page.evaluate("() => document.activeElement.tagName") == "AUDIO"
     assert not problems, problems
     context.close()

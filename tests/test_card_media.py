@@ -702,3 +702,55 @@ def test_files_already_in_the_folder_are_not_said_to_be_missing(
         )
     assert report.media_missing == [] and report.media_added == 0
     assert deck_texts(loaded_engine, report.deck_id) == [("[image:cell.png]", "A cell")]
+
+
+def test_the_api_adds_files_as_a_cards_page_does(
+    client: FlaskClient, app: Flask, engine: Engine
+) -> None:
+    with transaction(engine) as s:
+        owner = make_user(s, "api-adds@example.com")
+        token = make_token(s, owner)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "image/png"}
+
+    def post(name: str, data: bytes) -> TestResponse:
+        return client.post(f"/api/v1/media/{name}", data=data, headers=headers)
+
+    first = post("leaf.png", png(shade=11))
+    assert first.status_code == 200 and first.json == {
+        "name": "leaf.png",
+        "size": len(png(shade=11)),
+    }
+    other = post("leaf.png", png(shade=12))
+    own = f"leaf-{hashlib.sha1(png(shade=12)).hexdigest()[:8]}.png"
+    assert other.status_code == 200 and other.json is not None and other.json["name"] == own
+    assert folder(engine, owner) == {"leaf.png": png(shade=11), own: png(shade=12)}
+    for refused, status in [
+        (post("x.svg", b"<svg/>"), 422),
+        (post("page.html", b"<p>"), 422),
+        (post("empty.png", b""), 422),
+        (client.post("/api/v1/media/a.png", data=png()), 401),
+    ]:
+        assert refused.status_code == status, refused.get_data(as_text=True)
+        assert refused.mimetype == "application/problem+json"
+    app.config["MAX_UPLOAD_BYTES"] = 100
+    assert post("big.png", bytes(101)).status_code == 413
+    app.config["MAX_UPLOAD_BYTES"] = 1 << 20
+    app.config["MEDIA_QUOTA_MB"] = 0
+    full = post("full.png", png(shade=13))
+    assert full.status_code == 413 and full.json is not None
+    assert full.json["type"].endswith("media-quota-exceeded")
+    assert sorted(folder(engine, owner)) == sorted(["leaf.png", own])
+    # Someone else's file of the same name is theirs: adding one never touches it.
+    with transaction(engine) as s:
+        other_person = make_user(s, "api-other-adds@example.com")
+        other_token = make_token(s, other_person)
+    app.config["MEDIA_QUOTA_MB"] = QUOTA
+    theirs = client.post(
+        "/api/v1/media/leaf.png",
+        data=png(shade=14),
+        headers={"Authorization": f"Bearer {other_token}"},
+    )
+    assert theirs.status_code == 200 and theirs.json is not None
+    assert theirs.json["name"] == "leaf.png"
+    assert folder(engine, owner)["leaf.png"] == png(shade=11)
+    assert folder(engine, other_person) == {"leaf.png": png(shade=14)}

@@ -1,15 +1,35 @@
-"""GET /api/v1/media/<name>: a file of the caller's media folder, for a client showing the
-images and sounds a card's text names as `[image:name]` and `[sound:name]`."""
+"""/api/v1/media/<name>: a file of the caller's media folder, for a client showing the images
+and sounds a card's text names as `[image:name]` and `[sound:name]` (GET), or adding one
+(POST), as a card's page does."""
 
 from __future__ import annotations
 
+from flask import current_app, request
+from pydantic import Field
+from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.wrappers import Response
 
+from ..decks import media_refs
+from ..errors import BodyTooLarge, InvalidInput
 from ..http.media_files import media_response
-from ..http.request_db import db
+from ..http.request_db import begin_writing, db
+from ..people import media_folder
+from ..storage.retry import retrying
+from ..storage.schema import utcnow
 from . import bp
 from .auth import current_user_id
+from .models import Reply, reply
 from .openapi import Answer, documented
+
+
+class StoredMedia(Reply):
+    name: str = Field(
+        description="The name the file has in the caller's media folder: the one asked for, "
+        "or one of its own when that name holds other content. Cards name it as "
+        "[image:name] or [sound:name]."
+    )
+    size: int = Field(ge=1, description="Bytes.")
+
 
 _BINARY = {"type": "string", "format": "binary"}
 
@@ -42,3 +62,46 @@ _BINARY = {"type": "string", "format": "binary"}
 )
 def media_file(name: str) -> Response:
     return media_response(db(), current_user_id(), name)
+
+
+@bp.post("/media/<path:name>")
+@documented(
+    "addMediaFile",
+    "Add an image or a sound to the caller's media folder.",
+    {200: Answer("Stored; the name it has.", StoredMedia)},
+    413,
+    422,
+    description="The file is the raw request body (any Content-Type). Only the types the "
+    "pages show are taken (PNG, JPEG, GIF, WebP, AVIF, BMP images; MP3, Ogg, WAV, M4A, AAC, "
+    "FLAC sounds; MP4, WebM video), up to the upload limit and Anki's 100 MiB a file, within "
+    "the caller's media quota (413 past either). A name that holds other content already "
+    "is not replaced: the file gets a name of its own, which the answer gives. Devices "
+    "fetch it at their next media sync.",
+    body_content={"application/octet-stream": {"schema": _BINARY}},
+)
+def add_media_file(name: str) -> Response:
+    user_id = current_user_id()
+    if media_refs.media_kind(name) is None:
+        media_folder.check_name(name)  # a name refused says so first
+        raise media_refs.NotShownMediaType(
+            "only images (PNG, JPEG, GIF, WebP, AVIF, BMP) and sounds or videos (MP3, Ogg, "
+            "WAV, M4A, AAC, FLAC, MP4, WebM) are taken",
+            field="name",
+        )
+    limit = min(int(current_app.config["MAX_UPLOAD_BYTES"]), media_folder.MAX_FILE_BYTES)
+    # Set before anything reads the body: Werkzeug then stops reading at the limit.
+    request.max_content_length = limit
+    try:
+        data = request.get_data(cache=False)
+    except RequestEntityTooLarge:
+        raise BodyTooLarge(f"a media file is at most {limit} bytes") from None
+    if not data:
+        raise InvalidInput("send the file as the request body", field="body")
+    session = begin_writing()
+    quota = int(current_app.config["MEDIA_QUOTA_MB"])
+
+    def store() -> str:
+        return media_folder.add_file(session, user_id, name, data, quota_mb=quota, now=utcnow())
+
+    stored = retrying(session, store)
+    return reply(StoredMedia(name=stored, size=len(data)))

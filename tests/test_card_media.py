@@ -28,7 +28,7 @@ from flashcards.anki.sanitize import html_to_text, media_written, text_to_html
 from flashcards.decks import media_refs
 from flashcards.people import media_folder
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import Card, CardText, Deck, MediaFile, User
+from flashcards.storage.models import AnkiKeptObject, Card, CardText, Deck, MediaFile, User
 from flashcards.web.media import card_text
 
 from .factories import make_token, make_user
@@ -39,6 +39,7 @@ from .web_helpers import FormValues, csrf, sign_up
 
 SOUND = b"ID3\x03\x00" + bytes(64)  # enough of an MP3 for a name and a digest
 QUOTA = 1000
+ID_BASE_NOTE = 1_700_000_000_000  # a note id a device made (a time in ms)
 
 
 def png(width: int = 3, height: int = 2, shade: int = 0) -> bytes:
@@ -754,3 +755,42 @@ def test_the_api_adds_files_as_a_cards_page_does(
     assert theirs.json["name"] == "leaf.png"
     assert folder(engine, owner)["leaf.png"] == png(shade=11)
     assert folder(engine, other_person) == {"leaf.png": png(shade=14)}
+
+
+def test_the_media_page_shows_the_room_taken_and_deletes_what_nothing_uses(
+    client: FlaskClient, app: Flask, tmp_path: Path
+) -> None:
+    imported_card(client, tmp_path, "room@example.com")
+    with app.app_context():
+        engine = app.extensions["flashcards.engine"]
+    with transaction(engine) as s:
+        user_id = s.scalars(select(User.id).where(User.email == "room@example.com")).one()
+        # A file no card names, one a device's own note names (as Anki's HTML, escaped), and
+        # a note type's font (Anki never counts those as unused).
+        changes = [
+            media_folder.Change("stray.png", png(shade=21)),
+            media_folder.Change("a&b.png", png(shade=22)),
+            media_folder.Change("_font.ttf", b"font"),
+        ]
+        media_folder.apply_changes(s, user_id, changes, quota_mb=QUOTA, now=wall_now())
+        note = [ID_BASE_NOTE, "guid", 1, 0, 0, "", 'Q<img src="a&amp;b.png">\x1fA', "", 0, 0, ""]
+        s.add(AnkiKeptObject(user_id=user_id, kind=2, oid=ID_BASE_NOTE, usn=0, payload=note,
+                             updated_at=wall_now()))  # fmt: skip
+    page = client.get("/media").get_data(as_text=True)
+    assert "5 files." in page
+    assert "<td>stray.png</td>" in page
+    for used in ("cell.png", "hello.mp3", "a&amp;b.png", "_font.ttf"):
+        assert f"<td>{used}</td>" not in page
+    assert "Delete 1 unused file" in page
+    assert "Your images and sounds" in client.get("/settings").get_data(as_text=True)
+
+    form = {"csrf_token": csrf(client, "/media")}
+    done = client.post("/media/unused", data=form, follow_redirects=True)
+    assert "1 unused file was deleted." in done.get_data(as_text=True)
+    assert sorted(folder(engine, user_id)) == ["_font.ttf", "a&b.png", "cell.png", "hello.mp3"]
+    with transaction(engine) as s:
+        # Kept as a deletion, for devices to learn of at their next media sync.
+        gone = s.get(MediaFile, (user_id, "stray.png"))
+        assert gone is not None and gone.size == 0
+    assert "Every file is used by a card or a note." in client.get("/media").get_data(as_text=True)
+    assert client.post("/media/unused", data={}).status_code == 400  # no CSRF token

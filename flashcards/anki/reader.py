@@ -185,16 +185,20 @@ MEDIA_SLACK = 1 << 20
 
 
 def named_media(notes: Iterable[Note]) -> set[str]:
-    """The file names the notes' fields may name, as written, unescaped and unquoted."""
+    """The file names the notes' fields may name (`names_in_fields`)."""
+    return names_in_fields(field_html for note in notes for field_html in note.fields)
+
+
+def names_in_fields(fields: Iterable[str]) -> set[str]:
+    """The file names Anki fields may name, as written, unescaped and unquoted."""
     found: set[str] = set()
-    for note in notes:
-        for field_html in note.fields:
-            if "src" not in field_html and "[sound:" not in field_html:
-                continue
-            for match in MEDIA_NAMED_RE.finditer(field_html):
-                raw = next(g for g in match.groups() if g is not None)
-                name = html.unescape(raw)
-                found.update((raw, name, unquote(name)))
+    for field_html in fields:
+        if "src" not in field_html and "[sound:" not in field_html:
+            continue
+        for match in MEDIA_NAMED_RE.finditer(field_html):
+            raw = next(g for g in match.groups() if g is not None)
+            name = html.unescape(raw)
+            found.update((raw, name, unquote(name)))
     return found
 
 

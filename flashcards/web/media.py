@@ -1,18 +1,24 @@
 """A person's images and sounds on the pages: the `card_text` filter shows a card's media
-tokens (`decks.media_refs`) as images and players, and `/media/<name>` serves the files from
+tokens (`decks.media_refs`) as images and players, `/media/<name>` serves the files from
 the person's own media folder (`http.media_files`), from our origin, so the CSP stays as it
-is."""
+is, and `/media` shows what the folder holds and deletes what nothing uses
+(`anki_sync.media_use`)."""
 
 from __future__ import annotations
 
-from flask import url_for
+from babel.units import format_unit
+from flask import current_app, flash, redirect, render_template, url_for
 from flask_babel import gettext as _
+from flask_babel import ngettext
 from markupsafe import Markup, escape
 from werkzeug.wrappers import Response
 
+from ..anki_sync.media_use import delete_unused, media_use
 from ..decks import media_refs
 from ..http.media_files import media_response
-from ..http.request_db import db
+from ..http.request_db import db, writes
+from ..people import media_folder
+from ..storage.schema import utcnow
 from . import bp
 from .auth import login_required, user_id
 from .i18n import lang_tag, locale_code
@@ -52,6 +58,37 @@ def card_text(text: str) -> Markup:
             label = escape(part.name)
             out.append(f'<audio controls preload="none" src="{src}" aria-label="{label}"></audio>')
     return Markup("".join(out))
+
+
+@bp.app_template_filter("file_size")
+def file_size(size: int) -> str:
+    """A size in the page's language: kilobytes under a megabyte, else megabytes (of 1,024,
+    as the quota counts them)."""
+    if size < media_folder.MiB:
+        return str(format_unit(size / 1024, "digital-kilobyte", length="short",
+                               format="#,##0.#", locale=locale_code()))  # fmt: skip
+    return str(format_unit(size / media_folder.MiB, "digital-megabyte", length="short",
+                           format="#,##0.#", locale=locale_code()))  # fmt: skip
+
+
+@bp.get("/media")
+@login_required
+def media_page() -> str:
+    quota = int(current_app.config["MEDIA_QUOTA_MB"]) * media_folder.MiB
+    return render_template("media.html", use=media_use(db(), user_id()), quota_bytes=quota)
+
+
+@bp.post("/media/unused")
+@writes
+@login_required
+def delete_unused_media() -> Response:
+    session = db()
+    deleted = delete_unused(session, user_id(), now=utcnow())
+    session.commit()
+    flash(
+        ngettext("%(num)d unused file was deleted.", "%(num)d unused files were deleted.", deleted)
+    )
+    return redirect(url_for("web.media_page"), 303)
 
 
 @bp.get("/media/<path:name>")

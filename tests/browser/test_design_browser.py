@@ -206,6 +206,7 @@ def _pages(site: Site, locale: str) -> list[tuple[str, str]]:
         ("own-card", f"/decks/{own}/cards/{key}"),
         ("reschedule", "/settings/fsrs/reschedule"),
         ("retention", "/settings/fsrs/retention"),
+        ("media", "/media"),
     ]
 
 

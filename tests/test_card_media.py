@@ -19,7 +19,7 @@ from anki import import_export_pb2
 from anki.collection import Collection
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, delete, func, select
 from werkzeug.test import TestResponse
 
 from flashcards.anki import AnkiPackageError, export_deck, import_package
@@ -28,7 +28,15 @@ from flashcards.anki.sanitize import html_to_text, media_written, text_to_html
 from flashcards.decks import media_refs
 from flashcards.people import media_folder
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import AnkiKeptObject, Card, CardText, Deck, MediaFile, User
+from flashcards.storage.models import (
+    AnkiKeptObject,
+    Card,
+    CardText,
+    Deck,
+    MediaFile,
+    Subscription,
+    User,
+)
 from flashcards.web.media import card_text
 
 from .factories import make_token, make_user
@@ -784,6 +792,9 @@ def test_the_media_page_shows_the_room_taken_and_deletes_what_nothing_uses(
     assert "Delete 1 unused file" in page
     assert "Your images and sounds" in client.get("/settings").get_data(as_text=True)
 
+    # Their own deck's files stay in use when they stop studying it.
+    with transaction(engine) as s:
+        s.execute(delete(Subscription).where(Subscription.user_id == user_id))
     form = {"csrf_token": csrf(client, "/media")}
     done = client.post("/media/unused", data=form, follow_redirects=True)
     assert "1 unused file was deleted." in done.get_data(as_text=True)

@@ -1,7 +1,7 @@
 """Which of a person's media files are in use, and the rest deleted: Anki's Check Media, for
 the folder the service keeps (`people.media_folder`). No Flask.
 
-A file is in use when a card of a deck the person studies names it (`decks.media_refs`), or
+A file is in use when a card of a deck the person studies or owns names it (`decks.media_refs`), or
 a note their devices made and the service keeps (`kept`) does, in its HTML; a name starting
 with "_" (a note type's font) always is, as in Anki. Deleting the
 others is a change like a device's: each takes a usn, so devices delete them at their next
@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from ..anki.reader import names_in_fields
 from ..decks import media_refs
 from ..people import media_folder
-from ..storage.models import AnkiKeptObject, Card, CardText, MediaFile, Subscription
+from ..storage.models import AnkiKeptObject, Card, CardText, Deck, MediaFile, Subscription
 from . import snapshot
 
 FIELDS = 6  # a schema-11 note row's fields
@@ -62,12 +62,16 @@ def media_use(session: Session, user_id: int) -> MediaUse:
 def used_names(session: Session, user_id: int) -> set[str]:
     """Every file name the person's cards and their devices' kept notes name."""
     columns = (CardText.question, CardText.answer, CardText.explanation)
+    # The decks they study, and their own ones even if they study them no more.
+    theirs = or_(
+        Card.deck_id.in_(select(Subscription.deck_id).where(Subscription.user_id == user_id)),
+        Card.deck_id.in_(select(Deck.id).where(Deck.owner_user_id == user_id)),
+    )
     texts = session.execute(
         select(*columns)
         .join(Card, Card.id == CardText.card_id)
-        .join(Subscription, Subscription.deck_id == Card.deck_id)
         .where(
-            Subscription.user_id == user_id,
+            theirs,
             Card.retired_at.is_(None),
             or_(*(column.contains("[") for column in columns)),
         )

@@ -21,8 +21,7 @@ from ..decks import media_refs
 from ..people import media_folder
 from ..storage.models import AnkiKeptObject, Card, CardText, Deck, MediaFile, Subscription
 from . import snapshot
-
-FIELDS = 6  # a schema-11 note row's fields
+from .device_notes import FIELDS
 
 
 @dataclass(frozen=True)

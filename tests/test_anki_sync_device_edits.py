@@ -4,6 +4,7 @@ added, edited and deleted, and the device's view of cards moved or decks left on
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,15 @@ from flashcards.anki_sync.ids import DECK_ID_STRIDE
 from flashcards.decks import card_editing, own_decks
 from flashcards.srs import card_actions, marks, subscriptions
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import Card, CardMark, CardText, Deck, DeckText, ReviewState
+from flashcards.storage.models import (
+    Card,
+    CardMark,
+    CardText,
+    Deck,
+    DeckText,
+    ReviewState,
+    User,
+)
 from flashcards.storage.schema import utcnow
 from tests.factories import card_ids, make_deck, subscribe
 from tests.test_anki_sync_client import ID_BASE, Person, downloaded, person, server
@@ -26,11 +35,22 @@ __all__ = ["person", "server"]  # the fixtures, shared with the sync client's te
 pytestmark = pytest.mark.slow
 
 
+def device_zone() -> str:
+    """This machine's time zone, where the `anki` client's day begins: a whole-hour offset as
+    the IANA zone of that fixed offset (Etc/GMT's signs are the reverse of ISO's)."""
+    hours = time.timezone // 3600  # seconds west of UTC
+    return "UTC" if hours == 0 else f"Etc/GMT{'+' if hours > 0 else '-'}{abs(hours)}"
+
+
 def test_suspending_burying_and_flagging_in_anki_reach_the_service(
     engine: Engine, person: Person, server: Server, tmp_path: Path
 ) -> None:
     with transaction(engine) as s:
         first, second, third, fourth = card_ids(s, person.deck_ids[0])[7:11]
+        # The person's day is the device's here: where they differ (a person in Los Angeles,
+        # a device on UTC), from the device's rollover to theirs Anki unburies every card as
+        # a new day, as it would for someone travelling, and a bury could not be told apart.
+        s.execute(update(User).where(User.id == person.user_id).values(timezone=device_zone()))
     col, auth = downloaded(tmp_path, server)
     try:
         on_device = [ID_BASE + card * 64 for card in (first, second, third, fourth)]

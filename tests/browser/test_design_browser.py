@@ -328,6 +328,8 @@ def test_a_language_picked_from_the_list_applies_at_once(site: Site, browser: Br
 
 def test_the_theme_chosen_in_settings_overrides_the_browsers(site: Site, browser: Browser) -> None:
     def background(page: Page) -> str:
+        # The page after a form's redirect may still be loading its stylesheet.
+        page.wait_for_load_state("load")
         return str(page.evaluate("getComputedStyle(document.documentElement).backgroundColor"))
 
     context = _context(browser, "en", 1280, "light")

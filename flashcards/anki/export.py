@@ -51,7 +51,8 @@ from .export_notes import (
     note_id,
     sibling_groups,
 )
-from .sanitize import media_written, text_to_html
+from .reader import names_in_fields
+from .sanitize import text_to_html
 from .scheduling_out import LOG_COLUMNS, SchedulingContext, StateRow
 from .tables import table
 from .timing import anki_day
@@ -368,8 +369,7 @@ def _media(session: Session, deck: Deck, notes: list[tuple[Any, ...]]) -> dict[s
     media folder: its notes name none that we keep)."""
     if deck.owner_user_id is None:
         return {}
-    named = set().union(*(media_written(n[NOTE_FIELDS]) for n in notes if "<img" in n[NOTE_FIELDS]
-                          or "[sound:" in n[NOTE_FIELDS]))  # fmt: skip
+    named = names_in_fields(n[NOTE_FIELDS] for n in notes)
     if not named:
         return {}
     found = media_folder.live_files(session, deck.owner_user_id, named)

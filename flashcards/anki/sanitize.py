@@ -98,15 +98,6 @@ class _TextExtractor(HTMLParser):
             self.parts.append("\n")
 
 
-# The media `text_to_html` names in the fields it writes.
-WRITTEN_MEDIA_RE = re.compile(r'<img src="([^"]+)">|\[sound:([^\[\]\n]+)\]')
-
-
-def media_written(fields: str) -> set[str]:
-    """The media file names in fields `text_to_html` wrote."""
-    return {html.unescape(a or b) for a, b in WRITTEN_MEDIA_RE.findall(fields)}
-
-
 def _media_name(src: str | None) -> str | None:
     """The media folder's file an `<img src>` names; None for an image from elsewhere (a
     URL, a path), which is not kept."""

@@ -81,13 +81,7 @@ def media_file(name: str) -> Response:
 )
 def add_media_file(name: str) -> Response:
     user_id = current_user_id()
-    if media_refs.media_kind(name) is None:
-        media_folder.check_name(name)  # a name refused says so first
-        raise media_refs.NotShownMediaType(
-            "only images (PNG, JPEG, GIF, WebP, AVIF, BMP) and sounds or videos (MP3, Ogg, "
-            "WAV, M4A, AAC, FLAC, MP4, WebM) are taken",
-            field="name",
-        )
+    media_refs.shown_kind(name)  # before the body is read
     limit = min(int(current_app.config["MAX_UPLOAD_BYTES"]), media_folder.MAX_FILE_BYTES)
     # Set before anything reads the body: Werkzeug then stops reading at the limit.
     request.max_content_length = limit

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from ..errors import InvalidInput
-from ..people.media_folder import is_valid_name
+from ..people.media_folder import check_name, is_valid_name
 
 IMAGE, SOUND = "image", "sound"
 # A name runs to the first "]": Anki's sound tags end there too, so no name holds one.
@@ -104,6 +104,20 @@ def media_kind(name: str) -> str | None:
         return None
     suffix = PurePosixPath(name).suffix.lower()
     return IMAGE if suffix in IMAGE_TYPES else SOUND if suffix in SOUND_TYPES else None
+
+
+def shown_kind(name: str) -> str:
+    """IMAGE or SOUND for a file offered to a card: `InvalidMediaName` for a name the folder
+    refuses, `NotShownMediaType` for a type the pages do not show."""
+    check_name(name)
+    kind = media_kind(name)
+    if kind is None:
+        raise NotShownMediaType(
+            "only images (PNG, JPEG, GIF, WebP, AVIF, BMP) and sounds or videos (MP3, Ogg, "
+            "WAV, M4A, AAC, FLAC, MP4, WebM) are taken",
+            field="file",
+        )
+    return kind
 
 
 def served_type(name: str) -> str | None:

@@ -161,14 +161,7 @@ def add_media(
     `MediaQuotaExceeded`, NotFound for no such card."""
     if side not in ("question", "answer"):
         raise InvalidInput("add a file to the question or the answer", field="side")
-    media_folder.check_name(name)
-    kind = media_refs.media_kind(name)
-    if kind is None:
-        raise media_refs.NotShownMediaType(
-            "only images (PNG, JPEG, GIF, WebP, AVIF, BMP) and sounds or videos (MP3, Ogg, "
-            "WAV, M4A, AAC, FLAC, MP4, WebM) can be added",
-            field="file",
-        )
+    kind = media_refs.shown_kind(name)
     deck = find_own_deck(session, user_id, slug)
     card = card_texts(session, deck.id, key)
     text = card.texts.get(locale) if card is not None else None

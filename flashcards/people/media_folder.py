@@ -109,11 +109,16 @@ def contents(session: Session, user_id: int, sha1s: Iterable[str]) -> dict[str, 
 
 def read_file(session: Session, user_id: int, name: str) -> tuple[str, bytes] | None:
     """(SHA-1, content) of the person's file by this name, None if they have none."""
-    sha1 = live_files(session, user_id, [name]).get(name)
-    if sha1 is None:
-        return None
-    data = contents(session, user_id, [sha1]).get(sha1)
-    return None if data is None else (sha1, data)
+    # One read: every image and sound on a page is a request of its own.
+    found = session.execute(
+        select(MediaFile.sha1, MediaBlob.data)
+        .join(
+            MediaBlob,
+            (MediaBlob.user_id == MediaFile.user_id) & (MediaBlob.sha1 == MediaFile.sha1),
+        )
+        .where(MediaFile.user_id == user_id, MediaFile.name == name, MediaFile.size > 0)
+    ).first()
+    return None if found is None else (found.sha1, found.data)
 
 
 def used_bytes(session: Session, user_id: int) -> int:

@@ -161,6 +161,11 @@ class EditingRetiredCard(FlashcardsError):
     """An edit of a card retired from its team's deck: its text stays as it was last studied."""
 
 
+class CardOfAnkiNote(FlashcardsError):
+    """A card made on an Anki device from a note type of its own: its text comes from the
+    note, which is edited in Anki (the note's other fields and cards are not shown here)."""
+
+
 class LastCardOfDeck(FlashcardsError):
     """A deck keeps at least one card; deleting the deck removes the last."""
 

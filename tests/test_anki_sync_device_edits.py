@@ -309,9 +309,15 @@ def test_what_a_device_makes_that_we_do_not_model_reaches_its_other_devices(
         col.sched.answerCard(studied, 3)
         col.sync_collection(auth, False)  # a normal sync: the counts agreed
 
-        with Session(engine) as s:  # nothing of it became a card here
-            taken = select(Card.id).where(Card.anki_note_id.in_([word.id, aside.id]))
-            assert s.scalar(taken) is None
+        with Session(engine) as s:
+            # The word, in a deck of the phone's own, is studied here too, as it was there;
+            # the note in the shipped deck is not (nobody edits that deck's cards).
+            assert s.scalar(select(Card.id).where(Card.anki_note_id == aside.id)) is None
+            card = s.scalars(select(Card).where(Card.anki_card_id == studied.id)).one()
+            assert (card.anki_note_id, card.anki_ord) == (word.id, 0)
+            text = s.get(CardText, (card.id, "en"))
+            assert text is not None and (text.question, text.answer) == ("taint", "a node mark")
+            assert s.get(ReviewState, (person.user_id, card.id)) is not None
         col.sync_collection(auth, False)  # ours again: the same objects, nothing doubled
         assert col.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
 
@@ -333,6 +339,9 @@ def test_what_a_device_makes_that_we_do_not_model_reaches_its_other_devices(
             col.sync_collection(auth, False)
             tablet.sync_collection(tablet_auth, False)
             assert tablet.get_note(word.id)["Meaning"] == "a mark that repels pods"
+            with Session(engine) as s:
+                text = s.get(CardText, (card.id, "en"))
+                assert text is not None and text.answer == "a mark that repels pods"
             tablet.remove_notes([aside.id])
             tablet.sync_collection(tablet_auth, False)
             col.sync_collection(auth, False)

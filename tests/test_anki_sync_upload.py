@@ -105,13 +105,19 @@ def snapshot_of(col: Collection) -> dict[str, Any]:
         return [tuple(r) for r in col.db.all(sql)]
 
     stamps = ("mod", "usn")
-    return {
-        "notes": rows("SELECT id, guid, mid, tags, flds, flags, data FROM notes ORDER BY id"),
-        "cards": rows(
+    cards = [
+        (*c[:-1], _schedule_data(c[-1]))
+        for c in rows(
             "SELECT id, nid, did, ord, type, queue, due, ivl, factor, reps, lapses, left, odue,"
             " odid, flags, data FROM cards ORDER BY id"
-        ),
-        "revlog": rows("SELECT id, cid, ease, ivl, lastIvl, factor, time, type FROM revlog"),
+        )
+    ]
+    return {
+        "notes": rows("SELECT id, guid, mid, tags, flds, flags, data FROM notes ORDER BY id"),
+        "cards": cards,
+        # The factor of an answer given in a deck studied here is the service's FSRS
+        # difficulty then (Anki's own answers in learning have none).
+        "revlog": rows("SELECT id, cid, ease, ivl, lastIvl, time, type FROM revlog"),
         "notetypes": sorted(
             ({k: v for k, v in m.items() if k not in stamps} for m in col.models.all()),
             key=lambda m: m["id"],
@@ -130,6 +136,14 @@ def snapshot_of(col: Collection) -> dict[str, Any]:
             key=lambda c: c["id"],
         ),
     }
+
+
+def _schedule_data(data: str) -> dict[str, Any]:
+    """A card's data but its memory state, which the service computes (FSRS, its own
+    rounding) for the cards studied here, and Anki's note of a reviewed card's first place
+    among the new ones."""
+    found = json.loads(data or "{}")
+    return {k: v for k, v in found.items() if k not in ("s", "d", "dr", "decay", "pos")}
 
 
 @pytest.fixture

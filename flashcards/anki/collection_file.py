@@ -28,6 +28,7 @@ class Collection:
     scm_ms: int | None = None  # None: a package's, its `mod`
     usn: int = 0
     notetypes: list[dict[str, Any]] | None = None  # None: our front/back one alone
+    crt: int = CRT  # what a device sent; ours is always CRT (`timing`)
 
 
 def collection_bytes(collection: Collection) -> bytes:

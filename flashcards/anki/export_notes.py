@@ -33,6 +33,7 @@ class CardRow(NamedTuple):
     note_key: str | None
     anki_note_id: int | None  # the ids of the note a device added the card as, if it did
     anki_card_id: int | None
+    anki_ord: int | None  # a card of a note of the device's own note type: which one
 
 
 class TextRow(NamedTuple):
@@ -130,7 +131,12 @@ class NoteWriter:
         first, first_text = present[0]
         lang = first_text.locale  # guid and tag name the text's language, maybe not the deck's
         nid, device_cid = note_id(first.id, locale_index), None
-        if locale_index == 0 and len(present) == 1 and first.anki_note_id is not None:
+        if (
+            locale_index == 0
+            and len(present) == 1
+            and first.anki_note_id is not None
+            and first.anki_ord is None
+        ):
             # A note a device added keeps its ids, in its card's first language.
             nid, device_cid = first.anki_note_id, first.anki_card_id
         if len(present) == 1:

@@ -249,7 +249,7 @@ def _import_package(
         session.add(deck)
         session.flush()
         card_ids: list[int | None] = list(
-            new_deck_rows(session, deck, planned, title, now, _card_tags, _note_key)
+            new_deck_rows(session, deck, planned, title, now, card_tags, _note_key)
         )
     else:
         deck = target
@@ -257,7 +257,7 @@ def _import_package(
 
         def tags_of(p: PlannedCard) -> list[str]:
             # Our export tags each note with its deck's slug: no news to the deck itself.
-            return [t for t in _card_tags(p) if t != slug]
+            return [t for t in card_tags(p) if t != slug]
 
         matched = reimport.match(session, deck, planned, tags_of, now)
         applied = reimport.apply(session, deck, planned, matched, tags_of, _note_key, now)
@@ -288,7 +288,7 @@ def _import_package(
         marks = []
         marked = cards_with(session, CardMark, user.id, deck.id) if target is not None else set()
         for card_id, p in zip(card_ids, planned, strict=True):
-            found = _marks(p, today)
+            found = marks_of(p, today)
             if found is not None and card_id is not None and card_id not in marked:
                 marks.append({"user_id": user.id, "card_id": card_id, "deck_id": deck.id, **found})
         if marks:
@@ -351,7 +351,7 @@ def _import_package(
         media_not_shown=media.not_shown if media is not None else 0,
         formatting_simplified=planner.formatted, suspended_made_active=suspended, messages=messages,
         cloze_notes=planner.cloze_notes,
-        tags={p.key: _card_tags(p) for p in planned if _card_tags(p)}, skipped=dict(skipped),
+        tags={p.key: card_tags(p) for p in planned if card_tags(p)}, skipped=dict(skipped),
     )  # fmt: skip
     if progress is not None:
         progress(len(coll.notes), len(coll.notes))
@@ -372,7 +372,7 @@ def _note_of_key(key: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _card_tags(p: PlannedCard) -> list[str]:
+def card_tags(p: PlannedCard) -> list[str]:
     """The note's tags but `leech`, which is a person's (their lapses), not the card's."""
     return [t for t in p.tags if t.lower() != LEECH_TAG]
 
@@ -383,7 +383,7 @@ def _suspended(p: PlannedCard) -> bool:
     return bool(p.anki_cards) and all(c.queue == QUEUE_SUSPENDED for c in p.anki_cards)
 
 
-def _marks(p: PlannedCard, today: date) -> dict[str, Any] | None:
+def marks_of(p: PlannedCard, today: date) -> dict[str, Any] | None:
     """The importer's marks on the card from its Anki cards and note, or None for none."""
     marks: dict[str, Any] = {
         "suspended": _suspended(p),

@@ -100,6 +100,20 @@ def reading(what: str) -> Iterator[None]:
         ) from None
 
 
+def notetype_of(nt: dict[str, Any]) -> Notetype:
+    """A note type from its schema-11 JSON (KeyError, TypeError or ValueError for a damaged
+    one)."""
+    flds = sorted(nt.get("flds", []), key=lambda f: f.get("ord", 0))
+    tmpls = sorted(nt.get("tmpls", []), key=lambda t: t.get("ord", 0))
+    return Notetype(
+        int(nt["id"]),
+        str(nt.get("name", "")),
+        int(nt.get("type", 0)),
+        [str(f.get("name", "")) for f in flds],
+        [(str(t.get("qfmt", "")), str(t.get("afmt", ""))) for t in tmpls],
+    )
+
+
 def read_structure(
     conn: sqlite3.Connection,
 ) -> tuple[int, dict[str, Any], dict[int, Notetype], dict[int, str]]:
@@ -159,15 +173,7 @@ def read_structure(
         notetypes = {}
         with reading("the note types (col.models)"):
             for nt in json_value(models_text, "the note types (col.models)").values():
-                flds = sorted(nt.get("flds", []), key=lambda f: f.get("ord", 0))
-                tmpls = sorted(nt.get("tmpls", []), key=lambda t: t.get("ord", 0))
-                notetypes[int(nt["id"])] = Notetype(
-                    int(nt["id"]),
-                    str(nt.get("name", "")),
-                    int(nt.get("type", 0)),
-                    [str(f.get("name", "")) for f in flds],
-                    [(str(t.get("qfmt", "")), str(t.get("afmt", ""))) for t in tmpls],
-                )
+                notetypes[int(nt["id"])] = notetype_of(nt)
         with reading("the deck list (col.decks)"):
             decks = {
                 int(d["id"]): str(d.get("name", ""))

@@ -248,6 +248,10 @@ def add(
 def _deck_to_add_to(session: Session, user_id: int, anki_deck_id: int) -> Deck | None:
     deck_id = ids.deck_of(anki_deck_id)
     deck = None if deck_id is None else session.get(Deck, deck_id)
+    if deck is None:  # one of the device's own decks, studied here too (`adopted`)
+        deck = session.scalar(
+            select(Deck).where(Deck.owner_user_id == user_id, Deck.anki_deck_id == anki_deck_id)
+        )
     if deck is None or not may_edit_deck(session, user_id, deck.owner_user_id, deck.owner_team_id):
         return None
     locale = session.scalar(

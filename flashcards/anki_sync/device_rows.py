@@ -10,7 +10,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from . import device_answers, device_marks, device_notes, kept
+from ..anki.timing import CRT
+from . import adopted, device_answers, device_marks, device_notes, kept
 from .wire import bad_request
 
 
@@ -57,11 +58,13 @@ def take(
     sent_cards: set[int],
     usn: int,
     now: datetime,
+    crt: int = CRT,
+    conf: dict[str, Any] | None = None,
 ) -> Taken:
     """New notes first, so that the answers and marks of their cards then find them; then
     what is not ours kept, the answers in time order, the cards' marks and the notes'
     texts. `sent_*`: what this sync sends the device, changed here since its last sync,
-    which keeps ours."""
+    which keeps ours. Last, what it made that can be studied here is (`adopted`)."""
     added = device_notes.add(session, user_id, rows.notes, rows.cards, now)
     new_cards, new_notes, kept_rows = kept.take_rows(
         session, user_id, rows.unknown, usn=usn, now=now
@@ -69,4 +72,9 @@ def take(
     applied, replayed = device_answers.apply(session, user_id, rows.answers, now)
     applied += device_marks.apply(session, user_id, rows.cards, sent_cards, now)
     applied += device_notes.apply(session, user_id, rows.notes, sent_notes, now)
+    # Cards of decks and note types the device made are studied here too (`adopted`); due
+    # days count from `crt` (`conf` its day's rollover).
+    adopted.retext(session, user_id, (n[0] for n in rows.unknown.get("notes", [])), now)
+    kept_cards = [c[0] for c in rows.unknown.get("cards", [])]
+    adopted.adopt(session, user_id, now=now, card_ids=kept_cards, crt=crt, conf=conf)
     return Taken(added + new_cards, added + new_notes, applied + added + kept_rows, replayed)

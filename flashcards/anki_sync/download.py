@@ -155,12 +155,17 @@ def patched(
         # made from a device's note has that note's ids.
         ranges = [(note_id(card), note_id(card, LOCALE_SLOTS - 1)) for card in answered]
         device_ids = session.execute(
-            select(Card.anki_note_id, Card.anki_card_id).where(
+            select(Card.anki_note_id, Card.anki_card_id, Card.anki_ord).where(
                 Card.id.in_(answered), Card.anki_note_id.is_not(None)
             )
         ).all()
-        note_ranges = ranges + [(nid, nid) for nid, _ in device_ids if nid is not None]
-        card_ranges = ranges + [(cid, cid) for _, cid in device_ids if cid is not None]
+        # A note of the device's own note type stays (`adopted`): only its card is rebuilt.
+        note_ranges: list[tuple[int, int]] = ranges + [
+            (nid, nid) for nid, _, o in device_ids if nid is not None and o is None
+        ]
+        card_ranges: list[tuple[int, int]] = ranges + [
+            (cid, cid) for _, cid, _ in device_ids if cid is not None
+        ]
         held: set[int] = set()
         by_table = [("notes", "id", note_ranges), ("cards", "id", card_ranges),
                     ("revlog", "cid", card_ranges)]  # fmt: skip

@@ -48,16 +48,19 @@ def cards_of(
     person's card (which ids are in use)."""
     wanted = set(anki_ids)
     column = Card.anki_note_id if notes else Card.anki_card_id
+    # A note of the device's own note type is kept as it sent it (`adopted`): its cards are
+    # ours, the note is not.
+    of_kind = (Card.anki_ord.is_(None),) if notes else ()
     found: dict[int, int] = {}
     if user_id is not None and len(wanted) > MANY:
         # An upload's hundred thousand answers: the person's few mapped cards in one read.
         rows = session.execute(
-            select(column, Card.id).where(column.is_not(None), *_theirs(user_id))
+            select(column, Card.id).where(column.is_not(None), *of_kind, *_theirs(user_id))
         )
         found.update({anki_id: card_id for anki_id, card_id in rows if anki_id in wanted})
     else:
         for part in _batches(sorted(wanted)):
-            query = select(column, Card.id).where(column.in_(part), *_theirs(user_id))
+            query = select(column, Card.id).where(column.in_(part), *of_kind, *_theirs(user_id))
             found.update({a: card_id for a, card_id in session.execute(query) if a is not None})
     derived: dict[int, int] = {}
     for anki_id in wanted - found.keys():

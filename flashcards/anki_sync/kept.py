@@ -78,6 +78,20 @@ def kept_ids(session: Session, user_id: int, kind: int, oids: Iterable[int]) -> 
     return found
 
 
+def payloads(
+    session: Session, user_id: int, kind: int, oids: Iterable[int] | None = None
+) -> dict[int, Any]:
+    """The kept objects of `kind` by id: those of `oids`, else all."""
+    if oids is not None:
+        return _payloads(session, user_id, kind, oids)
+    rows = session.execute(
+        select(AnkiKeptObject.oid, AnkiKeptObject.payload).where(
+            AnkiKeptObject.user_id == user_id, AnkiKeptObject.kind == kind
+        )
+    )
+    return {oid: payload for oid, payload in rows}
+
+
 def _payloads(session: Session, user_id: int, kind: int, oids: Iterable[int]) -> dict[int, Any]:
     found: dict[int, Any] = {}
     for where in _batches(user_id, kind, oids):

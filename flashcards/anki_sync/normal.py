@@ -29,6 +29,7 @@ from ..storage.models import (
     AnkiSyncSession,
 )
 from . import (
+    adopted,
     device_decks,
     device_notes,
     device_options,
@@ -178,6 +179,12 @@ def apply_graves(
     # A retired note's card goes with it (its grave comes too, under the card's own id).
     of_cards = ids.cards_of(session, user_id, graves[snapshot.CARD], notes=False)
     gone_cards = {oid for oid, card_id in of_cards.items() if card_id in retired.values()}
+    # Cards of a device's own notes studied here go with their note or on their own, as
+    # kept objects do.
+    gone_adopted = adopted.retire(
+        session, user_id, notes=dropped[snapshot.NOTE], cards=graves[snapshot.CARD], now=now
+    )
+    gone_cards |= gone_adopted
     held = [
         (kind, oid)
         for kind, oids in graves.items()
@@ -189,7 +196,7 @@ def apply_graves(
     _send_again(session, device.user_id, state, held, now)
     cards, note_count, models, decks, dconf = state["counts"]
     state["counts"] = [
-        cards - len(retired) - len(dropped[snapshot.CARD]),
+        cards - len(retired) - len(dropped[snapshot.CARD]) - len(gone_adopted),
         note_count - len(retired) - len(dropped[snapshot.NOTE]),
         models,
         decks - len(dropped[snapshot.DECK]),
@@ -247,6 +254,7 @@ def apply_changes(
     new, taken = kept.take_changes(session, user_id, changes, usn=usn, now=now)
     decks, options = changes.get("decks") or ([], [])  # the pair checked by take_changes
     renamed = device_decks.rename(session, user_id, decks, {d["id"] for d in pending["decks"]})
+    adopted.retitle(session, user_id, decks)
     held = [(snapshot.DECK, did) for did in renamed] + device_options.take_changes(
         session, user_id, options, {c["id"] for c in pending["dconf"]}
     )

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from ..anki import scheduling_out, schema
 from ..anki.collection_file import Collection
 from ..anki.export import collection_conf, deck_rows
+from ..anki.import_rows import title_of
 from ..anki.scheduling_out import SchedulingContext
 from ..anki.tables import table
 from ..errors import NotFound
@@ -37,7 +38,7 @@ from ..storage.models import (
     Subscription,
     User,
 )
-from . import kept, sessions, snapshot
+from . import adopted, kept, sessions, snapshot
 from .ids import deck_id_base
 
 SERVER_USN = 0
@@ -86,6 +87,15 @@ def _options(settings: SchedulerSettings, sched: SchedulingContext, mod_ms: int,
     )
 
 
+def _retitle(decks: list[dict[str, Any]], titles: dict[int, str], mod: int) -> None:
+    """A device's deck studied here is named as it is here (renamed on the web or on a
+    device: `adopted.retitle`)."""
+    for i, d in enumerate(decks):
+        title = titles.get(d["id"])
+        if title is not None and d.get("name") != title:
+            decks[i] = {**d, "name": title, "mod": mod}
+
+
 @dataclass
 class Projection:
     """The person's collection built from our data, with the review-log row behind each of
@@ -109,12 +119,16 @@ def _add_kept(
     whose deck is gone (one of ours the person left) goes to the Default deck, as Anki's
     own check puts it; a kept answer whose id one of ours took is left out."""
     notetypes.extend(found.notetypes)
+    # A note with no card left (a deck studied here that they deleted or left) goes: Anki's
+    # own check deletes such notes.
+    with_cards = {c[1] for c in cards} | {c[1] for c in found.cards}
     replaced = {d["id"] for d in found.decks}  # the Default deck, as a device changed it
     decks[:] = [*(d for d in decks if d["id"] not in replaced), *found.decks]
     dconf.extend(found.dconf)
     notes.extend(
         tuple([*n[: snapshot.NOTE_USN], SERVER_USN, *n[snapshot.NOTE_USN + 1 :]])
         for n in found.notes
+        if n[0] in with_cards
     )
     deck_ids = {d["id"] for d in decks}
     for c in found.cards:
@@ -190,6 +204,7 @@ def build(
     revlog: list[tuple[Any, ...]] = []
     card_of: dict[int, int] = {}
     card_count = 0
+    adopted_titles: dict[int, str] = {}
     for sub, deck in subs:
         settings = _effective(own, sub)
 
@@ -206,32 +221,52 @@ def build(
                 usn=SERVER_USN,
             )
 
+        if deck.anki_deck_id is not None:
+            # A deck a device made: its deck, options and notes are kept as it sent them.
+            sched = scheduling([sub.locale])
+            made, answers, of_ours = adopted.card_rows(
+                session, deck, sched, usn=SERVER_USN, only=only
+            )
+            cards.extend(made)
+            revlog.extend(answers)
+            card_of.update(of_ours)
+            card_count += len(made)
+            adopted_titles[deck.anki_deck_id] = title_of(session, deck)
+            added = adopted.added_here(session, deck, only)
+            if not added:
+                continue
+            # Cards added here go out as notes of ours, in the device's deck.
         rows = deck_rows(
             session,
             deck,
             locales=[sub.locale],
             scheduling=scheduling,
             mod_ms=mod_ms,
-            deck_id_base=deck_id_base(deck.id),
+            deck_id_base=(
+                deck_id_base(deck.id) if deck.anki_deck_id is None else deck.anki_deck_id - 1
+            ),
             conf_id=options_id(deck.id),
             usn=SERVER_USN,
-            only=only,
+            only=only if deck.anki_deck_id is None else added,
         )
         assert rows.sched is not None
-        decks.extend(rows.decks)
-        dconf.append(
-            _options(settings, rows.sched, mod_ms, config_id=options_id(deck.id),
-                     name=rows.decks[0]["name"])
-        )  # fmt: skip
         notes.extend(rows.notes)
         cards.extend(rows.cards)
         revlog.extend(rows.revlog)
         card_of.update(rows.card_of)
         card_count += rows.card_count
+        if deck.anki_deck_id is not None:
+            continue
+        decks.extend(rows.decks)
+        dconf.append(
+            _options(settings, rows.sched, mod_ms, config_id=options_id(deck.id),
+                     name=rows.decks[0]["name"])
+        )  # fmt: skip
     notetypes = [schema.notetype(mod_ms // 1000)]
     log_count = len(revlog)
     if only is None:
         _add_kept(kept.load(session, user_id), notetypes, decks, dconf, notes, cards, revlog)
+        _retitle(decks, adopted_titles, mod_ms // 1000)
     conf = collection_conf(card_count, default_sched)
     # Anki's v3 scheduler, the only one current clients study with (a v2 collection is
     # refused by their scheduler until upgraded).

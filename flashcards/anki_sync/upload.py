@@ -34,7 +34,7 @@ from ..anki.protobuf import strict_json
 from ..anki.reader import MAX_REVIEWS, count_rows, read_only
 from ..anki.structure import json_value, reading, settings, stored_tables
 from ..storage.models import AnkiKeptObject
-from . import device_decks, device_options, device_rows, kept, sessions, snapshot
+from . import adopted, device_decks, device_options, device_rows, kept, sessions, snapshot
 from .devices import Device
 from .projection import build
 from .sessions import to_ms
@@ -73,7 +73,7 @@ def _read(conn: sqlite3.Connection, now_ms: int) -> Collection:
     if found is None:
         raise AnkiPackageError(f"{WHAT} has no collection row")
     with reading("the collection row (col)"):
-        ver, _crt, mod, scm, usn = (int(v) for v in found[:5])
+        ver, crt, mod, scm, usn = (int(v) for v in found[:5])
     if not 11 <= ver <= 18:
         raise AnkiPackageError(f"{WHAT} has schema {ver}; the service reads 11 to 18")
     # Both become the collection's stamps, which every later sync moves on from.
@@ -102,7 +102,7 @@ def _read(conn: sqlite3.Connection, now_ms: int) -> Collection:
         for name, columns in COLUMNS.items()
     }
     return Collection(conf, decks, dconf, mod, rows["notes"], rows["cards"], rows["revlog"],
-                      scm, usn, notetypes)  # fmt: skip
+                      scm, usn, notetypes, crt)  # fmt: skip
 
 
 def _objects(text: Any, what: str) -> list[dict[str, Any]]:
@@ -132,6 +132,7 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
     changes = {"models": uploaded.notetypes or [], "decks": [uploaded.decks, uploaded.dconf]}
     kept.take_changes(session, user_id, changes, usn=usn, now=now)
     device_decks.rename(session, user_id, uploaded.decks, set())
+    adopted.retitle(session, user_id, uploaded.decks)
     device_options.take_defaults(session, user_id, uploaded.dconf)
     # The answers it got from here come back in its log: not answers again.
     built = build(session, user_id, now=now, mod_ms=to_ms(now), usn=usn)
@@ -145,7 +146,10 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
     }
     found = device_rows.parse(session, user_id, part)
     kept.make_room(session, user_id, kept.counted(found.unknown))
-    device_rows.take(session, user_id, found, sent_notes=set(), sent_cards=set(), usn=usn, now=now)
+    device_rows.take(
+        session, user_id, found, sent_notes=set(), sent_cards=set(), usn=usn, now=now,
+        crt=uploaded.crt, conf=uploaded.conf,
+    )  # fmt: skip
     snapshot.record_all(session, user_id, snapshot.objects(uploaded), usn)
     stamps.scm = uploaded.scm_ms or to_ms(now)
     stamps.usn = usn + 1

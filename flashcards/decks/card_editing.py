@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..errors import (
+    CardOfAnkiNote,
     EditingRetiredCard,
     InvalidInput,
     LanguageNotInDeck,
@@ -141,6 +142,11 @@ def set_card(
         )
     cards = list(target.cards)
     at = next((i for i, c in enumerate(cards) if c.key == key), None)
+    if at is not None and deck.anki_deck_id is not None and _of_anki_note(session, deck, key):
+        raise CardOfAnkiNote(
+            "this card comes from a note of an Anki note type of its own: edit the note in "
+            "Anki, and your next sync brings the change here"
+        )
     old = cards[at] if at is not None else CardSource(key, "", "", "")
     question = old.question if question is None else question
     answer = old.answer if answer is None else answer
@@ -170,6 +176,11 @@ def set_card(
             if key not in report.added and key not in report.updated:
                 report.updated.append(key)
     return report
+
+
+def _of_anki_note(session: Session, deck: Deck, key: str) -> bool:
+    found = session.scalar(select(Card.anki_ord).where(Card.deck_id == deck.id, Card.key == key))
+    return found is not None
 
 
 def _retired(session: Session, deck_id: int, key: str) -> bool:

@@ -21,6 +21,7 @@ from ..errors import (
     BodyTooLarge,
     CardNotFound,
     CardNotStudied,
+    CardOfAnkiNote,
     CardRetired,
     DeckFileError,
     DeckNameTaken,
@@ -141,6 +142,13 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
         ),
         EditingRetiredCard: WebAnswer(
             409, _("This card was retired from the deck, so it can no longer be edited.")
+        ),
+        CardOfAnkiNote: WebAnswer(
+            409,
+            _(
+                "This card comes from a note of an Anki note type of its own: edit the note in "
+                "Anki, and your next sync brings the change here."
+            ),
         ),
         LastCardOfDeck: WebAnswer(
             409, _("A deck keeps at least one card: delete the deck instead.")

@@ -18,7 +18,7 @@ from werkzeug.wrappers import Response
 from ..decks import media_refs, own_decks
 from ..decks.card_pages import card_texts
 from ..decks.media_refs import NotShownMediaType
-from ..errors import EditingRetiredCard, InvalidInput, NotFound
+from ..errors import CardOfAnkiNote, EditingRetiredCard, InvalidInput, NotFound
 from ..http.request_db import db, writes
 from ..people import media_folder
 from ..people.media_folder import InvalidMediaName, MediaQuotaExceeded
@@ -168,6 +168,10 @@ def edit_own_card(slug: str, key: str) -> Response:
         session.rollback()
         flash(_("The card was not saved.") + " " + message_for(exc), "error")
         return _to_cards(slug)  # the card's own page is gone with it
+    except CardOfAnkiNote as exc:
+        session.rollback()
+        flash(_("The card was not saved.") + " " + message_for(exc), "error")
+        return back
     session.commit()
     flash(_("Card saved. Your progress on it is kept."))
     texts = (request.form.get(name, "") for name in ("question", "answer", "explanation"))

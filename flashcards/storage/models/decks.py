@@ -35,6 +35,13 @@ class Deck(Base):
     )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    # A deck made on an Anki device whose cards are studied here too (`anki_sync.adopted`):
+    # that deck's id, under which its cards go back to devices.
+    anki_deck_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
+
+    __table_args__ = (
+        Index("ix_decks_owner_anki_deck", "owner_user_id", "anki_deck_id", unique=True),
+    )
 
 
 class DeckText(Base):
@@ -69,6 +76,9 @@ class Card(Base):
     # note stays the same note, with its history, instead of being swapped for a copy.
     anki_note_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
     anki_card_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    # A card of a note of the device's own note type (`anki_sync.adopted`): which of the
+    # note's cards it is. The note stays as the device sent it; None: our note type's.
+    anki_ord: Mapped[int | None] = mapped_column(Integer, default=None)
 
     __table_args__ = (
         UniqueConstraint("deck_id", "key"),
@@ -76,8 +86,8 @@ class Card(Base):
         # by a range of this index alone.
         Index("ix_cards_deck_retired_position", "deck_id", "retired_at", "position"),
         Index("ix_cards_deck_note", "deck_id", "note_key"),
-        Index("ix_cards_anki_note_id", "anki_note_id", unique=True),
-        Index("ix_cards_anki_card_id", "anki_card_id", unique=True),
+        Index("ix_cards_anki_note_id", "anki_note_id"),
+        Index("ix_cards_anki_card_id", "anki_card_id"),
     )
 
 

@@ -1,0 +1,369 @@
+"""Decks a device made, studied on the web too. No Flask.
+
+A card a device made, in a deck of its own, of a note type the `.apkg` importer reads
+(Basic, Basic and reversed, Cloze, any note type whose cards have a front: `planning`),
+becomes a card of an own deck of the person's that stands for the device's deck
+(`Deck.anki_deck_id`): its text is rendered from the note, its scheduling and answers become
+the person's review state and log, its suspension, burial and flag their marks. From then on
+it is studied, answered and counted as any other card of theirs, on the web, through the API
+and on every device.
+
+What the service does not model stays as the device sent it (`kept`): the note with all its
+fields, the note type with its templates and styling, the deck and its options group. Each
+device gets back the same note under the same ids; only the card's scheduling is ours
+(`card_rows`). A note edited on a device gives its cards their new text (`retext`); a note or
+card deleted on a device retires its cards here (`retire`). A card whose note is not read
+(an empty front, an unknown note type) stays kept, on devices alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.orm import Session
+
+from ..anki import schema
+from ..anki.errors import AnkiPackageError
+from ..anki.import_rows import write_progress
+from ..anki.importer import card_tags, marks_of
+from ..anki.names import deck_title, home_deck
+from ..anki.planning import PlannedCard, plan_cards
+from ..anki.reader import AnkiCard, Collection, Note, Revlog
+from ..anki.reimport import free_key
+from ..anki.scheduling_in import ImportTiming, Replay, convert_card, convert_revlog
+from ..anki.scheduling_out import SchedulingContext, card_columns, revlog_rows
+from ..anki.structure import notetype_of
+from ..anki.tables import insert_rows, table
+from ..anki.timing import CRT
+from ..decks.own_decks import create_own_deck
+from ..errors import FlashcardsError
+from ..srs.days import study_date
+from ..storage.models import (
+    Card,
+    CardMark,
+    CardText,
+    Deck,
+    DeckText,
+    SchedulerSettings,
+    User,
+)
+from . import ids, kept, snapshot
+
+FIELD_SEPARATOR = "\x1f"
+NEW = 0  # a card's type: new
+MAX_POSITION = 2**31 - 1
+
+
+def adopt(
+    session: Session,
+    user_id: int,
+    *,
+    now: datetime,
+    card_ids: Iterable[int] | None = None,
+    crt: int = CRT,
+    conf: dict[str, Any] | None = None,
+) -> int:
+    """Kept cards (`card_ids`, else all) that can be studied here become cards of the
+    person's decks standing for their devices' decks; how many. `crt` and `conf` are the
+    collection's the cards' due days count from (an upload's own; else ours, which every
+    device that downloaded from us has)."""
+    user = session.get(User, user_id)
+    if user is None:
+        return 0
+    rows = kept.payloads(session, user_id, snapshot.CARD, card_ids)
+    cards = [c for c in map(_anki_card, rows.values()) if c is not None]
+    cards = [c for c in cards if ids.deck_of(home_deck(c)) is None]
+    # A card id one of their decks has already (two devices' shared-deck copies) stays kept.
+    theirs = ids.cards_of(session, user_id, (c.id for c in cards), notes=False)
+    cards = [c for c in cards if c.id not in theirs]
+    if not cards:
+        return 0
+    note_rows = kept.payloads(session, user_id, snapshot.NOTE, {c.nid for c in cards})
+    notes = {n.id: n for n in map(_note, note_rows.values()) if n is not None}
+    notetypes = _notetypes(session, user_id, {n.mid for n in notes.values()})
+    notes = {nid: n for nid, n in notes.items() if n.mid in notetypes}
+    cards = [c for c in cards if c.nid in notes]
+    deck_rows = kept.payloads(session, user_id, snapshot.DECK, {home_deck(c) for c in cards})
+    names = {did: str(d.get("name", "")) for did, d in deck_rows.items() if isinstance(d, dict)}
+    wanted = {c.id for c in cards}
+    revlog = [
+        r
+        for r in map(_revlog, kept.payloads(session, user_id, kept.REVLOG).values())
+        if r is not None and r.cid in wanted
+    ]
+    coll = Collection(crt, conf or {}, notetypes, names, list(notes.values()), cards, revlog)
+    try:
+        planner = plan_cards(coll, user.locale, Counter(), kept.LIMIT)
+    except AnkiPackageError:
+        return 0  # templates that make too much text, or too slow to read: kept as sent
+    by_deck: dict[int, list[PlannedCard]] = {}
+    for p in planner.planned.values():
+        if len(p.anki_cards) == 1 and user.locale in p.texts:
+            by_deck.setdefault(home_deck(p.anki_cards[0]), []).append(p)
+    timing = ImportTiming.from_collection(coll, user, now)
+    replay = Replay.of(session.get(SchedulerSettings, user_id), timing)
+    logs_of: dict[int, list[Revlog]] = {}
+    for r in revlog:
+        logs_of.setdefault(r.cid, []).append(r)
+    taken: list[AnkiCard] = []
+    for did, planned in by_deck.items():
+        deck = _deck_for(session, user, did, names.get(did, ""), now)
+        if deck is None:
+            continue
+        _add_cards(session, user, deck, planned, logs_of, replay, timing, now)
+        taken.extend(p.anki_cards[0] for p in planned)
+    adopted = {c.id for c in taken}
+    kept.drop(session, user_id, snapshot.CARD, adopted)
+    kept.drop(session, user_id, kept.REVLOG, [r.id for r in revlog if r.cid in adopted])
+    return len(adopted)
+
+
+def _deck_for(session: Session, user: User, did: int, name: str, now: datetime) -> Deck | None:
+    """The person's deck standing for the device's deck `did`, made if need be."""
+    deck = session.scalar(
+        select(Deck).where(Deck.owner_user_id == user.id, Deck.anki_deck_id == did)
+    )
+    if deck is not None:
+        return deck
+    title = deck_title([name], name.strip() or "Default")
+    try:
+        deck = create_own_deck(session, user.id, title=title, locales=[user.locale], now=now)
+    except FlashcardsError:
+        return None  # a name the web would refuse too: the deck stays on the devices
+    deck.anki_deck_id = did
+    return deck
+
+
+def _add_cards(
+    session: Session,
+    user: User,
+    deck: Deck,
+    planned: list[PlannedCard],
+    logs_of: dict[int, list[Revlog]],
+    replay: Replay,
+    timing: ImportTiming,
+    now: datetime,
+) -> None:
+    keys = set(session.scalars(select(Card.key).where(Card.deck_id == deck.id)))
+    last = session.scalar(select(func.max(Card.position)).where(Card.deck_id == deck.id))
+    first = -1 if last is None else last
+    cards_t = table(Card)
+    rows = []
+    for i, p in enumerate(planned, 1):
+        anki = p.anki_cards[0]
+        # A new card keeps its place in Anki's order of new cards (its due), here as there.
+        position = min(max(anki.due, 0), MAX_POSITION) if anki.type == NEW else first + i
+        rows.append({
+            "deck_id": deck.id, "key": free_key(p.key, keys), "position": position,
+            "tags": card_tags(p), "note_key": p.note_key, "created_at": now, "updated_at": now,
+            "anki_note_id": anki.nid, "anki_card_id": anki.id, "anki_ord": anki.ord,
+        })  # fmt: skip
+    card_ids = list(
+        session.scalars(insert(cards_t).returning(cards_t.c.id, sort_by_parameter_order=True), rows)
+    )
+    locale = user.locale
+    insert_rows(
+        session,
+        CardText,
+        ("card_id", "locale", "question", "answer", "explanation", "updated_at", "anki_guid"),
+        (
+            (card_id, locale, *p.texts[locale], now, p.guids.get(locale))
+            for card_id, p in zip(card_ids, planned, strict=True)
+        ),
+    )
+    progress_of = {}
+    settings = session.get(SchedulerSettings, user.id)
+    for index, p in enumerate(planned):
+        anki = p.anki_cards[0]
+        answers = convert_revlog(logs_of.get(anki.id, []), replay)
+        state = convert_card(anki, answers, settings, timing)
+        if state is not None:
+            progress_of[index] = (state, answers)
+    write_progress(session, user.id, deck.id, list(card_ids), progress_of)
+    today = study_date(now, user.timezone, user.day_start_hour)
+    marks = [
+        {"user_id": user.id, "card_id": card_id, "deck_id": deck.id, **found}
+        for card_id, p in zip(card_ids, planned, strict=True)
+        if (found := marks_of(p, today)) is not None
+    ]
+    if marks:
+        session.execute(insert(table(CardMark)), marks)
+
+
+def card_rows(
+    session: Session, deck: Deck, sched: SchedulingContext, *, usn: int, only: Iterable[int] | None
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], dict[int, int]]:
+    """The card rows of a deck standing for a device's (its notes and the deck itself are
+    kept), with the person's scheduling, and their revlog rows; and our card of each."""
+    assert deck.anki_deck_id is not None
+    where = [Card.deck_id == deck.id, Card.retired_at.is_(None), Card.anki_ord.is_not(None)]
+    if only is not None:
+        where.append(Card.id.in_(list(only)))
+    found = session.execute(
+        select(Card.id, Card.position, Card.anki_note_id, Card.anki_card_id, Card.anki_ord,
+               Card.updated_at).where(*where).order_by(Card.position)
+    )  # fmt: skip
+    cards: list[tuple[Any, ...]] = []
+    revlog: list[tuple[Any, ...]] = []
+    card_of: dict[int, int] = {}
+    for card_id, position, nid, cid, ord_, updated in found:
+        assert cid is not None  # each such card has its Anki ids (`_add_cards`)
+        columns = card_columns(sched, card_id, position)
+        if not columns[-1]:
+            columns = (*columns[:-1], "{}")  # no data, as Anki writes it
+        mod = int(updated.timestamp())
+        cards.append((cid, nid, deck.anki_deck_id, ord_, mod, usn, *columns))
+        revlog.extend(revlog_rows(sched, card_id, cid))
+        card_of[cid] = card_id
+    return cards, revlog, card_of
+
+
+def added_here(session: Session, deck: Deck, only: Iterable[int] | None) -> set[int]:
+    """The live cards of a deck standing for a device's that were added here (of our note
+    type): of `only`, if given."""
+    where = [Card.deck_id == deck.id, Card.retired_at.is_(None), Card.anki_ord.is_(None)]
+    if only is not None:
+        where.append(Card.id.in_(list(only)))
+    return set(session.scalars(select(Card.id).where(*where)))
+
+
+def retext(session: Session, user_id: int, note_ids: Iterable[int], now: datetime) -> int:
+    """Notes a device edited (already kept): their cards here take the new text and tags;
+    how many changed. A card whose note no longer makes it keeps its text."""
+    wanted = set(note_ids)
+    if not wanted:
+        return 0
+    mine = select(Deck.id).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.is_not(None))
+    ours = session.scalars(
+        select(Card).where(
+            Card.anki_note_id.in_(wanted), Card.anki_ord.is_not(None), Card.deck_id.in_(mine)
+        )
+    ).all()
+    if not ours:
+        return 0
+    user = session.get(User, user_id)
+    assert user is not None
+    note_rows = kept.payloads(session, user_id, snapshot.NOTE, {c.anki_note_id or 0 for c in ours})
+    notes = {n.id: n for n in map(_note, note_rows.values()) if n is not None}
+    notetypes = _notetypes(session, user_id, {n.mid for n in notes.values()})
+    stand_ins = [
+        AnkiCard(c.anki_card_id or 0, c.anki_note_id or 0, 0, c.anki_ord or 0,
+                 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {})
+        for c in ours
+    ]  # fmt: skip
+    coll = Collection(CRT, {}, notetypes, {}, list(notes.values()), stand_ins)
+    try:
+        planner = plan_cards(coll, user.locale, Counter(), kept.LIMIT)
+    except AnkiPackageError:
+        return 0
+    planned = {p.anki_cards[0].id: p for p in planner.planned.values() if len(p.anki_cards) == 1}
+    changed = 0
+    for card in ours:
+        p = planned.get(card.anki_card_id or 0)
+        text = session.get(CardText, (card.id, user.locale))
+        if p is None or user.locale not in p.texts or text is None:
+            continue
+        question, answer, explanation = p.texts[user.locale]
+        tags = card_tags(p)
+        if (text.question, text.answer, text.explanation) != (question, answer, explanation):
+            text.question, text.answer, text.explanation = question, answer, explanation
+            text.updated_at = now
+            card.updated_at = now
+            changed += 1
+        if list(card.tags) != tags:
+            card.tags = tags
+    return changed
+
+
+def retitle(session: Session, user_id: int, decks: Iterable[Any]) -> None:
+    """Decks a device renamed (`applyChanges`' deck objects): those studied here take the
+    new name."""
+    names = {d["id"]: d.get("name") for d in decks if isinstance(d, dict) and "id" in d}
+    if not names:
+        return
+    found = session.scalars(
+        select(Deck).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.in_(list(names)))
+    )
+    for deck in found:
+        name = names[deck.anki_deck_id]
+        text = session.get(DeckText, (deck.id, deck.default_locale))
+        if isinstance(name, str) and name.strip() and text is not None:
+            text.title = deck_title([name], name.strip())
+
+
+def retire(
+    session: Session, user_id: int, *, notes: Iterable[int], cards: Iterable[int], now: datetime
+) -> set[int]:
+    """A device deleted these notes or cards: their cards here are retired (history kept);
+    the Anki card ids retired."""
+    note_ids, card_ids = set(notes), set(cards)
+    if not note_ids and not card_ids:
+        return set()
+    mine = select(Deck.id).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.is_not(None))
+    found = session.execute(
+        select(Card.id, Card.anki_card_id).where(
+            Card.deck_id.in_(mine),
+            Card.anki_ord.is_not(None),
+            Card.retired_at.is_(None),
+            Card.anki_note_id.in_(note_ids) | Card.anki_card_id.in_(card_ids),
+        )
+    ).all()
+    if found:
+        session.execute(
+            update(Card).where(Card.id.in_([i for i, _ in found])).values(retired_at=now)
+        )
+    return {cid for _, cid in found if cid is not None}
+
+
+def _notetypes(session: Session, user_id: int, mids: set[int]) -> dict[int, Any]:
+    out = {}
+    for mid, payload in kept.payloads(session, user_id, snapshot.NOTETYPE, mids).items():
+        if mid == schema.NOTETYPE_ID or not isinstance(payload, dict):
+            continue
+        try:
+            out[mid] = notetype_of(payload)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue  # a damaged note type: its notes stay kept
+    return out
+
+
+def _note(row: Any) -> Note | None:
+    """A kept schema-11 note row (id, guid, mid, mod, usn, tags, flds, ...)."""
+    try:
+        nid, guid, mid, mod, _usn, tags, fields = row[:7]
+        if not (isinstance(guid, str) and isinstance(tags, str) and isinstance(fields, str)):
+            return None
+        return Note(int(nid), guid, int(mid), int(mod), tags.split(), fields.split(FIELD_SEPARATOR))
+    except (TypeError, ValueError):
+        return None
+
+
+def _anki_card(row: Any) -> AnkiCard | None:
+    """A kept schema-11 card row (id, nid, did, ord, mod, usn, type, queue, due, ivl, factor,
+    reps, lapses, left, odue, odid, flags, data)."""
+    try:
+        values = [int(v) for v in row[:17]]
+    except (TypeError, ValueError):
+        return None
+    cid, nid, did, ord_, _mod, _usn, ctype, queue, due, ivl, factor, reps, lapses = values[:13]
+    left, odue, odid, flags = values[13:17]
+    try:
+        data = json.loads(row[17]) if isinstance(row[17], str) and row[17] else {}
+    except ValueError:
+        data = {}
+    return AnkiCard(cid, nid, did, ord_, ctype, queue, due, ivl, factor, reps, lapses, left,
+                    odue, odid, data if isinstance(data, dict) else {}, flags & 7)  # fmt: skip
+
+
+def _revlog(row: Any) -> Revlog | None:
+    """A kept schema-11 revlog row (id, cid, usn, ease, ivl, lastIvl, factor, time, type)."""
+    try:
+        rid, cid, _usn, ease, ivl, last_ivl, factor, time, kind = (int(v) for v in row[:9])
+    except (TypeError, ValueError):
+        return None
+    return Revlog(rid, cid, ease, ivl, last_ivl, factor, time, kind)

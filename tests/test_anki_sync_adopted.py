@@ -1,0 +1,215 @@
+"""Decks a device made, studied on the web too, with Anki's own client against a real
+`flashcards serve`, on SQLite and PostgreSQL: someone moving from AnkiWeb uploads a collection
+of their own note types and decks; its cards become cards of decks of theirs here, with their
+progress; answers on either side reach the other; an edit in Anki changes the card's text
+here; an edit here is refused (the note is Anki's); a note deleted in Anki retires its cards;
+a second device downloads the same notes and note types."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from anki.collection import Collection
+from anki.sync_pb2 import SyncCollectionResponse, SyncStatusResponse
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
+
+from flashcards.anki_sync import snapshot
+from flashcards.decks import own_decks
+from flashcards.errors import CardOfAnkiNote
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import (
+    AnkiKeptObject,
+    Card,
+    CardMark,
+    CardText,
+    Deck,
+    DeckText,
+    ReviewLog,
+    ReviewState,
+    Subscription,
+)
+from flashcards.storage.schema import utcnow
+from tests.factories import answer, make_user
+from tests.test_anki_sync_client import EMAIL, downloaded, new_device, server, sign_in
+from tests.test_servers import Server
+
+__all__ = ["server"]
+pytestmark = pytest.mark.slow
+Required = SyncCollectionResponse.ChangesRequired
+
+
+@pytest.fixture
+def newcomer(engine: Engine) -> int:
+    with transaction(engine) as s:
+        return make_user(s, EMAIL)
+
+
+def _fill(col: Collection) -> dict[str, int]:
+    """Notes of Anki's own note types in decks of the device's own; one answered, one
+    suspended. The ids of what the test follows."""
+    basic, reversed_, cloze = (col.models.by_name(n) for n in
+                               ("Basic", "Basic (and reversed card)", "Cloze"))  # fmt: skip
+    assert basic is not None and reversed_ is not None and cloze is not None
+    week = col.decks.id("Spanish::Week 1")
+    assert week is not None
+    hola = col.new_note(basic)
+    hola["Front"], hola["Back"] = "hola", "hello"
+    col.add_note(hola, week)
+    agua = col.new_note(reversed_)
+    agua["Front"], agua["Back"] = "agua", "water"
+    col.add_note(agua, week)
+    capital = col.new_note(cloze)
+    capital["Text"] = "{{c1::Madrid}} is the capital of {{c2::Spain}}"
+    col.add_note(capital, week)
+    col.sched.suspend_cards([agua.cards()[1].id])
+    col.decks.select(week)
+    card = col.sched.getCard()
+    assert card is not None and card.nid == hola.id
+    card.start_timer()
+    col.sched.answerCard(card, 3)
+    return {"week": week, "hola": hola.id, "agua": agua.id, "capital": capital.id,
+            "hola_card": hola.cards()[0].id, "water_card": agua.cards()[1].id}  # fmt: skip
+
+
+def _card(s: Session, anki_card_id: int) -> Card:
+    return s.scalars(select(Card).where(Card.anki_card_id == anki_card_id)).one()
+
+
+def test_a_devices_own_decks_are_studied_on_the_web_and_on_every_device(
+    engine: Engine, newcomer: int, server: Server, tmp_path: Path
+) -> None:
+    phone = new_device(tmp_path)
+    made = _fill(phone)
+    auth = sign_in(phone, server)
+    first = phone.sync_collection(auth, False)
+    assert first.required == Required.FULL_UPLOAD
+    phone.close_for_full_sync()
+    phone.full_upload_or_download(auth=auth, server_usn=first.server_media_usn, upload=True)
+    phone.reopen(after_full_sync=True)
+    try:
+        phone.sync_collection(auth, False)
+        assert phone.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
+        with Session(engine) as s:
+            deck = s.scalars(select(Deck).where(Deck.anki_deck_id == made["week"])).one()
+            assert deck.owner_user_id == newcomer
+            assert s.get(DeckText, (deck.id, "en")).title == "Spanish::Week 1"  # type: ignore[union-attr]
+            assert s.get(Subscription, (newcomer, deck.id)) is not None
+            texts = {
+                (t.question, t.answer)
+                for t in s.scalars(select(CardText).join(Card).where(Card.deck_id == deck.id))
+            }
+            # Basic, both sides of the reversed note, each deletion of the Cloze note.
+            assert {("hola", "hello"), ("agua", "water"), ("water", "agua")} <= texts
+            assert ("[...] is the capital of Spain", "Madrid is the capital of Spain") in texts
+            assert len(texts) == 5
+            hola = _card(s, made["hola_card"])
+            state = s.get(ReviewState, (newcomer, hola.id))
+            assert state is not None and state.reps == 1
+            assert s.scalar(select(func.count()).where(ReviewLog.card_id == hola.id)) == 1
+            water = _card(s, made["water_card"])
+            mark = s.get(CardMark, (newcomer, water.id))
+            assert mark is not None and mark.suspended
+            # Only the notes, note types and decks stay as Anki sent them: the cards are ours.
+            kinds = set(s.scalars(select(AnkiKeptObject.kind).distinct()))
+            assert snapshot.CARD not in kinds and snapshot.NOTE in kinds
+            hola_id, water_id, deck_slug = hola.id, water.id, deck.slug
+
+        # Answered on the web: the phone gets the answer and the new schedule.
+        with transaction(engine) as s:
+            answer(s, newcomer, hola_id, "good", now=utcnow())
+        phone.sync_collection(auth, False)
+        assert phone.get_card(made["hola_card"]).reps == 2
+        assert phone.db.scalar("select count() from revlog where cid = ?", made["hola_card"]) == 2
+        # Answered on the phone: an answer here.
+        phone.sched.unsuspend_cards([made["water_card"]])
+        phone.decks.select(made["week"])
+        card = phone.get_card(made["water_card"])
+        card.start_timer()
+        phone.sched.answerCard(card, 1)
+        phone.sync_collection(auth, False)
+        with Session(engine) as s:
+            assert s.scalar(select(func.count()).where(ReviewLog.card_id == water_id)) == 1
+            mark = s.get(CardMark, (newcomer, water_id))
+            assert mark is None or not mark.suspended
+
+        # Edited in Anki: the text here follows. Edited here: refused, nothing changes.
+        note = phone.get_note(made["hola"])
+        note["Back"] = "hello, edited on the phone"
+        phone.update_note(note)
+        phone.sync_collection(auth, False)
+        with Session(engine) as s:
+            text = s.get(CardText, (hola_id, "en"))
+            assert text is not None and text.answer == "hello, edited on the phone"
+            key = s.get(Card, hola_id).key  # type: ignore[union-attr]
+        with Session(engine) as s, pytest.raises(CardOfAnkiNote):
+            own_decks.edit_card(s, newcomer, deck_slug, key, locale=None, question="x",
+                                answer=None, explanation=None, tags=None, now=utcnow())  # fmt: skip
+
+        # Deleted in Anki: its cards are retired here, history kept.
+        phone.remove_notes([made["capital"]])
+        phone.sync_collection(auth, False)
+        with Session(engine) as s:
+            live = s.scalar(
+                select(func.count()).where(Card.deck_id == deck.id, Card.retired_at.is_(None))
+            )
+            assert live == 3
+
+        # A second device gets the same notes and note types, and the progress.
+        tablet, tablet_auth = downloaded(tmp_path, server, "tablet")
+        try:
+            got = tablet.get_note(made["agua"])
+            assert got.note_type()["name"] == "Basic (and reversed card)"  # type: ignore[index]
+            assert (got["Front"], got["Back"]) == ("agua", "water")
+            assert tablet.get_note(made["hola"])["Back"] == "hello, edited on the phone"
+            assert tablet.decks.name(tablet.get_card(made["hola_card"]).did) == "Spanish::Week 1"
+            assert tablet.get_card(made["hola_card"]).reps == 2
+            assert not tablet.find_notes(f"nid:{made['capital']}")
+            assert tablet.card_count() == phone.card_count()
+            for device, its_auth in ((phone, auth), (tablet, tablet_auth)):
+                device.sync_collection(its_auth, False)
+                assert device.sync_status(its_auth).required == SyncStatusResponse.NO_CHANGES
+        finally:
+            tablet.close()
+    finally:
+        phone.close()
+
+
+def test_a_deck_made_on_a_device_after_the_upload_is_studied_here_too(
+    engine: Engine, newcomer: int, server: Server, tmp_path: Path
+) -> None:
+    phone, auth = downloaded(tmp_path, server)
+    try:
+        models = phone.models  # a downloaded collection has only the service's note type
+        basic = models.new("Basic")
+        for name in ("Front", "Back"):
+            models.add_field(basic, models.new_field(name))
+        template = models.new_template("Card 1")
+        template["qfmt"], template["afmt"] = "{{Front}}", "{{FrontSide}}<hr id=answer>{{Back}}"
+        models.add_template(basic, template)
+        models.add_dict(basic)
+        basic = models.by_name("Basic")
+        assert basic is not None
+        deck_id = phone.decks.add_normal_deck_with_name("Kubernetes").id
+        note = phone.new_note(basic)
+        note["Front"], note["Back"] = "What is a taint?", "A node mark that repels pods"
+        phone.add_note(note, deck_id)
+        phone.sync_collection(auth, False)
+        with Session(engine) as s:
+            deck = s.scalars(select(Deck).where(Deck.anki_deck_id == deck_id)).one()
+            card = _card(s, note.cards()[0].id)
+            assert card.deck_id == deck.id
+            text = s.get(CardText, (card.id, "en"))
+            assert text is not None and text.question == "What is a taint?"
+        # Renamed on the phone: renamed here.
+        found = phone.decks.get(deck_id)
+        assert found is not None
+        found["name"] = "Work::Kubernetes"
+        phone.decks.save(found)
+        phone.sync_collection(auth, False)
+        with Session(engine) as s:
+            assert s.get(DeckText, (deck.id, "en")).title == "Work::Kubernetes"  # type: ignore[union-attr]
+        assert phone.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
+    finally:
+        phone.close()

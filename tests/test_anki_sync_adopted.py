@@ -213,3 +213,39 @@ def test_a_deck_made_on_a_device_after_the_upload_is_studied_here_too(
         assert phone.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
     finally:
         phone.close()
+
+
+def test_a_second_upload_updates_the_decks_studied_here_without_copies(
+    engine: Engine, newcomer: int, server: Server, tmp_path: Path
+) -> None:
+    phone = new_device(tmp_path)
+    made = _fill(phone)
+    auth = sign_in(phone, server)
+    phone.close_for_full_sync()
+    phone.full_upload_or_download(auth=auth, server_usn=None, upload=True)
+    phone.reopen(after_full_sync=True)
+    try:
+        phone.remove_notes([made["capital"]])
+        basic = phone.models.by_name("Basic")
+        assert basic is not None
+        note = phone.new_note(basic)
+        note["Front"], note["Back"] = "gato", "cat"
+        phone.add_note(note, made["week"])
+        phone.close_for_full_sync()
+        phone.full_upload_or_download(auth=auth, server_usn=None, upload=True)
+        phone.reopen(after_full_sync=True)
+        with Session(engine) as s:
+            assert s.scalar(select(func.count()).select_from(Deck)) == 1  # the same deck
+            live = s.scalars(
+                select(CardText.question).join(Card).where(Card.retired_at.is_(None))
+            ).all()
+            assert sorted(live) == ["agua", "gato", "hola", "water"]
+            hola = _card(s, made["hola_card"])
+            state = s.get(ReviewState, (newcomer, hola.id))
+            assert state is not None and state.reps == 1  # its answer, once
+            assert s.scalar(select(func.count()).where(ReviewLog.card_id == hola.id)) == 1
+        phone.sync_collection(auth, False)
+        assert phone.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
+        assert phone.get_card(made["hola_card"]).reps == 1
+    finally:
+        phone.close()

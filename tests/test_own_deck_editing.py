@@ -19,7 +19,15 @@ from flashcards.anki import export_deck
 from flashcards.decks import own_decks
 from flashcards.errors import EditingRetiredCard, InvalidInput, NotDeckOwner, NotFound
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import Card, CardText, Deck, DeckText, ReviewState, Subscription
+from flashcards.storage.models import (
+    Card,
+    CardText,
+    Deck,
+    DeckText,
+    ReviewState,
+    Subscription,
+    User,
+)
 from flashcards.teams import team_decks
 from flashcards.teams.membership import create_team
 
@@ -305,3 +313,43 @@ def test_the_settings_page_links_to_study_options_and_leeches(client: FlaskClien
     sign_up(client)
     page = client.get("/settings").get_data(as_text=True)
     assert 'href="/study-options"' in page and 'href="/leeches"' in page
+
+
+def test_a_card_of_an_anki_note_is_shown_not_edited_on_the_web_and_the_api(
+    app: Flask, client: FlaskClient, engine: Engine
+) -> None:
+    """A card a device made from a note of its own note type (`anki_sync.adopted`) takes
+    its text from the note, edited in Anki: its page shows it without an editor, and an edit
+    through the form or the API is refused with the reason, the card unchanged."""
+    sign_up(client)
+    with transaction(engine) as s:
+        ana = s.scalars(select(User.id).where(User.email == "ana@example.com")).one()
+        deck = own_decks.create_own_deck(s, ana, title="Spanish::Week 1", locales=["en"], now=T0)
+        deck.anki_deck_id = 1_700_000_000_000
+        key = own_decks.add_card(
+            s, ana, deck.slug, question="hola", answer="hello", explanation="", tags=None, now=T0
+        )
+        card = s.scalars(select(Card).where(Card.deck_id == deck.id, Card.key == key)).one()
+        card.anki_note_id, card.anki_card_id, card.anki_ord = (
+            1_700_000_000_001,
+            1_700_000_000_002,
+            0,
+        )
+        slug, deck_id = deck.slug, deck.id
+        token = f.make_token(s, ana)
+    page = client.get(f"/decks/{slug}/cards/{key}").get_data(as_text=True)
+    assert "edit the note in Anki" in page and "hola" in page and "hello" in page
+    assert 'name="question"' not in page and 'name="file"' not in page
+    form = {"csrf_token": csrf(client, f"/decks/{slug}/cards"), "question": "changed",
+            "answer": "hello", "explanation": "", "locale": "en"}  # fmt: skip
+    r = client.post(f"/decks/{slug}/cards/{key}", data=form, follow_redirects=True)
+    assert "edit the note in Anki" in r.get_data(as_text=True)
+    r = app.test_client().patch(
+        f"/api/v1/decks/{slug}/cards/{key}",
+        json={"front": "changed"},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert r.status_code == 409
+    assert r.get_json()["type"].endswith("card-of-anki-note")
+    with Session(engine) as s:
+        assert _texts(s, deck_id, key) == {"en": ("hola", "hello", "")}

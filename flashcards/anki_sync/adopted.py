@@ -65,17 +65,24 @@ def adopt(
     *,
     now: datetime,
     card_ids: Iterable[int] | None = None,
+    note_ids: Iterable[int] = (),
     crt: int = CRT,
     conf: dict[str, Any] | None = None,
 ) -> int:
-    """Kept cards (`card_ids`, else all) that can be studied here become cards of the
-    person's decks standing for their devices' decks; how many. `crt` and `conf` are the
-    collection's the cards' due days count from (an upload's own; else ours, which every
-    device that downloaded from us has)."""
+    """Kept cards (`card_ids` and those of the notes `note_ids`, else all) that can be
+    studied here become cards of the person's decks standing for their devices' decks; how
+    many. `crt` and `conf` are the collection's the cards' due days count from (an upload's
+    own; else ours, which every device that downloaded from us has)."""
     user = session.get(User, user_id)
     if user is None:
         return 0
     rows = kept.payloads(session, user_id, snapshot.CARD, card_ids)
+    notes_sent = set(note_ids)
+    if card_ids is not None and notes_sent and kept.holds_cards(session, user_id):
+        # A sync's chunks may bring a card before its note: kept then, taken with the note.
+        for oid, row in kept.payloads(session, user_id, snapshot.CARD).items():
+            if isinstance(row, list) and len(row) > 1 and row[1] in notes_sent:
+                rows[oid] = row
     cards = [c for c in map(_anki_card, rows.values()) if c is not None]
     cards = [c for c in cards if ids.deck_of(home_deck(c)) is None]
     # A card id one of their decks has already (two devices' shared-deck copies) stays kept.
@@ -262,10 +269,22 @@ def retext(session: Session, user_id: int, note_ids: Iterable[int], now: datetim
     except AnkiPackageError:
         return 0
     planned = {p.anki_cards[0].id: p for p in planner.planned.values() if len(p.anki_cards) == 1}
+    texts: dict[int, CardText] = {}
+    card_ids = [c.id for c in ours]
+    for i in range(0, len(card_ids), ids.BATCH):
+        texts.update(
+            (t.card_id, t)
+            for t in session.scalars(
+                select(CardText).where(
+                    CardText.card_id.in_(card_ids[i : i + ids.BATCH]),
+                    CardText.locale == user.locale,
+                )
+            )
+        )
     changed = 0
     for card in ours:
         p = planned.get(card.anki_card_id or 0)
-        text = session.get(CardText, (card.id, user.locale))
+        text = texts.get(card.id)
         if p is None or user.locale not in p.texts or text is None:
             continue
         question, answer, explanation = p.texts[user.locale]
@@ -301,23 +320,43 @@ def retire(
 ) -> set[int]:
     """A device deleted these notes or cards: their cards here are retired (history kept);
     the Anki card ids retired."""
-    note_ids, card_ids = set(notes), set(cards)
-    if not note_ids and not card_ids:
-        return set()
+    mine = select(Deck.id).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.is_not(None))
+    retired: set[int] = set()
+    for column, oids in ((Card.anki_note_id, sorted(set(notes))),
+                         (Card.anki_card_id, sorted(set(cards)))):  # fmt: skip
+        for i in range(0, len(oids), ids.BATCH):
+            found = session.execute(
+                select(Card.id, Card.anki_card_id).where(
+                    column.in_(oids[i : i + ids.BATCH]),
+                    Card.deck_id.in_(mine),
+                    Card.anki_ord.is_not(None),
+                    Card.retired_at.is_(None),
+                )
+            ).all()
+            if found:
+                session.execute(
+                    update(Card).where(Card.id.in_([c for c, _ in found])).values(retired_at=now)
+                )
+                retired.update(cid for _, cid in found if cid is not None)
+    return retired
+
+
+def match_upload(session: Session, user_id: int, present: set[int], now: datetime) -> None:
+    """A device uploaded its whole collection, which its devices now share: cards of its
+    notes studied here that it no longer holds (`present`: its card ids) are retired, as
+    deleted there, and retired ones it holds again live again."""
     mine = select(Deck.id).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.is_not(None))
     found = session.execute(
-        select(Card.id, Card.anki_card_id).where(
-            Card.deck_id.in_(mine),
-            Card.anki_ord.is_not(None),
-            Card.retired_at.is_(None),
-            Card.anki_note_id.in_(note_ids) | Card.anki_card_id.in_(card_ids),
+        select(Card.id, Card.anki_card_id, Card.retired_at).where(
+            Card.deck_id.in_(mine), Card.anki_ord.is_not(None)
         )
     ).all()
-    if found:
-        session.execute(
-            update(Card).where(Card.id.in_([i for i, _ in found])).values(retired_at=now)
-        )
-    return {cid for _, cid in found if cid is not None}
+    gone = [i for i, cid, retired in found if retired is None and cid not in present]
+    back = [i for i, cid, retired in found if retired is not None and cid in present]
+    for card_ids, value in ((gone, now), (back, None)):
+        for i in range(0, len(card_ids), ids.BATCH):
+            part = card_ids[i : i + ids.BATCH]
+            session.execute(update(Card).where(Card.id.in_(part)).values(retired_at=value))
 
 
 def _notetypes(session: Session, user_id: int, mids: set[int]) -> dict[int, Any]:

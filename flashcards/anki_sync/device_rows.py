@@ -74,7 +74,9 @@ def take(
     applied += device_notes.apply(session, user_id, rows.notes, sent_notes, now)
     # Cards of decks and note types the device made are studied here too (`adopted`); due
     # days count from `crt` (`conf` its day's rollover).
-    adopted.retext(session, user_id, (n[0] for n in rows.unknown.get("notes", [])), now)
+    kept_notes = [n[0] for n in rows.unknown.get("notes", [])]
+    adopted.retext(session, user_id, kept_notes, now)
     kept_cards = [c[0] for c in rows.unknown.get("cards", [])]
-    adopted.adopt(session, user_id, now=now, card_ids=kept_cards, crt=crt, conf=conf)
+    adopted.adopt(session, user_id, now=now, card_ids=kept_cards, note_ids=kept_notes,
+                  crt=crt, conf=conf)  # fmt: skip
     return Taken(added + new_cards, added + new_notes, applied + added + kept_rows, replayed)

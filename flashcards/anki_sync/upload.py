@@ -150,6 +150,7 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
         session, user_id, found, sent_notes=set(), sent_cards=set(), usn=usn, now=now,
         crt=uploaded.crt, conf=uploaded.conf,
     )  # fmt: skip
+    adopted.match_upload(session, user_id, {c[0] for c in uploaded.cards}, now)
     snapshot.record_all(session, user_id, snapshot.objects(uploaded), usn)
     stamps.scm = uploaded.scm_ms or to_ms(now)
     stamps.usn = usn + 1

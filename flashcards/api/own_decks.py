@@ -122,7 +122,8 @@ def add_card(slug: str) -> Response:
 @documented(
     "editCard",
     "Change a card of the caller's own deck, in one language, and its tags; progress is "
-    "kept. A retired card is not edited (409).",
+    "kept. A retired card is not edited (409), nor one made from a note of an Anki device's own "
+    "note type (409: edited in Anki).",
     {200: Answer("The card.", OwnCard)},
     403,
     409,

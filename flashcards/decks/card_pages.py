@@ -32,6 +32,9 @@ class CardRow:
     number: int  # the card's place in the deck, from 1, as the deck's order gives it
     texts: dict[str, CardTexts] = field(default_factory=dict)  # by locale
     tags: tuple[str, ...] = ()  # the card's own (an imported note's, or set on its page)
+    # Made from a note of an Anki device's own note type: its text is the note's, edited
+    # in Anki (`anki_sync.adopted`).
+    from_anki_note: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,7 @@ def card_page(session: Session, deck_id: int, *, query: str = "", page: int = 1)
 def card_texts(session: Session, deck_id: int, key: str) -> CardRow | None:
     """One live card of the deck with its text in every language, or None."""
     page_rows = session.execute(
-        select(Card.id, Card.key, Card.position, Card.tags).where(
+        select(Card.id, Card.key, Card.position, Card.tags, Card.anki_ord).where(
             Card.deck_id == deck_id, Card.key == key, Card.retired_at.is_(None)
         )
     ).first()
@@ -146,7 +149,12 @@ def card_texts(session: Session, deck_id: int, key: str) -> CardRow | None:
         )
         or 1
     )
-    row = CardRow(key, number, tags=tuple(page_rows.tags or ()))
+    row = CardRow(
+        key,
+        number,
+        tags=tuple(page_rows.tags or ()),
+        from_anki_note=page_rows.anki_ord is not None,
+    )
     for text in session.scalars(select(CardText).where(CardText.card_id == card_id)):
         row.texts[text.locale] = CardTexts(text.question, text.answer, text.explanation)
     return row

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -59,38 +60,46 @@ NEW = 0  # a card's type: new
 MAX_POSITION = 2**31 - 1
 
 
+@dataclass(frozen=True)
+class Adopted:
+    cards: set[int] = field(default_factory=set)  # Anki card ids, now cards of ours
+    were_kept: set[int] = field(default_factory=set)  # of them, those kept before
+
+
 def adopt(
     session: Session,
     user_id: int,
+    rows: dict[str, list[list[Any]]],
     *,
     now: datetime,
-    card_ids: Iterable[int] | None = None,
-    note_ids: Iterable[int] = (),
     crt: int = CRT,
     conf: dict[str, Any] | None = None,
-) -> int:
-    """Kept cards (`card_ids` and those of the notes `note_ids`, else all) that can be
-    studied here become cards of the person's decks standing for their devices' decks; how
-    many. `crt` and `conf` are the collection's the cards' due days count from (an upload's
-    own; else ours, which every device that downloaded from us has)."""
+) -> Adopted:
+    """Cards a device sent that are not ours (`kept.unknown_rows`: a chunk's, or a whole
+    upload's), and kept cards of the notes among them, that can be studied here become
+    cards of the person's decks standing for their devices' decks, with their answers (the
+    caller keeps the others). `crt` and `conf` are the collection's the cards' due days count
+    from (an upload's own; else ours, which every device that downloaded from us has)."""
     user = session.get(User, user_id)
     if user is None:
-        return 0
-    rows = kept.payloads(session, user_id, snapshot.CARD, card_ids)
-    notes_sent = set(note_ids)
-    if card_ids is not None and notes_sent and kept.holds_cards(session, user_id):
+        return Adopted()
+    sent_notes = {n[0]: n for n in rows.get("notes", [])}
+    found: dict[int, Any] = {c[0]: c for c in rows.get("cards", [])}
+    if sent_notes and kept.holds_cards(session, user_id):
         # A sync's chunks may bring a card before its note: kept then, taken with the note.
         for oid, row in kept.payloads(session, user_id, snapshot.CARD).items():
-            if isinstance(row, list) and len(row) > 1 and row[1] in notes_sent:
-                rows[oid] = row
-    cards = [c for c in map(_anki_card, rows.values()) if c is not None]
+            if isinstance(row, list) and len(row) > 1 and row[1] in sent_notes:
+                found[oid] = row
+    cards = [c for c in map(_anki_card, found.values()) if c is not None]
     cards = [c for c in cards if ids.deck_of(home_deck(c)) is None]
     # A card id one of their decks has already (two devices' shared-deck copies) stays kept.
     theirs = ids.cards_of(session, user_id, (c.id for c in cards), notes=False)
     cards = [c for c in cards if c.id not in theirs]
     if not cards:
-        return 0
-    note_rows = kept.payloads(session, user_id, snapshot.NOTE, {c.nid for c in cards})
+        return Adopted()
+    nids = {c.nid for c in cards}
+    note_rows = {nid: sent_notes[nid] for nid in nids if nid in sent_notes}
+    note_rows.update(kept.payloads(session, user_id, snapshot.NOTE, nids - note_rows.keys()))
     notes = {n.id: n for n in map(_note, note_rows.values()) if n is not None}
     notetypes = _notetypes(session, user_id, {n.mid for n in notes.values()})
     notes = {nid: n for nid, n in notes.items() if n.mid in notetypes}
@@ -98,16 +107,20 @@ def adopt(
     deck_rows = kept.payloads(session, user_id, snapshot.DECK, {home_deck(c) for c in cards})
     names = {did: str(d.get("name", "")) for did, d in deck_rows.items() if isinstance(d, dict)}
     wanted = {c.id for c in cards}
-    revlog = [
-        r
-        for r in map(_revlog, kept.payloads(session, user_id, kept.REVLOG).values())
-        if r is not None and r.cid in wanted
-    ]
+    # Their answers: the ones sent with them, and any kept from an earlier chunk.
+    kept_answers = (
+        kept.payloads(session, user_id, kept.REVLOG) if kept.holds_answers(session, user_id) else {}
+    )
+    answers = {
+        r[0]: r for r in kept_answers.values() if isinstance(r, list) and r[1:2] and r[1] in wanted
+    }
+    answers.update((r[0], r) for r in rows.get("revlog", []) if r[1] in wanted)
+    revlog = sorted(r for r in map(_revlog, answers.values()) if r is not None)
     coll = Collection(crt, conf or {}, notetypes, names, list(notes.values()), cards, revlog)
     try:
         planner = plan_cards(coll, user.locale, Counter(), kept.LIMIT)
     except AnkiPackageError:
-        return 0  # templates that make too much text, or too slow to read: kept as sent
+        return Adopted()  # templates that make too much text, or too slow to read: kept as sent
     by_deck: dict[int, list[PlannedCard]] = {}
     for p in planner.planned.values():
         if len(p.anki_cards) == 1 and user.locale in p.texts:
@@ -117,17 +130,18 @@ def adopt(
     logs_of: dict[int, list[Revlog]] = {}
     for r in revlog:
         logs_of.setdefault(r.cid, []).append(r)
-    taken: list[AnkiCard] = []
+    adopted: set[int] = set()
     for did, planned in by_deck.items():
         deck = _deck_for(session, user, did, names.get(did, ""), now)
         if deck is None:
             continue
         _add_cards(session, user, deck, planned, logs_of, replay, timing, now)
-        taken.extend(p.anki_cards[0] for p in planned)
-    adopted = {c.id for c in taken}
-    kept.drop(session, user_id, snapshot.CARD, adopted)
-    kept.drop(session, user_id, kept.REVLOG, [r.id for r in revlog if r.cid in adopted])
-    return len(adopted)
+        adopted.update(p.anki_cards[0].id for p in planned)
+    # Kept from an earlier chunk or sync (its note then unread, or not yet sent): ours now.
+    were_kept = kept.drop(session, user_id, snapshot.CARD, adopted)
+    gone = [oid for oid, r in kept_answers.items() if isinstance(r, list) and r[1] in adopted]
+    kept.drop(session, user_id, kept.REVLOG, gone)
+    return Adopted(adopted, were_kept)
 
 
 def _deck_for(session: Session, user: User, did: int, name: str, now: datetime) -> Deck | None:
@@ -239,24 +253,35 @@ def added_here(session: Session, deck: Deck, only: Iterable[int] | None) -> set[
     return set(session.scalars(select(Card.id).where(*where)))
 
 
-def retext(session: Session, user_id: int, note_ids: Iterable[int], now: datetime) -> int:
-    """Notes a device edited (already kept): their cards here take the new text and tags;
-    how many changed. A card whose note no longer makes it keeps its text."""
-    wanted = set(note_ids)
-    if not wanted:
+def retext(session: Session, user_id: int, note_rows: list[list[Any]], now: datetime) -> int:
+    """Notes a device sent (schema-11 rows) that are of cards studied here: the cards take
+    their new text and tags; how many changed. A card whose note no longer makes it keeps
+    its text."""
+    sent = {n[0]: n for n in note_rows}
+    if not sent:
         return 0
     mine = select(Deck.id).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.is_not(None))
-    ours = session.scalars(
-        select(Card).where(
-            Card.anki_note_id.in_(wanted), Card.anki_ord.is_not(None), Card.deck_id.in_(mine)
+    ours: list[Card] = []
+    wanted = sorted(sent)
+    for i in range(0, len(wanted), ids.BATCH):
+        ours.extend(
+            session.scalars(
+                select(Card).where(
+                    Card.anki_note_id.in_(wanted[i : i + ids.BATCH]),
+                    Card.anki_ord.is_not(None),
+                    Card.deck_id.in_(mine),
+                )
+            )
         )
-    ).all()
     if not ours:
         return 0
     user = session.get(User, user_id)
     assert user is not None
-    note_rows = kept.payloads(session, user_id, snapshot.NOTE, {c.anki_note_id or 0 for c in ours})
-    notes = {n.id: n for n in map(_note, note_rows.values()) if n is not None}
+    notes = {
+        n.id: n
+        for n in (_note(sent[c.anki_note_id]) for c in ours if c.anki_note_id in sent)
+        if n is not None
+    }
     notetypes = _notetypes(session, user_id, {n.mid for n in notes.values()})
     stand_ins = [
         AnkiCard(c.anki_card_id or 0, c.anki_note_id or 0, 0, c.anki_ord or 0,

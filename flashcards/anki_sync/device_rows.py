@@ -66,17 +66,25 @@ def take(
     texts. `sent_*`: what this sync sends the device, changed here since its last sync,
     which keeps ours. Last, what it made that can be studied here is (`adopted`)."""
     added = device_notes.add(session, user_id, rows.notes, rows.cards, now)
-    new_cards, new_notes, kept_rows = kept.take_rows(
-        session, user_id, rows.unknown, usn=usn, now=now
-    )
-    applied, replayed = device_answers.apply(session, user_id, rows.answers, now)
-    applied += device_marks.apply(session, user_id, rows.cards, sent_cards, now)
+    # Notes of the device's own note types edited there: their cards here take the text.
+    adopted.retext(session, user_id, rows.unknown.get("notes", []), now)
+    # Cards of decks and note types the device made are studied here too (`adopted`), with
+    # their answers; due days count from `crt` (`conf` has its day's rollover).
+    taken = adopted.adopt(session, user_id, rows.unknown, now=now, crt=crt, conf=conf)
+    unknown = {
+        "notes": rows.unknown.get("notes", []),
+        "cards": [c for c in rows.unknown.get("cards", []) if c[0] not in taken.cards],
+        "revlog": [r for r in rows.unknown.get("revlog", []) if r[1] not in taken.cards],
+    }
+    new_cards, new_notes, kept_rows = kept.take_rows(session, user_id, unknown, usn=usn, now=now)
+    # The collection holds those the chunk brought as new cards, kept or ours.
+    sent = {c[0] for c in rows.unknown.get("cards", [])}
+    new_cards += len((taken.cards & sent) - taken.were_kept)
+    kept_rows += len(taken.cards & sent)
+    # Answers to and marks of the cards just taken are theirs already.
+    answers = [a for a in rows.answers if a[1] not in taken.cards]
+    marked = [c for c in rows.cards if c[0] not in taken.cards]
+    applied, replayed = device_answers.apply(session, user_id, answers, now)
+    applied += device_marks.apply(session, user_id, marked, sent_cards, now)
     applied += device_notes.apply(session, user_id, rows.notes, sent_notes, now)
-    # Cards of decks and note types the device made are studied here too (`adopted`); due
-    # days count from `crt` (`conf` its day's rollover).
-    kept_notes = [n[0] for n in rows.unknown.get("notes", [])]
-    adopted.retext(session, user_id, kept_notes, now)
-    kept_cards = [c[0] for c in rows.unknown.get("cards", [])]
-    adopted.adopt(session, user_id, now=now, card_ids=kept_cards, note_ids=kept_notes,
-                  crt=crt, conf=conf)  # fmt: skip
     return Taken(added + new_cards, added + new_notes, applied + added + kept_rows, replayed)

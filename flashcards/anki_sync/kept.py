@@ -199,6 +199,10 @@ def holds_cards(session: Session, user_id: int) -> bool:
     return _holds(session, user_id, snapshot.CARD)
 
 
+def holds_answers(session: Session, user_id: int) -> bool:
+    return _holds(session, user_id, REVLOG)
+
+
 def counted(unknown: dict[str, list[Any]]) -> int:
     """How many of `unknown_rows`' rows count towards `LIMIT`: notes and cards (answers are
     bounded by what a sync or an upload may carry)."""

@@ -64,13 +64,15 @@ def _fill(col: Collection) -> dict[str, int]:
     capital["Text"] = "{{c1::Madrid}} is the capital of {{c2::Spain}}"
     col.add_note(capital, week)
     col.sched.suspend_cards([agua.cards()[1].id])
+    col.sched.set_due_date([agua.cards()[0].id], "4")  # a review card, due in 4 days
     col.decks.select(week)
     card = col.sched.getCard()
     assert card is not None and card.nid == hola.id
     card.start_timer()
     col.sched.answerCard(card, 3)
     return {"week": week, "hola": hola.id, "agua": agua.id, "capital": capital.id,
-            "hola_card": hola.cards()[0].id, "water_card": agua.cards()[1].id}  # fmt: skip
+            "hola_card": hola.cards()[0].id, "water_card": agua.cards()[1].id,
+            "agua_card": agua.cards()[0].id}  # fmt: skip
 
 
 def _card(s: Session, anki_card_id: int) -> Card:
@@ -91,7 +93,13 @@ def test_a_devices_own_decks_are_studied_on_the_web_and_on_every_device(
     try:
         phone.sync_collection(auth, False)
         assert phone.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
+        # The phone counts days from its own creation, and its cards stay due when they were.
+        agua = phone.get_card(made["agua_card"])
+        assert (agua.type, agua.due - phone.sched.today) == (2, 4)
         with Session(engine) as s:
+            agua_state = s.get(ReviewState, (newcomer, _card(s, made["agua_card"]).id))
+            assert agua_state is not None
+            assert (agua_state.due.date() - utcnow().date()).days in (3, 4)
             deck = s.scalars(select(Deck).where(Deck.anki_deck_id == made["week"])).one()
             assert deck.owner_user_id == newcomer
             assert s.get(DeckText, (deck.id, "en")).title == "Spanish::Week 1"  # type: ignore[union-attr]
@@ -165,6 +173,7 @@ def test_a_devices_own_decks_are_studied_on_the_web_and_on_every_device(
             assert tablet.get_note(made["hola"])["Back"] == "hello, edited on the phone"
             assert tablet.decks.name(tablet.get_card(made["hola_card"]).did) == "Spanish::Week 1"
             assert tablet.get_card(made["hola_card"]).reps == 2
+            assert tablet.get_card(made["agua_card"]).due - tablet.sched.today == 4
             assert not tablet.find_notes(f"nid:{made['capital']}")
             assert tablet.card_count() == phone.card_count()
             for device, its_auth in ((phone, auth), (tablet, tablet_auth)):

@@ -28,7 +28,7 @@ class Collection:
     scm_ms: int | None = None  # None: a package's, its `mod`
     usn: int = 0
     notetypes: list[dict[str, Any]] | None = None  # None: our front/back one alone
-    crt: int = CRT  # what a device sent; ours is always CRT (`timing`)
+    crt: int = CRT  # a device's own, or ours (`timing.crt_of`)
 
 
 def collection_bytes(collection: Collection) -> bytes:
@@ -43,7 +43,7 @@ def collection_bytes(collection: Collection) -> bytes:
         schema.write_col(
             conn,
             mod_ms=collection.mod_ms,
-            crt=CRT,
+            crt=collection.crt,
             conf=collection.conf,
             decks=collection.decks,
             dconf=collection.dconf,
@@ -94,8 +94,8 @@ def read_collection(conn: sqlite3.Connection, only: Set[int] | None = None) -> C
             (json.dumps(sorted(only)),),
         ).fetchall()
 
-    conf, decks, dconf, mod, scm, usn, models = conn.execute(
-        "SELECT conf, decks, dconf, mod, scm, usn, models FROM col"
+    conf, decks, dconf, mod, scm, usn, models, crt = conn.execute(
+        "SELECT conf, decks, dconf, mod, scm, usn, models, crt FROM col"
     ).fetchone()
     return Collection(
         json.loads(conf),
@@ -108,4 +108,5 @@ def read_collection(conn: sqlite3.Connection, only: Set[int] | None = None) -> C
         scm,
         usn,
         list(json.loads(models).values()),
+        crt,
     )

@@ -55,7 +55,6 @@ from .reader import names_in_fields
 from .sanitize import text_to_html
 from .scheduling_out import LOG_COLUMNS, SchedulingContext, StateRow
 from .tables import table
-from .timing import anki_day
 from .utc_reads import columns
 
 Progress = Callable[[int, int], None]
@@ -307,7 +306,7 @@ def collection_conf(card_count: int, sched: SchedulingContext | None) -> dict[st
         conf["fsrs"] = True
         # Today, in Anki's day numbers: without it Anki takes its first queue as a new day's
         # and unburies the cards that went out buried.
-        conf["lastUnburied"] = anki_day(sched.now, sched.tz, sched.day_start_hour)
+        conf["lastUnburied"] = sched.day(sched.now)
     return conf
 
 

@@ -67,6 +67,9 @@ class SchedulingContext:
     next_free: dict[int, int] = field(default_factory=dict)
     days: dict[int, int] = field(default_factory=dict)  # study day by quarter hour (`day`)
     usn: int = -1  # of its rows: a package's "not yet synced", or a sync server's own
+    # Days between our day numbers and the collection's (`crt_of`): a device that uploaded
+    # its own collection keeps counting from its own creation.
+    day_shift: int = 0
 
     @property
     def tz(self) -> str:
@@ -112,7 +115,7 @@ class SchedulingContext:
         found = self.days.get(slot)
         if found is None:
             start = datetime.fromtimestamp(slot * QUARTER_HOUR, tz=UTC)
-            found = self.days[slot] = anki_day(start, self.tz, self.day_start_hour)
+            found = self.days[slot] = anki_day(start, self.tz, self.day_start_hour) - self.day_shift
         return found
 
 

@@ -51,6 +51,19 @@ def source_today(
     return max(int((now - start).total_seconds() // 86400), 0)
 
 
+def crt_of(day_shift: int) -> int:
+    """The `crt` (with `creationOffset` 0) whose day numbers are ours less `day_shift`."""
+    return CRT + day_shift * 86_400
+
+
+def day_shift_of(
+    crt: int, creation_offset: int | None, rollover: int, now: datetime, tz: str,
+    day_start_hour: int,
+) -> int:  # fmt: skip
+    """How many days a collection's day numbers (`source_today`) lag ours at `now`."""
+    return anki_day(now, tz, day_start_hour) - source_today(crt, creation_offset, rollover, now, tz)
+
+
 def to_epoch_ms(when: datetime) -> int:
     return int(when.timestamp() * 1000)
 

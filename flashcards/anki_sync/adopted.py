@@ -123,7 +123,7 @@ def adopt(
         return Adopted()  # templates that make too much text, or too slow to read: kept as sent
     by_deck: dict[int, list[PlannedCard]] = {}
     for p in planner.planned.values():
-        if len(p.anki_cards) == 1 and user.locale in p.texts:
+        if len(p.anki_cards) == 1 and len(p.texts) == 1:
             by_deck.setdefault(home_deck(p.anki_cards[0]), []).append(p)
     timing = ImportTiming.from_collection(coll, user, now)
     replay = Replay.of(session.get(SchedulerSettings, user_id), timing)
@@ -187,13 +187,13 @@ def _add_cards(
     card_ids = list(
         session.scalars(insert(cards_t).returning(cards_t.c.id, sort_by_parameter_order=True), rows)
     )
-    locale = user.locale
+    # A note is read in one language, whichever the planner names it: the deck's.
     insert_rows(
         session,
         CardText,
         ("card_id", "locale", "question", "answer", "explanation", "updated_at", "anki_guid"),
         (
-            (card_id, locale, *p.texts[locale], now, p.guids.get(locale))
+            (card_id, deck.default_locale, *_text(p), now, next(iter(p.guids.values()), None))
             for card_id, p in zip(card_ids, planned, strict=True)
         ),
     )
@@ -300,9 +300,12 @@ def retext(session: Session, user_id: int, note_rows: list[list[Any]], now: date
         texts.update(
             (t.card_id, t)
             for t in session.scalars(
-                select(CardText).where(
+                select(CardText)
+                .join(Card, Card.id == CardText.card_id)
+                .join(Deck, Deck.id == Card.deck_id)
+                .where(
                     CardText.card_id.in_(card_ids[i : i + ids.BATCH]),
-                    CardText.locale == user.locale,
+                    CardText.locale == Deck.default_locale,
                 )
             )
         )
@@ -310,9 +313,9 @@ def retext(session: Session, user_id: int, note_rows: list[list[Any]], now: date
     for card in ours:
         p = planned.get(card.anki_card_id or 0)
         text = texts.get(card.id)
-        if p is None or user.locale not in p.texts or text is None:
+        if p is None or len(p.texts) != 1 or text is None:
             continue
-        question, answer, explanation = p.texts[user.locale]
+        question, answer, explanation = _text(p)
         tags = card_tags(p)
         if (text.question, text.answer, text.explanation) != (question, answer, explanation):
             text.question, text.answer, text.explanation = question, answer, explanation
@@ -382,6 +385,12 @@ def match_upload(session: Session, user_id: int, present: set[int], now: datetim
         for i in range(0, len(card_ids), ids.BATCH):
             part = card_ids[i : i + ids.BATCH]
             session.execute(update(Card).where(Card.id.in_(part)).values(retired_at=value))
+
+
+def _text(p: PlannedCard) -> tuple[str, str, str]:
+    """The one language's text of a planned card of a device's note."""
+    (text,) = p.texts.values()
+    return text
 
 
 def _notetypes(session: Session, user_id: int, mids: set[int]) -> dict[int, Any]:

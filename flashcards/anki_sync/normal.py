@@ -311,8 +311,9 @@ def apply_chunk(
     if part.get("done"):
         user_id, pending, usn = device.user_id, state["pending"], state["usn"]
         everything = device_rows.DeviceRows(notes, cards, answers, unknown)
+        crt, conf = sessions.day_numbers(session, user_id, now)
         taken = device_rows.take(
-            session, user_id, everything, usn=usn, now=now,
+            session, user_id, everything, usn=usn, now=now, crt=crt, conf=conf,
             sent_notes={entry[0] for entry in pending["notes"]},
             sent_cards={entry[0] for entry in pending["cards"]},
         )  # fmt: skip

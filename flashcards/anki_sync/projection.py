@@ -25,6 +25,7 @@ from ..anki.export import collection_conf, deck_rows
 from ..anki.import_rows import title_of
 from ..anki.scheduling_out import SchedulingContext
 from ..anki.tables import table
+from ..anki.timing import CRT
 from ..errors import NotFound
 from ..srs.marks import Marks, marks_from_row
 from ..srs.queue import new_allowance
@@ -194,7 +195,10 @@ def build(
         marks.setdefault(row.deck_id, {})[row.card_id] = marks_from_row(row)
 
     taken_revlog_ids = {} if taken is None else taken  # unique across the collection
-    default_sched = SchedulingContext(user, own, user.locale, {}, {}, now)
+    stamps = sessions.collection(session, user_id, now)
+    crt = CRT if stamps.crt is None else stamps.crt
+    shift = (crt - CRT) // 86_400  # `timing.crt_of`
+    default_sched = SchedulingContext(user, own, user.locale, {}, {}, now, day_shift=shift)
     decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000)]
     dconf = [
         _options(own, default_sched, mod_ms, config_id=schema.DECK_CONFIG_ID, name="Flashcards")
@@ -219,6 +223,7 @@ def build(
                 marks=marks.get(deck.id, {}),
                 next_free=taken_revlog_ids,
                 usn=SERVER_USN,
+                day_shift=shift,
             )
 
         if deck.anki_deck_id is not None:
@@ -271,8 +276,8 @@ def build(
     # Anki's v3 scheduler, the only one current clients study with (a v2 collection is
     # refused by their scheduler until upgraded).
     conf["sched2021"] = True
-    scm = sessions.collection(session, user_id, now).scm
-    built = Collection(conf, decks, dconf, mod_ms, notes, cards, revlog, scm, usn, notetypes)
+    built = Collection(conf, decks, dconf, mod_ms, notes, cards, revlog, stamps.scm, usn,
+                       notetypes, crt)  # fmt: skip
     # Each card's revlog rows follow its log in order (`revlog_rows`), so they pair up.
     next_of_card: dict[int, int] = {}
     log_ids = []

@@ -20,6 +20,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from ..anki.tables import table
+from ..anki.timing import CRT
 from ..people import media_folder
 from ..storage.models import (
     AnkiCollection,
@@ -84,6 +85,15 @@ def collection(session: Session, user_id: int, now: datetime) -> AnkiCollection:
     made = session.get(AnkiCollection, user_id)
     assert made is not None
     return made
+
+
+def day_numbers(session: Session, user_id: int, now: datetime) -> tuple[int, dict[str, Any]]:
+    """The `crt` and the settings (`creationOffset`, `rollover`) the person's devices count
+    days with (`anki.timing`)."""
+    crt = collection(session, user_id, now).crt
+    user = session.get(User, user_id)
+    rollover = user.day_start_hour if user is not None else 4
+    return (CRT if crt is None else crt), {"creationOffset": 0, "rollover": rollover}
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ from ..anki.errors import AnkiPackageError
 from ..anki.protobuf import strict_json
 from ..anki.reader import MAX_REVIEWS, count_rows, read_only
 from ..anki.structure import json_value, reading, settings, stored_tables
-from ..storage.models import AnkiKeptObject
+from ..anki.timing import crt_of, day_shift_of
+from ..storage.models import AnkiKeptObject, User
 from . import adopted, device_decks, device_options, device_rows, kept, sessions, snapshot
 from .devices import Device
 from .projection import build
@@ -119,6 +120,20 @@ def _objects(text: Any, what: str) -> list[dict[str, Any]]:
     return objects
 
 
+def _day_shift(session: Session, user_id: int, uploaded: Collection, now: datetime) -> int:
+    user = session.get(User, user_id)
+    assert user is not None
+    offset, rollover = (uploaded.conf.get(k) for k in ("creationOffset", "rollover"))
+    return day_shift_of(
+        uploaded.crt,
+        offset if type(offset) is int and abs(offset) <= 24 * 60 else None,
+        rollover if type(rollover) is int and 0 <= rollover <= 23 else 4,
+        now,
+        user.timezone,
+        user.day_start_hour,
+    )
+
+
 def take(session: Session, device: Device, uploaded: Collection, now: datetime) -> None:
     """The device's collection, taken (see the module's doc); one transaction."""
     user_id = device.user_id
@@ -134,6 +149,8 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
     device_decks.rename(session, user_id, uploaded.decks, set())
     adopted.retitle(session, user_id, uploaded.decks)
     device_options.take_defaults(session, user_id, uploaded.dconf)
+    # The device keeps counting days from its own creation: so do the collection's days.
+    stamps.crt = crt_of(_day_shift(session, user_id, uploaded, now))
     # The answers it got from here come back in its log: not answers again.
     built = build(session, user_id, now=now, mod_ms=to_ms(now), usn=usn)
     ours = {entry[0] for entry in built.collection.revlog[: len(built.log_ids)]}

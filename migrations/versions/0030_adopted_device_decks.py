@@ -1,4 +1,4 @@
-"""decks.anki_deck_id and cards.anki_ord: decks and cards a device made, studied on the web
+"""decks.anki_deck_id, cards.anki_ord, anki_collections.crt: a device's decks on the web
 
 Revision ID: 0030
 Revises: 0029
@@ -22,6 +22,7 @@ def upgrade() -> None:
         "ix_decks_owner_anki_deck", "decks", ["owner_user_id", "anki_deck_id"], unique=True
     )
     op.add_column("cards", sa.Column("anki_ord", sa.Integer(), nullable=True))
+    op.add_column("anki_collections", sa.Column("crt", sa.BigInteger(), nullable=True))
     # The cards of one note (Basic and reversed, Cloze) share its id; two people who took
     # the same shared deck into Anki have the same card ids: neither id is unique any more.
     op.drop_index("ix_cards_anki_note_id", table_name="cards")
@@ -35,6 +36,7 @@ def downgrade() -> None:
     op.drop_index("ix_cards_anki_note_id", table_name="cards")
     op.create_index("ix_cards_anki_note_id", "cards", ["anki_note_id"], unique=True)
     op.create_index("ix_cards_anki_card_id", "cards", ["anki_card_id"], unique=True)
+    op.drop_column("anki_collections", "crt")
     op.drop_column("cards", "anki_ord")
     op.drop_index("ix_decks_owner_anki_deck", table_name="decks")
     op.drop_column("decks", "anki_deck_id")

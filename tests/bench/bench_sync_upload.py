@@ -4,10 +4,12 @@
 
 Not collected by default; run with
     .venv/bin/python -m pytest tests/bench/bench_sync_upload.py -s -o addopts=""
-Someone moving from AnkiWeb: none of it is the service's decks, so all of it is kept as sent
-(`anki_sync.kept`). Each run uploads the same collection again (replacing the last), to
-ours and to Anki's in turn; the timed call is `full_upload_or_download(upload)`; the figure
-is the ratio of the medians. Target: at most 3 (issue 25's import figure, which holds for
+Someone moving from AnkiWeb: none of it is the service's decks; its cards become cards of
+decks of theirs here, with their answers (`anki_sync.adopted`), its notes and note types kept
+as sent (`anki_sync.kept`). Each run uploads the collection to an empty account, then again
+(replacing the first: its cards are the service's now), and to Anki's server; the timed call
+is `full_upload_or_download(upload)`; the figure is the ratio of the medians of the first
+uploads. Target: at most 3 (issue 25's import figure, which holds for
 full upload too).
 """
 
@@ -20,9 +22,10 @@ import time
 from pathlib import Path
 
 from anki.collection import Collection
-from sqlalchemy import Engine
+from sqlalchemy import Engine, delete
 
 from flashcards.storage.engine import transaction
+from flashcards.storage.models import User
 
 from ..factories import make_user
 from ..test_servers import Server
@@ -80,25 +83,30 @@ def test_bench_sync_upload(database_url: str, engine: Engine, tmp_path: Path) ->
     print(f"\nMaking a collection of {CARDS} notes with {CARDS * REVIEWS_PER_CARD} reviews...")
     source = tmp_path / "source.anki2"
     make_collection(source)
-    with transaction(engine) as s:
-        make_user(s, EMAIL)
-    times: dict[str, list[float]] = {"ours": [], "anki": []}
+    times: dict[str, list[float]] = {"ours": [], "ours again": [], "anki": []}
     ours = Server(database_url, tmp_path / "ours.log", workers=1)
     try:
         (tmp_path / "official").mkdir()
         with official_server(tmp_path / "official") as official:
             ours_url = f"http://127.0.0.1:{ours.port}/"
             for run in range(RUNS):
-                for name, endpoint in (("ours", ours_url), ("anki", official)):
-                    times[name].append(timed_upload(source, tmp_path / f"{name}-{run}", endpoint))
+                # A first upload each run: the account starts empty, as someone's first day.
+                with transaction(engine) as s:
+                    s.execute(delete(User).where(User.email == EMAIL))
+                    make_user(s, EMAIL)
+                for name, endpoint in (("ours", ours_url), ("ours again", ours_url),
+                                       ("anki", official)):  # fmt: skip
+                    folder = tmp_path / f"{name.replace(' ', '-')}-{run}"
+                    times[name].append(timed_upload(source, folder, endpoint))
     finally:
         ours.stop()
     medians = {name: statistics.median(values) for name, values in times.items()}
-    ratio = medians["ours"] / medians["anki"]
     print(f"  collection: {source.stat().st_size / 1e6:.1f} MB")
-    for name in ("ours", "anki"):
+    for name in times:
         runs = ", ".join(f"{t:.2f}" for t in times[name])
         print(f"  {name}: {runs} s (median {medians[name]:.2f})")
-    print(f"  ratio ours / anki: {ratio:.2f} (target <= {TARGET})")
+    ratio = medians["ours"] / medians["anki"]
+    print(f"  ratio ours (first upload) / anki: {ratio:.2f} (target <= {TARGET})")
+    print(f"  ratio ours (upload again) / anki: {medians['ours again'] / medians['anki']:.2f}")
     if os.environ.get("BENCH_ENFORCE") == "1":
         assert ratio <= TARGET

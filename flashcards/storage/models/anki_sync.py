@@ -53,6 +53,9 @@ class AnkiCollection(Base):
     # For each usn a device may hold (its `minUsn`), the newest review-log row it has: the
     # answers written after it are the ones to send.
     log_marks: Mapped[dict[str, int]] = mapped_column(JSON, default=dict)
+    # The collection's creation time (seconds) its devices count days from: None for ours
+    # (`anki.timing.CRT`); after a full upload, one that makes the device's own numbers true.
+    crt: Mapped[int | None] = mapped_column(BigInteger, default=None)
 
 
 class AnkiSyncSession(Base):

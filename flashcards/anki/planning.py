@@ -93,9 +93,15 @@ class _Planner:
     """Anki notes into the cards to make, merging a card's languages under its key."""
 
     def __init__(
-        self, coll: Collection, default_locale: str, skipped: Counter[str], max_cards: int
+        self,
+        coll: Collection,
+        default_locale: str,
+        skipped: Counter[str],
+        max_cards: int,
+        by_template: bool = False,
     ) -> None:
         self.default_locale = default_locale
+        self.by_template = by_template
         self.skipped = skipped
         # Notes are limited when the package is read; a Cloze note makes several cards.
         self.max_cards = max_cards
@@ -124,7 +130,8 @@ class _Planner:
             self._siblings(note, siblings, guid)
             return
         ours = _is_ours(fields)
-        if not ours and len(nt.templates) > 1 and len({c.ord for c in cards}) > 1:
+        several = len(nt.templates) > 1 and len({c.ord for c in cards}) > 1
+        if not ours and (several or (self.by_template and nt.templates)):
             self._templated(note, nt, guid)
             return
         locale = _note_locale(note, self.default_locale) if ours else self.default_locale
@@ -311,8 +318,13 @@ def plan_cards(
     skipped: Counter[str],
     max_cards: int,
     progress: Progress | None = None,
+    *,
+    by_template: bool = False,
 ) -> _Planner:
-    planner = _Planner(coll, default_locale, skipped, max_cards)
+    """The cards `coll`'s notes make. `by_template`: every card of a note type not ours
+    shows what its own template does (as on the device it comes from); else a note with one
+    card is its first two fields, as a package's Basic notes."""
+    planner = _Planner(coll, default_locale, skipped, max_cards, by_template)
     deadline = time.monotonic() + PLAN_SECONDS
     for done, note in enumerate(coll.notes, 1):
         if done % 100 == 0:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import Select, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from ..anki import schema
@@ -44,6 +44,7 @@ from ..anki.timing import CRT
 from ..decks.own_decks import create_own_deck
 from ..errors import FlashcardsError
 from ..srs.days import study_date
+from ..srs.subscriptions import subscribe, unsubscribe
 from ..storage.models import (
     Card,
     CardMark,
@@ -51,12 +52,15 @@ from ..storage.models import (
     Deck,
     DeckText,
     SchedulerSettings,
+    Subscription,
     User,
 )
 from . import ids, kept, snapshot
+from .wire import is_whole
 
 FIELD_SEPARATOR = "\x1f"
 NEW = 0  # a card's type: new
+IMAGE_OCCLUSION = 6  # a note type's `originalStockKind`: Anki's Image Occlusion
 MAX_POSITION = 2**31 - 1
 
 
@@ -91,10 +95,18 @@ def adopt(
             if isinstance(row, list) and len(row) > 1 and row[1] in sent_notes:
                 found[oid] = row
     cards = [c for c in map(_anki_card, found.values()) if c is not None]
-    cards = [c for c in cards if ids.deck_of(home_deck(c)) is None]
-    # A card id one of their decks has already (two devices' shared-deck copies) stays kept.
-    theirs = ids.cards_of(session, user_id, (c.id for c in cards), notes=False)
-    cards = [c for c in cards if c.id not in theirs]
+    # Not in a deck of ours (a device's deck id can fall on one of our numbers too).
+    ours = {
+        ids.deck_id_base(d) + 1
+        for d in session.scalars(
+            select(Subscription.deck_id).where(Subscription.user_id == user_id)
+        )
+    }
+    cards = [c for c in cards if home_deck(c) not in ours]
+    # A card one of their decks has already, studied or left, live or retired (a device
+    # makes a retired card of a note again when the note is edited), stays kept.
+    known = _known(session, user_id, cards)
+    cards = [c for c in cards if c.id not in known]
     if not cards:
         return Adopted()
     nids = {c.nid for c in cards}
@@ -118,7 +130,7 @@ def adopt(
     revlog = sorted(r for r in map(_revlog, answers.values()) if r is not None)
     coll = Collection(crt, conf or {}, notetypes, names, list(notes.values()), cards, revlog)
     try:
-        planner = plan_cards(coll, user.locale, Counter(), kept.LIMIT)
+        planner = plan_cards(coll, user.locale, Counter(), kept.LIMIT, by_template=True)
     except AnkiPackageError:
         return Adopted()  # templates that make too much text, or too slow to read: kept as sent
     by_deck: dict[int, list[PlannedCard]] = {}
@@ -150,6 +162,8 @@ def _deck_for(session: Session, user: User, did: int, name: str, now: datetime) 
         select(Deck).where(Deck.owner_user_id == user.id, Deck.anki_deck_id == did)
     )
     if deck is not None:
+        if session.get(Subscription, (user.id, deck.id)) is None:
+            subscribe(session, user.id, deck, None, now=now)  # left here, studied there again
         return deck
     title = deck_title([name], name.strip() or "Default")
     try:
@@ -260,7 +274,7 @@ def retext(session: Session, user_id: int, note_rows: list[list[Any]], now: date
     sent = {n[0]: n for n in note_rows}
     if not sent:
         return 0
-    mine = select(Deck.id).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.is_not(None))
+    mine = _studied_decks(user_id)
     ours: list[Card] = []
     wanted = sorted(sent)
     for i in range(0, len(wanted), ids.BATCH):
@@ -290,7 +304,7 @@ def retext(session: Session, user_id: int, note_rows: list[list[Any]], now: date
     ]  # fmt: skip
     coll = Collection(CRT, {}, notetypes, {}, list(notes.values()), stand_ins)
     try:
-        planner = plan_cards(coll, user.locale, Counter(), kept.LIMIT)
+        planner = plan_cards(coll, user.locale, Counter(), kept.LIMIT, by_template=True)
     except AnkiPackageError:
         return 0
     planned = {p.anki_cards[0].id: p for p in planner.planned.values() if len(p.anki_cards) == 1}
@@ -327,20 +341,93 @@ def retext(session: Session, user_id: int, note_rows: list[list[Any]], now: date
     return changed
 
 
-def retitle(session: Session, user_id: int, decks: Iterable[Any]) -> None:
-    """Decks a device renamed (`applyChanges`' deck objects): those studied here take the
-    new name."""
-    names = {d["id"]: d.get("name") for d in decks if isinstance(d, dict) and "id" in d}
+def retitle(session: Session, user_id: int, decks: Iterable[Any], sent: dict[int, Any]) -> None:
+    """Decks a device sent (`applyChanges`' deck objects), before they are kept: those
+    studied here that it renamed take the new name. A deck it sends unrenamed (its study
+    counts changed) keeps a name given here, as does one renamed here since its last sync
+    (`sent`: the names this sync gives it, by deck id)."""
+    names = {
+        d["id"]: d["name"]
+        for d in decks
+        if isinstance(d, dict) and isinstance(d.get("name"), str) and d["name"].strip()
+    }
+    names = {did: name for did, name in names.items() if is_whole(did)}
     if not names:
         return
+    before = kept.payloads(session, user_id, snapshot.DECK, names)
     found = session.scalars(
         select(Deck).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.in_(list(names)))
     )
     for deck in found:
+        assert deck.anki_deck_id is not None
         name = names[deck.anki_deck_id]
+        held = before.get(deck.anki_deck_id)
+        held_name = held.get("name") if isinstance(held, dict) else None
+        if name == held_name:
+            continue
+        if deck.anki_deck_id in sent and sent[deck.anki_deck_id] != held_name:
+            continue  # renamed here since: ours goes to the device
         text = session.get(DeckText, (deck.id, deck.default_locale))
-        if isinstance(name, str) and name.strip() and text is not None:
+        if text is not None:
             text.title = deck_title([name], name.strip())
+
+
+def forget_decks(
+    session: Session, user_id: int, deck_ids: Iterable[int], now: datetime
+) -> set[int]:
+    """A device deleted these decks (with their notes and cards): each of the person's decks
+    standing for one retires the cards its notes made (history kept) and stands for no
+    device deck any more: with cards added here it is an own deck as any other, which
+    devices get again; without, the person stops studying it. The Anki card ids retired."""
+    wanted = sorted(set(deck_ids))
+    if not wanted:
+        return set()
+    found = session.scalars(
+        select(Deck).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.in_(wanted))
+    ).all()
+    retired: set[int] = set()
+    for deck in found:
+        live = session.execute(
+            select(Card.id, Card.anki_card_id, Card.anki_ord).where(
+                Card.deck_id == deck.id, Card.retired_at.is_(None)
+            )
+        ).all()
+        theirs = [(card_id, cid) for card_id, cid, o in live if o is not None]
+        for i in range(0, len(theirs), ids.BATCH):
+            part = [card_id for card_id, _ in theirs[i : i + ids.BATCH]]
+            session.execute(update(Card).where(Card.id.in_(part)).values(retired_at=now))
+        if session.get(Subscription, (user_id, deck.id)) is not None:
+            retired.update(cid for _, cid in theirs if cid is not None)
+        deck.anki_deck_id = None
+        if len(theirs) == len(live):
+            unsubscribe(session, user_id, deck)
+    return retired
+
+
+def shown_notes(session: Session, user_id: int, note_ids: Iterable[int]) -> set[int]:
+    """Which of these kept notes devices get: those with a card, ours or kept (`projection`
+    leaves out a note with none, as Anki's own check deletes it)."""
+    wanted = sorted(set(note_ids))
+    shown: set[int] = set()
+    for i in range(0, len(wanted), ids.BATCH):
+        shown.update(
+            nid
+            for nid in session.scalars(
+                select(Card.anki_note_id).where(
+                    Card.anki_note_id.in_(wanted[i : i + ids.BATCH]),
+                    Card.anki_ord.is_not(None),
+                    Card.retired_at.is_(None),
+                    Card.deck_id.in_(_studied_decks(user_id)),
+                )
+            )
+            if nid is not None
+        )
+    if wanted and kept.holds_cards(session, user_id):
+        asked = set(wanted)
+        for row in kept.payloads(session, user_id, snapshot.CARD).values():
+            if isinstance(row, list) and len(row) > 1 and row[1] in asked:
+                shown.add(row[1])
+    return shown
 
 
 def retire(
@@ -348,7 +435,7 @@ def retire(
 ) -> set[int]:
     """A device deleted these notes or cards: their cards here are retired (history kept);
     the Anki card ids retired."""
-    mine = select(Deck.id).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.is_not(None))
+    mine = _studied_decks(user_id)
     retired: set[int] = set()
     for column, oids in ((Card.anki_note_id, sorted(set(notes))),
                          (Card.anki_card_id, sorted(set(cards)))):  # fmt: skip
@@ -369,11 +456,18 @@ def retire(
     return retired
 
 
-def match_upload(session: Session, user_id: int, present: set[int], now: datetime) -> None:
-    """A device uploaded its whole collection, which its devices now share: cards of its
-    notes studied here that it no longer holds (`present`: its card ids) are retired, as
-    deleted there, and retired ones it holds again live again."""
-    mine = select(Deck.id).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.is_not(None))
+def match_upload(
+    session: Session, user_id: int, decks: set[int], present: set[int], now: datetime
+) -> None:
+    """A device uploaded its whole collection, which its devices now share: decks studied
+    here it no longer holds (`decks`: its deck ids) are forgotten (`forget_decks`), cards of
+    its notes it no longer holds (`present`: its card ids) retired, as deleted there, and
+    retired ones it holds again live again."""
+    mine = _studied_decks(user_id)
+    gone_decks = session.scalars(
+        select(Deck.anki_deck_id).where(Deck.id.in_(mine), Deck.anki_deck_id.not_in(decks))
+    ).all()
+    forget_decks(session, user_id, [d for d in gone_decks if d is not None], now)
     found = session.execute(
         select(Card.id, Card.anki_card_id, Card.retired_at).where(
             Card.deck_id.in_(mine), Card.anki_ord.is_not(None)
@@ -393,11 +487,52 @@ def _text(p: PlannedCard) -> tuple[str, str, str]:
     return text
 
 
+def _studied_decks(user_id: int) -> Select[int]:
+    """The person's decks standing for a device's that they study: those devices get."""
+    return select(Deck.id).where(
+        Deck.owner_user_id == user_id,
+        Deck.anki_deck_id.is_not(None),
+        Deck.id.in_(select(Subscription.deck_id).where(Subscription.user_id == user_id)),
+    )
+
+
+def _known(session: Session, user_id: int, cards: list[AnkiCard]) -> set[int]:
+    """Which of these Anki cards a deck of the person's already has: by id, or as the same
+    card of the same note."""
+    owned = select(Deck.id).where(Deck.owner_user_id == user_id)
+    by_id = sorted({c.id for c in cards})
+    known: set[int] = set()
+    for i in range(0, len(by_id), ids.BATCH):
+        known.update(
+            session.scalars(
+                select(Card.anki_card_id).where(
+                    Card.anki_card_id.in_(by_id[i : i + ids.BATCH]), Card.deck_id.in_(owned)
+                )
+            )
+        )
+    nids = sorted({c.nid for c in cards})
+    places: set[tuple[int | None, int | None]] = set()
+    for i in range(0, len(nids), ids.BATCH):
+        places.update(
+            session.execute(
+                select(Card.anki_note_id, Card.anki_ord).where(
+                    Card.anki_note_id.in_(nids[i : i + ids.BATCH]),
+                    Card.anki_ord.is_not(None),
+                    Card.deck_id.in_(owned),
+                )
+            ).all()
+        )
+    known.update(c.id for c in cards if (c.nid, c.ord) in places)
+    return known
+
+
 def _notetypes(session: Session, user_id: int, mids: set[int]) -> dict[int, Any]:
     out = {}
     for mid, payload in kept.payloads(session, user_id, snapshot.NOTETYPE, mids).items():
         if mid == schema.NOTETYPE_ID or not isinstance(payload, dict):
             continue
+        if payload.get("originalStockKind") == IMAGE_OCCLUSION:
+            continue  # its cards are masks over a picture: no text to study here
         try:
             out[mid] = notetype_of(payload)
         except (KeyError, TypeError, ValueError, AttributeError):

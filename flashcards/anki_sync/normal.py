@@ -167,6 +167,8 @@ def apply_graves(
             raise bad_request(f"graves' {name} must be a list")
         graves[kind] = [_int(oid, name) for oid in oids]
     user_id, pending = device.user_id, state["pending"]
+    # The sanity check counts what devices were given: kept notes with a card.
+    shown = adopted.shown_notes(session, user_id, graves[snapshot.NOTE])
     # What a device made and we kept simply goes, even if another device changed it since
     # this one's last sync (as on Anki's server, a deletion wins over an edit).
     dropped = {kind: kept.drop(session, user_id, kind, oids) for kind, oids in graves.items()}
@@ -184,6 +186,8 @@ def apply_graves(
     gone_adopted = adopted.retire(
         session, user_id, notes=dropped[snapshot.NOTE], cards=graves[snapshot.CARD], now=now
     )
+    # A deck of theirs that a device deleted goes with its cards the same way.
+    gone_adopted |= adopted.forget_decks(session, user_id, graves[snapshot.DECK], now)
     gone_cards |= gone_adopted
     held = [
         (kind, oid)
@@ -197,7 +201,7 @@ def apply_graves(
     cards, note_count, models, decks, dconf = state["counts"]
     state["counts"] = [
         cards - len(retired) - len(dropped[snapshot.CARD]) - len(gone_adopted),
-        note_count - len(retired) - len(dropped[snapshot.NOTE]),
+        note_count - len(retired) - len(dropped[snapshot.NOTE] & shown),
         models,
         decks - len(dropped[snapshot.DECK]),
         dconf,
@@ -251,10 +255,15 @@ def apply_changes(
     if not isinstance(changes, dict):
         raise bad_request("applyChanges needs changes")
     user_id, pending, usn = device.user_id, state["pending"], state["usn"]
+    pair = changes.get("decks")
+    if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], list):
+        # Before they are kept: a rename is a name other than the one kept.
+        adopted.retitle(
+            session, user_id, pair[0], {d["id"]: d.get("name") for d in pending["decks"]}
+        )
     new, taken = kept.take_changes(session, user_id, changes, usn=usn, now=now)
     decks, options = changes.get("decks") or ([], [])  # the pair checked by take_changes
     renamed = device_decks.rename(session, user_id, decks, {d["id"] for d in pending["decks"]})
-    adopted.retitle(session, user_id, decks)
     held = [(snapshot.DECK, did) for did in renamed] + device_options.take_changes(
         session, user_id, options, {c["id"] for c in pending["dconf"]}
     )

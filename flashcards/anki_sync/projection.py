@@ -23,6 +23,7 @@ from ..anki import scheduling_out, schema
 from ..anki.collection_file import Collection
 from ..anki.export import collection_conf, deck_rows
 from ..anki.import_rows import title_of
+from ..anki.names import deck_title
 from ..anki.scheduling_out import SchedulingContext
 from ..anki.tables import table
 from ..anki.timing import CRT
@@ -93,7 +94,10 @@ def _retitle(decks: list[dict[str, Any]], titles: dict[int, str], mod: int) -> N
     device: `adopted.retitle`)."""
     for i, d in enumerate(decks):
         title = titles.get(d["id"])
-        if title is not None and d.get("name") != title:
+        name = d.get("name")
+        # A name our titles write otherwise ("A :: B", one past 200 characters) is the same.
+        same = isinstance(name, str) and deck_title([name], name.strip()) == title
+        if title is not None and not same:
             decks[i] = {**d, "name": title, "mod": mod}
 
 

@@ -144,10 +144,10 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
     usn = stamps.usn
     # What devices made before is replaced by what this one holds.
     session.execute(delete(AnkiKeptObject).where(AnkiKeptObject.user_id == user_id))
+    adopted.retitle(session, user_id, uploaded.decks, {})  # the device's names win
     changes = {"models": uploaded.notetypes or [], "decks": [uploaded.decks, uploaded.dconf]}
     kept.take_changes(session, user_id, changes, usn=usn, now=now)
     device_decks.rename(session, user_id, uploaded.decks, set())
-    adopted.retitle(session, user_id, uploaded.decks)
     device_options.take_defaults(session, user_id, uploaded.dconf)
     # The device keeps counting days from its own creation: so do the collection's days.
     stamps.crt = crt_of(_day_shift(session, user_id, uploaded, now))
@@ -167,7 +167,9 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
         session, user_id, found, sent_notes=set(), sent_cards=set(), usn=usn, now=now,
         crt=uploaded.crt, conf=uploaded.conf,
     )  # fmt: skip
-    adopted.match_upload(session, user_id, {c[0] for c in uploaded.cards}, now)
+    adopted.match_upload(
+        session, user_id, {d["id"] for d in uploaded.decks}, {c[0] for c in uploaded.cards}, now
+    )
     snapshot.record_all(session, user_id, snapshot.objects(uploaded), usn)
     stamps.scm = uploaded.scm_ms or to_ms(now)
     stamps.usn = usn + 1

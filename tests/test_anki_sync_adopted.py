@@ -7,17 +7,19 @@ a second device downloads the same notes and note types."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from anki.collection import Collection
-from anki.sync_pb2 import SyncCollectionResponse, SyncStatusResponse
+from anki.sync_pb2 import SyncAuth, SyncCollectionResponse, SyncStatusResponse
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from flashcards.anki_sync import snapshot
 from flashcards.decks import own_decks
 from flashcards.errors import CardOfAnkiNote
+from flashcards.srs.subscriptions import unsubscribe
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
     AnkiKeptObject,
@@ -256,5 +258,140 @@ def test_a_second_upload_updates_the_decks_studied_here_without_copies(
         phone.sync_collection(auth, False)
         assert phone.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
         assert phone.get_card(made["hola_card"]).reps == 1
+    finally:
+        phone.close()
+
+
+@pytest.fixture
+def uploaded(
+    engine: Engine, newcomer: int, server: Server, tmp_path: Path
+) -> Iterator[tuple[Collection, SyncAuth, dict[str, int]]]:
+    """A phone that uploaded `_fill`'s collection, then synced normally."""
+    phone = new_device(tmp_path)
+    made = _fill(phone)
+    auth = sign_in(phone, server)
+    phone.close_for_full_sync()
+    phone.full_upload_or_download(auth=auth, server_usn=None, upload=True)
+    phone.reopen(after_full_sync=True)
+    try:
+        phone.sync_collection(auth, False)
+        yield phone, auth, made
+    finally:
+        phone.close()
+
+
+def _in_step(device: Collection, auth: SyncAuth) -> None:
+    """A normal sync after which the device and the service agree (no full sync asked)."""
+    assert device.sync_collection(auth, False).required in (Required.NO_CHANGES,
+                                                            Required.NORMAL_SYNC)  # fmt: skip
+    assert device.sync_status(auth).required == SyncStatusResponse.NO_CHANGES
+
+
+def _deck(s: Session, anki_deck_id: int) -> Deck:
+    return s.scalars(select(Deck).where(Deck.anki_deck_id == anki_deck_id)).one()
+
+
+def test_a_deck_left_on_the_web_and_used_on_a_device_is_studied_again(
+    engine: Engine, newcomer: int, uploaded: tuple[Collection, SyncAuth, dict[str, int]]
+) -> None:
+    phone, auth, made = uploaded
+    with transaction(engine) as s:
+        unsubscribe(s, newcomer, _deck(s, made["week"]))
+    _in_step(phone, auth)
+    assert not phone.find_cards(f"did:{made['week']}")  # gone from the phone with it
+    basic = phone.models.by_name("Basic")
+    assert basic is not None
+    note = phone.new_note(basic)
+    note["Front"], note["Back"] = "gato", "cat"
+    phone.add_note(note, made["week"])
+    _in_step(phone, auth)
+    with Session(engine) as s:
+        deck = _deck(s, made["week"])
+        assert s.get(Subscription, (newcomer, deck.id)) is not None
+        assert s.scalar(select(func.count()).where(Card.anki_card_id == note.cards()[0].id)) == 1
+    _in_step(phone, auth)
+    assert phone.find_cards("hola")  # the deck's other cards are back too
+
+
+def test_deck_names_and_deletions_go_both_ways(
+    engine: Engine, newcomer: int, uploaded: tuple[Collection, SyncAuth, dict[str, int]]
+) -> None:
+    phone, auth, made = uploaded
+    with transaction(engine) as s:
+        own_decks.rename_own_deck(s, newcomer, _deck(s, made["week"]).slug, title="Semana 1")
+    # The phone studies (its deck goes out for its counts) and syncs: the web's name stays.
+    phone.decks.select(made["week"])
+    card = phone.sched.getCard()
+    assert card is not None
+    phone.sched.answerCard(card, 3)
+    _in_step(phone, auth)
+    assert phone.decks.name(made["week"]) == "Semana 1"
+    with Session(engine) as s:
+        assert s.get(DeckText, (_deck(s, made["week"]).id, "en")).title == "Semana 1"  # type: ignore[union-attr]
+
+    # Retired here while the phone deletes the same note: both agree, no full sync.
+    with transaction(engine) as s:
+        hola = _card(s, made["hola_card"])
+        own_decks.retire_card(s, newcomer, _deck(s, made["week"]).slug, hola.key, now=utcnow())
+    phone.remove_notes([made["hola"]])
+    _in_step(phone, auth)
+
+    # The deck deleted on the phone: its cards retired here, the deck no longer studied.
+    phone.decks.remove([made["week"]])
+    _in_step(phone, auth)
+    with Session(engine) as s:
+        deck = s.scalars(select(Deck).where(Deck.owner_user_id == newcomer)).one()
+        assert deck.anki_deck_id is None
+        assert s.get(Subscription, (newcomer, deck.id)) is None
+        live = s.scalar(
+            select(func.count()).where(Card.deck_id == deck.id, Card.retired_at.is_(None))
+        )
+        assert live == 0
+        assert s.scalar(select(func.count()).select_from(ReviewLog)) >= 2  # history kept
+    _in_step(phone, auth)
+
+
+def test_each_card_reads_as_its_template_shows_it(
+    engine: Engine, newcomer: int, server: Server, tmp_path: Path
+) -> None:
+    """A note type whose template asks its second field, and a reversed card alone in its
+    deck: the web asks what Anki asks."""
+    phone = new_device(tmp_path)
+    models = phone.models
+    vocab = models.new("Vocab")
+    for name in ("English", "Spanish"):
+        models.add_field(vocab, models.new_field(name))
+    template = models.new_template("Recall")
+    template["qfmt"], template["afmt"] = "{{Spanish}}", "{{FrontSide}}<hr id=answer>{{English}}"
+    models.add_template(vocab, template)
+    models.add_dict(vocab)
+    found = models.by_name("Vocab")
+    reversed_ = models.by_name("Basic (and reversed card)")
+    assert found is not None and reversed_ is not None
+    words = phone.decks.id("Words")
+    other = phone.decks.id("Other")
+    assert words is not None and other is not None
+    note = phone.new_note(found)
+    note["English"], note["Spanish"] = "cat", "gato"
+    phone.add_note(note, words)
+    pair = phone.new_note(reversed_)
+    pair["Front"], pair["Back"] = "perro", "dog"
+    phone.add_note(pair, words)
+    backwards = pair.cards()[1]
+    backwards.did = other
+    phone.update_card(backwards)
+    auth = sign_in(phone, server)
+    phone.close_for_full_sync()
+    phone.full_upload_or_download(auth=auth, server_usn=None, upload=True)
+    phone.reopen(after_full_sync=True)
+    try:
+        with Session(engine) as s:
+            asked = {
+                s.get(CardText, (_card(s, cid).id, "en")).question  # type: ignore[union-attr]
+                for cid in (note.cards()[0].id, pair.cards()[0].id, backwards.id)
+            }
+            assert asked == {"gato", "perro", "dog"}
+            assert _card(s, backwards.id).deck_id == _deck(s, other).id
+        _in_step(phone, auth)
     finally:
         phone.close()

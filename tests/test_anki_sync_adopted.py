@@ -7,6 +7,7 @@ a second device downloads the same notes and note types."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from anki.sync_pb2 import SyncAuth, SyncCollectionResponse, SyncStatusResponse
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from flashcards.anki_sync import snapshot
+from flashcards.anki_sync import note_edits, snapshot
 from flashcards.decks import own_decks
 from flashcards.errors import CardOfAnkiNote
 from flashcards.srs.subscriptions import unsubscribe
@@ -395,3 +396,59 @@ def test_each_card_reads_as_its_template_shows_it(
         _in_step(phone, auth)
     finally:
         phone.close()
+
+
+def test_a_card_edited_on_the_web_changes_its_note_on_every_device(
+    engine: Engine, newcomer: int, uploaded: tuple[Collection, SyncAuth, dict[str, int]]
+) -> None:
+    phone, auth, made = uploaded
+    with Session(engine) as s:
+        slug = _deck(s, made["week"]).slug
+        hola, water = _card(s, made["hola_card"]), _card(s, made["water_card"])
+        agua = _card(s, made["agua_card"])
+        cloze = s.scalars(
+            select(Card).where(Card.anki_note_id == made["capital"]).order_by(Card.anki_ord)
+        ).first()
+        assert cloze is not None
+        keys = {"hola": hola.key, "water": water.key, "cloze": cloze.key}
+        agua_id = agua.id
+    with transaction(engine) as s:
+        note_edits.edit_card(
+            s, newcomer, slug, keys["hola"], locale=None, question="hola (saludo)",
+            answer="hello\r\nhi", explanation=None, tags=["greeting"], now=utcnow(),
+        )  # fmt: skip
+        # The reversed card asks the note's Back: the forward card answers with it at once.
+        note_edits.edit_card(
+            s, newcomer, slug, keys["water"], locale=None, question="water (to drink)",
+            answer=None, explanation=None, tags=None, now=utcnow(),
+        )  # fmt: skip
+    with Session(engine) as s:
+        text = s.get(CardText, (agua_id, "en"))
+        assert text is not None and text.answer == "water (to drink)"
+    with transaction(engine) as s, pytest.raises(CardOfAnkiNote):
+        note_edits.edit_card(
+            s, newcomer, slug, keys["cloze"], locale=None, question="x", answer=None,
+            explanation=None, tags=None, now=utcnow(),
+        )  # fmt: skip
+    _in_step(phone, auth)
+    note = phone.get_note(made["hola"])
+    assert (note["Front"], note["Back"], note.tags) == ("hola (saludo)", "hello<br>hi",
+                                                        ["greeting"])  # fmt: skip
+    assert phone.get_note(made["agua"])["Back"] == "water (to drink)"
+    assert phone.find_notes("capital")  # the Cloze note as it was
+
+    # Edited on both sides since the phone's last sync: the later edit (here) wins.
+    note["Back"] = "hello, from the phone"
+    phone.update_note(note)
+    time.sleep(1.1)  # a note's modification time counts seconds
+    with transaction(engine) as s:
+        note_edits.edit_card(
+            s, newcomer, slug, keys["hola"], locale=None, question=None,
+            answer="hello, from the web", explanation=None, tags=None, now=utcnow(),
+        )  # fmt: skip
+    phone.sync_collection(auth, False)
+    _in_step(phone, auth)
+    assert phone.get_note(made["hola"])["Back"] == "hello, from the web"
+    with Session(engine) as s:
+        text = s.get(CardText, (_card(s, made["hola_card"]).id, "en"))
+        assert text is not None and text.answer == "hello, from the web"

@@ -89,11 +89,11 @@ def back_field(answer: str, explanation: str) -> str:
     return back
 
 
-def _sort_field(text: str) -> str:
+def sort_field(text: str) -> str:
     return " ".join(text.split())
 
 
-def _checksum(text: str) -> int:
+def checksum(text: str) -> int:
     return int(hashlib.sha1(text.encode()).hexdigest()[:8], 16)
 
 
@@ -161,10 +161,10 @@ class NoteWriter:
             card_tags = self.sched.tags(card.id, card.tags) if self.sched else card.tags
             tags.update(dict.fromkeys(card_tags))
         mod = max(int(t.updated_at.timestamp()) for _c, t in present)
-        sfld = _sort_field(sort_text)
+        sfld = sort_field(sort_text)
         self.notes.append(
             (nid, guid, ntid, mod, self.usn, " ".join(["", *tags, ""]),
-             "\x1f".join(fields), sfld, _checksum(sfld), 0, "")
+             "\x1f".join(fields), sfld, checksum(sfld), 0, "")
         )  # fmt: skip
         for (card, _text), ord_ in zip(present, ords, strict=True):
             cid = device_cid or note_id(card.id, locale_index)

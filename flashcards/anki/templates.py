@@ -24,7 +24,7 @@ from .sanitize import html_to_text
 MAX_DEPTH = 50  # sections deeper than this are text; no real template nests so far
 MAX_TAGS = 500  # per side; Anki's own templates have a handful, elaborate ones dozens
 _TAG = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
-_ANSWER_RULE = re.compile(r"<hr\s+id\s*=\s*[\"']?answer[\"']?\s*/?>", re.IGNORECASE)
+ANSWER_RULE = re.compile(r"<hr\s+id\s*=\s*[\"']?answer[\"']?\s*/?>", re.IGNORECASE)
 # Filters that show nothing as text: speech, and the typing box of the question side.
 _SILENT_FILTERS = {"tts", "tts-voices"}
 
@@ -79,7 +79,7 @@ def render_card(
     answer = _parsed(answer_format).render(
         {**fields, "FrontSide": ""}, answer_side=True, limit=limit
     )
-    rule = _ANSWER_RULE.search(answer)
+    rule = ANSWER_RULE.search(answer)
     if rule is not None:
         answer = answer[rule.end() :]
     return question, answer

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from ..anki.timing import CRT
-from . import adopted, device_answers, device_marks, device_notes, kept
+from . import adopted, adopted_changes, device_answers, device_marks, device_notes, kept
 from .wire import bad_request
 
 
@@ -67,7 +67,7 @@ def take(
     which keeps ours. Last, what it made that can be studied here is (`adopted`)."""
     added = device_notes.add(session, user_id, rows.notes, rows.cards, now)
     # Notes of the device's own note types edited there: their cards here take the text.
-    adopted.retext(session, user_id, rows.unknown.get("notes", []), now)
+    adopted_changes.retext(session, user_id, rows.unknown.get("notes", []), now)
     # Cards of decks and note types the device made are studied here too (`adopted`), with
     # their answers; due days count from `crt` (`conf` has its day's rollover).
     taken = adopted.adopt(session, user_id, rows.unknown, now=now, crt=crt, conf=conf)

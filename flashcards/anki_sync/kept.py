@@ -199,6 +199,10 @@ def holds_cards(session: Session, user_id: int) -> bool:
     return _holds(session, user_id, snapshot.CARD)
 
 
+def holds_notes(session: Session, user_id: int) -> bool:
+    return _holds(session, user_id, snapshot.NOTE)
+
+
 def holds_answers(session: Session, user_id: int) -> bool:
     return _holds(session, user_id, REVLOG)
 

@@ -29,7 +29,7 @@ from ..storage.models import (
     AnkiSyncSession,
 )
 from . import (
-    adopted,
+    adopted_changes,
     device_decks,
     device_notes,
     device_options,
@@ -168,7 +168,7 @@ def apply_graves(
         graves[kind] = [_int(oid, name) for oid in oids]
     user_id, pending = device.user_id, state["pending"]
     # The sanity check counts what devices were given: kept notes with a card.
-    shown = adopted.shown_notes(session, user_id, graves[snapshot.NOTE])
+    shown = adopted_changes.shown_notes(session, user_id, graves[snapshot.NOTE])
     # What a device made and we kept simply goes, even if another device changed it since
     # this one's last sync (as on Anki's server, a deletion wins over an edit).
     dropped = {kind: kept.drop(session, user_id, kind, oids) for kind, oids in graves.items()}
@@ -183,11 +183,11 @@ def apply_graves(
     gone_cards = {oid for oid, card_id in of_cards.items() if card_id in retired.values()}
     # Cards of a device's own notes studied here go with their note or on their own, as
     # kept objects do.
-    gone_adopted = adopted.retire(
+    gone_adopted = adopted_changes.retire(
         session, user_id, notes=dropped[snapshot.NOTE], cards=graves[snapshot.CARD], now=now
     )
     # A deck of theirs that a device deleted goes with its cards the same way.
-    gone_adopted |= adopted.forget_decks(session, user_id, graves[snapshot.DECK], now)
+    gone_adopted |= adopted_changes.forget_decks(session, user_id, graves[snapshot.DECK], now)
     gone_cards |= gone_adopted
     held = [
         (kind, oid)
@@ -258,7 +258,7 @@ def apply_changes(
     pair = changes.get("decks")
     if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], list):
         # Before they are kept: a rename is a name other than the one kept.
-        adopted.retitle(
+        adopted_changes.retitle(
             session, user_id, pair[0], {d["id"]: d.get("name") for d in pending["decks"]}
         )
     new, taken = kept.take_changes(session, user_id, changes, usn=usn, now=now)

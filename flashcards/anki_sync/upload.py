@@ -35,7 +35,15 @@ from ..anki.reader import MAX_REVIEWS, count_rows, read_only
 from ..anki.structure import json_value, reading, settings, stored_tables
 from ..anki.timing import crt_of, day_shift_of
 from ..storage.models import AnkiKeptObject, User
-from . import adopted, device_decks, device_options, device_rows, kept, sessions, snapshot
+from . import (
+    adopted_changes,
+    device_decks,
+    device_options,
+    device_rows,
+    kept,
+    sessions,
+    snapshot,
+)
 from .devices import Device
 from .projection import build
 from .sessions import to_ms
@@ -144,7 +152,7 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
     usn = stamps.usn
     # What devices made before is replaced by what this one holds.
     session.execute(delete(AnkiKeptObject).where(AnkiKeptObject.user_id == user_id))
-    adopted.retitle(session, user_id, uploaded.decks, {})  # the device's names win
+    adopted_changes.retitle(session, user_id, uploaded.decks, {})  # the device's names win
     changes = {"models": uploaded.notetypes or [], "decks": [uploaded.decks, uploaded.dconf]}
     kept.take_changes(session, user_id, changes, usn=usn, now=now)
     device_decks.rename(session, user_id, uploaded.decks, set())
@@ -167,7 +175,7 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
         session, user_id, found, sent_notes=set(), sent_cards=set(), usn=usn, now=now,
         crt=uploaded.crt, conf=uploaded.conf,
     )  # fmt: skip
-    adopted.match_upload(
+    adopted_changes.match_upload(
         session, user_id, {d["id"] for d in uploaded.decks}, {c[0] for c in uploaded.cards}, now
     )
     snapshot.record_all(session, user_id, snapshot.objects(uploaded), usn)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from flask import Response
 from sqlalchemy.exc import IntegrityError
 
+from ..anki_sync import note_edits
 from ..decks import own_decks
 from ..decks.card_pages import CardRow, card_texts
 from ..errors import NotFound
@@ -122,8 +123,9 @@ def add_card(slug: str) -> Response:
 @documented(
     "editCard",
     "Change a card of the caller's own deck, in one language, and its tags; progress is "
-    "kept. A retired card is not edited (409), nor one made from a note of an Anki device's own "
-    "note type (409: edited in Anki).",
+    "kept. A retired card is not edited (409). A card made from a note of an Anki device's own "
+    "note type changes the note's fields its sides show, which reach every device; one whose "
+    "sides are not two fields (a Cloze deletion) is edited in Anki (409).",
     {200: Answer("The card.", OwnCard)},
     403,
     409,
@@ -135,7 +137,7 @@ def edit_card(slug: str, key: str) -> Response:
     user_id = current_user_id()
     body = parse_body(CardPatch)
     session = db()
-    own_decks.edit_card(
+    note_edits.edit_card(
         session,
         user_id,
         slug,

@@ -93,7 +93,7 @@ def clean_tags(tags: list[str]) -> list[str]:
     return cleaned
 
 
-def _check_texts(question: str, answer: str, explanation: str) -> None:
+def check_texts(question: str, answer: str, explanation: str) -> None:
     for name, value in (("front", question), ("back", answer), ("explanation", explanation)):
         if "\x00" in value:
             raise InvalidInput("a NUL character is not text", field=name)
@@ -156,7 +156,7 @@ def set_card(
     question, answer, explanation = (
         t.replace("\r\n", "\n").replace("\r", "\n") for t in (question, answer, explanation)
     )
-    _check_texts(question, answer, explanation)
+    check_texts(question, answer, explanation)
     wanted_tags = None if tags is None else clean_tags(tags)
     card = CardSource(key, question.strip(), answer.strip(), explanation.strip())
     if at is None:

@@ -15,6 +15,7 @@ from flask_babel import ngettext
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
+from ..anki_sync import note_edits
 from ..decks import media_refs, own_decks
 from ..decks.card_pages import card_texts
 from ..decks.media_refs import NotShownMediaType
@@ -95,6 +96,7 @@ def own_card_page(slug: str, key: str) -> str:
     card = card_texts(session, deck.id, key)
     if card is None:
         raise NotFound(f"no card '{key}' in this deck")
+    anki_editable = note_edits.editable(session, user_id(), deck.id, key)
     title = session.get(DeckText, (deck.id, deck.default_locale))
     locales = subscriptions.deck_locales(session, deck.id)
     return render_template(
@@ -103,6 +105,7 @@ def own_card_page(slug: str, key: str) -> str:
         title=title.title if title else deck.slug,
         default_locale=deck.default_locale,
         card=card,
+        anki_editable=anki_editable,
         locales=[deck.default_locale] + [loc for loc in locales if loc != deck.default_locale],
         listing=listing_args(request.args),
     )
@@ -148,7 +151,7 @@ def edit_own_card(slug: str, key: str) -> Response:
         url_for("web.own_card_page", slug=slug, key=key, **listing_args(request.form)), 303
     )
     try:
-        own_decks.edit_card(
+        note_edits.edit_card(
             session,
             user_id(),
             slug,

@@ -1,0 +1,253 @@
+"""A device's later changes to its decks studied here (`adopted`): notes edited there give
+their cards new texts, renames go both ways, deletions retire cards, an upload replaces
+what devices share. No Flask."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from ..anki.errors import AnkiPackageError
+from ..anki.importer import card_tags
+from ..anki.names import deck_title
+from ..anki.planning import plan_cards
+from ..anki.reader import AnkiCard, Collection
+from ..anki.timing import CRT
+from ..srs.subscriptions import unsubscribe
+from ..storage.models import Card, CardText, Deck, DeckText, Subscription, User
+from . import device_rows_read as read
+from . import ids, kept, snapshot
+from .wire import is_whole
+
+NOTE_MOD = kept.MOD_INDEX[snapshot.NOTE]
+
+
+def retext(session: Session, user_id: int, note_rows: list[list[Any]], now: datetime) -> int:
+    """Notes a device sent (schema-11 rows), or one edited here, that are of cards studied
+    here: the cards take their new text and tags; how many changed. A note older than the
+    one kept (edited here since) changes nothing: the kept one goes back to the device. A
+    card whose note no longer makes it keeps its text."""
+    sent = {n[0]: n for n in note_rows}
+    if not sent:
+        return 0
+    if kept.holds_notes(session, user_id):
+        held = kept.payloads(session, user_id, snapshot.NOTE, sent)
+        sent = {nid: n for nid, n in sent.items() if not _older(n, held.get(nid))}
+    mine = read.studied_decks(user_id)
+    ours: list[Card] = []
+    wanted = sorted(sent)
+    for i in range(0, len(wanted), ids.BATCH):
+        ours.extend(
+            session.scalars(
+                select(Card).where(
+                    Card.anki_note_id.in_(wanted[i : i + ids.BATCH]),
+                    Card.anki_ord.is_not(None),
+                    Card.deck_id.in_(mine),
+                )
+            )
+        )
+    if not ours:
+        return 0
+    user = session.get(User, user_id)
+    assert user is not None
+    notes = {
+        n.id: n
+        for n in (read.note_of(sent[c.anki_note_id]) for c in ours if c.anki_note_id in sent)
+        if n is not None
+    }
+    notetypes = read.notetypes(session, user_id, {n.mid for n in notes.values()})
+    stand_ins = [
+        AnkiCard(c.anki_card_id or 0, c.anki_note_id or 0, 0, c.anki_ord or 0,
+                 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {})
+        for c in ours
+    ]  # fmt: skip
+    coll = Collection(CRT, {}, notetypes, {}, list(notes.values()), stand_ins)
+    try:
+        planner = plan_cards(coll, user.locale, Counter(), kept.LIMIT, by_template=True)
+    except AnkiPackageError:
+        return 0
+    planned = {p.anki_cards[0].id: p for p in planner.planned.values() if len(p.anki_cards) == 1}
+    texts: dict[int, CardText] = {}
+    card_ids = [c.id for c in ours]
+    for i in range(0, len(card_ids), ids.BATCH):
+        texts.update(
+            (t.card_id, t)
+            for t in session.scalars(
+                select(CardText)
+                .join(Card, Card.id == CardText.card_id)
+                .join(Deck, Deck.id == Card.deck_id)
+                .where(
+                    CardText.card_id.in_(card_ids[i : i + ids.BATCH]),
+                    CardText.locale == Deck.default_locale,
+                )
+            )
+        )
+    changed = 0
+    for card in ours:
+        p = planned.get(card.anki_card_id or 0)
+        text = texts.get(card.id)
+        if p is None or len(p.texts) != 1 or text is None:
+            continue
+        question, answer, explanation = read.text_of(p)
+        tags = card_tags(p)
+        if (text.question, text.answer, text.explanation) != (question, answer, explanation):
+            text.question, text.answer, text.explanation = question, answer, explanation
+            text.updated_at = now
+            card.updated_at = now
+            changed += 1
+        if list(card.tags) != tags:
+            card.tags = tags
+    return changed
+
+
+def _older(row: list[Any], held: Any) -> bool:
+    """Whether a note row is older than the kept one (by `mod`, as `kept.keep` decides)."""
+    if not isinstance(held, list) or len(held) <= NOTE_MOD or len(row) <= NOTE_MOD:
+        return False
+    mod, kept_mod = row[NOTE_MOD], held[NOTE_MOD]
+    return isinstance(mod, int | float) and isinstance(kept_mod, int | float) and mod < kept_mod
+
+
+def retitle(session: Session, user_id: int, decks: Iterable[Any], sent: dict[int, Any]) -> None:
+    """Decks a device sent (`applyChanges`' deck objects), before they are kept: those
+    studied here that it renamed take the new name. A deck it sends unrenamed (its study
+    counts changed) keeps a name given here, as does one renamed here since its last sync
+    (`sent`: the names this sync gives it, by deck id)."""
+    names = {
+        d["id"]: d["name"]
+        for d in decks
+        if isinstance(d, dict) and isinstance(d.get("name"), str) and d["name"].strip()
+    }
+    names = {did: name for did, name in names.items() if is_whole(did)}
+    if not names:
+        return
+    before = kept.payloads(session, user_id, snapshot.DECK, names)
+    found = session.scalars(
+        select(Deck).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.in_(list(names)))
+    )
+    for deck in found:
+        assert deck.anki_deck_id is not None
+        name = names[deck.anki_deck_id]
+        held = before.get(deck.anki_deck_id)
+        held_name = held.get("name") if isinstance(held, dict) else None
+        if name == held_name:
+            continue
+        if deck.anki_deck_id in sent and sent[deck.anki_deck_id] != held_name:
+            continue  # renamed here since: ours goes to the device
+        text = session.get(DeckText, (deck.id, deck.default_locale))
+        if text is not None:
+            text.title = deck_title([name], name.strip())
+
+
+def forget_decks(
+    session: Session, user_id: int, deck_ids: Iterable[int], now: datetime
+) -> set[int]:
+    """A device deleted these decks (with their notes and cards): each of the person's decks
+    standing for one retires the cards its notes made (history kept) and stands for no
+    device deck any more: with cards added here it is an own deck as any other, which
+    devices get again; without, the person stops studying it. The Anki card ids retired."""
+    wanted = sorted(set(deck_ids))
+    if not wanted:
+        return set()
+    found = session.scalars(
+        select(Deck).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.in_(wanted))
+    ).all()
+    retired: set[int] = set()
+    for deck in found:
+        live = session.execute(
+            select(Card.id, Card.anki_card_id, Card.anki_ord).where(
+                Card.deck_id == deck.id, Card.retired_at.is_(None)
+            )
+        ).all()
+        theirs = [(card_id, cid) for card_id, cid, o in live if o is not None]
+        for i in range(0, len(theirs), ids.BATCH):
+            part = [card_id for card_id, _ in theirs[i : i + ids.BATCH]]
+            session.execute(update(Card).where(Card.id.in_(part)).values(retired_at=now))
+        if session.get(Subscription, (user_id, deck.id)) is not None:
+            retired.update(cid for _, cid in theirs if cid is not None)
+        deck.anki_deck_id = None
+        if len(theirs) == len(live):
+            unsubscribe(session, user_id, deck)
+    return retired
+
+
+def shown_notes(session: Session, user_id: int, note_ids: Iterable[int]) -> set[int]:
+    """Which of these kept notes devices get: those with a card, ours or kept (`projection`
+    leaves out a note with none, as Anki's own check deletes it)."""
+    wanted = sorted(set(note_ids))
+    shown: set[int] = set()
+    for i in range(0, len(wanted), ids.BATCH):
+        shown.update(
+            nid
+            for nid in session.scalars(
+                select(Card.anki_note_id).where(
+                    Card.anki_note_id.in_(wanted[i : i + ids.BATCH]),
+                    Card.anki_ord.is_not(None),
+                    Card.retired_at.is_(None),
+                    Card.deck_id.in_(read.studied_decks(user_id)),
+                )
+            )
+            if nid is not None
+        )
+    if wanted and kept.holds_cards(session, user_id):
+        asked = set(wanted)
+        for row in kept.payloads(session, user_id, snapshot.CARD).values():
+            if isinstance(row, list) and len(row) > 1 and row[1] in asked:
+                shown.add(row[1])
+    return shown
+
+
+def retire(
+    session: Session, user_id: int, *, notes: Iterable[int], cards: Iterable[int], now: datetime
+) -> set[int]:
+    """A device deleted these notes or cards: their cards here are retired (history kept);
+    the Anki card ids retired."""
+    mine = read.studied_decks(user_id)
+    retired: set[int] = set()
+    for column, oids in ((Card.anki_note_id, sorted(set(notes))),
+                         (Card.anki_card_id, sorted(set(cards)))):  # fmt: skip
+        for i in range(0, len(oids), ids.BATCH):
+            found = session.execute(
+                select(Card.id, Card.anki_card_id).where(
+                    column.in_(oids[i : i + ids.BATCH]),
+                    Card.deck_id.in_(mine),
+                    Card.anki_ord.is_not(None),
+                    Card.retired_at.is_(None),
+                )
+            ).all()
+            if found:
+                session.execute(
+                    update(Card).where(Card.id.in_([c for c, _ in found])).values(retired_at=now)
+                )
+                retired.update(cid for _, cid in found if cid is not None)
+    return retired
+
+
+def match_upload(
+    session: Session, user_id: int, decks: set[int], present: set[int], now: datetime
+) -> None:
+    """A device uploaded its whole collection, which its devices now share: decks studied
+    here it no longer holds (`decks`: its deck ids) are forgotten (`forget_decks`), cards of
+    its notes it no longer holds (`present`: its card ids) retired, as deleted there, and
+    retired ones it holds again live again."""
+    mine = read.studied_decks(user_id)
+    gone_decks = session.scalars(
+        select(Deck.anki_deck_id).where(Deck.id.in_(mine), Deck.anki_deck_id.not_in(decks))
+    ).all()
+    forget_decks(session, user_id, [d for d in gone_decks if d is not None], now)
+    found = session.execute(
+        select(Card.id, Card.anki_card_id, Card.retired_at).where(
+            Card.deck_id.in_(mine), Card.anki_ord.is_not(None)
+        )
+    ).all()
+    gone = [i for i, cid, retired in found if retired is None and cid not in present]
+    back = [i for i, cid, retired in found if retired is not None and cid in present]
+    for card_ids, value in ((gone, now), (back, None)):
+        for i in range(0, len(card_ids), ids.BATCH):
+            part = card_ids[i : i + ids.BATCH]
+            session.execute(update(Card).where(Card.id.in_(part)).values(retired_at=value))

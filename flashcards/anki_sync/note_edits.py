@@ -1,0 +1,148 @@
+"""A card of a person's own deck edited on the web or through the API, a card of a device's
+note (`adopted`) included. No Flask.
+
+Such a card's text is what its note type's template makes of the note's fields, so an edit
+is made to the note: when the card's question is one field and its answer one field (Basic,
+Basic and reversed, most vocabulary note types), those fields take the new text, the note
+is kept with a new modification time, and every device gets it at its next sync (a device's
+older edit of the same note then loses, as on Anki's own server); the note's other cards
+take their new text at once. Any other card (a Cloze deletion, a template that writes more
+than one field) is edited in Anki (`CardOfAnkiNote`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..anki.export_notes import checksum, sort_field
+from ..anki.reader import CLOZE
+from ..anki.sanitize import html_to_text, text_to_html
+from ..anki.structure import notetype_of
+from ..anki.templates import ANSWER_RULE
+from ..decks import own_decks
+from ..decks.card_editing import check_texts, clean_tags
+from ..errors import CardOfAnkiNote, InvalidInput
+from ..storage.models import Card, CardText
+from . import adopted_changes, kept, sessions, snapshot
+from .device_rows_read import FIELD_SEPARATOR
+
+# A side of a template that is one field alone: `{{Front}}`, no filter, section or text.
+ONE_FIELD_RE = re.compile(r"^\s*\{\{\s*([^#/^{}:]+?)\s*\}\}\s*$")
+FRONT_SIDE_RE = re.compile(r"\{\{\s*FrontSide\s*\}\}")
+# A schema-11 note row's columns this changes.
+NOTE_TAGS, NOTE_FIELDS, NOTE_SORT, NOTE_SUM = 5, 6, 7, 8
+NOTE_MOD = kept.MOD_INDEX[snapshot.NOTE]
+
+
+def edit_card(
+    session: Session,
+    user_id: int,
+    slug: str,
+    key: str,
+    *,
+    locale: str | None,
+    question: str | None,
+    answer: str | None,
+    explanation: str | None,
+    tags: list[str] | None,
+    now: datetime,
+) -> None:
+    """`own_decks.edit_card`, for a card of a device's note too (see the module's doc)."""
+    deck = own_decks.find_own_deck(session, user_id, slug)
+    card = session.scalar(
+        select(Card).where(Card.deck_id == deck.id, Card.key == key, Card.retired_at.is_(None))
+    )
+    if card is None or card.anki_ord is None or card.anki_note_id is None:
+        own_decks.edit_card(
+            session, user_id, slug, key, locale=locale, question=question, answer=answer,
+            explanation=explanation, tags=tags, now=now,
+        )  # fmt: skip
+        return
+    if locale not in (None, deck.default_locale):
+        raise InvalidInput(f"the deck has no language '{locale}'", field="locale")
+    if explanation:
+        raise CardOfAnkiNote("a card of an Anki note has no explanation of its own here")
+    note = _note(session, user_id, card)
+    front, back = _fields_shown(session, user_id, note[2], card.anki_ord)
+    fields = str(note[NOTE_FIELDS]).split(FIELD_SEPARATOR)
+    names = _field_names(session, user_id, note[2])
+    fields += [""] * (len(names) - len(fields))
+    current = session.get(CardText, (card.id, deck.default_locale))
+    texts = {
+        front: question if question is not None else (current.question if current else ""),
+        back: answer if answer is not None else (current.answer if current else ""),
+    }
+    # As a form sends them (CRLF), as the web's own cards keep them.
+    texts = {name: t.replace("\r\n", "\n").replace("\r", "\n").strip() for name, t in texts.items()}
+    check_texts(texts[front], texts[back], "")
+    for name, given in ((front, question), (back, answer)):
+        if given is not None:
+            fields[names.index(name)] = text_to_html(texts[name])
+    changed = list(note)
+    changed[NOTE_FIELDS] = FIELD_SEPARATOR.join(fields)
+    sort_index = _sort_index(session, user_id, note[2], len(fields))
+    changed[NOTE_SORT] = sort_field(html_to_text(fields[sort_index]))
+    changed[NOTE_SUM] = checksum(sort_field(html_to_text(fields[0])))
+    if tags is not None:
+        changed[NOTE_TAGS] = " ".join(["", *clean_tags(tags), ""]) if tags else ""
+    changed[NOTE_MOD] = max(int(now.timestamp()), int(note[NOTE_MOD]) + 1)
+    usn = sessions.collection(session, user_id, now).usn
+    kept.keep(session, user_id, snapshot.NOTE, {card.anki_note_id: changed}, usn=usn, now=now)
+    adopted_changes.retext(session, user_id, [changed], now)
+
+
+def editable(session: Session, user_id: int, deck_id: int, key: str) -> bool:
+    """Whether the web edits this card (one of a device's note: see the module's doc)."""
+    card = session.scalar(select(Card).where(Card.deck_id == deck_id, Card.key == key))
+    if card is None or card.anki_ord is None:
+        return True
+    try:
+        _fields_shown(session, user_id, _note(session, user_id, card)[2], card.anki_ord)
+    except CardOfAnkiNote:
+        return False
+    return True
+
+
+def _note(session: Session, user_id: int, card: Card) -> list[Any]:
+    nid = card.anki_note_id
+    note = kept.payloads(session, user_id, snapshot.NOTE, [nid or 0]).get(nid or 0)
+    if not isinstance(note, list) or len(note) <= NOTE_SUM:
+        raise CardOfAnkiNote("this card's note is not kept here: edit it in Anki")
+    return note
+
+
+def _notetype(session: Session, user_id: int, mid: Any) -> dict[str, Any]:
+    found = kept.payloads(session, user_id, snapshot.NOTETYPE, [mid]).get(mid)
+    if not isinstance(found, dict):
+        raise CardOfAnkiNote("this card's note type is not kept here: edit it in Anki")
+    return found
+
+
+def _field_names(session: Session, user_id: int, mid: Any) -> list[str]:
+    return notetype_of(_notetype(session, user_id, mid)).fields
+
+
+def _sort_index(session: Session, user_id: int, mid: Any, count: int) -> int:
+    index = _notetype(session, user_id, mid).get("sortf")
+    return index if type(index) is int and 0 <= index < count else 0
+
+
+def _fields_shown(session: Session, user_id: int, mid: Any, ord_: int) -> tuple[str, str]:
+    """The fields the card's question and answer are, or CardOfAnkiNote."""
+    notetype = notetype_of(_notetype(session, user_id, mid))
+    if notetype.kind == CLOZE or not 0 <= ord_ < len(notetype.templates):
+        raise CardOfAnkiNote("this card's text is made from its note in a way edited in Anki")
+    question, answer = notetype.templates[ord_]
+    rule = ANSWER_RULE.search(answer)
+    answer = answer[rule.end() :] if rule is not None else FRONT_SIDE_RE.sub("", answer)
+    front, back = ONE_FIELD_RE.match(question), ONE_FIELD_RE.match(answer)
+    if front is None or back is None or front.group(1) == back.group(1):
+        raise CardOfAnkiNote("this card's text is made from its note in a way edited in Anki")
+    if not {front.group(1), back.group(1)} <= set(notetype.fields):
+        raise CardOfAnkiNote("this card's note type names a field it does not have")
+    return front.group(1), back.group(1)

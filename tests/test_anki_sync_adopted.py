@@ -452,3 +452,20 @@ def test_a_card_edited_on_the_web_changes_its_note_on_every_device(
     with Session(engine) as s:
         text = s.get(CardText, (_card(s, made["hola_card"]).id, "en"))
         assert text is not None and text.answer == "hello, from the web"
+
+
+def test_a_card_moved_to_another_deck_on_a_device_moves_here(
+    engine: Engine, newcomer: int, uploaded: tuple[Collection, SyncAuth, dict[str, int]]
+) -> None:
+    phone, auth, made = uploaded
+    week2 = phone.decks.id("Spanish::Week 2")
+    assert week2 is not None
+    phone.set_deck([made["hola_card"]], week2)
+    _in_step(phone, auth)
+    with Session(engine) as s:
+        hola = _card(s, made["hola_card"])
+        assert hola.deck_id == _deck(s, week2).id
+        assert s.get(DeckText, (hola.deck_id, "en")).title == "Spanish::Week 2"  # type: ignore[union-attr]
+        state = s.get(ReviewState, (newcomer, hola.id))
+        assert state is not None and state.reps == 1 and state.deck_id == hola.deck_id
+    assert phone.get_card(made["hola_card"]).did == week2

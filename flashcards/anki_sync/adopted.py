@@ -122,25 +122,30 @@ def adopt(
     }
     answers.update((r[0], r) for r in rows.get("revlog", []) if r[1] in wanted)
     revlog = sorted(r for r in map(read.revlog_of, answers.values()) if r is not None)
-    coll = Collection(crt, conf or {}, notetypes, names, list(notes.values()), cards, revlog)
-    try:
-        planner = plan_cards(coll, user.locale, Counter(), kept.LIMIT, by_template=True)
-    except AnkiPackageError:
-        return Adopted()  # templates that make too much text, or too slow to read: kept as sent
-    by_deck: dict[int, list[PlannedCard]] = {}
-    for p in planner.planned.values():
-        if len(p.anki_cards) == 1 and len(p.texts) == 1:
-            by_deck.setdefault(home_deck(p.anki_cards[0]), []).append(p)
-    timing = ImportTiming.from_collection(coll, user, now)
-    replay = Replay.of(session.get(SchedulerSettings, user_id), timing)
     logs_of: dict[int, list[Revlog]] = {}
     for r in revlog:
         logs_of.setdefault(r.cid, []).append(r)
+    in_deck: dict[int, list[AnkiCard]] = {}
+    for c in cards:
+        in_deck.setdefault(home_deck(c), []).append(c)
     adopted: set[int] = set()
-    for did, planned in by_deck.items():
-        deck = _deck_for(session, user, did, names.get(did, ""), now)
+    # Deck by deck: a deck whose notes the planner refuses (templates that make too much
+    # text, too slow to read) stays on the devices alone, the others are taken.
+    for did, its_cards in in_deck.items():
+        its_notes = [notes[nid] for nid in dict.fromkeys(c.nid for c in its_cards)]
+        coll = Collection(crt, conf or {}, notetypes, names, its_notes, its_cards)
+        try:
+            planner = plan_cards(coll, user.locale, Counter(), kept.LIMIT, by_template=True)
+        except AnkiPackageError:
+            continue
+        planned = [
+            p for p in planner.planned.values() if len(p.anki_cards) == 1 and len(p.texts) == 1
+        ]
+        deck = deck_for(session, user, did, names.get(did, ""), now) if planned else None
         if deck is None:
             continue
+        timing = ImportTiming.from_collection(coll, user, now)
+        replay = Replay.of(session.get(SchedulerSettings, user_id), timing)
         _add_cards(session, user, deck, planned, logs_of, replay, timing, now)
         adopted.update(p.anki_cards[0].id for p in planned)
     # Kept from an earlier chunk or sync (its note then unread, or not yet sent): ours now.
@@ -150,7 +155,7 @@ def adopt(
     return Adopted(adopted, were_kept)
 
 
-def _deck_for(session: Session, user: User, did: int, name: str, now: datetime) -> Deck | None:
+def deck_for(session: Session, user: User, did: int, name: str, now: datetime) -> Deck | None:
     """The person's deck standing for the device's deck `did`, made if need be."""
     deck = session.scalar(
         select(Deck).where(Deck.owner_user_id == user.id, Deck.anki_deck_id == did)

@@ -18,10 +18,11 @@ from ..anki.names import deck_title
 from ..anki.planning import plan_cards
 from ..anki.reader import AnkiCard, Collection
 from ..anki.timing import CRT
+from ..srs import card_moves
 from ..srs.subscriptions import unsubscribe
 from ..storage.models import Card, CardText, Deck, DeckText, Subscription, User
+from . import adopted, ids, kept, snapshot
 from . import device_rows_read as read
-from . import ids, kept, snapshot
 from .wire import is_whole
 
 NOTE_MOD = kept.MOD_INDEX[snapshot.NOTE]
@@ -111,6 +112,50 @@ def _older(row: list[Any], held: Any) -> bool:
         return False
     mod, kept_mod = row[NOTE_MOD], held[NOTE_MOD]
     return isinstance(mod, int | float) and isinstance(kept_mod, int | float) and mod < kept_mod
+
+
+def move(
+    session: Session, user_id: int, cards: list[list[int]], sent: set[int], now: datetime
+) -> int:
+    """Cards of a device's notes that it moved to another deck of its own (`device_marks`
+    rows: id, queue, flag, note, deck): moved here too, to the deck standing for that one
+    (made if need be), with their progress and history; how many. A card changed here since
+    the device's last sync keeps its deck, as one moved into a filtered deck does."""
+    wanted = {c[0]: c[4] for c in cards if c[0] not in sent}
+    if not wanted:
+        return 0
+    user = session.get(User, user_id)
+    assert user is not None
+    found: list[tuple[int, int, int]] = []
+    cids = sorted(wanted)
+    for i in range(0, len(cids), ids.BATCH):
+        found.extend(
+            (card_id, cid, did)
+            for card_id, cid, did in session.execute(
+                select(Card.id, Card.anki_card_id, Deck.anki_deck_id)
+                .join(Deck, Deck.id == Card.deck_id)
+                .where(
+                    Card.anki_card_id.in_(cids[i : i + ids.BATCH]),
+                    Card.anki_ord.is_not(None),
+                    Card.retired_at.is_(None),
+                    Card.deck_id.in_(read.studied_decks(user_id)),
+                )
+            )
+            if cid is not None and did is not None and wanted[cid] != did
+        )
+    if not found:
+        return 0
+    targets = kept.payloads(session, user_id, snapshot.DECK, {wanted[cid] for _, cid, _ in found})
+    moved = 0
+    for card_id, cid, _did in found:
+        target = targets.get(wanted[cid])
+        if not isinstance(target, dict) or target.get("dyn"):
+            continue  # a filtered deck (the card's home is the same), or no deck we know
+        deck = adopted.deck_for(session, user, wanted[cid], str(target.get("name", "")), now)
+        if deck is not None:
+            card_moves.move_card(session, card_id, deck, now=now)
+            moved += 1
+    return moved
 
 
 def retitle(session: Session, user_id: int, decks: Iterable[Any], sent: dict[int, Any]) -> None:

@@ -86,5 +86,6 @@ def take(
     marked = [c for c in rows.cards if c[0] not in taken.cards]
     applied, replayed = device_answers.apply(session, user_id, answers, now)
     applied += device_marks.apply(session, user_id, marked, sent_cards, now)
+    applied += adopted_changes.move(session, user_id, marked, sent_cards, now)
     applied += device_notes.apply(session, user_id, rows.notes, sent_notes, now)
     return Taken(added + new_cards, added + new_notes, applied + added + kept_rows, replayed)

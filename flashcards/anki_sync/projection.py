@@ -120,9 +120,10 @@ def _add_kept(
     cards: list[tuple[Any, ...]],
     revlog: list[tuple[Any, ...]],
 ) -> None:
-    """What devices made and we keep as they sent it (`kept`), with our usn. A kept card
-    whose deck is gone (one of ours the person left) goes to the Default deck, as Anki's
-    own check puts it; a kept answer whose id one of ours took is left out."""
+    """What devices made and we keep as they sent it (`kept`), with our usn. A card whose
+    deck is gone (a kept one in a deck of ours the person left, one of ours in a device's
+    deck no longer kept) goes to the Default deck, as Anki's own check puts it; a kept
+    answer whose id one of ours took is left out."""
     notetypes.extend(found.notetypes)
     # A note with no card left (a deck studied here that they deleted or left) goes: Anki's
     # own check deletes such notes.
@@ -136,6 +137,8 @@ def _add_kept(
         if n[0] in with_cards
     )
     deck_ids = {d["id"] for d in decks}
+    # Ours in a device's deck that is no longer kept (deleted before a sync said so) too.
+    cards[:] = [c if c[2] in deck_ids else (*c[:2], schema.DEFAULT_DECK_ID, *c[3:]) for c in cards]
     for c in found.cards:
         did = c[2] if c[2] in deck_ids else schema.DEFAULT_DECK_ID
         cards.append(tuple([*c[:2], did, *c[3 : snapshot.CARD_USN], SERVER_USN,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from anki.collection import Collection
+from anki.models import NotetypeDict
 from anki.sync_pb2 import SyncAuth, SyncCollectionResponse, SyncStatusResponse
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
@@ -34,19 +35,32 @@ from flashcards.storage.models import (
     Subscription,
 )
 from flashcards.storage.schema import utcnow
-from tests.factories import answer, make_user
-from tests.test_anki_sync_client import EMAIL, downloaded, new_device, server, sign_in
+from tests.factories import answer
+from tests.test_anki_sync_client import downloaded, new_device, server, sign_in
+from tests.test_anki_sync_upload import newcomer
 from tests.test_servers import Server
 
-__all__ = ["server"]
+__all__ = ["newcomer", "server"]  # the fixtures, shared with the upload's tests
 pytestmark = pytest.mark.slow
 Required = SyncCollectionResponse.ChangesRequired
 
 
-@pytest.fixture
-def newcomer(engine: Engine) -> int:
-    with transaction(engine) as s:
-        return make_user(s, EMAIL)
+def _note_type(col: Collection, name: str, fields: tuple[str, str], asked: str) -> NotetypeDict:
+    """A note type of the device's own: two fields, one card asking `asked`, answered by
+    the other."""
+    models = col.models
+    made = models.new(name)
+    for field in fields:
+        models.add_field(made, models.new_field(field))
+    template = models.new_template("Card 1")
+    (other,) = set(fields) - {asked}
+    template["qfmt"] = "{{" + asked + "}}"
+    template["afmt"] = "{{FrontSide}}<hr id=answer>{{" + other + "}}"
+    models.add_template(made, template)
+    models.add_dict(made)
+    found = models.by_name(name)
+    assert found is not None
+    return found
 
 
 def _fill(col: Collection) -> dict[str, int]:
@@ -193,16 +207,8 @@ def test_a_deck_made_on_a_device_after_the_upload_is_studied_here_too(
 ) -> None:
     phone, auth = downloaded(tmp_path, server)
     try:
-        models = phone.models  # a downloaded collection has only the service's note type
-        basic = models.new("Basic")
-        for name in ("Front", "Back"):
-            models.add_field(basic, models.new_field(name))
-        template = models.new_template("Card 1")
-        template["qfmt"], template["afmt"] = "{{Front}}", "{{FrontSide}}<hr id=answer>{{Back}}"
-        models.add_template(basic, template)
-        models.add_dict(basic)
-        basic = models.by_name("Basic")
-        assert basic is not None
+        # A downloaded collection has only the service's note type.
+        basic = _note_type(phone, "Basic", ("Front", "Back"), "Front")
         deck_id = phone.decks.add_normal_deck_with_name("Kubernetes").id
         note = phone.new_note(basic)
         note["Front"], note["Back"] = "What is a taint?", "A node mark that repels pods"
@@ -358,17 +364,9 @@ def test_each_card_reads_as_its_template_shows_it(
     """A note type whose template asks its second field, and a reversed card alone in its
     deck: the web asks what Anki asks."""
     phone = new_device(tmp_path)
-    models = phone.models
-    vocab = models.new("Vocab")
-    for name in ("English", "Spanish"):
-        models.add_field(vocab, models.new_field(name))
-    template = models.new_template("Recall")
-    template["qfmt"], template["afmt"] = "{{Spanish}}", "{{FrontSide}}<hr id=answer>{{English}}"
-    models.add_template(vocab, template)
-    models.add_dict(vocab)
-    found = models.by_name("Vocab")
-    reversed_ = models.by_name("Basic (and reversed card)")
-    assert found is not None and reversed_ is not None
+    found = _note_type(phone, "Vocab", ("English", "Spanish"), "Spanish")
+    reversed_ = phone.models.by_name("Basic (and reversed card)")
+    assert reversed_ is not None
     words = phone.decks.id("Words")
     other = phone.decks.id("Other")
     assert words is not None and other is not None

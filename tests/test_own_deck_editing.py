@@ -16,6 +16,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from flashcards.anki import export_deck
+from flashcards.anki_sync import kept, snapshot
 from flashcards.decks import own_decks
 from flashcards.errors import EditingRetiredCard, InvalidInput, NotDeckOwner, NotFound
 from flashcards.storage.engine import transaction
@@ -315,12 +316,13 @@ def test_the_settings_page_links_to_study_options_and_leeches(client: FlaskClien
     assert 'href="/study-options"' in page and 'href="/leeches"' in page
 
 
-def test_a_card_of_an_anki_note_is_shown_not_edited_on_the_web_and_the_api(
+def test_a_card_of_an_anki_note_is_edited_through_its_note_on_the_web_and_the_api(
     app: Flask, client: FlaskClient, engine: Engine
 ) -> None:
     """A card a device made from a note of its own note type (`anki_sync.adopted`) takes
-    its text from the note, edited in Anki: its page shows it without an editor, and an edit
-    through the form or the API is refused with the reason, the card unchanged."""
+    its text from the note. Without the note here, its page shows it without an editor and
+    an edit through the form or the API is refused with the reason, the card unchanged; with
+    it, an edit changes the note's fields the card shows."""
     sign_up(client)
     with transaction(engine) as s:
         ana = s.scalars(select(User.id).where(User.email == "ana@example.com")).one()
@@ -353,3 +355,25 @@ def test_a_card_of_an_anki_note_is_shown_not_edited_on_the_web_and_the_api(
     assert r.get_json()["type"].endswith("card-of-anki-note")
     with Session(engine) as s:
         assert _texts(s, deck_id, key) == {"en": ("hola", "hello", "")}
+
+    # With its note and note type kept (a Basic card: its question and answer are two of the
+    # note's fields), the page edits it, and the edit goes into the note for the devices.
+    basic = {"id": 1_700_000_000_003, "name": "Basic", "type": 0, "mod": 1, "sortf": 0,
+             "flds": [{"name": "Front", "ord": 0}, {"name": "Back", "ord": 1}],
+             "tmpls": [{"name": "Card 1", "ord": 0, "qfmt": "{{Front}}",
+                        "afmt": "{{FrontSide}}<hr id=answer>{{Back}}"}]}  # fmt: skip
+    note = [1_700_000_000_001, "g1", basic["id"], 1, 0, "", "hola\x1fhello", "hola", 0, 0, ""]
+    with transaction(engine) as s:
+        kept.keep(s, ana, snapshot.NOTETYPE, {basic["id"]: basic}, usn=0, now=T0)
+        kept.keep(s, ana, snapshot.NOTE, {note[0]: note}, usn=0, now=T0)
+    page = client.get(f"/decks/{slug}/cards/{key}").get_data(as_text=True)
+    assert "saving changes the note" in page
+    assert 'name="question"' in page and 'name="explanation"' not in page
+    form = {"csrf_token": csrf(client, f"/decks/{slug}/cards"), "question": "hola <b>",
+            "answer": "hello\r\nhi", "locale": "en", "tags": "greeting"}  # fmt: skip
+    assert client.post(f"/decks/{slug}/cards/{key}", data=form).status_code == 303
+    with Session(engine) as s:
+        assert _texts(s, deck_id, key) == {"en": ("hola <b>", "hello\nhi", "")}
+        row = kept.payloads(s, ana, snapshot.NOTE, [note[0]])[note[0]]
+        assert row[6] == "hola &lt;b&gt;\x1fhello<br>hi" and row[5] == " greeting "
+        assert row[3] > 1  # newer: devices take it

@@ -166,6 +166,11 @@ class CardOfAnkiNote(FlashcardsError):
     note, which is edited in Anki (the note's other fields and cards are not shown here)."""
 
 
+class AnkiFieldFormatted(CardOfAnkiNote):
+    """An edit of a card's side whose note field holds formatting or pictures plain text
+    does not keep: the field would be flattened on every device."""
+
+
 class LastCardOfDeck(FlashcardsError):
     """A deck keeps at least one card; deleting the deck removes the last."""
 

@@ -467,3 +467,33 @@ def test_a_card_moved_to_another_deck_on_a_device_moves_here(
         state = s.get(ReviewState, (newcomer, hola.id))
         assert state is not None and state.reps == 1 and state.deck_id == hola.deck_id
     assert phone.get_card(made["hola_card"]).did == week2
+
+
+def test_many_notes_deleted_on_a_device_leave_both_sides_in_step(
+    engine: Engine, newcomer: int, server: Server, tmp_path: Path
+) -> None:
+    """Anki sends deletions 250 at a time, cards before notes: 200 notes' cards and notes
+    come in different calls, and the counts still agree (no full sync)."""
+    phone = new_device(tmp_path)
+    basic = phone.models.by_name("Basic")
+    week = phone.decks.id("Week")
+    assert basic is not None and week is not None
+    nids = []
+    for i in range(200):
+        note = phone.new_note(basic)
+        note["Front"], note["Back"] = f"question {i}", f"answer {i}"
+        phone.add_note(note, week)
+        nids.append(note.id)
+    auth = sign_in(phone, server)
+    phone.close_for_full_sync()
+    phone.full_upload_or_download(auth=auth, server_usn=None, upload=True)
+    phone.reopen(after_full_sync=True)
+    try:
+        _in_step(phone, auth)
+        phone.remove_notes(nids)
+        _in_step(phone, auth)
+        with Session(engine) as s:
+            live = select(func.count()).where(Card.anki_ord.is_not(None), Card.retired_at.is_(None))
+            assert s.scalar(live) == 0
+    finally:
+        phone.close()

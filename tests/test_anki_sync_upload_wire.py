@@ -152,3 +152,17 @@ def test_a_schema_11_collection_is_taken(
             if isinstance(payload, dict) and "name" in payload
         ]
     assert "Old client" in names
+
+
+@pytest.mark.parametrize("crt", [10**15, -(10**12)])
+def test_a_creation_time_out_of_range_is_taken_as_the_nearest_real_one(
+    client: FlaskClient, engine: Engine, person: int, anki_file: Path, tmp_path: Path, crt: int
+) -> None:
+    """The day numbers the device counts from (`crt`) as its cards' own times are read:
+    within 1970 to 2100 (no error, no 500)."""
+    key = key_of(client)
+    data = damaged(anki_file, tmp_path, f"UPDATE col SET crt = {crt};")
+    assert decoded(upload(client, key, data)) == b"OK"  # type: ignore[arg-type]
+    with engine.connect() as conn:
+        taken = conn.scalar(select(AnkiCollection.crt))
+    assert taken is not None and 0 <= taken <= 4_102_444_800 + 10 * 86_400

@@ -362,18 +362,27 @@ def test_a_card_of_an_anki_note_is_edited_through_its_note_on_the_web_and_the_ap
              "flds": [{"name": "Front", "ord": 0}, {"name": "Back", "ord": 1}],
              "tmpls": [{"name": "Card 1", "ord": 0, "qfmt": "{{Front}}",
                         "afmt": "{{FrontSide}}<hr id=answer>{{Back}}"}]}  # fmt: skip
-    note = [1_700_000_000_001, "g1", basic["id"], 1, 0, "", "hola\x1fhello", "hola", 0, 0, ""]
+    # Bold on the question (which the web shows as plain "hola"), and tags the web hides.
+    note = [1_700_000_000_001, "g1", basic["id"], 1, 0, " leech vocab ", "<b>hola</b>\x1fhello",
+            "hola", 0, 0, ""]  # fmt: skip
     with transaction(engine) as s:
         kept.keep(s, ana, snapshot.NOTETYPE, {basic["id"]: basic}, usn=0, now=T0)
         kept.keep(s, ana, snapshot.NOTE, {note[0]: note}, usn=0, now=T0)
     page = client.get(f"/decks/{slug}/cards/{key}").get_data(as_text=True)
     assert "saving changes the note" in page
     assert 'name="question"' in page and 'name="explanation"' not in page
-    form = {"csrf_token": csrf(client, f"/decks/{slug}/cards"), "question": "hola <b>",
-            "answer": "hello\r\nhi", "locale": "en", "tags": "greeting"}  # fmt: skip
+    form = {"csrf_token": csrf(client, f"/decks/{slug}/cards"), "question": "hola",
+            "answer": "hello <3\r\nhi", "locale": "en", "tags": "greeting"}  # fmt: skip
     assert client.post(f"/decks/{slug}/cards/{key}", data=form).status_code == 303
     with Session(engine) as s:
-        assert _texts(s, deck_id, key) == {"en": ("hola <b>", "hello\nhi", "")}
+        assert _texts(s, deck_id, key) == {"en": ("hola", "hello <3\nhi", "")}
         row = kept.payloads(s, ana, snapshot.NOTE, [note[0]])[note[0]]
-        assert row[6] == "hola &lt;b&gt;\x1fhello<br>hi" and row[5] == " greeting "
+        # The question, sent unchanged, keeps its bold; the note keeps its hidden tag.
+        assert row[6] == "<b>hola</b>\x1fhello &lt;3<br>hi" and row[5] == " greeting leech "
         assert row[3] > 1  # newer: devices take it
+    # Changing the bold question here would flatten it on every device: refused.
+    form["question"] = "hola!"
+    page = client.post(f"/decks/{slug}/cards/{key}", data=form, follow_redirects=True)
+    assert "formatting or pictures the web does not keep" in page.get_data(as_text=True)
+    with Session(engine) as s:
+        assert kept.payloads(s, ana, snapshot.NOTE, [note[0]])[note[0]] == row

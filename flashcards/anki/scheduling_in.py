@@ -22,7 +22,7 @@ from ..srs.days import Clock
 from ..storage.models import SchedulerSettings, User
 from .reader import AnkiCard, Collection, Revlog
 from .schema import memory_value
-from .timing import DAY, day_start, from_epoch, source_today, study_date
+from .timing import DAY, DAY0, day_shift_of, day_start, from_epoch, study_date
 
 LEARNING, REVIEW, RELEARNING = 1, 2, 3
 QUEUE_LEARN = 1
@@ -58,17 +58,22 @@ class ImportTiming:
         # A package is untrusted: a value out of Anki's own range (minutes west within a
         # day, an hour of the day) is read as absent, as a missing one is, not computed with.
         rollover = _whole_number(coll.conf.get("rollover"), 0, 23)
+        today = study_date(now, user.timezone, user.day_start_hour)
+        # The collection's number of the person's today (not of `now`: its day may start
+        # at another hour).
+        lag = day_shift_of(
+            min(max(coll.crt, 0), LATEST_EPOCH),
+            _whole_number(coll.conf.get("creationOffset"), -24 * 60, 24 * 60),
+            4 if rollover is None else rollover,
+            now,
+            user.timezone,
+            user.day_start_hour,
+        )
         return cls(
             tz=user.timezone,
             day_start_hour=user.day_start_hour,
-            today=study_date(now, user.timezone, user.day_start_hour),
-            source_today=source_today(
-                min(max(coll.crt, 0), LATEST_EPOCH),
-                _whole_number(coll.conf.get("creationOffset"), -24 * 60, 24 * 60),
-                4 if rollover is None else rollover,
-                now,
-                user.timezone,
-            ),
+            today=today,
+            source_today=(today - DAY0).days - lag,
             now=now,
         )
 

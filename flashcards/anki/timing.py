@@ -60,8 +60,16 @@ def day_shift_of(
     crt: int, creation_offset: int | None, rollover: int, now: datetime, tz: str,
     day_start_hour: int,
 ) -> int:  # fmt: skip
-    """How many days a collection's day numbers (`source_today`) lag ours at `now`."""
-    return anki_day(now, tz, day_start_hour) - source_today(crt, creation_offset, rollover, now, tz)
+    """How many days a collection's day numbers (`source_today`) lag ours, today. Counted at
+    a moment of today when both days have begun (halfway from the later of the two day
+    starts to midnight): where the device's day starts at another hour than the person's,
+    `now` can fall in one's new day and the other's old one."""
+    today = study_date(now, tz, day_start_hour)
+    minutes = (max(rollover, day_start_hour) * 60 + 24 * 60) // 2
+    moment = datetime.combine(today, time(minutes // 60, minutes % 60), tzinfo=ZoneInfo(tz))
+    return anki_day(moment, tz, day_start_hour) - source_today(
+        crt, creation_offset, rollover, moment, tz
+    )
 
 
 def to_epoch_ms(when: datetime) -> int:

@@ -39,7 +39,7 @@ def retext(session: Session, user_id: int, note_rows: list[list[Any]], now: date
     if kept.holds_notes(session, user_id):
         held = kept.payloads(session, user_id, snapshot.NOTE, sent)
         sent = {nid: n for nid, n in sent.items() if not _older(n, held.get(nid))}
-    mine = read.studied_decks(user_id)
+    mine = read.device_decks(user_id)  # a deck left here too: its texts stay the note's
     ours: list[Card] = []
     wanted = sorted(sent)
     for i in range(0, len(wanted), ids.BATCH):
@@ -166,9 +166,12 @@ def retitle(session: Session, user_id: int, decks: Iterable[Any], sent: dict[int
     names = {
         d["id"]: d["name"]
         for d in decks
-        if isinstance(d, dict) and isinstance(d.get("name"), str) and d["name"].strip()
+        # Before `kept.take_changes` checks them: anything else is its 400.
+        if isinstance(d, dict)
+        and is_whole(d.get("id"))
+        and isinstance(d.get("name"), str)
+        and d["name"].strip()
     }
-    names = {did: name for did, name in names.items() if is_whole(did)}
     if not names:
         return
     before = kept.payloads(session, user_id, snapshot.DECK, names)
@@ -249,16 +252,16 @@ def shown_notes(session: Session, user_id: int, note_ids: Iterable[int]) -> set[
 
 def retire(
     session: Session, user_id: int, *, notes: Iterable[int], cards: Iterable[int], now: datetime
-) -> set[int]:
+) -> dict[int, int]:
     """A device deleted these notes or cards: their cards here are retired (history kept);
-    the Anki card ids retired."""
+    the note of each Anki card retired."""
     mine = read.studied_decks(user_id)
-    retired: set[int] = set()
+    retired: dict[int, int] = {}
     for column, oids in ((Card.anki_note_id, sorted(set(notes))),
                          (Card.anki_card_id, sorted(set(cards)))):  # fmt: skip
         for i in range(0, len(oids), ids.BATCH):
             found = session.execute(
-                select(Card.id, Card.anki_card_id).where(
+                select(Card.id, Card.anki_card_id, Card.anki_note_id).where(
                     column.in_(oids[i : i + ids.BATCH]),
                     Card.deck_id.in_(mine),
                     Card.anki_ord.is_not(None),
@@ -267,9 +270,9 @@ def retire(
             ).all()
             if found:
                 session.execute(
-                    update(Card).where(Card.id.in_([c for c, _ in found])).values(retired_at=now)
+                    update(Card).where(Card.id.in_([c for c, _, _ in found])).values(retired_at=now)
                 )
-                retired.update(cid for _, cid in found if cid is not None)
+                retired.update((cid, nid) for _, cid, nid in found if cid and nid)
     return retired
 
 

@@ -26,6 +26,11 @@ def text_of(p: PlannedCard) -> tuple[str, str, str]:
     return text
 
 
+def device_decks(user_id: int) -> Select[int]:
+    """The person's decks standing for a device's, studied or left."""
+    return select(Deck.id).where(Deck.owner_user_id == user_id, Deck.anki_deck_id.is_not(None))
+
+
 def studied_decks(user_id: int) -> Select[int]:
     """The person's decks standing for a device's that they study: those devices get."""
     return select(Deck.id).where(

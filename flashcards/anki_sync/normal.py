@@ -167,8 +167,11 @@ def apply_graves(
             raise bad_request(f"graves' {name} must be a list")
         graves[kind] = [_int(oid, name) for oid in oids]
     user_id, pending = device.user_id, state["pending"]
-    # The sanity check counts what devices were given: kept notes with a card.
+    # The sanity check counts what devices were given: kept notes with a card, when the sync
+    # began (Anki sends graves 250 at a time: a note's cards may have gone a call before).
+    earlier = set(state.get("adopted_notes", []))
     shown = adopted_changes.shown_notes(session, user_id, graves[snapshot.NOTE])
+    shown |= earlier & set(graves[snapshot.NOTE])
     # What a device made and we kept simply goes, even if another device changed it since
     # this one's last sync (as on Anki's server, a deletion wins over an edit).
     dropped = {kind: kept.drop(session, user_id, kind, oids) for kind, oids in graves.items()}
@@ -183,10 +186,12 @@ def apply_graves(
     gone_cards = {oid for oid, card_id in of_cards.items() if card_id in retired.values()}
     # Cards of a device's own notes studied here go with their note or on their own, as
     # kept objects do.
-    gone_adopted = adopted_changes.retire(
+    of_notes = adopted_changes.retire(
         session, user_id, notes=dropped[snapshot.NOTE], cards=graves[snapshot.CARD], now=now
     )
+    state["adopted_notes"] = sorted(earlier | set(of_notes.values()))
     # A deck of theirs that a device deleted goes with its cards the same way.
+    gone_adopted = set(of_notes)
     gone_adopted |= adopted_changes.forget_decks(session, user_id, graves[snapshot.DECK], now)
     gone_cards |= gone_adopted
     held = [

@@ -20,13 +20,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..anki.export_notes import checksum, sort_field
-from ..anki.reader import CLOZE
-from ..anki.sanitize import html_to_text, text_to_html
+from ..anki.planning import LANG_TAG
+from ..anki.reader import CLOZE, Notetype
+from ..anki.sanitize import clean_html, has_formatting, html_to_text, text_to_html
 from ..anki.structure import notetype_of
 from ..anki.templates import ANSWER_RULE
 from ..decks import own_decks
 from ..decks.card_editing import check_texts, clean_tags
-from ..errors import CardOfAnkiNote, InvalidInput
+from ..errors import AnkiFieldFormatted, CardOfAnkiNote, InvalidInput
+from ..srs.marks import LEECH_TAG
 from ..storage.models import Card, CardText
 from . import adopted_changes, kept, sessions, snapshot
 from .device_rows_read import FIELD_SEPARATOR
@@ -34,6 +36,7 @@ from .device_rows_read import FIELD_SEPARATOR
 # A side of a template that is one field alone: `{{Front}}`, no filter, section or text.
 ONE_FIELD_RE = re.compile(r"^\s*\{\{\s*([^#/^{}:]+?)\s*\}\}\s*$")
 FRONT_SIDE_RE = re.compile(r"\{\{\s*FrontSide\s*\}\}")
+IMG_RE = re.compile(r"<img\b", re.IGNORECASE)
 # A schema-11 note row's columns this changes.
 NOTE_TAGS, NOTE_FIELDS, NOTE_SORT, NOTE_SUM = 5, 6, 7, 8
 NOTE_MOD = kept.MOD_INDEX[snapshot.NOTE]
@@ -69,31 +72,61 @@ def edit_card(
         raise CardOfAnkiNote("a card of an Anki note has no explanation of its own here")
     note = _note(session, user_id, card)
     front, back = _fields_shown(session, user_id, note[2], card.anki_ord)
-    fields = str(note[NOTE_FIELDS]).split(FIELD_SEPARATOR)
     names = _field_names(session, user_id, note[2])
+    fields = str(note[NOTE_FIELDS]).split(FIELD_SEPARATOR)
     fields += [""] * (len(names) - len(fields))
     current = session.get(CardText, (card.id, deck.default_locale))
-    texts = {
-        front: question if question is not None else (current.question if current else ""),
-        back: answer if answer is not None else (current.answer if current else ""),
+    before = {front: _plain(current.question if current else ""),
+              back: _plain(current.answer if current else "")}  # fmt: skip
+    after = {
+        front: before[front] if question is None else _plain(question),
+        back: before[back] if answer is None else _plain(answer),
     }
-    # As a form sends them (CRLF), as the web's own cards keep them.
-    texts = {name: t.replace("\r\n", "\n").replace("\r", "\n").strip() for name, t in texts.items()}
-    check_texts(texts[front], texts[back], "")
-    for name, given in ((front, question), (back, answer)):
-        if given is not None:
-            fields[names.index(name)] = text_to_html(texts[name])
+    check_texts(after[front], after[back], "")
     changed = list(note)
-    changed[NOTE_FIELDS] = FIELD_SEPARATOR.join(fields)
-    sort_index = _sort_index(session, user_id, note[2], len(fields))
-    changed[NOTE_SORT] = sort_field(html_to_text(fields[sort_index]))
-    changed[NOTE_SUM] = checksum(sort_field(html_to_text(fields[0])))
-    if tags is not None:
-        changed[NOTE_TAGS] = " ".join(["", *clean_tags(tags), ""]) if tags else ""
+    # A form sends both sides: only a side whose text changed is written (the other keeps
+    # its HTML), and one whose HTML plain text cannot hold is edited in Anki, not flattened.
+    edited = [name for name in (front, back) if after[name] != before[name]]
+    for name in edited:
+        index = names.index(name)
+        if _loses_markup(fields[index]):
+            raise AnkiFieldFormatted(
+                "this side of the card has formatting or pictures the web does not keep: "
+                "edit it in Anki"
+            )
+        fields[index] = text_to_html(after[name])
+    if edited:
+        changed[NOTE_FIELDS] = FIELD_SEPARATOR.join(fields)
+        sort_index = _sort_index(session, user_id, note[2], len(fields))
+        changed[NOTE_SORT] = sort_field(html_to_text(fields[sort_index]))
+        changed[NOTE_SUM] = checksum(sort_field(html_to_text(fields[0])))
+    if tags is not None and clean_tags(tags) != list(card.tags or ()):
+        # The note's tags the web does not show (Anki's `leech`, a language's) stay.
+        hidden = [t for t in str(note[NOTE_TAGS]).split() if t.lower() == LEECH_TAG
+                  or t.startswith(LANG_TAG)]  # fmt: skip
+        shown = [*clean_tags(tags), *hidden]
+        changed[NOTE_TAGS] = " ".join(["", *shown, ""]) if shown else ""
+    if changed == note:
+        return
     changed[NOTE_MOD] = max(int(now.timestamp()), int(note[NOTE_MOD]) + 1)
     usn = sessions.collection(session, user_id, now).usn
     kept.keep(session, user_id, snapshot.NOTE, {card.anki_note_id: changed}, usn=usn, now=now)
     adopted_changes.retext(session, user_id, [changed], now)
+
+
+def _plain(text: str) -> str:
+    """A side's text as the web keeps it (a form sends line breaks as CRLF)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def _loses_markup(html: str) -> bool:
+    """Whether a field's HTML holds more than our plain text does: formatting, or a picture
+    that is not a local file (plain text keeps those as [image:] tokens)."""
+    clean = clean_html(html)
+    pictures = len(IMG_RE.findall(clean))
+    return has_formatting(clean) or pictures != html_to_text(clean, already_clean=True).count(
+        "[image:"
+    )
 
 
 def editable(session: Session, user_id: int, deck_id: int, key: str) -> bool:
@@ -116,25 +149,29 @@ def _note(session: Session, user_id: int, card: Card) -> list[Any]:
     return note
 
 
-def _notetype(session: Session, user_id: int, mid: Any) -> dict[str, Any]:
+def _notetype(session: Session, user_id: int, mid: Any) -> tuple[dict[str, Any], Notetype]:
+    """The note type as kept, and as read (a damaged one is edited in Anki)."""
     found = kept.payloads(session, user_id, snapshot.NOTETYPE, [mid]).get(mid)
     if not isinstance(found, dict):
         raise CardOfAnkiNote("this card's note type is not kept here: edit it in Anki")
-    return found
+    try:
+        return found, notetype_of(found)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise CardOfAnkiNote("this card's note type is not one the web reads") from None
 
 
 def _field_names(session: Session, user_id: int, mid: Any) -> list[str]:
-    return notetype_of(_notetype(session, user_id, mid)).fields
+    return _notetype(session, user_id, mid)[1].fields
 
 
 def _sort_index(session: Session, user_id: int, mid: Any, count: int) -> int:
-    index = _notetype(session, user_id, mid).get("sortf")
+    index = _notetype(session, user_id, mid)[0].get("sortf")
     return index if type(index) is int and 0 <= index < count else 0
 
 
 def _fields_shown(session: Session, user_id: int, mid: Any, ord_: int) -> tuple[str, str]:
     """The fields the card's question and answer are, or CardOfAnkiNote."""
-    notetype = notetype_of(_notetype(session, user_id, mid))
+    notetype = _notetype(session, user_id, mid)[1]
     if notetype.kind == CLOZE or not 0 <= ord_ < len(notetype.templates):
         raise CardOfAnkiNote("this card's text is made from its note in a way edited in Anki")
     question, answer = notetype.templates[ord_]

@@ -32,6 +32,7 @@ from ..anki.collection_file import Collection
 from ..anki.errors import AnkiPackageError
 from ..anki.protobuf import strict_json
 from ..anki.reader import MAX_REVIEWS, count_rows, read_only
+from ..anki.scheduling_in import LATEST_EPOCH
 from ..anki.structure import json_value, reading, settings, stored_tables
 from ..anki.timing import crt_of, day_shift_of
 from ..storage.models import AnkiKeptObject, User
@@ -133,7 +134,7 @@ def _day_shift(session: Session, user_id: int, uploaded: Collection, now: dateti
     assert user is not None
     offset, rollover = (uploaded.conf.get(k) for k in ("creationOffset", "rollover"))
     return day_shift_of(
-        uploaded.crt,
+        min(max(uploaded.crt, 0), LATEST_EPOCH),  # as the cards' own times are read
         offset if type(offset) is int and abs(offset) <= 24 * 60 else None,
         rollover if type(rollover) is int and 0 <= rollover <= 23 else 4,
         now,

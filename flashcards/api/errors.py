@@ -20,6 +20,7 @@ from ..decks.locales import UnknownLocale
 from ..decks.media_refs import NotShownMediaType
 from ..errors import (
     AlreadyOwner,
+    AnkiFieldFormatted,
     BodyTooLarge,
     CardNotFound,
     CardNotStudied,
@@ -148,6 +149,7 @@ PROBLEM_TYPES: dict[type[FlashcardsError], ProblemType] = {
     CardRetired: P(409, "card-retired", "Card retired"),
     EditingRetiredCard: P(409, "editing-retired-card", "Retired cards are not edited"),
     CardOfAnkiNote: P(409, "card-of-anki-note", "Edited in Anki"),
+    AnkiFieldFormatted: P(409, "anki-field-formatted", "Formatting kept in Anki"),
     NotLatestAnswer: P(409, "not-latest-answer", "Not the latest answer"),
     NothingToUndo: P(409, "nothing-to-undo", "Nothing to undo"),
     CardNotStudied: P(409, "card-not-studied", "The card is still new"),

@@ -18,6 +18,7 @@ from ..decks.locales import UnknownLocale
 from ..decks.media_refs import NotShownMediaType
 from ..errors import (
     AlreadyOwner,
+    AnkiFieldFormatted,
     BodyTooLarge,
     CardNotFound,
     CardNotStudied,
@@ -142,6 +143,13 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
         ),
         EditingRetiredCard: WebAnswer(
             409, _("This card was retired from the deck, so it can no longer be edited.")
+        ),
+        AnkiFieldFormatted: WebAnswer(
+            409,
+            _(
+                "This side of the card has formatting or pictures the web does not keep: "
+                "edit it in Anki, and your next sync brings the change here."
+            ),
         ),
         CardOfAnkiNote: WebAnswer(
             409,

@@ -108,7 +108,8 @@ def edit_card(
         changed[NOTE_TAGS] = " ".join(["", *shown, ""]) if shown else ""
     if changed == note:
         return
-    changed[NOTE_MOD] = max(int(now.timestamp()), int(note[NOTE_MOD]) + 1)
+    held_mod = note[NOTE_MOD] if isinstance(note[NOTE_MOD], int | float) else 0
+    changed[NOTE_MOD] = max(int(now.timestamp()), int(held_mod) + 1)
     usn = sessions.collection(session, user_id, now).usn
     kept.keep(session, user_id, snapshot.NOTE, {card.anki_note_id: changed}, usn=usn, now=now)
     adopted_changes.retext(session, user_id, [changed], now)

@@ -144,7 +144,7 @@ def set_card(
     at = next((i for i, c in enumerate(cards) if c.key == key), None)
     if at is not None and deck.anki_deck_id is not None and _of_anki_note(session, deck, key):
         raise CardOfAnkiNote(
-            "this card comes from a note of an Anki note type of its own: edit the note in "
+            "this card comes from a note made in Anki that the web cannot edit: edit the note in "
             "Anki, and your next sync brings the change here"
         )
     old = cards[at] if at is not None else CardSource(key, "", "", "")

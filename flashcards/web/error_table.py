@@ -154,8 +154,9 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
         CardOfAnkiNote: WebAnswer(
             409,
             _(
-                "This card comes from a note of an Anki note type of its own: edit the note in "
-                "Anki, and your next sync brings the change here."
+                "This card comes from a note made in Anki, which the web cannot edit (a Cloze "
+                "deletion, or a side made of several fields): edit the note in Anki, and your "
+                "next sync brings the change here."
             ),
         ),
         LastCardOfDeck: WebAnswer(

@@ -92,6 +92,13 @@ def _fill(col: Collection) -> dict[str, int]:
             "agua_card": agua.cards()[0].id}  # fmt: skip
 
 
+def _upload(device: Collection, auth: SyncAuth) -> None:
+    """The device's whole collection uploaded, as on "upload" in Anki's choice."""
+    device.close_for_full_sync()
+    device.full_upload_or_download(auth=auth, server_usn=None, upload=True)
+    device.reopen(after_full_sync=True)
+
+
 def _card(s: Session, anki_card_id: int) -> Card:
     return s.scalars(select(Card).where(Card.anki_card_id == anki_card_id)).one()
 
@@ -239,9 +246,7 @@ def test_a_second_upload_updates_the_decks_studied_here_without_copies(
     phone = new_device(tmp_path)
     made = _fill(phone)
     auth = sign_in(phone, server)
-    phone.close_for_full_sync()
-    phone.full_upload_or_download(auth=auth, server_usn=None, upload=True)
-    phone.reopen(after_full_sync=True)
+    _upload(phone, auth)
     try:
         phone.remove_notes([made["capital"]])
         basic = phone.models.by_name("Basic")
@@ -249,9 +254,7 @@ def test_a_second_upload_updates_the_decks_studied_here_without_copies(
         note = phone.new_note(basic)
         note["Front"], note["Back"] = "gato", "cat"
         phone.add_note(note, made["week"])
-        phone.close_for_full_sync()
-        phone.full_upload_or_download(auth=auth, server_usn=None, upload=True)
-        phone.reopen(after_full_sync=True)
+        _upload(phone, auth)
         with Session(engine) as s:
             assert s.scalar(select(func.count()).select_from(Deck)) == 1  # the same deck
             live = s.scalars(
@@ -277,9 +280,7 @@ def uploaded(
     phone = new_device(tmp_path)
     made = _fill(phone)
     auth = sign_in(phone, server)
-    phone.close_for_full_sync()
-    phone.full_upload_or_download(auth=auth, server_usn=None, upload=True)
-    phone.reopen(after_full_sync=True)
+    _upload(phone, auth)
     try:
         phone.sync_collection(auth, False)
         yield phone, auth, made
@@ -380,9 +381,7 @@ def test_each_card_reads_as_its_template_shows_it(
     backwards.did = other
     phone.update_card(backwards)
     auth = sign_in(phone, server)
-    phone.close_for_full_sync()
-    phone.full_upload_or_download(auth=auth, server_usn=None, upload=True)
-    phone.reopen(after_full_sync=True)
+    _upload(phone, auth)
     try:
         with Session(engine) as s:
             asked = {
@@ -485,9 +484,7 @@ def test_many_notes_deleted_on_a_device_leave_both_sides_in_step(
         phone.add_note(note, week)
         nids.append(note.id)
     auth = sign_in(phone, server)
-    phone.close_for_full_sync()
-    phone.full_upload_or_download(auth=auth, server_usn=None, upload=True)
-    phone.reopen(after_full_sync=True)
+    _upload(phone, auth)
     try:
         _in_step(phone, auth)
         phone.remove_notes(nids)

@@ -83,11 +83,8 @@ def adopt(
         return Adopted()
     sent_notes = {n[0]: n for n in rows.get("notes", [])}
     found: dict[int, Any] = {c[0]: c for c in rows.get("cards", [])}
-    if sent_notes and kept.holds_cards(session, user_id):
-        # A sync's chunks may bring a card before its note: kept then, taken with the note.
-        for oid, row in kept.payloads(session, user_id, snapshot.CARD).items():
-            if isinstance(row, list) and len(row) > 1 and row[1] in sent_notes:
-                found[oid] = row
+    # A sync's chunks may bring a card before its note: kept then, taken with the note.
+    found.update(kept.cards_of_notes(session, user_id, sent_notes))
     cards = [c for c in map(read.card_of, found.values()) if c is not None]
     # Not in a deck of ours (a device's deck id can fall on one of our numbers too).
     ours = {

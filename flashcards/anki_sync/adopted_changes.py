@@ -242,11 +242,7 @@ def shown_notes(session: Session, user_id: int, note_ids: Iterable[int]) -> set[
             )
             if nid is not None
         )
-    if wanted and kept.holds_cards(session, user_id):
-        asked = set(wanted)
-        for row in kept.payloads(session, user_id, snapshot.CARD).values():
-            if isinstance(row, list) and len(row) > 1 and row[1] in asked:
-                shown.add(row[1])
+    shown.update(row[1] for row in kept.cards_of_notes(session, user_id, wanted).values())
     return shown
 
 

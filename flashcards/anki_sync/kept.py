@@ -195,6 +195,19 @@ def revlog_since(session: Session, user_id: int, min_usn: int) -> list[list[Any]
     )
 
 
+def cards_of_notes(session: Session, user_id: int, note_ids: Iterable[int]) -> dict[int, Any]:
+    """The kept cards of these notes, by id (a card row names its note second; none kept
+    after an upload cleared them, or every card studied here, is the usual case)."""
+    wanted = set(note_ids)
+    if not wanted or not holds_cards(session, user_id):
+        return {}
+    return {
+        oid: row
+        for oid, row in payloads(session, user_id, snapshot.CARD).items()
+        if isinstance(row, list) and len(row) > 1 and row[1] in wanted
+    }
+
+
 def holds_cards(session: Session, user_id: int) -> bool:
     return _holds(session, user_id, snapshot.CARD)
 

@@ -71,8 +71,9 @@ def edit_card(
     if explanation:
         raise CardOfAnkiNote("a card of an Anki note has no explanation of its own here")
     note = _note(session, user_id, card)
-    front, back = _fields_shown(session, user_id, note[2], card.anki_ord)
-    names = _field_names(session, user_id, note[2])
+    raw, notetype = _notetype(session, user_id, note[2])
+    front, back = _fields_shown(notetype, card.anki_ord)
+    names = notetype.fields
     fields = str(note[NOTE_FIELDS]).split(FIELD_SEPARATOR)
     fields += [""] * (len(names) - len(fields))
     current = session.get(CardText, (card.id, deck.default_locale))
@@ -97,7 +98,7 @@ def edit_card(
         fields[index] = text_to_html(after[name])
     if edited:
         changed[NOTE_FIELDS] = FIELD_SEPARATOR.join(fields)
-        sort_index = _sort_index(session, user_id, note[2], len(fields))
+        sort_index = _sort_index(raw, len(fields))
         changed[NOTE_SORT] = sort_field(html_to_text(fields[sort_index]))
         changed[NOTE_SUM] = checksum(sort_field(html_to_text(fields[0])))
     if tags is not None and clean_tags(tags) != list(card.tags or ()):
@@ -136,7 +137,9 @@ def editable(session: Session, user_id: int, deck_id: int, key: str) -> bool:
     if card is None or card.anki_ord is None:
         return True
     try:
-        _fields_shown(session, user_id, _note(session, user_id, card)[2], card.anki_ord)
+        _fields_shown(
+            _notetype(session, user_id, _note(session, user_id, card)[2])[1], card.anki_ord
+        )
     except CardOfAnkiNote:
         return False
     return True
@@ -161,18 +164,13 @@ def _notetype(session: Session, user_id: int, mid: Any) -> tuple[dict[str, Any],
         raise CardOfAnkiNote("this card's note type is not one the web reads") from None
 
 
-def _field_names(session: Session, user_id: int, mid: Any) -> list[str]:
-    return _notetype(session, user_id, mid)[1].fields
-
-
-def _sort_index(session: Session, user_id: int, mid: Any, count: int) -> int:
-    index = _notetype(session, user_id, mid)[0].get("sortf")
+def _sort_index(raw: dict[str, Any], count: int) -> int:
+    index = raw.get("sortf")
     return index if type(index) is int and 0 <= index < count else 0
 
 
-def _fields_shown(session: Session, user_id: int, mid: Any, ord_: int) -> tuple[str, str]:
+def _fields_shown(notetype: Notetype, ord_: int) -> tuple[str, str]:
     """The fields the card's question and answer are, or CardOfAnkiNote."""
-    notetype = _notetype(session, user_id, mid)[1]
     if notetype.kind == CLOZE or not 0 <= ord_ < len(notetype.templates):
         raise CardOfAnkiNote("this card's text is made from its note in a way edited in Anki")
     question, answer = notetype.templates[ord_]

@@ -114,6 +114,8 @@ def snapshot_of(col: Collection) -> dict[str, Any]:
     ]
     return {
         "notes": rows("SELECT id, guid, mid, tags, flds, flags, data FROM notes ORDER BY id"),
+        # The browser's tag list, which Anki keeps apart from the notes.
+        "tags": sorted(col.tags.all()),
         "cards": cards,
         # The factor of an answer given in a deck studied here is the service's FSRS
         # difficulty then (Anki's own answers in learning have none).
@@ -126,7 +128,8 @@ def snapshot_of(col: Collection) -> dict[str, Any]:
             ({k: v for k, v in d.items() if k not in stamps} for d in col.decks.all()),
             key=lambda d: d["id"],
         ),
-        # The default options group (1) is the person's settings here, ours.
+        # The default options group (1) is the person's settings here, ours, under its name.
+        "default options": col.decks.get_config(1)["name"],
         "options": sorted(
             (
                 {k: v for k, v in c.items() if k not in stamps}
@@ -184,6 +187,7 @@ def test_an_uploaded_collection_downloads_to_another_device_the_same(
         nid = tablet.find_notes("tag:spanish")[0]
         note = tablet.get_note(nid)
         note["Back"] = "word, edited on the tablet"
+        note.tags.append("tablet::edited")
         tablet.update_note(note)
         gone = tablet.find_notes('"note:Basic (and reversed card)"')
         tablet.remove_notes(gone)

@@ -13,6 +13,8 @@ from typing import Any
 from . import schema
 from .timing import CRT
 
+NOTE_TAGS = 5  # a schema-11 note row's tags: " a b "
+
 
 @dataclass
 class Collection:
@@ -50,6 +52,8 @@ def collection_bytes(collection: Collection) -> bytes:
             scm_ms=collection.scm_ms,
             usn=collection.usn,
             notetypes=collection.notetypes,
+            # Anki's browser lists these; it does not rebuild the list when it opens a file.
+            tags={tag for note in collection.notes for tag in note[NOTE_TAGS].split()},
         )
         # In id order, each table's rows are appended to its b-tree rather than put between
         # others (full pages, a smaller file to compress). The collection's own lists keep

@@ -273,13 +273,15 @@ def write_col(
     scm_ms: int | None = None,
     usn: int = 0,
     notetypes: Sequence[dict[str, Any]] | None = None,
+    tags: Iterable[str] = (),
 ) -> None:
     """The `col` row. `dconf`: one deck options group, or several (each under its "id").
     `scm_ms` and `usn` are the schema time and update number a sync server gives its
-    collection (a package's are its `mod` and 0). `notetypes`: by default our front/back one."""
+    collection (a package's are its `mod` and 0). `notetypes`: by default our front/back one.
+    `tags`: the collection's tag list."""
     groups = [dconf] if isinstance(dconf, dict) else list(dconf)
     conn.execute(
-        "INSERT INTO col VALUES (1, ?, ?, ?, 11, 0, ?, 0, ?, ?, ?, ?, '{}')",
+        "INSERT INTO col VALUES (1, ?, ?, ?, 11, 0, ?, 0, ?, ?, ?, ?, ?)",
         (
             crt,
             mod_ms,
@@ -289,5 +291,6 @@ def write_col(
             json.dumps({str(n["id"]): n for n in notetypes or [notetype(mod_ms // 1000)]}),
             json.dumps({str(d["id"]): d for d in decks}),
             json.dumps({str(g["id"]): g for g in groups}),
+            json.dumps(dict.fromkeys(sorted(tags), usn)),
         ),
     )

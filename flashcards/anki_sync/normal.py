@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from ..anki.collection_file import NOTE_TAGS
 from ..storage.models import (
     AnkiCollection,
     AnkiSyncSession,
@@ -281,7 +282,9 @@ def apply_changes(
     return {
         "models": pending["models"],
         "decks": [pending["decks"], pending["dconf"]],
-        "tags": [],
+        # The tags of the notes this sync brings: Anki lists a tag in its browser only once
+        # it is told of it, not when a note that has it arrives.
+        "tags": sorted({tag for note in pending["notes"] for tag in note[NOTE_TAGS].split()}),
     }
 
 

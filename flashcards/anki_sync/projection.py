@@ -207,9 +207,7 @@ def build(
     shift = (crt - CRT) // 86_400  # `timing.crt_of`
     default_sched = SchedulingContext(user, own, user.locale, {}, {}, now, day_shift=shift)
     decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000)]
-    dconf = [
-        _options(own, default_sched, mod_ms, config_id=schema.DECK_CONFIG_ID, name="Flashcards")
-    ]
+    dconf = [_options(own, default_sched, mod_ms, config_id=schema.DECK_CONFIG_ID, name="Default")]
     notes: list[tuple[Any, ...]] = []
     cards: list[tuple[Any, ...]] = []
     revlog: list[tuple[Any, ...]] = []

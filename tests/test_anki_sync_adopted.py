@@ -18,7 +18,7 @@ from anki.sync_pb2 import SyncAuth, SyncCollectionResponse, SyncStatusResponse
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from flashcards.anki_sync import note_edits, snapshot
+from flashcards.anki_sync import adopted_changes, note_edits, snapshot
 from flashcards.decks import own_decks
 from flashcards.errors import CardOfAnkiNote
 from flashcards.srs.subscriptions import unsubscribe
@@ -356,6 +356,24 @@ def test_deck_names_and_deletions_go_both_ways(
         )
         assert live == 0
         assert s.scalar(select(func.count()).select_from(ReviewLog)) >= 2  # history kept
+    _in_step(phone, auth)
+
+
+def test_a_deck_deleted_on_the_web_is_deleted_on_every_device(
+    engine: Engine, newcomer: int, uploaded: tuple[Collection, SyncAuth, dict[str, int]]
+) -> None:
+    phone, auth, made = uploaded
+    assert phone.decks.get(made["week"], default=False) is not None
+    with transaction(engine) as s:
+        adopted_changes.delete_own_deck(s, newcomer, _deck(s, made["week"]).slug)
+    _in_step(phone, auth)
+    # Its notes and cards, and the deck itself, not left behind empty.
+    assert phone.decks.get(made["week"], default=False) is None
+    assert not phone.find_notes("hola") and not phone.find_cards("")
+    assert phone.decks.by_name("Spanish") is not None  # its parent was not deleted
+    with Session(engine) as s:
+        assert not s.scalars(select(Deck).where(Deck.anki_deck_id == made["week"])).all()
+        assert s.get(AnkiKeptObject, (newcomer, snapshot.DECK, made["week"])) is None
     _in_step(phone, auth)
 
 

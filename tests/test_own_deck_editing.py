@@ -258,6 +258,11 @@ def test_the_web_pages_make_and_edit_own_decks(client: FlaskClient, engine: Engi
     edit = {"csrf_token": csrf(client, link[1]), "locale": "es", "question": "cuchara",
             "answer": "spoon", "explanation": ""}  # fmt: skip
     assert client.post(link[1], data=edit).status_code == 303
+    # A refused edit shows the form again as it was sent.
+    r = client.post(link[1], data={**edit, "question": " ", "answer": "a long answer typed"})
+    assert r.status_code == 400
+    assert "The question and the answer must not be empty" in r.get_data(as_text=True)
+    assert ">a long answer typed</textarea>" in r.get_data(as_text=True)
     study = client.get("/study").get_data(as_text=True)
     assert f'id="edit-card" class="link" href="/decks/{slug}/cards/c001"' in study
     with transaction(engine) as s:
@@ -267,6 +272,8 @@ def test_the_web_pages_make_and_edit_own_decks(client: FlaskClient, engine: Engi
             "en": ("spoon", "cuchara", ""), "es": ("cuchara", "spoon", ""),
         }  # fmt: skip
         assert s.scalar(select(Card.tags).where(Card.deck_id == deck_id)) == ["kitchen", "tools"]
+    # Retiring is asked once more: its button is behind a disclosure.
+    assert '<details class="retire">' in card_page
     retire = {"csrf_token": csrf(client, link[1])}
     assert client.post(f"{link[1]}/retire", data=retire).status_code == 303
     assert client.get(link[1]).status_code == 404
@@ -344,8 +351,8 @@ def test_a_card_of_an_anki_note_is_edited_through_its_note_on_the_web_and_the_ap
     assert 'name="question"' not in page and 'name="file"' not in page
     form = {"csrf_token": csrf(client, f"/decks/{slug}/cards"), "question": "changed",
             "answer": "hello", "explanation": "", "locale": "en"}  # fmt: skip
-    r = client.post(f"/decks/{slug}/cards/{key}", data=form, follow_redirects=True)
-    assert "edit the note in Anki" in r.get_data(as_text=True)
+    r = client.post(f"/decks/{slug}/cards/{key}", data=form)
+    assert r.status_code == 409 and "edit the note in Anki" in r.get_data(as_text=True)
     r = app.test_client().patch(
         f"/api/v1/decks/{slug}/cards/{key}",
         json={"front": "changed"},
@@ -380,9 +387,13 @@ def test_a_card_of_an_anki_note_is_edited_through_its_note_on_the_web_and_the_ap
         # The question, sent unchanged, keeps its bold; the note keeps its hidden tag.
         assert row[6] == "<b>hola</b>\x1fhello &lt;3<br>hi" and row[5] == " greeting leech "
         assert row[3] > 1  # newer: devices take it
-    # Changing the bold question here would flatten it on every device: refused.
-    form["question"] = "hola!"
-    page = client.post(f"/decks/{slug}/cards/{key}", data=form, follow_redirects=True)
-    assert "formatting or pictures the web does not keep" in page.get_data(as_text=True)
+    # Changing the bold question here would flatten it on every device: refused, and the
+    # form comes back as it was sent, nothing typed lost.
+    form["question"], form["answer"] = "hola!", "hello, typed again"
+    r = client.post(f"/decks/{slug}/cards/{key}", data=form)
+    assert r.status_code == 409
+    page = r.get_data(as_text=True)
+    assert "formatting or pictures the web does not keep" in page
+    assert ">hola!</textarea>" in page and ">hello, typed again</textarea>" in page
     with Session(engine) as s:
         assert kept.payloads(s, ana, snapshot.NOTE, [note[0]])[note[0]] == row

@@ -109,6 +109,13 @@ def test_a_card_is_edited_and_retired_on_its_own_page(app: Flask, engine: Engine
     assert response.headers["Location"] == f"{card}?q=77&page=2"
     assert "¿Pregunta 77?" in member.get(f"{deck}?q=77").get_data(as_text=True)
     assert _post(member, card, form, card).status_code == 403
+    # Refused: the page comes back with the text as typed, and its way back to the listing.
+    refused = _post(
+        lead, card, {**form, "answer": " ", "question": "¿Pregunta 77, otra vez?"}, card
+    )
+    assert refused.status_code == 400
+    assert ">¿Pregunta 77, otra vez?</textarea>" in refused.get_data(as_text=True)
+    assert f'href="{deck}?q=77&amp;page=2"' in refused.get_data(as_text=True)
 
     retire = _post(lead, f"{card}/retire", {"q": "Question", "page": "2"}, card)
     assert retire.headers["Location"] == f"{deck}?q=Question&page=2"

@@ -18,6 +18,7 @@ from ..anki.names import deck_title
 from ..anki.planning import plan_cards
 from ..anki.reader import AnkiCard, Collection
 from ..anki.timing import CRT
+from ..decks import own_decks
 from ..srs import card_moves
 from ..srs.subscriptions import unsubscribe
 from ..storage.models import Card, CardText, Deck, DeckText, Subscription, User
@@ -26,6 +27,16 @@ from . import device_rows_read as read
 from .wire import is_whole
 
 NOTE_MOD = kept.MOD_INDEX[snapshot.NOTE]
+
+
+def delete_own_deck(session: Session, user_id: int, slug: str) -> None:
+    """`own_decks.delete_own_deck`, and when the deck stands for a device's deck, that deck
+    goes too: devices delete it at their next sync, as they delete its notes and cards,
+    which no collection built for them holds any more."""
+    deck = own_decks.find_own_deck(session, user_id, slug)
+    if deck.anki_deck_id is not None:
+        kept.drop(session, user_id, snapshot.DECK, [deck.anki_deck_id])
+    own_decks.delete_own_deck(session, user_id, slug)
 
 
 def retext(session: Session, user_id: int, note_rows: list[list[Any]], now: datetime) -> int:

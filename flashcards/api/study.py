@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ..decks import own_decks
+from ..anki_sync import adopted_changes
 from ..errors import NotFound, NotSubscribed
 from ..hot_sql.rawsql import Executor
 from ..http.request_db import db, direct, writes
@@ -131,7 +131,7 @@ def unsubscribe(slug: str) -> Response:
 def delete_deck(slug: str) -> Response:
     user_id = current_user_id()
     session = db()
-    own_decks.delete_own_deck(session, user_id, slug)
+    adopted_changes.delete_own_deck(session, user_id, slug)
     session.commit()
     return Response(status=204)
 

@@ -8,6 +8,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
+from ..anki_sync import adopted_changes
 from ..decks import own_decks
 from ..decks.deckfile import MAX_TITLE
 from ..errors import InvalidInput
@@ -189,7 +190,7 @@ def delete_deck_page(slug: str) -> str:
 @login_required
 def delete_deck(slug: str) -> Response:
     session = db()
-    own_decks.delete_own_deck(session, user_id(), slug)
+    adopted_changes.delete_own_deck(session, user_id(), slug)
     session.commit()
     flash(_("The deck is deleted."))
     return redirect(url_for("web.library"), 303)

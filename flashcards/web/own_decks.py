@@ -30,7 +30,7 @@ from ..storage.schema import utcnow
 from . import bp
 from .auth import login_required, user_id
 from .error_table import message_for
-from .team_decks import card_problem, listing_args
+from .team_decks import as_typed, card_problem, listing_args
 from .uploads import mebibytes, upload_form
 
 
@@ -91,6 +91,12 @@ def _to_cards(slug: str) -> Response:
 @login_required
 def own_card_page(slug: str, key: str) -> str:
     """One card of the person's own deck in every language: its forms and retire button."""
+    return _card_page(slug, key)
+
+
+def _card_page(slug: str, key: str, typed: Mapping[str, str] | None = None) -> str:
+    """The card's page; with `typed`, a refused edit's form (its language's texts and tags)
+    shown as it was sent, so nothing typed is lost."""
     session = db()
     deck = own_decks.find_own_deck(session, user_id(), slug)
     card = card_texts(session, deck.id, key)
@@ -104,10 +110,10 @@ def own_card_page(slug: str, key: str) -> str:
         slug=deck.slug,
         title=title.title if title else deck.slug,
         default_locale=deck.default_locale,
-        card=card,
+        card=as_typed(card, typed),
         anki_editable=anki_editable,
         locales=[deck.default_locale] + [loc for loc in locales if loc != deck.default_locale],
-        listing=listing_args(request.args),
+        listing=listing_args(request.args if typed is None else typed),
     )
 
 
@@ -166,7 +172,7 @@ def edit_own_card(slug: str, key: str) -> Response:
     except InvalidInput as exc:
         session.rollback()
         flash(_("The card was not saved.") + " " + card_problem(exc), "error")
-        return back
+        return Response(_card_page(slug, key, request.form), 400)
     except EditingRetiredCard as exc:
         session.rollback()
         flash(_("The card was not saved.") + " " + message_for(exc), "error")
@@ -174,7 +180,7 @@ def edit_own_card(slug: str, key: str) -> Response:
     except CardOfAnkiNote as exc:
         session.rollback()
         flash(_("The card was not saved.") + " " + message_for(exc), "error")
-        return back
+        return Response(_card_page(slug, key, request.form), 409)
     session.commit()
     flash(_("Card saved. Your progress on it is kept."))
     texts = (request.form.get(name, "") for name in ("question", "answer", "explanation"))

@@ -9,6 +9,7 @@ page, so that a 5,000-card deck's page stays light.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from flask import flash, redirect, render_template, request, url_for
@@ -18,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
 from ..decks.card_editing import MAX_TAGS
+from ..decks.card_pages import CardRow, CardTexts
 from ..decks.deckfile import MAX_TEXT
 from ..errors import (
     EditingRetiredCard,
@@ -93,6 +95,16 @@ def listing_args(values: Mapping[str, str]) -> dict[str, Any]:
     return args
 
 
+def as_typed(card: CardRow, typed: Mapping[str, str] | None) -> CardRow:
+    """The card with a refused edit's form (one language's texts, and tags if it has them)
+    as it was sent, so the page shown again loses nothing typed."""
+    if typed is None or not typed.get("locale"):
+        return card
+    sent = CardTexts(*(typed.get(name, "") for name in ("question", "answer", "explanation")))
+    card = replace(card, texts={**card.texts, typed["locale"]: sent})
+    return replace(card, tags=tuple(typed["tags"].split())) if "tags" in typed else card
+
+
 def deck_page(
     team_id: int,
     slug: str,
@@ -131,6 +143,11 @@ def team_deck_page(team_id: int, slug: str) -> Response:
 @login_required
 def team_card_page(team_id: int, slug: str, key: str) -> str:
     """One card in every language: its edit forms and retire button, for leads."""
+    return _card_page(team_id, slug, key)
+
+
+def _card_page(team_id: int, slug: str, key: str, typed: Mapping[str, str] | None = None) -> str:
+    """The card's page; with `typed`, a refused edit's form as it was sent (`as_typed`)."""
     uid = user_id()
     session = db()
     team = membership.get_team(session, team_id_checked(team_id), uid)
@@ -140,9 +157,9 @@ def team_card_page(team_id: int, slug: str, key: str) -> str:
         team=team,
         lead=team.role in LEADS,
         deck=deck,
-        card=card,
+        card=as_typed(card, typed),
         locales=[deck.default_locale] + [loc for loc in deck.locales if loc != deck.default_locale],
-        listing=listing_args(request.args),
+        listing=listing_args(request.args if typed is None else typed),
     )
 
 
@@ -173,7 +190,7 @@ def edit_team_card(team_id: int, slug: str, key: str) -> Response:
     except InvalidInput as exc:
         session.rollback()
         flash(_("The card was not saved.") + " " + card_problem(exc), "error")
-        return back
+        return Response(_card_page(team_id, slug, key, request.form), 400)
     except EditingRetiredCard as exc:
         session.rollback()
         flash(_("The card was not saved.") + " " + message_for(exc), "error")

@@ -469,6 +469,42 @@ def test_a_card_edited_on_the_web_changes_its_note_on_every_device(
         assert text is not None and text.answer == "hello, from the web"
 
 
+def test_a_card_added_on_the_web_reaches_devices_as_a_note_of_the_decks_own_type(
+    engine: Engine, newcomer: int, uploaded: tuple[Collection, SyncAuth, dict[str, int]]
+) -> None:
+    phone, auth, made = uploaded
+    with transaction(engine) as s:
+        slug = _deck(s, made["week"]).slug
+        key = note_edits.add_card(s, newcomer, slug, question="gato", answer="cat <3",
+                                  explanation="", tags=["animals"], now=utcnow())  # fmt: skip
+        # With an explanation, which a Basic note has no field for: a note of ours.
+        note_edits.add_card(s, newcomer, slug, question="perro", answer="dog",
+                            explanation="man's best friend", tags=None, now=utcnow())  # fmt: skip
+    _in_step(phone, auth)
+    (nid,) = phone.find_notes("gato")
+    note = phone.get_note(nid)
+    # As the deck's other Basic notes are: no tags of ours, its text as HTML.
+    assert note.note_type()["name"] == "Basic"  # type: ignore[index]
+    assert (note["Front"], note["Back"], note.tags) == ("gato", "cat &lt;3", ["animals"])
+    (cid,) = note.card_ids()
+    assert phone.get_card(cid).did == made["week"]
+    assert phone.find_notes("perro")
+
+    # Edited on the phone: the text here follows; edited here: the phone's note follows.
+    note["Back"] = "cat (el gato)"
+    phone.update_note(note)
+    _in_step(phone, auth)
+    with Session(engine) as s:
+        card = _card(s, cid)
+        assert card.key == key
+        assert s.get(CardText, (card.id, "en")).answer == "cat (el gato)"  # type: ignore[union-attr]
+    with transaction(engine) as s:
+        note_edits.edit_card(s, newcomer, slug, key, locale=None, question="el gato",
+                             answer=None, explanation=None, tags=None, now=utcnow())  # fmt: skip
+    _in_step(phone, auth)
+    assert phone.get_note(nid)["Front"] == "el gato"
+
+
 def test_a_card_moved_to_another_deck_on_a_device_moves_here(
     engine: Engine, newcomer: int, uploaded: tuple[Collection, SyncAuth, dict[str, int]]
 ) -> None:

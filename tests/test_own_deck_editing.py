@@ -397,3 +397,20 @@ def test_a_card_of_an_anki_note_is_edited_through_its_note_on_the_web_and_the_ap
     assert ">hola!</textarea>" in page and ">hello, typed again</textarea>" in page
     with Session(engine) as s:
         assert kept.payloads(s, ana, snapshot.NOTE, [note[0]])[note[0]] == row
+
+    # A card added through the API to the deck is a Basic note like the deck's others,
+    # with the deck's new-card id, its text as the note's fields and no tags of ours.
+    r = app.test_client().post(
+        f"/api/v1/decks/{slug}/cards",
+        json={"front": "adiós", "back": "bye & see you", "tags": ["farewell"]},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert r.status_code == 201, r.get_json()
+    with Session(engine) as s:
+        added = s.scalars(
+            select(Card).where(Card.deck_id == deck_id, Card.key == r.get_json()["key"])
+        ).one()
+        assert added.anki_ord == 0 and added.anki_note_id is not None
+        made = kept.payloads(s, ana, snapshot.NOTE, [added.anki_note_id])[added.anki_note_id]
+        assert made[2] == basic["id"] and made[5] == " farewell "
+        assert made[6] == "adiós\x1fbye &amp; see you"

@@ -92,6 +92,19 @@ def payloads(
     return {oid: payload for oid, payload in rows}
 
 
+def ids_from(session: Session, user_id: int, kinds: Iterable[int], least: int) -> set[int]:
+    """The ids of kept objects of `kinds` from `least` up."""
+    return set(
+        session.scalars(
+            select(AnkiKeptObject.oid).where(
+                AnkiKeptObject.user_id == user_id,
+                AnkiKeptObject.kind.in_(list(kinds)),
+                AnkiKeptObject.oid >= least,
+            )
+        )
+    )
+
+
 def _payloads(session: Session, user_id: int, kind: int, oids: Iterable[int]) -> dict[int, Any]:
     found: dict[int, Any] = {}
     for where in _batches(user_id, kind, oids):

@@ -1,5 +1,5 @@
-"""A card of a person's own deck edited on the web or through the API, a card of a device's
-note (`adopted`) included. No Flask.
+"""A card of a person's own deck added or edited on the web or through the API, a card of a
+device's note (`adopted`) included. No Flask.
 
 Such a card's text is what its note type's template makes of the note's fields, so an edit
 is made to the note: when the card's question is one field and its answer one field (Basic,
@@ -13,13 +13,14 @@ than one field) is edited in Anki (`CardOfAnkiNote`).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..anki.export_notes import checksum, sort_field
+from ..anki.export_notes import checksum, note_guid, sort_field
 from ..anki.planning import LANG_TAG
 from ..anki.reader import CLOZE, Notetype
 from ..anki.sanitize import clean_html, has_formatting, html_to_text, text_to_html
@@ -29,7 +30,7 @@ from ..decks import own_decks
 from ..decks.card_editing import check_texts, clean_tags
 from ..errors import AnkiFieldFormatted, CardOfAnkiNote, InvalidInput
 from ..srs.marks import LEECH_TAG
-from ..storage.models import Card, CardText
+from ..storage.models import Card, CardText, Deck
 from . import adopted_changes, kept, sessions, snapshot
 from .device_rows_read import FIELD_SEPARATOR
 
@@ -40,6 +41,7 @@ IMG_RE = re.compile(r"<img\b", re.IGNORECASE)
 # A schema-11 note row's columns this changes.
 NOTE_TAGS, NOTE_FIELDS, NOTE_SORT, NOTE_SUM = 5, 6, 7, 8
 NOTE_MOD = kept.MOD_INDEX[snapshot.NOTE]
+RECENT_NOTES = 50  # of a deck's cards, whose note types say which a new card takes
 
 
 def edit_card(
@@ -114,6 +116,96 @@ def edit_card(
     usn = sessions.collection(session, user_id, now).usn
     kept.keep(session, user_id, snapshot.NOTE, {card.anki_note_id: changed}, usn=usn, now=now)
     adopted_changes.retext(session, user_id, [changed], now)
+
+
+def add_card(
+    session: Session,
+    user_id: int,
+    slug: str,
+    *,
+    question: str,
+    answer: str,
+    explanation: str,
+    tags: list[str] | None,
+    now: datetime,
+) -> str:
+    """`own_decks.add_card`. In a deck standing for a device's, the card is made a note of
+    the note type most of the deck's editable cards are of (as Anki's Add offers the one
+    last used), so devices get it as one of theirs, edited both ways as they are; with an
+    explanation (which such a note has no field for), or no such note type, it stays a
+    note of ours."""
+    key = own_decks.add_card(session, user_id, slug, question=question, answer=answer,
+                             explanation=explanation, tags=tags, now=now)  # fmt: skip
+    deck = own_decks.find_own_deck(session, user_id, slug)
+    if deck.anki_deck_id is None or explanation.strip():
+        return key
+    chosen = _deck_note_type(session, user_id, deck.id)
+    if chosen is None:
+        return key
+    mid, raw, notetype = chosen
+    front, back = _fields_shown(notetype, 0)
+    card = session.scalars(select(Card).where(Card.deck_id == deck.id, Card.key == key)).one()
+    text = session.get(CardText, (card.id, deck.default_locale))
+    assert text is not None
+    fields = [""] * len(notetype.fields)
+    fields[notetype.fields.index(front)] = text_to_html(text.question)
+    fields[notetype.fields.index(back)] = text_to_html(text.answer)
+    nid = _free_id(session, user_id, int(now.timestamp() * 1000))
+    usn = sessions.collection(session, user_id, now).usn
+    note = [
+        nid, note_guid(deck.slug, key, deck.default_locale), mid, int(now.timestamp()), usn,
+        " ".join(["", *card.tags, ""]) if card.tags else "", FIELD_SEPARATOR.join(fields),
+        sort_field(html_to_text(fields[_sort_index(raw, len(fields))])),
+        checksum(sort_field(html_to_text(fields[0]))), 0, "",
+    ]  # fmt: skip
+    kept.keep(session, user_id, snapshot.NOTE, {nid: note}, usn=usn, now=now)
+    card.anki_note_id, card.anki_card_id, card.anki_ord = nid, nid, 0
+    return key
+
+
+def _deck_note_type(
+    session: Session, user_id: int, deck_id: int
+) -> tuple[int, dict[str, Any], Notetype] | None:
+    """The kept note type of one card, its question one field and its answer another, that
+    most of the deck's recent cards are of."""
+    recent = session.scalars(
+        select(Card.anki_note_id)
+        .where(Card.deck_id == deck_id, Card.anki_ord.is_not(None))
+        .order_by(Card.position.desc())
+        .limit(RECENT_NOTES)
+    ).all()
+    notes = kept.payloads(session, user_id, snapshot.NOTE, {n for n in recent if n is not None})
+    used = Counter(n[2] for n in notes.values() if isinstance(n, list) and len(n) > NOTE_SUM)
+    found = kept.payloads(session, user_id, snapshot.NOTETYPE, used)
+    for mid, _count in used.most_common():
+        raw = found.get(mid)
+        if not isinstance(raw, dict):
+            continue
+        try:
+            read = notetype_of(raw)
+            # One template alone: a device would make a note of more a card for each.
+            if len(read.templates) == 1:
+                _fields_shown(read, 0)
+                return mid, raw, read
+        except (KeyError, TypeError, ValueError, AttributeError, CardOfAnkiNote):
+            continue  # a damaged note type, or one the web does not edit
+    return None
+
+
+def _free_id(session: Session, user_id: int, wanted: int) -> int:
+    """An Anki note and card id (a time in ms, as Anki makes them) no note or card of the
+    person's has: `wanted`, or the next one free."""
+    owned = select(Deck.id).where(Deck.owner_user_id == user_id)
+    taken = {
+        *session.scalars(select(Card.anki_note_id).where(Card.deck_id.in_(owned),
+                                                         Card.anki_note_id >= wanted)),
+        *session.scalars(select(Card.anki_card_id).where(Card.deck_id.in_(owned),
+                                                         Card.anki_card_id >= wanted)),
+        *kept.ids_from(session, user_id, (snapshot.NOTE, snapshot.CARD), wanted),
+    }  # fmt: skip
+    while wanted in taken:
+        wanted += 1
+    return wanted
 
 
 def _plain(text: str) -> str:

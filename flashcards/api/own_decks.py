@@ -103,7 +103,7 @@ def add_card(slug: str) -> Response:
     session = db()
     key = retrying(
         session,
-        lambda: own_decks.add_card(
+        lambda: note_edits.add_card(
             session,
             user_id,
             slug,

@@ -127,7 +127,7 @@ def add_own_card(slug: str) -> Response:
         # Two cards added at once may pick the same new key; the retry picks another.
         retrying(
             session,
-            lambda: own_decks.add_card(
+            lambda: note_edits.add_card(
                 session,
                 uid,
                 slug,

@@ -18,7 +18,7 @@ from fsrs import State
 from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.orm import Session
 
-from flashcards.srs import card_actions, subscriptions
+from flashcards.srs import card_actions, study, subscriptions
 from flashcards.srs.queue import next_card
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
@@ -464,6 +464,28 @@ def test_two_devices_answering_one_card_keep_both_answers(
     finally:
         phone.close()
         tablet.close()
+
+
+def test_an_answer_given_in_anki_and_undone_on_the_web_is_undone_on_the_device(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    col, auth = downloaded(tmp_path, server)
+    try:
+        col.decks.select(ID_BASE + person.deck_ids[1] * 128 + 1)  # their own deck: new cards
+        card = col.sched.getCard()
+        assert card is not None
+        col.sched.answerCard(card, 3)
+        col.sync_collection(auth, False)
+        assert col.get_card(card.id).reps == 1
+        with transaction(engine) as s:
+            # The web's undo takes back the latest answer of the day, the device's.
+            assert study.undo(s, person.user_id, now=utcnow()).card_id == our_card(card.id)
+        col.sync_collection(auth, False)
+        undone = col.get_card(card.id)
+        assert (undone.type, undone.queue, undone.reps) == (0, 0, 0)  # new again, as here
+        assert col.sync_status(auth).required == SyncCollectionResponse.ChangesRequired.NO_CHANGES
+    finally:
+        col.close()
 
 
 def test_a_device_without_media_finds_nothing_to_sync(

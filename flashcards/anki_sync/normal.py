@@ -367,6 +367,10 @@ def _settle(
     keys = [(snapshot.NOTE, nid) for nid in of_notes] + [(snapshot.CARD, cid) for cid in of_cards]
     only = {*of_notes.values(), *of_cards.values()}
     _record_as_held(session, user_id, state["usn"], keys, only, now)
+    # The device holds its own state of a card it answered, not the one recorded at this
+    # sync's start: ours goes at its next sync whatever it is by then, the recorded one
+    # included (an answer undone here in between).
+    snapshot.forget(session, user_id, [(snapshot.CARD, cid) for cid in answered])
 
 
 def _record_as_held(

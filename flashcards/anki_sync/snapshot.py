@@ -26,6 +26,7 @@ CARD, NOTE, DECK, DECK_CONFIG, NOTETYPE = 1, 2, 3, 4, 5
 # Positions of `mod` and `usn` in a note's and a card's row.
 NOTE_MOD, NOTE_USN = 3, 4
 CARD_MOD, CARD_USN = 4, 5
+FORGET_BATCH = 500
 
 
 def note_entry(row: tuple[Any, ...]) -> list[Any]:
@@ -178,9 +179,21 @@ def _set(
 
 
 def forget(session: Session, user_id: int, keys: Iterable[tuple[int, int]]) -> None:
-    """Objects a device deleted: the next sync sends them again (we hold them)."""
-    for key in keys:
-        _set(session, user_id, key, -1, "")
+    """Objects a device deleted, or holds otherwise than we do: the next sync sends them
+    again (we hold them)."""
+    objs = table(AnkiSyncObject)
+    by_kind: dict[int, list[int]] = {}
+    for kind, oid in keys:
+        by_kind.setdefault(kind, []).append(oid)
+    # A few hundred a statement: a sync can carry thousands of answered cards.
+    for kind, oids in by_kind.items():
+        for i in range(0, len(oids), FORGET_BATCH):
+            session.execute(
+                update(objs)
+                .where(objs.c.user_id == user_id, objs.c.kind == kind,
+                       objs.c.oid.in_(oids[i : i + FORGET_BATCH]))
+                .values(usn=-1, digest="")
+            )  # fmt: skip
 
 
 Recorded = dict[tuple[int, int], tuple[str | None, int]]

@@ -18,6 +18,7 @@ from fsrs import State
 from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.orm import Session
 
+from flashcards.anki.timing import anki_day
 from flashcards.srs import card_actions, study, subscriptions
 from flashcards.srs.queue import next_card
 from flashcards.storage.engine import transaction
@@ -486,6 +487,49 @@ def test_an_answer_given_in_anki_and_undone_on_the_web_is_undone_on_the_device(
         assert col.sync_status(auth).required == SyncCollectionResponse.ChangesRequired.NO_CHANGES
     finally:
         col.close()
+
+
+def test_a_due_date_set_and_a_card_forgotten_in_anki_are_taken_here(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    """Anki's Set Due Date and Forget are the same actions here (undoable on the web), and
+    a second device gets the device's log of them."""
+    col, auth = downloaded(tmp_path, server)
+    tablet, tablet_auth = downloaded(tmp_path, server, "tablet")
+    try:
+        deck = ID_BASE + person.deck_ids[1] * 128 + 1  # their own deck: new cards
+        first, second = (col.get_card(cid) for cid in sorted(col.find_cards(f"did:{deck}"))[:2])
+        first.start_timer()
+        col.sched.answerCard(first, 4)
+        col.sync_collection(auth, False)
+        col.sched.set_due_date([first.id], "10")
+        second.start_timer()
+        col.sched.answerCard(second, 3)
+        col.sched.schedule_cards_as_new([second.id], restore_position=True, reset_counts=True)
+        col.sync_collection(auth, False)
+        with Session(engine) as s:
+            moved = s.get(ReviewState, (person.user_id, our_card(first.id)))
+            forgotten = s.get(ReviewState, (person.user_id, our_card(second.id)))
+            assert moved is not None and forgotten is not None
+            # Due on the day the device shows it (its days count as ours, `anki.timing`).
+            assert anki_day(moved.due, "America/Los_Angeles", 4) == col.get_card(first.id).due
+            assert (forgotten.state, forgotten.reps) == (0, 0)
+            assert study.undoable_what(s, person.user_id, now=utcnow()) is not None
+        assert col.sync_collection(auth, False).required in (Required.NO_CHANGES,
+                                                             Required.NORMAL_SYNC)  # fmt: skip
+        assert col.get_card(first.id).due - col.sched.today == 10  # ours is the device's
+        tablet.sync_collection(tablet_auth, False)
+        assert tablet.get_card(first.id).due - tablet.sched.today == 10
+        assert tablet.get_card(second.id).type == 0
+        manual = "select count() from revlog where ease = 0 and type = 4 and cid in (?, ?)"
+        assert (
+            tablet.db.scalar(manual, first.id, second.id)
+            == col.db.scalar(manual, first.id, second.id)
+            > 0
+        )
+    finally:
+        col.close()
+        tablet.close()
 
 
 def test_a_device_without_media_finds_nothing_to_sync(

@@ -1,6 +1,7 @@
 """What a device sends of its cards in a normal sync, beside its answers: the suspensions,
-burials and flags set in Anki, taken as the person's own actions here (`card_actions`), so
-that the web, the API and the team dashboard see them and undo can take them back. No Flask.
+burials and flags set in Anki, and its Set Due Date and Forget, taken as the person's own
+actions here (`card_actions`), so that the web, the API and the team dashboard see them and
+undo can take them back. No Flask.
 
 A card changed here since the device's last sync keeps our marks (see `apply`). Cards the
 person does not study here are left alone.
@@ -8,78 +9,136 @@ person does not study here are left alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import date, datetime
+from collections.abc import Iterable, Mapping
+from datetime import UTC, date, datetime
 
+from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
+from ..anki.timing import anki_day
 from ..errors import FlashcardsError
 from ..hot_sql import marks as sql
 from ..hot_sql.rawsql import executor
 from ..people.accounts import user_clock
 from ..srs import card_actions
+from ..srs.card_actions import MAX_DUE_DAYS
 from ..srs.days import study_date
 from ..srs.marks import marks_from_row
+from ..storage.models import CardAction, ReviewLog
 from . import ids, snapshot
 from .wire import bad_request
 
 # A card row of the protocol (schema 11): id, nid, did, ord, mod (seconds), usn, type,
 # queue, due, ivl, factor, reps, lapses, left, odue, odid, flags, data.
 ROW_LENGTH = 18
-ID, NID, DID, QUEUE, FLAGS = 0, 1, 2, 7, 16
+ID, NID, DID, TYPE, QUEUE, DUE, REPS, FLAGS = 0, 1, 2, 6, 7, 8, 11, 16
 SUSPENDED, BURIED = -1, (-2, -3)  # Anki's queues: buried by an answer (sibling) or by hand
+NEW, REVIEW = 0, 2  # Anki's card types
+# A revlog row Anki writes for a change by hand (Set Due Date, Forget): ease 0, type 4.
+MANUAL = 4
+
+
+def is_manual(entry: list[int]) -> bool:
+    """Whether a revlog row (`device_rows.DeviceRows.answers`) is a change by hand."""
+    return entry[2] == 0 and entry[4] == MANUAL
 
 
 def parse_rows(entries: object) -> list[list[int]]:
-    """[card id, queue, flag, note id, deck id] of each card row of a chunk (400 for a
-    malformed one)."""
+    """[card id, queue, flag, note id, deck id, type, due, reps] of each card row of a
+    chunk (400 for a malformed one)."""
     if not isinstance(entries, list):
         raise bad_request("a chunk's cards must be a list")
     out = []
     for entry in entries:
         if not isinstance(entry, list | tuple) or len(entry) < ROW_LENGTH:
             raise bad_request(f"a card row has {ROW_LENGTH} values")
-        values = [entry[ID], entry[QUEUE], entry[FLAGS], entry[NID], entry[DID]]
+        values = [entry[ID], entry[QUEUE], entry[FLAGS], entry[NID], entry[DID], entry[TYPE],
+                  entry[DUE], entry[REPS]]  # fmt: skip
         # Not bools; 64 bits each (`kept.unknown_rows` checked every row first).
         if not all(type(v) is int for v in values):
-            raise bad_request("a card row's ids, queue and flags are whole numbers")
+            raise bad_request(
+                "a card row's ids, type, queue, due, reps and flags are whole numbers"
+            )
         values[2] &= 0b111  # Anki keeps other bits above the flag's colour
         out.append(values)
     return out
 
 
 def apply(
-    session: Session, user_id: int, rows: Iterable[list[int]], sent: set[int], now: datetime
-) -> int:
-    """Each device card's suspension, burial and flag; how many cards changed here.
+    session: Session, user_id: int, rows: Iterable[list[int]], sent: set[int], now: datetime,
+    *, by_hand: Mapping[int, int] | None = None, day_shift: int = 0,
+) -> int:  # fmt: skip
+    """Each device card's suspension, burial and flag, and for the cards of `by_hand` (the
+    Anki ids of cards a revlog row says were changed by hand, `is_manual`, and that row's
+    time in ms) its due date set or its Forget; how many cards changed here. `day_shift`:
+    how far the device's day numbers lag ours (`timing.crt_of`).
 
     `sent`: the Anki ids of the cards this sync sent the device, changed here since its last
     sync. As on Anki's own server, a card changed on one side only takes the device's marks;
     one changed on both keeps ours, and is sent again on the next sync (the device kept its
-    own, as Anki keeps the newer by modification time, which a flag does not change)."""
-    theirs: dict[int, tuple[int, int]] = {}
+    own, as Anki keeps the newer by modification time, which a flag does not change); its
+    change by hand is taken when nothing changed the card here since (the newer wins: a card
+    the device answered goes back to it with our state, which it changed after)."""
+    by_hand = by_hand or {}
+    theirs: dict[int, list[int]] = {}
     both: list[tuple[int, int]] = []
     rows = list(rows)
     ours = ids.cards_of(session, user_id, (row[0] for row in rows), notes=False)
-    for cid, queue, flag, *_ in rows:
-        card_id = ours.get(cid)
+    for row in rows:
+        card_id = ours.get(row[0])
         if card_id is None:
             continue
-        if cid in sent:
-            both.append((snapshot.CARD, cid))
+        if row[0] not in sent or (
+            row[0] in by_hand and not _changed_since(session, user_id, card_id, by_hand[row[0]])
+        ):
+            theirs[card_id] = row
         else:
-            theirs[card_id] = (queue, flag)
+            both.append((snapshot.CARD, row[0]))
     snapshot.forget(session, user_id, both)
     if not theirs:
         return len(both)
-    today = study_date(now, *user_clock(session, user_id))
+    tz, day_start_hour = user_clock(session, user_id)
+    today = study_date(now, tz, day_start_hour)
+    # Today in the device's day numbers, which its due days count in.
+    device_today = anki_day(now, tz, day_start_hour) - day_shift
     changed = 0
-    for card_id, (queue, flag) in theirs.items():
+    for card_id, (cid, queue, flag, _nid, _did, kind, due, reps) in theirs.items():
         try:
             changed += _apply_one(session, user_id, card_id, queue, flag, today, now)
+            if cid in by_hand:
+                changed += _by_hand(session, user_id, card_id, kind, due - device_today,
+                                    reps, now)  # fmt: skip
         except FlashcardsError:
-            continue  # not one of their cards here: left on the device
+            continue  # not one of their cards here, or one new here: left on the device
     return changed + len(both)
+
+
+def _changed_since(session: Session, user_id: int, card_id: int, ms: int) -> bool:
+    """Whether the person answered or acted on the card here after `ms` (epoch ms)."""
+    when = datetime.fromtimestamp(ms / 1000, UTC)
+    answered = select(ReviewLog.id).where(
+        ReviewLog.user_id == user_id, ReviewLog.card_id == card_id, ReviewLog.reviewed_at > when
+    )
+    acted = select(CardAction.id).where(
+        CardAction.user_id == user_id, CardAction.card_id == card_id, CardAction.acted_at > when
+    )
+    return session.scalar(select(exists(answered) | exists(acted))) is True
+
+
+def _by_hand(
+    session: Session, user_id: int, card_id: int, kind: int, days: int, reps: int,
+    now: datetime,
+) -> int:  # fmt: skip
+    """A device's Set Due Date (a review card, due `days` from today) or Forget (a new card)
+    as the same action here."""
+    if kind == REVIEW:
+        days = min(max(days, 0), MAX_DUE_DAYS)
+        card_actions.set_due(session, user_id, [card_id], (days, days), now=now)
+        return 1
+    if kind == NEW:
+        card_actions.forget(session, user_id, [card_id], now=now, reset_counts=reps == 0)
+        return 1
+    return 0
 
 
 def _apply_one(

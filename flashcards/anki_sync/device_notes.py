@@ -202,7 +202,7 @@ def add(
     that deck, under the note's and its card's ids. How many were taken; the others stay on
     the device alone, as do their answers."""
     nids = [n[0] for n in notes if isinstance(n[0], int)]
-    placed = {nid: (cid, did) for cid, _queue, _flag, nid, did in cards}
+    placed = {nid: (cid, did) for cid, _queue, _flag, nid, did, *_ in cards}
     # Ours already (an edit), or kept as the device sent it (a note not taken when it was
     # new); ids any card here already has stay the device's alone: each is one card's.
     known = set(ids.cards_of(session, None, nids, notes=True)) | kept.kept_ids(

@@ -60,11 +60,14 @@ def take(
     now: datetime,
     crt: int = CRT,
     conf: dict[str, Any] | None = None,
+    by_hand: bool = True,
 ) -> Taken:
     """New notes first, so that the answers and marks of their cards then find them; then
     what is not ours kept, the answers in time order, the cards' marks and the notes'
     texts. `sent_*`: what this sync sends the device, changed here since its last sync,
-    which keeps ours. Last, what it made that can be studied here is (`adopted`)."""
+    which keeps ours. Last, what it made that can be studied here is (`adopted`).
+    `by_hand`: whether its due dates set and cards forgotten are taken (not an upload's,
+    whose log holds every one it ever made)."""
     added = device_notes.add(session, user_id, rows.notes, rows.cards, now)
     # Notes of the device's own note types edited there: their cards here take the text.
     adopted_changes.retext(session, user_id, rows.unknown.get("notes", []), now)
@@ -74,7 +77,10 @@ def take(
     unknown = {
         "notes": rows.unknown.get("notes", []),
         "cards": [c for c in rows.unknown.get("cards", []) if c[0] not in taken.cards],
-        "revlog": [r for r in rows.unknown.get("revlog", []) if r[1] not in taken.cards],
+        # A change by hand is no answer to replay: kept, for the other devices' logs.
+        "revlog": [
+            r for r in rows.unknown.get("revlog", []) if r[1] not in taken.cards or kept.by_hand(r)
+        ],
     }
     new_cards, new_notes, kept_rows = kept.take_rows(session, user_id, unknown, usn=usn, now=now)
     # The collection holds those the chunk brought as new cards, kept or ours.
@@ -85,7 +91,12 @@ def take(
     answers = [a for a in rows.answers if a[1] not in taken.cards]
     marked = [c for c in rows.cards if c[0] not in taken.cards]
     applied, replayed = device_answers.apply(session, user_id, answers, now)
-    applied += device_marks.apply(session, user_id, marked, sent_cards, now)
+    # Each card changed by hand, with the time of its latest such change.
+    changed_by_hand = {a[1]: a[0] for a in sorted(answers) if by_hand and device_marks.is_manual(a)}
+    applied += device_marks.apply(
+        session, user_id, marked, sent_cards, now, by_hand=changed_by_hand,
+        day_shift=(crt - CRT) // 86_400,  # a collection's `crt` is `timing.crt_of` its shift
+    )  # fmt: skip
     applied += adopted_changes.move(session, user_id, marked, sent_cards, now)
     applied += device_notes.apply(session, user_id, rows.notes, sent_notes, now)
     return Taken(added + new_cards, added + new_notes, applied + added + kept_rows, replayed)

@@ -330,9 +330,20 @@ def unknown_rows(
             notes=name == "notes",
         )
         at = 1 if name == "revlog" else 0
-        # Anki's rows have exactly `length` values: copied only if a device sent more.
-        out[name] = [e if len(e) == length else e[:length] for e in rows if e[at] not in by_id]
+        # Anki's rows have exactly `length` values: copied only if a device sent more. A
+        # change by hand to one of our cards is kept too: no answer of ours stands for it.
+        out[name] = [
+            e if len(e) == length else e[:length]
+            for e in rows
+            if e[at] not in by_id or (name == "revlog" and by_hand(e))
+        ]
     return out
+
+
+def by_hand(row: list[Any]) -> bool:
+    """Whether a revlog row (schema 11) is a change by hand: Anki's Set Due Date, Forget or
+    rescheduling (ease 0, type 4 or 5), not an answer."""
+    return row[3] == 0 and row[8] in (4, 5)
 
 
 def take_rows(
@@ -354,7 +365,7 @@ def take_rows(
     taken = {
         snapshot.NOTE: {n[0]: n for n in notes if n[0] not in ours_n},
         snapshot.CARD: {c[0]: c for c in cards if c[0] not in ours_c},
-        REVLOG: {r[0]: r for r in revlog if r[1] not in ours_r},
+        REVLOG: {r[0]: r for r in revlog if r[1] not in ours_r or by_hand(r)},
     }
     new = {
         kind: keep(session, user_id, kind, rows, usn=usn, now=now) for kind, rows in taken.items()

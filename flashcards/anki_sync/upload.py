@@ -174,7 +174,7 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
     kept.make_room(session, user_id, kept.counted(found.unknown))
     device_rows.take(
         session, user_id, found, sent_notes=set(), sent_cards=set(), usn=usn, now=now,
-        crt=uploaded.crt, conf=uploaded.conf,
+        crt=uploaded.crt, conf=uploaded.conf, by_hand=False,
     )  # fmt: skip
     adopted_changes.match_upload(
         session, user_id, {d["id"] for d in uploaded.decks}, {c[0] for c in uploaded.cards}, now

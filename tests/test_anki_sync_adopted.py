@@ -377,6 +377,30 @@ def test_a_deck_deleted_on_the_web_is_deleted_on_every_device(
     _in_step(phone, auth)
 
 
+def test_what_a_device_made_since_the_upload_and_deleted_here_goes_from_the_device(
+    engine: Engine, newcomer: int, uploaded: tuple[Collection, SyncAuth, dict[str, int]]
+) -> None:
+    """A deck, and a note in a deck studied here, made on the phone after its upload and
+    deleted here before its next sync: they go from it too, with no full sync asked."""
+    phone, auth, made = uploaded
+    basic = phone.models.by_name("Basic")
+    assert basic is not None
+    old = phone.decks.id("Old stuff")
+    assert old is not None
+    for text, deck in (("viejo", old), ("nuevo", made["week"])):
+        note = phone.new_note(basic)
+        note["Front"], note["Back"] = text, "word"
+        phone.add_note(note, deck)
+    _in_step(phone, auth)
+    with transaction(engine) as s:
+        adopted_changes.delete_own_deck(s, newcomer, _deck(s, old).slug)
+        nuevo = _card(s, phone.get_note(phone.find_notes("nuevo")[0]).card_ids()[0])
+        own_decks.retire_card(s, newcomer, _deck(s, made["week"]).slug, nuevo.key, now=utcnow())
+    _in_step(phone, auth)
+    assert phone.decks.get(old, default=False) is None
+    assert not phone.find_notes("viejo") and not phone.find_notes("nuevo")
+
+
 def test_each_card_reads_as_its_template_shows_it(
     engine: Engine, newcomer: int, server: Server, tmp_path: Path
 ) -> None:

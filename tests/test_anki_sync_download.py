@@ -53,14 +53,16 @@ def contents(path: Path) -> dict[str, Any]:
             name: conn.execute(f"SELECT * FROM {name} ORDER BY id").fetchall()
             for name in ("notes", "cards", "revlog")
         }
-        decks, dconf, conf = conn.execute("SELECT decks, dconf, conf FROM col").fetchone()
+        decks, dconf, conf, tags = conn.execute(
+            "SELECT decks, dconf, conf, tags FROM col"
+        ).fetchone()
     objects = {}
     for name, blob in (("decks", decks), ("dconf", dconf)):
         objects[name] = {
             k: {f: v for f, v in o.items() if f not in ("mod", "usn")}
             for k, o in json.loads(blob).items()
         }
-    return {**tables, **objects, "conf": json.loads(conf)}
+    return {**tables, **objects, "conf": json.loads(conf), "tags": sorted(json.loads(tags))}
 
 
 def digests(engine: Engine, uid: int) -> dict[tuple[int, int], str | None]:

@@ -113,7 +113,7 @@ def test_a_card_is_edited_and_retired_on_its_own_page(app: Flask, engine: Engine
     refused = _post(
         lead, card, {**form, "answer": " ", "question": "¿Pregunta 77, otra vez?"}, card
     )
-    assert refused.status_code == 400
+    assert refused.status_code == 400 and refused.mimetype == "text/html"
     assert ">¿Pregunta 77, otra vez?</textarea>" in refused.get_data(as_text=True)
     assert f'href="{deck}?q=77&amp;page=2"' in refused.get_data(as_text=True)
 

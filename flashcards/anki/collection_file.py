@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Set
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ def collection_bytes(collection: Collection) -> bytes:
             usn=collection.usn,
             notetypes=collection.notetypes,
             # Anki's browser lists these; it does not rebuild the list when it opens a file.
-            tags={tag for note in collection.notes for tag in note[NOTE_TAGS].split()},
+            tags=tags_of(collection.notes),
         )
         # In id order, each table's rows are appended to its b-tree rather than put between
         # others (full pages, a smaller file to compress). The collection's own lists keep
@@ -70,6 +70,13 @@ def collection_bytes(collection: Collection) -> bytes:
         return conn.serialize()
     finally:
         conn.close()
+
+
+def tags_of(notes: Iterable[Sequence[Any]]) -> set[str]:
+    """The tags of note rows (a device's damaged one, not text, has none)."""
+    return {
+        tag for note in notes if isinstance(note[NOTE_TAGS], str) for tag in note[NOTE_TAGS].split()
+    }
 
 
 def write_collection(path: Path, collection: Collection) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from ..anki.collection_file import NOTE_TAGS
+from ..anki.collection_file import tags_of
 from ..storage.models import (
     AnkiCollection,
     AnkiSyncSession,
@@ -274,6 +274,14 @@ def apply_changes(
         session, user_id, options, {c["id"] for c in pending["dconf"]}
     )
     _record_as_held(session, user_id, usn, held, set(), now)
+    # Its decks and note types of its own: a deck deleted here before its next sync reaches
+    # it as a grave.
+    models = changes.get("models")
+    _record_kept_as_held(
+        session, user_id, usn,
+        decks=_kept(session, user_id, snapshot.DECK, decks, pending["decks"]),
+        notetypes=_kept(session, user_id, snapshot.NOTETYPE, models, pending["models"]),
+    )  # fmt: skip
     cards, notes, *others = state["counts"]
     state["counts"] = [cards, notes, *(n + k for n, k in zip(others, new, strict=True))]
     state["applied"] = state.get("applied", 0) + taken + len(renamed)
@@ -284,8 +292,20 @@ def apply_changes(
         "decks": [pending["decks"], pending["dconf"]],
         # The tags of the notes this sync brings: Anki lists a tag in its browser only once
         # it is told of it, not when a note that has it arrives.
-        "tags": sorted({tag for note in pending["notes"] for tag in note[NOTE_TAGS].split()}),
+        "tags": sorted(tags_of(pending["notes"])),
     }
+
+
+def _kept(
+    session: Session, user_id: int, kind: int, sent: object, ours: list[dict[str, Any]]
+) -> list[Any]:
+    """The objects of `kind` a device sent (`sent`: a list of them) kept as it sent them,
+    but those we send it too (changed on both sides: ours goes again)."""
+    if not isinstance(sent, list):
+        return []
+    wanted = {o["id"] for o in sent if isinstance(o, dict) and is_whole(o.get("id"))}
+    wanted -= {o["id"] for o in ours}
+    return list(kept.payloads(session, user_id, kind, wanted).values())
 
 
 def chunk(session: Session, device: Device, session_key: str, now: datetime) -> dict[str, Any]:
@@ -338,7 +358,7 @@ def apply_chunk(
         state["counts"] = [card_count + taken.cards, note_count + taken.notes, *others]
         state["replayed"] = taken.replayed
         state["applied"] = state.get("applied", 0) + taken.applied
-        _settle(session, user_id, state, notes, cards, answers, now)
+        _settle(session, user_id, state, notes, cards, answers, unknown, now)
         state["device_revlog"], state["device_cards"], state["device_notes"] = [], [], []
         state["device_unknown"] = {}
     row.state = state
@@ -352,13 +372,15 @@ def _settle(
     notes: list[list[Any]],
     cards: list[list[Any]],
     answers: list[list[int]],
+    unknown: dict[str, list[list[Any]]],
     now: datetime,
 ) -> None:
     """The device's notes and cards as we now hold them are recorded at this sync's usn, as
     Anki's server records a device's changes: this device is not sent them back, so its next
-    change to them is not taken for one made on both sides; other devices get them. Not the
-    ones we sent it (changed on both sides: ours goes again), nor cards answered on it,
-    which get our recomputed state back."""
+    change to them is not taken for one made on both sides; other devices get them; and one
+    deleted here before its next sync reaches it as a grave. Not the ones we sent it
+    (changed on both sides: ours goes again), nor cards answered on it, which get our
+    recomputed state back."""
     pending = state["pending"]
     sent = {entry[0] for entry in pending["notes"]} | {entry[0] for entry in pending["cards"]}
     answered = {entry[1] for entry in answers}
@@ -367,10 +389,26 @@ def _settle(
     keys = [(snapshot.NOTE, nid) for nid in of_notes] + [(snapshot.CARD, cid) for cid in of_cards]
     only = {*of_notes.values(), *of_cards.values()}
     _record_as_held(session, user_id, state["usn"], keys, only, now)
+    # Its notes and cards of its own, kept as it sent them (a card of them studied here is
+    # ours, recorded above).
+    own_notes = {n[0] for n in unknown.get("notes", [])} - sent
+    own_cards = {c[0] for c in unknown.get("cards", [])} - sent - answered
+    _record_kept_as_held(
+        session, user_id, state["usn"],
+        notes=kept.payloads(session, user_id, snapshot.NOTE, own_notes).values(),
+        cards=kept.payloads(session, user_id, snapshot.CARD, own_cards).values(),
+    )  # fmt: skip
     # The device holds its own state of a card it answered, not the one recorded at this
     # sync's start: ours goes at its next sync whatever it is by then, the recorded one
     # included (an answer undone here in between).
     snapshot.forget(session, user_id, [(snapshot.CARD, cid) for cid in answered])
+
+
+def _record_kept_as_held(session: Session, user_id: int, usn: int, **rows: Any) -> None:
+    """Objects a device sent that are kept as it sent them (`snapshot.of_rows`' arguments),
+    recorded as `_record_as_held` records ours."""
+    found = snapshot.of_rows(**rows)
+    snapshot.record_some(session, user_id, found, list(found.digests), usn)
 
 
 def _record_as_held(

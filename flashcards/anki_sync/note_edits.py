@@ -170,7 +170,7 @@ def _deck_note_type(
     most of the deck's recent cards are of."""
     recent = session.scalars(
         select(Card.anki_note_id)
-        .where(Card.deck_id == deck_id, Card.anki_ord.is_not(None))
+        .where(Card.deck_id == deck_id, Card.anki_ord.is_not(None), Card.retired_at.is_(None))
         .order_by(Card.position.desc())
         .limit(RECENT_NOTES)
     ).all()

@@ -70,18 +70,33 @@ class Objects:
 
 
 def objects(built: Collection) -> Objects:
+    return of_rows(
+        notes=built.notes, cards=built.cards, decks=built.decks, dconf=built.dconf,
+        notetypes=built.notetypes or [schema.notetype(built.mod_ms // 1000)],
+    )  # fmt: skip
+
+
+def of_rows(
+    *,
+    notes: Iterable[Any] = (),
+    cards: Iterable[Any] = (),
+    decks: Iterable[dict[str, Any]] = (),
+    dconf: Iterable[dict[str, Any]] = (),
+    notetypes: Iterable[dict[str, Any]] = (),
+) -> Objects:
+    """The objects of these rows (a collection's, or some kept as a device sent them)."""
     found = Objects()
-    for note in built.notes:
+    for note in notes:
         entry = note_entry(note)
         found.add(NOTE, entry[0], _digest(_without_stamps_row(entry, NOTE_MOD, NOTE_USN)), entry)
-    for card in built.cards:
+    for card in cards:
         entry = list(card)
         found.add(CARD, entry[0], _digest(_without_stamps_row(entry, CARD_MOD, CARD_USN)), entry)
-    for deck in built.decks:
+    for deck in decks:
         found.add(DECK, deck["id"], _digest(_without_stamps(deck)), deck)
-    for group in built.dconf:
+    for group in dconf:
         found.add(DECK_CONFIG, group["id"], _digest(_without_stamps(group)), group)
-    for notetype in built.notetypes or [schema.notetype(built.mod_ms // 1000)]:
+    for notetype in notetypes:
         found.add(NOTETYPE, notetype["id"], _digest(_without_stamps(notetype)), notetype)
     return found
 

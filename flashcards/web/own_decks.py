@@ -103,6 +103,8 @@ def _card_page(slug: str, key: str, typed: Mapping[str, str] | None = None) -> s
     if card is None:
         raise NotFound(f"no card '{key}' in this deck")
     anki_editable = note_edits.editable(session, user_id(), deck.id, key)
+    if card.from_anki_note and not anki_editable:
+        typed = None  # shown read-only: what was typed is no text of the card's
     title = session.get(DeckText, (deck.id, deck.default_locale))
     locales = subscriptions.deck_locales(session, deck.id)
     return render_template(
@@ -172,7 +174,7 @@ def edit_own_card(slug: str, key: str) -> Response:
     except InvalidInput as exc:
         session.rollback()
         flash(_("The card was not saved.") + " " + card_problem(exc), "error")
-        return Response(_card_page(slug, key, request.form), 400)
+        return Response(_card_page(slug, key, request.form), 400, mimetype="text/html")
     except EditingRetiredCard as exc:
         session.rollback()
         flash(_("The card was not saved.") + " " + message_for(exc), "error")
@@ -180,7 +182,7 @@ def edit_own_card(slug: str, key: str) -> Response:
     except CardOfAnkiNote as exc:
         session.rollback()
         flash(_("The card was not saved.") + " " + message_for(exc), "error")
-        return Response(_card_page(slug, key, request.form), 409)
+        return Response(_card_page(slug, key, request.form), 409, mimetype="text/html")
     session.commit()
     flash(_("Card saved. Your progress on it is kept."))
     texts = (request.form.get(name, "") for name in ("question", "answer", "explanation"))

@@ -190,7 +190,7 @@ def edit_team_card(team_id: int, slug: str, key: str) -> Response:
     except InvalidInput as exc:
         session.rollback()
         flash(_("The card was not saved.") + " " + card_problem(exc), "error")
-        return Response(_card_page(team_id, slug, key, request.form), 400)
+        return Response(_card_page(team_id, slug, key, request.form), 400, mimetype="text/html")
     except EditingRetiredCard as exc:
         session.rollback()
         flash(_("The card was not saved.") + " " + message_for(exc), "error")

@@ -363,14 +363,33 @@ def test_a_deck_deleted_on_the_web_is_deleted_on_every_device(
     engine: Engine, newcomer: int, uploaded: tuple[Collection, SyncAuth, dict[str, int]]
 ) -> None:
     phone, auth, made = uploaded
-    assert phone.decks.get(made["week"], default=False) is not None
+    korean = phone.decks.id("Korean")
+    assert phone.decks.get(made["week"], default=False) is not None and korean is not None
+    verbs = phone.decks.id("Korean::Verbs")  # a subdeck, studied here too
+    basic = phone.models.by_name("Basic")
+    assert basic is not None and verbs is not None
+    for text, deck in (("한국", korean), ("가다", verbs)):
+        note = phone.new_note(basic)
+        note["Front"], note["Back"] = text, "word"
+        phone.add_note(note, deck)
+    _in_step(phone, auth)
     with transaction(engine) as s:
         adopted_changes.delete_own_deck(s, newcomer, _deck(s, made["week"]).slug)
+        adopted_changes.delete_own_deck(s, newcomer, _deck(s, korean).slug)
     _in_step(phone, auth)
     # Its notes and cards, and the deck itself, not left behind empty.
     assert phone.decks.get(made["week"], default=False) is None
-    assert not phone.find_notes("hola") and not phone.find_cards("")
+    assert not phone.find_notes("hola") and not phone.find_notes("한국")
     assert phone.decks.by_name("Spanish") is not None  # its parent was not deleted
+    # A deck with a subdeck stays, empty, so that the subdeck shows under it.
+    assert phone.decks.by_name("Korean") is not None
+    assert [n.name for n in phone.decks.all_names_and_ids()] == [
+        "Default",
+        "Korean",
+        "Korean::Verbs",
+        "Spanish",
+    ]
+    assert phone.find_notes("가다")
     with Session(engine) as s:
         assert not s.scalars(select(Deck).where(Deck.anki_deck_id == made["week"])).all()
         assert s.get(AnkiKeptObject, (newcomer, snapshot.DECK, made["week"])) is None
@@ -527,6 +546,20 @@ def test_a_card_added_on_the_web_reaches_devices_as_a_note_of_the_decks_own_type
                              answer=None, explanation=None, tags=None, now=utcnow())  # fmt: skip
     _in_step(phone, auth)
     assert phone.get_note(nid)["Front"] == "el gato"
+
+    # Added here after the phone's last sync, then the phone uploads its collection: the
+    # card it never had stays (a card of ours now); the one it had stays the same note.
+    with transaction(engine) as s:
+        later = note_edits.add_card(s, newcomer, slug, question="pájaro", answer="bird",
+                                    explanation="", tags=None, now=utcnow())  # fmt: skip
+    _upload(phone, auth)
+    with Session(engine) as s:
+        deck_id = _deck(s, made["week"]).id
+        kept_here = s.scalars(select(Card).where(Card.deck_id == deck_id, Card.key == later)).one()
+        assert kept_here.retired_at is None and kept_here.anki_ord is None
+        assert _card(s, cid).retired_at is None
+    _in_step(phone, auth)
+    assert phone.find_notes("pájaro") and phone.find_notes("gato")
 
 
 def test_a_card_moved_to_another_deck_on_a_device_moves_here(

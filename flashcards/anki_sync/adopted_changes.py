@@ -13,6 +13,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ..anki.errors import AnkiPackageError
+from ..anki.export_notes import note_guid
 from ..anki.importer import card_tags
 from ..anki.names import deck_title
 from ..anki.planning import plan_cards
@@ -31,12 +32,26 @@ NOTE_MOD = kept.MOD_INDEX[snapshot.NOTE]
 
 def delete_own_deck(session: Session, user_id: int, slug: str) -> None:
     """`own_decks.delete_own_deck`, and when the deck stands for a device's deck, that deck
-    goes too: devices delete it at their next sync, as they delete its notes and cards,
-    which no collection built for them holds any more."""
+    goes too (unless it has subdecks): devices delete it at their next sync, as they delete
+    its notes and cards, which no collection built for them holds any more."""
     deck = own_decks.find_own_deck(session, user_id, slug)
-    if deck.anki_deck_id is not None:
+    if deck.anki_deck_id is not None and not _has_subdecks(session, user_id, deck.anki_deck_id):
         kept.drop(session, user_id, snapshot.DECK, [deck.anki_deck_id])
     own_decks.delete_own_deck(session, user_id, slug)
+
+
+def _has_subdecks(session: Session, user_id: int, anki_deck_id: int) -> bool:
+    """Whether a device's deck has subdecks: deleting it alone would leave them out of
+    Anki's deck list (it shows a deck under its parent), so it stays there, empty."""
+    decks = kept.payloads(session, user_id, snapshot.DECK)
+    name = (decks.get(anki_deck_id) or {}).get("name")
+    if not isinstance(name, str):
+        return False
+    return any(
+        isinstance(d, dict) and str(d.get("name", "")).startswith(f"{name}::")
+        for oid, d in decks.items()
+        if oid != anki_deck_id
+    )
 
 
 def retext(session: Session, user_id: int, note_rows: list[list[Any]], now: datetime) -> int:
@@ -283,13 +298,47 @@ def retire(
     return retired
 
 
+def made_here(session: Session, user_id: int) -> dict[int, int]:
+    """The live cards added here to decks standing for a device's (`note_edits.add_card`),
+    by our id, with their Anki card id: their kept note has the guid our export gives the
+    card. Read before an upload replaces the kept notes."""
+    rows = session.execute(
+        select(Card.id, Card.key, Card.anki_note_id, Card.anki_card_id, Deck.slug,
+               Deck.default_locale)
+        .join(Deck, Deck.id == Card.deck_id)
+        .where(Deck.id.in_(read.studied_decks(user_id)), Card.anki_ord.is_not(None),
+               Card.retired_at.is_(None))
+    ).all()  # fmt: skip
+    notes = kept.payloads(session, user_id, snapshot.NOTE, {r.anki_note_id for r in rows})
+    made: dict[int, int] = {}
+    for r in rows:
+        note = notes.get(r.anki_note_id)
+        ours = (
+            isinstance(note, list)
+            and len(note) > 1
+            and note[1] == note_guid(r.slug, r.key, r.default_locale)
+        )
+        if ours and r.anki_card_id is not None:
+            made[r.id] = r.anki_card_id
+    return made
+
+
 def match_upload(
-    session: Session, user_id: int, decks: set[int], present: set[int], now: datetime
-) -> None:
+    session: Session, user_id: int, decks: set[int], present: set[int], now: datetime,
+    made: dict[int, int] | None = None,
+) -> None:  # fmt: skip
     """A device uploaded its whole collection, which its devices now share: decks studied
     here it no longer holds (`decks`: its deck ids) are forgotten (`forget_decks`), cards of
     its notes it no longer holds (`present`: its card ids) retired, as deleted there, and
-    retired ones it holds again live again."""
+    retired ones it holds again live again. Cards added here (`made`, `made_here`) it does
+    not hold stay, as cards of ours: it may never have had them."""
+    stay = [card_id for card_id, cid in (made or {}).items() if cid not in present]
+    for i in range(0, len(stay), ids.BATCH):
+        session.execute(
+            update(Card)
+            .where(Card.id.in_(stay[i : i + ids.BATCH]))
+            .values(anki_note_id=None, anki_card_id=None, anki_ord=None)
+        )
     mine = read.studied_decks(user_id)
     gone_decks = session.scalars(
         select(Deck.anki_deck_id).where(Deck.id.in_(mine), Deck.anki_deck_id.not_in(decks))

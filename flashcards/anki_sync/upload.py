@@ -151,6 +151,7 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
     session.refresh(stamps, with_for_update=True)
     sessions.end_all(session, user_id)
     usn = stamps.usn
+    made_here = adopted_changes.made_here(session, user_id)  # before their notes go
     # What devices made before is replaced by what this one holds.
     session.execute(delete(AnkiKeptObject).where(AnkiKeptObject.user_id == user_id))
     adopted_changes.retitle(session, user_id, uploaded.decks, {})  # the device's names win
@@ -177,8 +178,9 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
         crt=uploaded.crt, conf=uploaded.conf, by_hand=False,
     )  # fmt: skip
     adopted_changes.match_upload(
-        session, user_id, {d["id"] for d in uploaded.decks}, {c[0] for c in uploaded.cards}, now
-    )
+        session, user_id, {d["id"] for d in uploaded.decks}, {c[0] for c in uploaded.cards}, now,
+        made_here,
+    )  # fmt: skip
     snapshot.record_all(session, user_id, snapshot.objects(uploaded), usn)
     stamps.scm = uploaded.scm_ms or to_ms(now)
     stamps.usn = usn + 1

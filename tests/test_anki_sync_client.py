@@ -467,9 +467,12 @@ def test_two_devices_answering_one_card_keep_both_answers(
         tablet.close()
 
 
-def test_an_answer_given_in_anki_and_undone_on_the_web_is_undone_on_the_device(
+def test_an_answer_given_in_anki_is_not_undone_on_the_web_and_a_forget_here_reaches_it(
     engine: Engine, person: Person, server: Server, tmp_path: Path
 ) -> None:
+    """Undo on the web takes back what was done on the web, as Anki's undo takes back what
+    was done on its device. A card the device answered, forgotten here before its next sync
+    (new again, as the device last got it), is new again on the device too."""
     col, auth = downloaded(tmp_path, server)
     try:
         col.decks.select(ID_BASE + person.deck_ids[1] * 128 + 1)  # their own deck: new cards
@@ -479,11 +482,12 @@ def test_an_answer_given_in_anki_and_undone_on_the_web_is_undone_on_the_device(
         col.sync_collection(auth, False)
         assert col.get_card(card.id).reps == 1
         with transaction(engine) as s:
-            # The web's undo takes back the latest answer of the day, the device's.
-            assert study.undo(s, person.user_id, now=utcnow()).card_id == our_card(card.id)
+            assert study.undoable(s, person.user_id, now=utcnow()) is None
+            card_actions.forget(s, person.user_id, [our_card(card.id)], now=utcnow(),
+                                restore_position=True, reset_counts=True)  # fmt: skip
         col.sync_collection(auth, False)
-        undone = col.get_card(card.id)
-        assert (undone.type, undone.queue, undone.reps) == (0, 0, 0)  # new again, as here
+        forgotten = col.get_card(card.id)
+        assert (forgotten.type, forgotten.queue, forgotten.reps) == (0, 0, 0)  # as here
         assert col.sync_status(auth).required == SyncCollectionResponse.ChangesRequired.NO_CHANGES
     finally:
         col.close()
@@ -514,7 +518,8 @@ def test_a_due_date_set_and_a_card_forgotten_in_anki_are_taken_here(
             # Due on the day the device shows it (its days count as ours, `anki.timing`).
             assert anki_day(moved.due, "America/Los_Angeles", 4) == col.get_card(first.id).due
             assert (forgotten.state, forgotten.reps) == (0, 0)
-            assert study.undoable_what(s, person.user_id, now=utcnow()) is not None
+            # Done on the device: undone there, not here.
+            assert study.undoable_what(s, person.user_id, now=utcnow()) is None
         assert col.sync_collection(auth, False).required in (Required.NO_CHANGES,
                                                              Required.NORMAL_SYNC)  # fmt: skip
         assert col.get_card(first.id).due - col.sched.today == 10  # ours is the device's

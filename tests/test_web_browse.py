@@ -68,6 +68,15 @@ def test_browse_search_sort_bulk_actions_and_undo(
     page = _bulk(client, ids[2:4], "add_tag", action_tag="verbos")
     assert "Tagged 2 cards." in page
     assert PICK_RE.findall(client.get("/browse?tag=verbos").get_data(as_text=True)) == ids[2:4]
+    _bulk(client, ids[2:3], "add_tag", action_tag="irregulares")
+    # Tags read apart (a screen reader, a copy), not run together.
+    tagged = client.get("/browse?tag=irregulares").get_data(as_text=True)
+    assert (
+        '<span class="badge tag">verbos</span> <span class="badge tag">irregulares</span>'
+        in (tagged)
+        or '<span class="badge tag">irregulares</span> <span class="badge tag">verbos</span>'
+        in tagged
+    )
     page = _bulk(client, ids[2:3], "flag", action_flag="3")
     # Back to the page the form was on: its search, not the action's own fields.
     form = {"csrf_token": csrf(client, "/browse"), "card_id": ids[5], "action": "flag"}

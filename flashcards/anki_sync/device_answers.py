@@ -5,7 +5,6 @@ dashboard and pacing see them. No Flask; never commits.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -14,12 +13,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from ..errors import FlashcardsError
-from ..srs import study
+from ..srs import device_origin, study
 from ..storage.models import ReviewLog, ReviewState
 from . import ids
-
-# A review id for a device's answer: the same answer (revlog id) sent twice is applied once.
-REVIEW_NAMESPACE = uuid.UUID("6b2f0b0e-5d1c-4b8a-9c57-2a4a9a0f1e11")
 
 
 def apply(
@@ -38,7 +34,7 @@ def apply(
         if card_id is None:
             continue
         reviewed_at = datetime.fromtimestamp(revlog_id / 1000, tz=now.tzinfo)
-        review_id = str(uuid.uuid5(REVIEW_NAMESPACE, f"{user_id}:{revlog_id}"))
+        review_id = device_origin.answer_review_id(user_id, revlog_id)
         given = Given(review_id, ease, reviewed_at, max(0, taken_ms))
         try:
             # Every refusal is raised while reading, before anything is written.

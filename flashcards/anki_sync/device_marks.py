@@ -20,7 +20,7 @@ from ..errors import FlashcardsError
 from ..hot_sql import marks as sql
 from ..hot_sql.rawsql import executor
 from ..people.accounts import user_clock
-from ..srs import card_actions
+from ..srs import card_actions, device_origin
 from ..srs.card_actions import MAX_DUE_DAYS
 from ..srs.days import study_date
 from ..srs.marks import marks_from_row
@@ -131,12 +131,14 @@ def _by_hand(
 ) -> int:  # fmt: skip
     """A device's Set Due Date (a review card, due `days` from today) or Forget (a new card)
     as the same action here."""
+    act = device_origin.action_id(user_id, card_id, now)
     if kind == REVIEW:
         days = min(max(days, 0), MAX_DUE_DAYS)
-        card_actions.set_due(session, user_id, [card_id], (days, days), now=now)
+        card_actions.set_due(session, user_id, [card_id], (days, days), now=now, action_id=act)
         return 1
     if kind == NEW:
-        card_actions.forget(session, user_id, [card_id], now=now, reset_counts=reps == 0)
+        card_actions.forget(session, user_id, [card_id], now=now, reset_counts=reps == 0,
+                            action_id=act)  # fmt: skip
         return 1
     return 0
 
@@ -147,17 +149,20 @@ def _apply_one(
 ) -> int:  # fmt: skip
     marks = marks_from_row(sql.mark(executor(session), user_id, card_id))
     changes = 0
+    # One action of the device's for the card: not undone on the web (`device_origin`).
+    act = device_origin.action_id(user_id, card_id, now)
     if marks.suspended != (queue == SUSPENDED):
-        card_actions.suspend(session, user_id, [card_id], now=now, on=queue == SUSPENDED)
+        card_actions.suspend(session, user_id, [card_id], now=now, on=queue == SUSPENDED,
+                             action_id=act)  # fmt: skip
         changes = 1
     buried = marks.buried(today)
     if buried != (queue in BURIED):
         if queue in BURIED:
-            card_actions.bury(session, user_id, [card_id], now=now)
+            card_actions.bury(session, user_id, [card_id], now=now, action_id=act)
         else:
-            card_actions.unbury(session, user_id, [card_id], now=now)
+            card_actions.unbury(session, user_id, [card_id], now=now, action_id=act)
         changes = 1
     if marks.flag != flag:
-        card_actions.set_flag(session, user_id, [card_id], flag, now=now)
+        card_actions.set_flag(session, user_id, [card_id], flag, now=now, action_id=act)
         changes = 1
     return changes

@@ -167,10 +167,16 @@ def write_state(
 
 def latest_action(session: Session, user_id: int, since: datetime) -> Any:
     """The person's latest action since `since` (not one that came with an answer) on a deck
-    they still see: its `action_id`, `acted_at` and `action` (its name); None when there is
-    none."""
+    they still see: its `action_id`, `acted_at`, `action` (its name) and a `card_id`; None
+    when there is none."""
     return session.execute(
-        select(CardAction.action_id, CardAction.acted_at, CardAction.id, CardAction.action)
+        select(
+            CardAction.action_id,
+            CardAction.acted_at,
+            CardAction.id,
+            CardAction.action,
+            CardAction.card_id,
+        )
         .join(Card, Card.id == CardAction.card_id)
         .join(Deck, Deck.id == Card.deck_id)
         .where(

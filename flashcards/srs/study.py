@@ -43,7 +43,7 @@ from ..hot_sql.rawsql import DirectConnection, Executor, executor
 from ..people.accounts import TokenOwner, user_clock
 from ..storage.models import Deck
 from ..storage.retry import LostRace
-from . import answer_effects, marks
+from . import answer_effects, device_origin, marks
 from .answer_prepare import (
     CLOCK_SKEW,
     EARLIEST_REVIEW,
@@ -208,7 +208,8 @@ def _latest_today(session: Session, user_id: int, now: datetime) -> tuple[Any, A
 
     Latest by the time answered, not by row: an imported Anki history is written after the
     answers given here. Only on decks the user can still see: one a team took away is no
-    longer theirs to change.
+    longer theirs to change. None when the latest came from an Anki device: undo here takes
+    back what was done here (`device_origin`).
     """
     user = user_clock(session, user_id)
     start, _end = day_bounds(now, user.timezone, user.day_start_hour)
@@ -222,7 +223,12 @@ def _latest_today(session: Session, user_id: int, now: datetime) -> tuple[Any, A
     action = marks.latest_action(session, user_id, start)
     # An action at the very time of an answer came after it: one acts on the card shown.
     if action is not None and (log is None or action.acted_at >= log.reviewed_at):
+        if device_origin.is_device_action(user_id, action.card_id, action.action_id,
+                                          action.acted_at):  # fmt: skip
+            return None, None
         return None, action
+    if log is not None and device_origin.is_device_answer(user_id, log.review_id, log.reviewed_at):
+        return None, None
     return log, None
 
 

@@ -12,13 +12,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from anki.collection import Collection
+from anki.collection import (
+    Collection,
+    ImportAnkiPackageOptions,
+    ImportAnkiPackageRequest,
+)
 from anki.models import NotetypeDict
 from anki.sync_pb2 import SyncAuth, SyncCollectionResponse, SyncStatusResponse
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from flashcards.anki_sync import adopted_changes, note_edits, snapshot
+from flashcards.anki_sync.adopted_export import export_any_deck
 from flashcards.decks import own_decks
 from flashcards.errors import CardOfAnkiNote
 from flashcards.srs.subscriptions import unsubscribe
@@ -418,6 +423,43 @@ def test_what_a_device_made_since_the_upload_and_deleted_here_goes_from_the_devi
     _in_step(phone, auth)
     assert phone.decks.get(old, default=False) is None
     assert not phone.find_notes("viejo") and not phone.find_notes("nuevo")
+
+
+def test_a_deck_from_a_device_exports_as_its_notes_were_made(
+    engine: Engine,
+    newcomer: int,
+    uploaded: tuple[Collection, SyncAuth, dict[str, int]],
+    tmp_path: Path,
+) -> None:
+    """Its package holds the device's notes (note types, fields, ids): the device's own
+    collection takes it for the same notes, a fresh one gets them as they were, with the
+    progress."""
+    phone, _auth, made = uploaded
+    with transaction(engine) as s:
+        deck_id = _deck(s, made["week"]).id
+        package = export_any_deck(s, deck_id, locales=None, user_id=newcomer,
+                                  with_scheduling=True, now=utcnow())  # fmt: skip
+    path = tmp_path / "week.apkg"
+    path.write_bytes(package.data)
+    options = ImportAnkiPackageOptions(with_scheduling=True, with_deck_configs=False)
+    request = ImportAnkiPackageRequest(package_path=str(path), options=options)
+    log = phone.import_anki_package(request).log
+    assert not log.conflicting and not log.new and len(log.duplicate) + len(log.updated) == 3
+    fresh = Collection(str(tmp_path / "fresh.anki2"))
+    try:
+        log = fresh.import_anki_package(request).log
+        assert len(log.new) == 3
+        # Its own note types (Anki names them "Basic+" beside its stock ones, as for any
+        # package from another collection).
+        hola = fresh.get_note(made["hola"])
+        assert hola.note_type()["name"].startswith("Basic")  # type: ignore[index]
+        assert (hola["Front"], hola["Back"]) == ("hola", "hello")
+        cloze = fresh.get_note(made["capital"])
+        assert cloze["Text"] == "{{c1::Madrid}} is the capital of {{c2::Spain}}"
+        assert fresh.get_card(made["hola_card"]).reps == 1
+        assert fresh.decks.name(fresh.get_card(made["hola_card"]).did) == "Spanish::Week 1"
+    finally:
+        fresh.close()
 
 
 def test_each_card_reads_as_its_template_shows_it(

@@ -11,7 +11,7 @@ import io
 import json
 import zipfile
 from collections.abc import Callable, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from itertools import groupby, starmap
 from operator import itemgetter
@@ -109,7 +109,7 @@ def export_deck(
         raise NotFound("no such deck")
 
     def scheduling(chosen: list[str]) -> SchedulingContext:
-        return _scheduling_context(session, deck, user_id, chosen, now)
+        return scheduling_context(session, deck, user_id, chosen, now)
 
     mod_ms = int(now.timestamp() * 1000)
     rows = deck_rows(
@@ -122,9 +122,25 @@ def export_deck(
         progress=progress,
         siblings=True,
     )
-    sched = rows.sched
     decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000), *rows.decks]
-    conf = collection_conf(rows.card_count, sched)
+    suffix = "all" if locales is None else "-".join(rows.chosen)
+    return package(
+        session, deck, f"{deck.slug}-{suffix}.apkg", rows.sched, mod_ms,
+        Collection(collection_conf(rows.card_count, rows.sched), decks, [], mod_ms, rows.notes,
+                   rows.cards, rows.revlog, notetypes=rows.notetypes),
+    )  # fmt: skip
+
+
+def package(
+    session: Session,
+    deck: Deck,
+    filename: str,
+    sched: SchedulingContext | None,
+    mod_ms: int,
+    collection: Collection,
+) -> ExportedPackage:
+    """The `.apkg` of a collection of one deck's rows (its options group made here, from the
+    person's settings with `sched`, else the defaults), with the media its notes name."""
     settings = sched.settings if sched else None
     # With progress, the person's own options for an answer's siblings and leeches.
     study = answer_effects.options(session, sched.user.id) if sched else answer_effects.Options()
@@ -144,13 +160,9 @@ def export_deck(
         leech_threshold=study.leech_threshold,
         leech_suspend=study.leech_suspend,
     )
-    collection = Collection(
-        conf, decks, [dconf], mod_ms, rows.notes, rows.cards, rows.revlog,
-        notetypes=rows.notetypes,
-    )  # fmt: skip
-    data = _package(collection, _media(session, deck, rows.notes))
-    suffix = "all" if locales is None else "-".join(rows.chosen)
-    return ExportedPackage(data, f"{deck.slug}-{suffix}.apkg", len(rows.notes), len(rows.revlog))
+    collection = replace(collection, dconf=[dconf])
+    data = _package(collection, _media(session, deck, collection.notes))
+    return ExportedPackage(data, filename, len(collection.notes), len(collection.revlog))
 
 
 @dataclass
@@ -310,9 +322,10 @@ def collection_conf(card_count: int, sched: SchedulingContext | None) -> dict[st
     return conf
 
 
-def _scheduling_context(
+def scheduling_context(
     session: Session, deck: Deck, user_id: int | None, chosen: list[str], now: datetime
 ) -> SchedulingContext:
+    """`user_id`'s settings, state, log and marks on the deck, for its rows in a package."""
     if user_id is None:
         raise InvalidInput("exporting with scheduling needs a user", field="user")
     user = session.get(User, user_id)

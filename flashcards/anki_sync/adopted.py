@@ -237,10 +237,12 @@ def _guid(p: PlannedCard) -> str | None:
 
 
 def card_rows(
-    session: Session, deck: Deck, sched: SchedulingContext, *, usn: int, only: Iterable[int] | None
-) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], dict[int, int]]:
+    session: Session, deck: Deck, sched: SchedulingContext | None, *, usn: int,
+    only: Iterable[int] | None,
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], dict[int, int]]:  # fmt: skip
     """The card rows of a deck standing for a device's (its notes and the deck itself are
-    kept), with the person's scheduling, and their revlog rows; and our card of each."""
+    kept), with the person's scheduling (without: new cards), and their revlog rows; and our
+    card of each."""
     assert deck.anki_deck_id is not None
     where = [Card.deck_id == deck.id, Card.retired_at.is_(None), Card.anki_ord.is_not(None)]
     if only is not None:
@@ -259,7 +261,8 @@ def card_rows(
             columns = (*columns[:-1], "{}")  # no data, as Anki writes it
         mod = int(updated.timestamp())
         cards.append((cid, nid, deck.anki_deck_id, ord_, mod, usn, *columns))
-        revlog.extend(revlog_rows(sched, card_id, cid))
+        if sched is not None:
+            revlog.extend(revlog_rows(sched, card_id, cid))
         card_of[cid] = card_id
     return cards, revlog, card_of
 

@@ -11,8 +11,9 @@ from flask_babel import force_locale, gettext
 from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from ..anki import ImportReport, export_deck, import_package, read_for_import
+from ..anki import ImportReport, import_package, read_for_import
 from ..anki.importer import check_names
+from ..anki_sync.adopted_export import export_any_deck
 from ..config import parse_bool
 from ..errors import BodyTooLarge, InvalidInput, UnsupportedContentType
 from ..http.request_db import begin_writing, db
@@ -97,7 +98,7 @@ def export_apkg(slug: str) -> Response:
     session = db()
     deck = subscriptions.find_visible_deck(session, user_id, slug)
     one = None if all_locales else locale or subscriptions.reading_locale(session, user_id, deck)
-    package = export_deck(
+    package = export_any_deck(
         session,
         deck.id,
         locales=None if one is None else [one],

@@ -12,8 +12,9 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..anki import export_deck, import_package
+from ..anki import import_package
 from ..anki.importer import DEFAULT_MAX_BYTES, DEFAULT_MAX_NOTES
+from ..anki_sync.adopted_export import export_any_deck
 from ..errors import NotFound
 from ..srs.subscriptions import subscribe
 from ..storage.engine import transaction
@@ -96,7 +97,7 @@ def export_cmd(
         if found is None:
             raise NotFound(f"no deck '{deck}' (see: flashcards decks list)")
         locales = None if all_locales else [locale or found.default_locale]
-        package = export_deck(
+        package = export_any_deck(
             session,
             found.id,
             locales=locales,

@@ -15,7 +15,8 @@ from flask_babel import ngettext
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
-from ..anki import AnkiPackageError, ImportReport, export_deck, import_package, read_for_import
+from ..anki import AnkiPackageError, ImportReport, import_package, read_for_import
+from ..anki_sync.adopted_export import export_any_deck
 from ..decks.deckfile import MAX_TEXT
 from ..errors import InvalidInput
 from ..http.request_db import begin_writing, db
@@ -73,7 +74,7 @@ def export_apkg(slug: str) -> Response:
         chosen = [str(wanted)]
     else:
         chosen = [subscriptions.reading_locale(session, uid, deck)]
-    package = export_deck(
+    package = export_any_deck(
         session,
         deck.id,
         locales=chosen,

@@ -24,6 +24,7 @@ from flashcards.srs.queue import next_card
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
     AnkiDevice,
+    CardMark,
     CardText,
     Deck,
     RateLimitCount,
@@ -535,6 +536,44 @@ def test_a_due_date_set_and_a_card_forgotten_in_anki_are_taken_here(
     finally:
         col.close()
         tablet.close()
+
+
+def test_a_devices_later_changes_to_a_card_it_answered_are_taken(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    """A card answered at the device's last sync comes back to it with our state; what the
+    device does to it after (flag, suspend, Forget then study) is newer, and is taken. A
+    due date set on a card new here stays the device's."""
+    col, auth = downloaded(tmp_path, server)
+    try:
+        deck = ID_BASE + person.deck_ids[1] * 128 + 1  # their own deck: new cards
+        flagged, relearnt, dated = (
+            col.get_card(c) for c in sorted(col.find_cards(f"did:{deck}"))[:3]
+        )
+        for card in (flagged, relearnt):
+            card.start_timer()
+            col.sched.answerCard(card, 4)
+        col.sync_collection(auth, False)
+        time.sleep(1.1)  # a card's modification time counts seconds
+        col.set_user_flag_for_cards(2, [flagged.id])
+        col.sched.suspend_cards([flagged.id])
+        col.sched.schedule_cards_as_new([relearnt.id], restore_position=True, reset_counts=True)
+        relearnt = col.get_card(relearnt.id)
+        relearnt.start_timer()
+        col.sched.answerCard(relearnt, 3)
+        col.sched.set_due_date([dated.id], "5")
+        for _ in range(2):
+            col.sync_collection(auth, False)
+        with Session(engine) as s:
+            mark = s.get(CardMark, (person.user_id, our_card(flagged.id)))
+            assert mark is not None and mark.suspended and mark.flag == 2
+            state = s.get(ReviewState, (person.user_id, our_card(relearnt.id)))
+            assert state is not None and state.state == State.Learning  # new again, then Good
+        assert col.get_card(flagged.id).user_flag() == 2 and col.get_card(flagged.id).queue == -1
+        assert col.get_card(relearnt.id).type == 1  # learning, here as there
+        assert col.get_card(dated.id).due - col.sched.today == 5
+    finally:
+        col.close()
 
 
 def test_a_device_without_media_finds_nothing_to_sync(

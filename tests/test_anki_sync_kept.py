@@ -266,3 +266,19 @@ def test_the_default_options_group_as_a_device_changed_it_becomes_the_persons_se
         )
         assert (settings.maximum_interval, settings.desired_retention) == (900, 0.87)
         assert settings.reviews_per_day != -5  # refused: left as it was, and ours goes back
+
+
+def test_the_bookkeeping_of_tens_of_thousands_of_kept_objects_is_read_in_one_go(
+    engine: Engine,
+) -> None:
+    """A sync bringing a shared deck's 70,000 notes and cards looks up what is recorded of
+    them: more ids than PostgreSQL binds in one statement (65,535)."""
+    with transaction(engine) as s:
+        uid = make_user(s, "many@example.com")
+        rows = [[OWN_DECK + i, f"g{i}", 1, 1, -1, "", "front\x1fback", "", 0, 0, ""]
+                for i in range(10)]  # fmt: skip
+        found = snapshot.of_rows(notes=rows)
+        snapshot.record_some(s, uid, found, list(found.digests), 3)
+    with transaction(engine) as s:
+        recorded = snapshot.recorded_of(s, uid, oids=range(OWN_DECK, OWN_DECK + 70_000), since=10)
+        assert len(recorded) == 10 and recorded[(snapshot.NOTE, OWN_DECK)][1] == 3

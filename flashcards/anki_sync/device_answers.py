@@ -5,6 +5,7 @@ dashboard and pacing see them. No Flask; never commits.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -13,25 +14,37 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from ..errors import FlashcardsError
-from ..srs import device_origin, study
+from ..srs import card_actions, device_origin, study
 from ..storage.models import ReviewLog, ReviewState
-from . import ids
+from . import device_marks, ids
 
 
 def apply(
-    session: Session, user_id: int, entries: list[list[int]], now: datetime
-) -> tuple[int, bool]:
+    session: Session, user_id: int, entries: list[list[int]], now: datetime, *,
+    forgets: bool = False,
+) -> tuple[int, bool]:  # fmt: skip
     """Each answer through `srs.study.answer`, oldest first. Rows that are no answer (Anki's
     manual rescheduling: ease 0, types 4 and 5) and answers to cards the person does not
-    study here are not answers to apply. Returns how many were new here, and whether a
-    card's log was given again (`answer_in_time_order`)."""
+    study here are not answers to apply. With `forgets`, a card forgotten and then answered
+    there is forgotten here before those answers (as the last change to a card, a Forget
+    is `device_marks`'). Returns how many were new here, and whether a card's log was given
+    again (`answer_in_time_order`)."""
     applied, replayed = 0, False
     ours = ids.cards_of(session, user_id, (entry[1] for entry in entries), notes=False)
-    for revlog_id, cid, ease, taken_ms, kind in sorted(entries):
-        if not 1 <= ease <= 4 or kind not in (0, 1, 2, 3):
-            continue
+    ordered = sorted(entries)
+    last_answer = {entry[1]: entry[0] for entry in ordered if 1 <= entry[2] <= 4}
+    for entry in ordered:
+        revlog_id, cid, ease, taken_ms, kind = entry[:5]
         card_id = ours.get(cid)
         if card_id is None:
+            continue
+        if forgets and device_marks.is_forget(entry) and last_answer.get(cid, 0) > revlog_id:
+            act = device_origin.action_id(user_id, card_id, now)
+            with suppress(FlashcardsError):  # new here already: nothing to forget
+                card_actions.forget(session, user_id, [card_id], now=now, action_id=act)
+            applied += 1
+            continue
+        if not 1 <= ease <= 4 or kind not in (0, 1, 2, 3):
             continue
         reviewed_at = datetime.fromtimestamp(revlog_id / 1000, tz=now.tzinfo)
         review_id = device_origin.answer_review_id(user_id, revlog_id)

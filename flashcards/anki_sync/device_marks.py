@@ -31,10 +31,11 @@ from .wire import bad_request
 # A card row of the protocol (schema 11): id, nid, did, ord, mod (seconds), usn, type,
 # queue, due, ivl, factor, reps, lapses, left, odue, odid, flags, data.
 ROW_LENGTH = 18
-ID, NID, DID, TYPE, QUEUE, DUE, REPS, FLAGS = 0, 1, 2, 6, 7, 8, 11, 16
+ID, NID, DID, MOD, TYPE, QUEUE, DUE, REPS, ODUE, ODID, FLAGS = 0, 1, 2, 4, 6, 7, 8, 11, 14, 15, 16
 SUSPENDED, BURIED = -1, (-2, -3)  # Anki's queues: buried by an answer (sibling) or by hand
 NEW, REVIEW = 0, 2  # Anki's card types
-# A revlog row Anki writes for a change by hand (Set Due Date, Forget): ease 0, type 4.
+# A revlog row Anki writes for a change by hand (Set Due Date, Forget): ease 0, type 4; a
+# Forget's new interval is 0.
 MANUAL = 4
 
 
@@ -43,9 +44,13 @@ def is_manual(entry: list[int]) -> bool:
     return entry[2] == 0 and entry[4] == MANUAL
 
 
+def is_forget(entry: list[int]) -> bool:
+    return is_manual(entry) and entry[5] == 0
+
+
 def parse_rows(entries: object) -> list[list[int]]:
-    """[card id, queue, flag, note id, deck id, type, due, reps] of each card row of a
-    chunk (400 for a malformed one)."""
+    """[card id, queue, flag, note id, deck id, type, due, reps, mod] of each card row of a
+    chunk (400 for a malformed one); `due` is the card's own in a filtered deck."""
     if not isinstance(entries, list):
         raise bad_request("a chunk's cards must be a list")
     out = []
@@ -53,11 +58,11 @@ def parse_rows(entries: object) -> list[list[int]]:
         if not isinstance(entry, list | tuple) or len(entry) < ROW_LENGTH:
             raise bad_request(f"a card row has {ROW_LENGTH} values")
         values = [entry[ID], entry[QUEUE], entry[FLAGS], entry[NID], entry[DID], entry[TYPE],
-                  entry[DUE], entry[REPS]]  # fmt: skip
+                  entry[ODUE] if entry[ODID] else entry[DUE], entry[REPS], entry[MOD]]  # fmt: skip
         # Not bools; 64 bits each (`kept.unknown_rows` checked every row first).
         if not all(type(v) is int for v in values):
             raise bad_request(
-                "a card row's ids, type, queue, due, reps and flags are whole numbers"
+                "a card row's ids, type, queue, due, reps, flags and time are whole numbers"
             )
         values[2] &= 0b111  # Anki keeps other bits above the flag's colour
         out.append(values)
@@ -75,10 +80,10 @@ def apply(
 
     `sent`: the Anki ids of the cards this sync sent the device, changed here since its last
     sync. As on Anki's own server, a card changed on one side only takes the device's marks;
-    one changed on both keeps ours, and is sent again on the next sync (the device kept its
-    own, as Anki keeps the newer by modification time, which a flag does not change); its
-    change by hand is taken when nothing changed the card here since (the newer wins: a card
-    the device answered goes back to it with our state, which it changed after)."""
+    one changed on both keeps the newer: the device's when nothing changed it here since
+    the device did (a card sent back only with our state of the device's own answer, say),
+    else ours, which is sent again on the next sync (the device kept its own, as Anki keeps
+    the newer by modification time)."""
     by_hand = by_hand or {}
     theirs: dict[int, list[int]] = {}
     both: list[tuple[int, int]] = []
@@ -88,9 +93,10 @@ def apply(
         card_id = ours.get(row[0])
         if card_id is None:
             continue
-        if row[0] not in sent or (
-            row[0] in by_hand and not _changed_since(session, user_id, card_id, by_hand[row[0]])
-        ):
+        # The device's change (its card's modification, or a change by hand) is the newer
+        # when nothing changed the card here since: then it wins, as Anki's own rule has it.
+        changed_at = max(row[8] * 1000 + 999, by_hand.get(row[0], 0))
+        if row[0] not in sent or not _changed_since(session, user_id, card_id, changed_at):
             theirs[card_id] = row
         else:
             both.append((snapshot.CARD, row[0]))
@@ -102,7 +108,7 @@ def apply(
     # Today in the device's day numbers, which its due days count in.
     device_today = anki_day(now, tz, day_start_hour) - day_shift
     changed = 0
-    for card_id, (cid, queue, flag, _nid, _did, kind, due, reps) in theirs.items():
+    for card_id, (cid, queue, flag, _nid, _did, kind, due, reps, _mod) in theirs.items():
         try:
             changed += _apply_one(session, user_id, card_id, queue, flag, today, now)
             if cid in by_hand:

@@ -19,7 +19,7 @@ from .wire import bad_request
 class DeviceRows:
     notes: list[list[Any]] = field(default_factory=list)  # `device_notes.parse_rows`
     cards: list[list[int]] = field(default_factory=list)  # `device_marks.parse_rows`
-    # [id, card id, ease, time, type] of each revlog row (`device_answers.apply`)
+    # [id, card id, ease, time, type, interval] of each revlog row (`device_answers.apply`)
     answers: list[list[int]] = field(default_factory=list)
     unknown: dict[str, list[list[Any]]] = field(default_factory=dict)  # `kept.unknown_rows`
 
@@ -29,9 +29,11 @@ def parse(session: Session, user_id: int, part: dict[str, Any]) -> DeviceRows:
     unknown = kept.unknown_rows(session, user_id, part)  # which checks every row's shape
     answers = []
     for entry in part.get("revlog") or []:
-        values = [entry[0], entry[1], entry[3], entry[7], entry[8]]
+        values = [entry[0], entry[1], entry[3], entry[7], entry[8], entry[4]]
         if not all(type(v) is int for v in values):  # not a bool either
-            raise bad_request("a revlog row's id, card, ease, time and type are whole numbers")
+            raise bad_request(
+                "a revlog row's id, card, ease, time, type and interval are whole numbers"
+            )
         answers.append(values)
     return DeviceRows(
         device_notes.parse_rows(part.get("notes") or []),
@@ -90,9 +92,13 @@ def take(
     # Answers to and marks of the cards just taken are theirs already.
     answers = [a for a in rows.answers if a[1] not in taken.cards]
     marked = [c for c in rows.cards if c[0] not in taken.cards]
-    applied, replayed = device_answers.apply(session, user_id, answers, now)
-    # Each card changed by hand, with the time of its latest such change.
-    changed_by_hand = {a[1]: a[0] for a in sorted(answers) if by_hand and device_marks.is_manual(a)}
+    applied, replayed = device_answers.apply(session, user_id, answers, now, forgets=by_hand)
+    # Each card whose latest change was by hand, with its time: a Set Due Date or a Forget
+    # answered after is the answers' (`device_answers.apply`).
+    latest = {a[1]: a for a in sorted(answers)}
+    changed_by_hand = {
+        cid: a[0] for cid, a in latest.items() if by_hand and device_marks.is_manual(a)
+    }
     applied += device_marks.apply(
         session, user_id, marked, sent_cards, now, by_hand=changed_by_hand,
         day_shift=(crt - CRT) // 86_400,  # a collection's `crt` is `timing.crt_of` its shift

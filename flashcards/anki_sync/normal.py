@@ -383,7 +383,7 @@ def _settle(
     recomputed state back."""
     pending = state["pending"]
     sent = {entry[0] for entry in pending["notes"]} | {entry[0] for entry in pending["cards"]}
-    answered = {entry[1] for entry in answers}
+    answered = {entry[1] for entry in answers if 1 <= entry[2] <= 4}  # not changes by hand
     of_notes = ids.cards_of(session, user_id, {n[0] for n in notes} - sent, notes=True)
     of_cards = ids.cards_of(session, user_id, {c[0] for c in cards} - sent - answered, notes=False)
     keys = [(snapshot.NOTE, nid) for nid in of_notes] + [(snapshot.CARD, cid) for cid in of_cards]

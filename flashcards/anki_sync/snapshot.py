@@ -27,6 +27,7 @@ CARD, NOTE, DECK, DECK_CONFIG, NOTETYPE = 1, 2, 3, 4, 5
 NOTE_MOD, NOTE_USN = 3, 4
 CARD_MOD, CARD_USN = 4, 5
 FORGET_BATCH = 500
+MANY_OIDS = 5_000  # ids in one IN list at the most (PostgreSQL binds 65,535 values)
 
 
 def note_entry(row: tuple[Any, ...]) -> list[Any]:
@@ -226,7 +227,12 @@ def recorded(session: Session, user_id: int) -> Recorded:
 
 def recorded_of(session: Session, user_id: int, *, oids: Iterable[int], since: int) -> Recorded:
     """`recorded` of some objects only: the notes and cards `oids`, every object of the
-    other kinds (a handful), and every object whose usn is `since` or above, or forgotten."""
+    other kinds (a handful), and every object whose usn is `since` or above, or forgotten.
+    Many `oids` (a sync that brings a shared deck's tens of thousands): all of them, in one
+    read rather than a list of ids past a database's limit on bound values."""
+    wanted = sorted(set(oids))
+    if len(wanted) > MANY_OIDS:
+        return recorded(session, user_id)
     objs = table(AnkiSyncObject)
     rows = session.execute(
         select(objs.c.kind, objs.c.oid, objs.c.digest, objs.c.usn).where(
@@ -235,7 +241,7 @@ def recorded_of(session: Session, user_id: int, *, oids: Iterable[int], since: i
                 objs.c.kind.not_in((NOTE, CARD)),
                 objs.c.usn >= since,
                 objs.c.usn < 0,
-                objs.c.oid.in_(sorted(set(oids))),
+                objs.c.oid.in_(wanted),
             ),
         )
     )

@@ -589,19 +589,21 @@ def test_a_card_added_on_the_web_reaches_devices_as_a_note_of_the_decks_own_type
     _in_step(phone, auth)
     assert phone.get_note(nid)["Front"] == "el gato"
 
-    # Added here after the phone's last sync, then the phone uploads its collection: the
-    # card it never had stays (a card of ours now); the one it had stays the same note.
+    # Added here after the phone's last sync, then the phone deletes the one it had and
+    # uploads its collection: the card it never had stays (a card of ours now), the one it
+    # deleted is retired.
     with transaction(engine) as s:
         later = note_edits.add_card(s, newcomer, slug, question="pájaro", answer="bird",
                                     explanation="", tags=None, now=utcnow())  # fmt: skip
+    phone.remove_notes([nid])
     _upload(phone, auth)
     with Session(engine) as s:
         deck_id = _deck(s, made["week"]).id
         kept_here = s.scalars(select(Card).where(Card.deck_id == deck_id, Card.key == later)).one()
         assert kept_here.retired_at is None and kept_here.anki_ord is None
-        assert _card(s, cid).retired_at is None
+        assert _card(s, cid).retired_at is not None
     _in_step(phone, auth)
-    assert phone.find_notes("pájaro") and phone.find_notes("gato")
+    assert phone.find_notes("pájaro") and not phone.find_notes("gato")
 
 
 def test_a_card_moved_to_another_deck_on_a_device_moves_here(

@@ -298,10 +298,11 @@ def retire(
     return retired
 
 
-def made_here(session: Session, user_id: int) -> dict[int, int]:
-    """The live cards added here to decks standing for a device's (`note_edits.add_card`),
-    by our id, with their Anki card id: their kept note has the guid our export gives the
-    card. Read before an upload replaces the kept notes."""
+def made_here(session: Session, user_id: int, device_usn: int) -> dict[int, int]:
+    """The live cards added here to decks standing for a device's (`note_edits.add_card`:
+    their kept note has the guid our export gives the card) that a device whose collection
+    is at `device_usn` never got (sent later, or not yet), by our id, with their Anki card
+    id. Read before an upload replaces the kept notes."""
     rows = session.execute(
         select(Card.id, Card.key, Card.anki_note_id, Card.anki_card_id, Deck.slug,
                Deck.default_locale)
@@ -310,6 +311,9 @@ def made_here(session: Session, user_id: int) -> dict[int, int]:
                Card.retired_at.is_(None))
     ).all()  # fmt: skip
     notes = kept.payloads(session, user_id, snapshot.NOTE, {r.anki_note_id for r in rows})
+    sent = snapshot.recorded_of(
+        session, user_id, oids={r.anki_card_id for r in rows if r.anki_card_id}, since=device_usn
+    )
     made: dict[int, int] = {}
     for r in rows:
         note = notes.get(r.anki_note_id)
@@ -318,7 +322,8 @@ def made_here(session: Session, user_id: int) -> dict[int, int]:
             and len(note) > 1
             and note[1] == note_guid(r.slug, r.key, r.default_locale)
         )
-        if ours and r.anki_card_id is not None:
+        got = sent.get((snapshot.CARD, r.anki_card_id or 0))
+        if ours and r.anki_card_id is not None and (got is None or got[1] >= device_usn):
             made[r.id] = r.anki_card_id
     return made
 
@@ -330,8 +335,8 @@ def match_upload(
     """A device uploaded its whole collection, which its devices now share: decks studied
     here it no longer holds (`decks`: its deck ids) are forgotten (`forget_decks`), cards of
     its notes it no longer holds (`present`: its card ids) retired, as deleted there, and
-    retired ones it holds again live again. Cards added here (`made`, `made_here`) it does
-    not hold stay, as cards of ours: it may never have had them."""
+    retired ones it holds again live again. Cards added here that it never got (`made`,
+    `made_here`) stay, as cards of ours."""
     stay = [card_id for card_id, cid in (made or {}).items() if cid not in present]
     for i in range(0, len(stay), ids.BATCH):
         session.execute(

@@ -151,7 +151,7 @@ def take(session: Session, device: Device, uploaded: Collection, now: datetime) 
     session.refresh(stamps, with_for_update=True)
     sessions.end_all(session, user_id)
     usn = stamps.usn
-    made_here = adopted_changes.made_here(session, user_id)  # before their notes go
+    made_here = adopted_changes.made_here(session, user_id, uploaded.usn)  # before notes go
     # What devices made before is replaced by what this one holds.
     session.execute(delete(AnkiKeptObject).where(AnkiKeptObject.user_id == user_id))
     adopted_changes.retitle(session, user_id, uploaded.decks, {})  # the device's names win

@@ -15,7 +15,7 @@ from anki.collection import Collection
 from anki.errors import SyncError, SyncErrorKind
 from anki.sync_pb2 import SyncAuth, SyncCollectionResponse
 from fsrs import State
-from sqlalchemy import Engine, delete, func, select
+from sqlalchemy import Engine, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from flashcards.anki.timing import anki_day
@@ -24,6 +24,7 @@ from flashcards.srs.queue import next_card
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
     AnkiDevice,
+    Card,
     CardMark,
     CardText,
     Deck,
@@ -128,6 +129,10 @@ def test_signing_in_with_a_wrong_password_is_refused_and_counted(
 def test_a_new_device_downloads_exactly_the_persons_collection(
     engine: Engine, person: Person, server: Server, tmp_path: Path
 ) -> None:
+    with transaction(engine) as s:
+        # A card answered and then retired: its card is gone, its answers stay (as in Anki).
+        retired = card_ids(s, person.deck_ids[0])[0]
+        s.execute(update(Card).where(Card.id == retired).values(retired_at=utcnow()))
     col = new_device(tmp_path)
     try:
         auth = sign_in(col, server)
@@ -145,7 +150,7 @@ def test_a_new_device_downloads_exactly_the_persons_collection(
                 .select_from(ReviewLog)
                 .where(ReviewLog.user_id == person.user_id)
             )
-            live = {d: len(card_ids(s, d)) for d in person.deck_ids}
+            live = {d: len(card_ids(s, d)) - (d == person.deck_ids[0]) for d in person.deck_ids}
         names = sorted(d.name for d in col.decks.all_names_and_ids())
         assert names == [
             "Cuestionario sobre entrenamiento de modelos en EKS",
@@ -154,8 +159,9 @@ def test_a_new_device_downloads_exactly_the_persons_collection(
         ]
         assert col.card_count() == sum(live.values())
         assert col.db.scalar("select count() from revlog") == logs
+        assert col.db.scalar("select count() from revlog where cid = ?", ID_BASE + retired * 64)
         studied = col.db.list("select id from cards where type != 0")
-        assert len(studied) == len(states)
+        assert len(studied) == len(states) - 1  # not the retired card
         for cid in studied:
             card = col.get_card(cid)
             ours = states[(cid - 1_600_000_000_000) // 64]

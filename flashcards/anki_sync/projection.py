@@ -22,9 +22,10 @@ from sqlalchemy.orm import Session
 from ..anki import scheduling_out, schema
 from ..anki.collection_file import Collection
 from ..anki.export import collection_conf, deck_rows
+from ..anki.export_notes import note_id
 from ..anki.import_rows import title_of
 from ..anki.names import deck_title
-from ..anki.scheduling_out import SchedulingContext
+from ..anki.scheduling_out import SchedulingContext, revlog_rows
 from ..anki.tables import table
 from ..anki.timing import CRT
 from ..errors import NotFound
@@ -32,6 +33,7 @@ from ..srs.marks import Marks, marks_from_row
 from ..srs.queue import new_allowance
 from ..srs.settings import scheduler_defaults
 from ..storage.models import (
+    Card,
     CardMark,
     Deck,
     ReviewLog,
@@ -99,6 +101,27 @@ def _retitle(decks: list[dict[str, Any]], titles: dict[int, str], mod: int) -> N
         same = isinstance(name, str) and deck_title([name], name.strip()) == title
         if title is not None and not same:
             decks[i] = {**d, "name": title, "mod": mod}
+
+
+def _retired_answers(
+    session: Session, deck: Deck, deck_logs: dict[int, Any], sched: SchedulingContext
+) -> tuple[list[tuple[Any, ...]], dict[int, int]]:
+    """The revlog rows of the deck's retired cards, under the ids their cards had: Anki keeps
+    the answers to a card it deletes, so a device downloading the collection keeps them
+    too (a person's stats and FSRS fit count them). And our card of each such id."""
+    retired = session.execute(
+        select(Card.id, Card.anki_card_id).where(
+            Card.deck_id == deck.id, Card.retired_at.is_not(None)
+        )
+    ).all()
+    rows: list[tuple[Any, ...]] = []
+    card_of: dict[int, int] = {}
+    for card_id, anki_card_id in retired:
+        if card_id in deck_logs:
+            cid = anki_card_id if anki_card_id is not None else note_id(card_id)
+            rows.extend(revlog_rows(sched, card_id, cid))
+            card_of[cid] = card_id
+    return rows, card_of
 
 
 @dataclass
@@ -231,6 +254,12 @@ def build(
                 day_shift=shift,
             )
 
+        if only is None and deck.id in logs:
+            retired_answers, of_retired = _retired_answers(
+                session, deck, logs[deck.id], scheduling([sub.locale])
+            )
+            revlog.extend(retired_answers)
+            card_of.update(of_retired)
         if deck.anki_deck_id is not None:
             # A deck a device made: its deck, options and notes are kept as it sent them.
             sched = scheduling([sub.locale])

@@ -39,7 +39,11 @@ def test_the_deck_page_renames_an_own_deck(client: FlaskClient, engine: Engine) 
     r = client.post(f"/decks/{slug}/rename", data=rename)
     assert r.status_code == 303 and r.headers["Location"] == f"/decks/{slug}"
     page = client.get(f"/decks/{slug}").get_data(as_text=True)
-    assert "Deck renamed." in page and ">Kitchen::Tools</h1>" in page
+    # A subdeck's path shown muted before its own name; the title itself stays as typed.
+    assert "Deck renamed." in page
+    assert '><span class="deck-path">Kitchen › </span>Tools</h1>' in page
+    library = client.get("/").get_data(as_text=True)
+    assert '<span class="deck-path">Kitchen › </span>Tools</a>' in library
     assert titles(engine, slug) == {"en": "Kitchen::Tools", "es": "Kitchen"}
 
     before = dump(engine)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
+from markupsafe import Markup, escape
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
@@ -194,3 +195,14 @@ def delete_deck(slug: str) -> Response:
     session.commit()
     flash(_("The deck is deleted."))
     return redirect(url_for("web.library"), 303)
+
+
+@bp.app_template_filter("deck_name")
+def deck_name(title: str) -> Markup:
+    """A deck's title, a subdeck's ("Languages::Spanish::Week 1", as Anki names it) shown as
+    its path, muted, before its own name."""
+    *parents, own = [part.strip() for part in title.split("::")]
+    if not parents or not all(parents) or not own:
+        return escape(title)
+    path = "".join(f"{escape(part)} › " for part in parents)
+    return Markup(f'<span class="deck-path">{path}</span>{escape(own)}')

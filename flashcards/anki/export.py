@@ -51,6 +51,7 @@ from .export_notes import (
     note_id,
     sibling_groups,
 )
+from .gc_pause import gc_paused
 from .reader import names_in_fields
 from .sanitize import text_to_html
 from .scheduling_out import LOG_COLUMNS, SchedulingContext, StateRow
@@ -112,23 +113,26 @@ def export_deck(
         return scheduling_context(session, deck, user_id, chosen, now)
 
     mod_ms = int(now.timestamp() * 1000)
-    rows = deck_rows(
-        session,
-        deck,
-        locales=locales,
-        scheduling=scheduling if with_scheduling else None,
-        mod_ms=mod_ms,
-        conf_id=schema.PACKAGE_CONFIG_ID,
-        progress=progress,
-        siblings=True,
-    )
-    decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000), *rows.decks]
-    suffix = "all" if locales is None else "-".join(rows.chosen)
-    return package(
-        session, deck, f"{deck.slug}-{suffix}.apkg", rows.sched, mod_ms,
-        Collection(collection_conf(rows.card_count, rows.sched), decks, [], mod_ms, rows.notes,
-                   rows.cards, rows.revlog, notetypes=rows.notetypes),
-    )  # fmt: skip
+    # Half a million rows and tuples made and kept: no collections walking them (a quarter
+    # of bench_apkg_export's time, 1.39 s against 1.05 s on 2026-12-06; `gc_pause`).
+    with gc_paused():
+        rows = deck_rows(
+            session,
+            deck,
+            locales=locales,
+            scheduling=scheduling if with_scheduling else None,
+            mod_ms=mod_ms,
+            conf_id=schema.PACKAGE_CONFIG_ID,
+            progress=progress,
+            siblings=True,
+        )
+        decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000), *rows.decks]
+        suffix = "all" if locales is None else "-".join(rows.chosen)
+        return package(
+            session, deck, f"{deck.slug}-{suffix}.apkg", rows.sched, mod_ms,
+            Collection(collection_conf(rows.card_count, rows.sched), decks, [], mod_ms,
+                       rows.notes, rows.cards, rows.revlog, notetypes=rows.notetypes),
+        )  # fmt: skip
 
 
 def package(

@@ -32,6 +32,7 @@ from ..storage.models import (
 from . import import_media, reimport
 from .errors import AnkiPackageError
 from .export import language_name
+from .gc_pause import gc_paused
 from .import_rows import already_logged, cards_with, new_deck_rows, title_of, write_progress
 from .names import check_names, deck_title, free_slug, home_deck
 from .planning import SKIP_REASONS, PlannedCard, Progress, complete_language, plan_cards
@@ -142,7 +143,9 @@ def import_package(
     owner's media folder (`import_media`), within that quota; without it cards are text
     only. `source` read by `read_for_import` needs `with_media` for them.
     """
-    with large_page_cache(session):
+    # A hundred thousand answers replayed: their states and logs are kept until written, and
+    # collections would walk them again and again (`gc_pause`).
+    with large_page_cache(session), gc_paused():
         return _import_package(
             session, source, owner_user_id=owner_user_id, slug=slug, locale=locale,
             with_scheduling=with_scheduling, now=now, max_notes=max_notes, max_bytes=max_bytes,

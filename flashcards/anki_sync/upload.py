@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 from ..anki import schema18
 from ..anki.collection_file import Collection
 from ..anki.errors import AnkiPackageError
+from ..anki.gc_pause import gc_paused
 from ..anki.protobuf import strict_json
 from ..anki.reader import MAX_REVIEWS, count_rows, read_only
 from ..anki.scheduling_in import LATEST_EPOCH
@@ -145,6 +146,12 @@ def _day_shift(session: Session, user_id: int, uploaded: Collection, now: dateti
 
 def take(session: Session, device: Device, uploaded: Collection, now: datetime) -> None:
     """The device's collection, taken (see the module's doc); one transaction."""
+    # A whole collection's rows read, built and kept until written (`gc_pause`).
+    with gc_paused():
+        _take(session, device, uploaded, now)
+
+
+def _take(session: Session, device: Device, uploaded: Collection, now: datetime) -> None:
     user_id = device.user_id
     stamps = sessions.collection(session, user_id, now)
     # Another device's sync under way would interleave with this one: it ends, and waits.

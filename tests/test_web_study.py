@@ -74,7 +74,9 @@ def test_answer_is_applied_once_however_often_it_is_sent(
     assert _answer_form(client)["review_id"] == form["review_id"]
     r = client.post("/study/answer", data={**form, "rating": "3"})
     assert r.status_code == 303 and r.location == "/study"
-    assert "Good: next review in 10 minutes." in client.get("/study").get_data(as_text=True)
+    # Said of the card just answered, above the next one.
+    page = client.get("/study").get_data(as_text=True)
+    assert "Previous card: Good, next review in 10 minutes." in page
     for rating in ("3", "1"):  # double click, back button, the other tab
         assert client.post("/study/answer", data={**form, "rating": rating}).status_code == 303
     assert _logs(loaded_engine) == 1

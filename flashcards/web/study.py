@@ -210,7 +210,7 @@ def answer_from_form(uid: int) -> None:
     if result.created:
         flash(
             _(
-                "%(rating)s: next review in %(interval)s.",
+                "Previous card: %(rating)s, next review in %(interval)s.",
                 rating=rating_labels()[int(rating)],
                 interval=interval((result.state.due - now).total_seconds()),
             )

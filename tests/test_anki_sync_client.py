@@ -567,6 +567,7 @@ def test_a_devices_later_changes_to_a_card_it_answered_are_taken(
         relearnt = col.get_card(relearnt.id)
         relearnt.start_timer()
         col.sched.answerCard(relearnt, 3)
+        col.set_user_flag_for_cards(3, [relearnt.id])
         col.sched.set_due_date([dated.id], "5")
         for _ in range(2):
             col.sync_collection(auth, False)
@@ -575,6 +576,8 @@ def test_a_devices_later_changes_to_a_card_it_answered_are_taken(
             assert mark is not None and mark.suspended and mark.flag == 2
             state = s.get(ReviewState, (person.user_id, our_card(relearnt.id)))
             assert state is not None and state.state == State.Learning  # new again, then Good
+            relearnt_mark = s.get(CardMark, (person.user_id, our_card(relearnt.id)))
+            assert relearnt_mark is not None and relearnt_mark.flag == 3
         assert col.get_card(flagged.id).user_flag() == 2 and col.get_card(flagged.id).queue == -1
         assert col.get_card(relearnt.id).type == 1  # learning, here as there
         assert col.get_card(dated.id).due - col.sched.today == 5

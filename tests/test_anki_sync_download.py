@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, delete, select, update
 from sqlalchemy.orm import Session
 
 from flashcards.anki_sync import download, sessions
@@ -21,6 +21,7 @@ from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
     AnkiCollectionFile,
     AnkiSyncObject,
+    Card,
     CardText,
 )
 from flashcards.storage.schema import utcnow
@@ -116,6 +117,21 @@ def test_answers_alone_patch_the_kept_file_into_the_whole_builds(
     whole = contents(built_afresh(engine, uid, tmp_path / "whole.anki2"))
     assert patched == whole
     assert patched_digests == digests(engine, uid)
+
+
+def test_an_answer_to_a_retired_card_builds_the_whole_file(engine: Engine, tmp_path: Path) -> None:
+    """A retired card's answers go with the whole collection alone (`projection`): one
+    answered after the kept file (a study page open since) is no patch."""
+    uid, cards = person_with_answers(engine)
+    with transaction(engine) as s:
+        s.execute(update(Card).where(Card.id == cards[1]).values(retired_at=utcnow()))
+    first = contents(downloaded(engine, uid, tmp_path / "first.anki2"))
+    with transaction(engine) as s:
+        answer(s, uid, cards[1], 3, now=utcnow())
+    with Session(engine) as s:
+        assert not patch_applies(s, uid)
+    after = contents(downloaded(engine, uid, tmp_path / "after.anki2"))
+    assert len(after["revlog"]) == len(first["revlog"]) + 1
 
 
 def test_a_text_edit_builds_the_whole_file(engine: Engine, tmp_path: Path) -> None:

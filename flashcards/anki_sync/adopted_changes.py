@@ -322,8 +322,11 @@ def made_here(session: Session, user_id: int, device_usn: int) -> dict[int, int]
             and len(note) > 1
             and note[1] == note_guid(r.slug, r.key, r.default_locale)
         )
+        # Recorded as sent before the device's last sync: it got it. Forgotten since (a usn
+        # below 0: another device's change) says nothing of this one: kept, as never got.
         got = sent.get((snapshot.CARD, r.anki_card_id or 0))
-        if ours and r.anki_card_id is not None and (got is None or got[1] >= device_usn):
+        never_got = got is None or got[1] < 0 or got[1] >= device_usn
+        if ours and r.anki_card_id is not None and never_got:
             made[r.id] = r.anki_card_id
     return made
 

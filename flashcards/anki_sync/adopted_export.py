@@ -56,7 +56,8 @@ def export_any_deck(
     notes = [_unsynced(n) for n in held.values() if isinstance(n, list)]
     present = {n[0] for n in notes}
     cards = [c for c in cards if c[1] in present]  # a card whose note is gone: none to show
-    revlog = [r for r in revlog if r[1] in {c[0] for c in cards}]
+    shown = {c[0] for c in cards}
+    revlog = [r for r in revlog if r[1] in shown]
     notetypes: list[dict[str, Any]] = [
         t
         for t in kept.payloads(session, owner, snapshot.NOTETYPE, {n[2] for n in notes}).values()

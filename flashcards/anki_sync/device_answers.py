@@ -39,9 +39,11 @@ def apply(
         if card_id is None:
             continue
         if forgets and device_marks.is_forget(entry) and last_answer.get(cid, 0) > revlog_id:
-            act = device_origin.action_id(user_id, card_id, now)
+            # At the device's time: a change of the device's, not one made here since.
+            at = min(datetime.fromtimestamp(revlog_id / 1000, tz=now.tzinfo), now)
+            act = device_origin.action_id(user_id, card_id, at)
             with suppress(FlashcardsError):  # new here already: nothing to forget
-                card_actions.forget(session, user_id, [card_id], now=now, action_id=act)
+                card_actions.forget(session, user_id, [card_id], now=at, action_id=act)
             applied += 1
             continue
         if not 1 <= ease <= 4 or kind not in (0, 1, 2, 3):

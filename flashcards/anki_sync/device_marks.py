@@ -72,11 +72,12 @@ def parse_rows(entries: object) -> list[list[int]]:
 def apply(
     session: Session, user_id: int, rows: Iterable[list[int]], sent: set[int], now: datetime,
     *, by_hand: Mapping[int, int] | None = None, day_shift: int = 0,
-) -> int:  # fmt: skip
+) -> tuple[int, set[int]]:  # fmt: skip
     """Each device card's suspension, burial and flag, and for the cards of `by_hand` (the
     Anki ids of cards a revlog row says were changed by hand, `is_manual`, and that row's
-    time in ms) its due date set or its Forget; how many cards changed here. `day_shift`:
-    how far the device's day numbers lag ours (`timing.crt_of`).
+    time in ms) its due date set or its Forget: how many cards changed here, and which of
+    `sent` the device changed later than we did (its change wins). `day_shift`: how far the
+    device's day numbers lag ours (`timing.crt_of`).
 
     `sent`: the Anki ids of the cards this sync sent the device, changed here since its last
     sync. As on Anki's own server, a card changed on one side only takes the device's marks;
@@ -87,6 +88,7 @@ def apply(
     by_hand = by_hand or {}
     theirs: dict[int, list[int]] = {}
     both: list[tuple[int, int]] = []
+    newer: set[int] = set()
     rows = list(rows)
     ours = ids.cards_of(session, user_id, (row[0] for row in rows), notes=False)
     for row in rows:
@@ -96,13 +98,16 @@ def apply(
         # The device's change (its card's modification, or a change by hand) is the newer
         # when nothing changed the card here since: then it wins, as Anki's own rule has it.
         changed_at = max(row[8] * 1000 + 999, by_hand.get(row[0], 0))
-        if row[0] not in sent or not _changed_since(session, user_id, card_id, changed_at):
+        if row[0] not in sent:
             theirs[card_id] = row
+        elif not _changed_since(session, user_id, card_id, changed_at):
+            theirs[card_id] = row
+            newer.add(row[0])
         else:
             both.append((snapshot.CARD, row[0]))
     snapshot.forget(session, user_id, both)
     if not theirs:
-        return len(both)
+        return len(both), newer
     tz, day_start_hour = user_clock(session, user_id)
     today = study_date(now, tz, day_start_hour)
     # Today in the device's day numbers, which its due days count in.
@@ -116,7 +121,7 @@ def apply(
                                     reps, now)  # fmt: skip
         except FlashcardsError:
             continue  # not one of their cards here, or one new here: left on the device
-    return changed + len(both)
+    return changed + len(both), newer
 
 
 def _changed_since(session: Session, user_id: int, card_id: int, ms: int) -> bool:

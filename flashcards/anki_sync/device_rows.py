@@ -99,10 +99,12 @@ def take(
     changed_by_hand = {
         cid: a[0] for cid, a in latest.items() if by_hand and device_marks.is_manual(a)
     }
-    applied += device_marks.apply(
+    marked_here, newer = device_marks.apply(
         session, user_id, marked, sent_cards, now, by_hand=changed_by_hand,
         day_shift=(crt - CRT) // 86_400,  # a collection's `crt` is `timing.crt_of` its shift
     )  # fmt: skip
-    applied += adopted_changes.move(session, user_id, marked, sent_cards, now)
+    applied += marked_here
+    # A card the device changed after we did moves as it moved it, as its marks are taken.
+    applied += adopted_changes.move(session, user_id, marked, sent_cards - newer, now)
     applied += device_notes.apply(session, user_id, rows.notes, sent_notes, now)
     return Taken(added + new_cards, added + new_notes, applied + added + kept_rows, replayed)

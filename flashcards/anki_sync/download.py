@@ -145,7 +145,8 @@ def patched(
     if before is None or after is None or before.rest != after.rest:
         return None
     answered = answered_since(session, user_id, before, after)
-    if answered is None:
+    if answered is None or _any_retired(session, answered):
+        # A retired card's answers are built with the whole collection alone (`projection`).
         return None
     # In memory: the file never touches the disk, and `serialize` gives it back whole.
     conn = sqlite3.connect(":memory:")
@@ -190,6 +191,13 @@ def patched(
         return conn.serialize(), found
     finally:
         conn.close()
+
+
+def _any_retired(session: Session, card_ids: set[int]) -> bool:
+    found = session.scalar(
+        select(Card.id).where(Card.id.in_(card_ids), Card.retired_at.is_not(None)).limit(1)
+    )
+    return found is not None
 
 
 def answered_since(

@@ -482,6 +482,9 @@ def test_an_answer_given_in_anki_is_not_undone_on_the_web_and_a_forget_here_reac
     (new again, as the device last got it), is new again on the device too."""
     col, auth = downloaded(tmp_path, server)
     try:
+        with transaction(engine) as s:  # an answer on the web first, to a shipped card
+            on_web = answer(s, person.user_id, card_ids(s, person.deck_ids[0])[10], 3,
+                            now=utcnow() - timedelta(seconds=30))  # fmt: skip
         col.decks.select(ID_BASE + person.deck_ids[1] * 128 + 1)  # their own deck: new cards
         card = col.sched.getCard()
         assert card is not None
@@ -489,7 +492,8 @@ def test_an_answer_given_in_anki_is_not_undone_on_the_web_and_a_forget_here_reac
         col.sync_collection(auth, False)
         assert col.get_card(card.id).reps == 1
         with transaction(engine) as s:
-            assert study.undoable(s, person.user_id, now=utcnow()) is None
+            # The web's undo offers the web's answer, past the phone's later one.
+            assert study.undoable(s, person.user_id, now=utcnow()) == on_web.review_id
             card_actions.forget(s, person.user_id, [our_card(card.id)], now=utcnow(),
                                 restore_position=True, reset_counts=True)  # fmt: skip
         col.sync_collection(auth, False)

@@ -165,29 +165,31 @@ def write_state(
 # --- Undo ---
 
 
-def latest_action(session: Session, user_id: int, since: datetime) -> Any:
-    """The person's latest action since `since` (not one that came with an answer) on a deck
-    they still see: its `action_id`, `acted_at`, `action` (its name) and a `card_id`; None
-    when there is none."""
-    return session.execute(
-        select(
-            CardAction.action_id,
-            CardAction.acted_at,
-            CardAction.id,
-            CardAction.action,
-            CardAction.card_id,
+def recent_actions(session: Session, user_id: int, since: datetime, limit: int) -> list[Any]:
+    """The person's latest `limit` actions since `since` (not ones that came with an answer)
+    on decks they still see, latest first: each's `action_id`, `acted_at`, `action` (its
+    name) and a `card_id`."""
+    return list(
+        session.execute(
+            select(
+                CardAction.action_id,
+                CardAction.acted_at,
+                CardAction.id,
+                CardAction.action,
+                CardAction.card_id,
+            )
+            .join(Card, Card.id == CardAction.card_id)
+            .join(Deck, Deck.id == Card.deck_id)
+            .where(
+                CardAction.user_id == user_id,
+                CardAction.acted_at >= since,
+                CardAction.review_id.is_(None),
+                visible_decks(user_id),
+            )
+            .order_by(CardAction.acted_at.desc(), CardAction.id.desc())
+            .limit(limit)
         )
-        .join(Card, Card.id == CardAction.card_id)
-        .join(Deck, Deck.id == Card.deck_id)
-        .where(
-            CardAction.user_id == user_id,
-            CardAction.acted_at >= since,
-            CardAction.review_id.is_(None),
-            visible_decks(user_id),
-        )
-        .order_by(CardAction.acted_at.desc(), CardAction.id.desc())
-        .limit(1)
-    ).first()
+    )
 
 
 def exists(session: Session, user_id: int, action_id: str) -> bool:

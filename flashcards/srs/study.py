@@ -201,34 +201,46 @@ def _write_state(
         raise ConcurrentAnswer(values["card_id"])
 
 
+# Answers and actions of today looked through for the latest made here: a device's sync
+# brings its own in between (an Anki client syncing on its own every few minutes).
+LOOKBACK = 50
+
+
 def _latest_today(session: Session, user_id: int, now: datetime) -> tuple[Any, Any]:
     """The user's latest answer of their current study day (its log row) or latest action
-    on cards (`marks.latest_action`), whichever came last: (log, None), (None,
+    on cards (`marks.recent_actions`) made here, whichever came last: (log, None), (None,
     action) or (None, None).
 
     Latest by the time answered, not by row: an imported Anki history is written after the
     answers given here. Only on decks the user can still see: one a team took away is no
-    longer theirs to change. None when the latest came from an Anki device: undo here takes
-    back what was done here (`device_origin`).
+    longer theirs to change. Not one an Anki device made (`device_origin`): undo here takes
+    back what was done here, past what a device's sync brought since (up to `LOOKBACK`).
     """
     user = user_clock(session, user_id)
     start, _end = day_bounds(now, user.timezone, user.day_start_hour)
-    log = session.execute(
+    logs = session.execute(
         select(rl)
         .join(Deck, Deck.id == rl.c.deck_id)
         .where(rl.c.user_id == user_id, rl.c.reviewed_at >= start, visible_decks(user_id))
         .order_by(rl.c.reviewed_at.desc(), rl.c.id.desc())
-        .limit(1)
-    ).first()
-    action = marks.latest_action(session, user_id, start)
+        .limit(LOOKBACK)
+    ).all()
+    log = next(
+        (r for r in logs if not device_origin.is_device_answer(user_id, r.review_id,
+                                                                r.reviewed_at)),
+        None,
+    )  # fmt: skip
+    action = next(
+        (
+            a
+            for a in marks.recent_actions(session, user_id, start, LOOKBACK)
+            if not device_origin.is_device_action(user_id, a.card_id, a.action_id, a.acted_at)
+        ),
+        None,
+    )
     # An action at the very time of an answer came after it: one acts on the card shown.
     if action is not None and (log is None or action.acted_at >= log.reviewed_at):
-        if device_origin.is_device_action(user_id, action.card_id, action.action_id,
-                                          action.acted_at):  # fmt: skip
-            return None, None
         return None, action
-    if log is not None and device_origin.is_device_answer(user_id, log.review_id, log.reviewed_at):
-        return None, None
     return log, None
 
 

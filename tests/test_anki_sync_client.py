@@ -589,6 +589,29 @@ def test_a_devices_later_changes_to_a_card_it_answered_are_taken(
         col.close()
 
 
+def test_a_card_changed_on_both_sides_keeps_the_later_change(
+    engine: Engine, person: Person, server: Server, tmp_path: Path
+) -> None:
+    """Flagged on the phone, then suspended here before the phone syncs: ours is the later
+    change, and wins on both sides."""
+    col, auth = downloaded(tmp_path, server)
+    try:
+        deck = ID_BASE + person.deck_ids[1] * 128 + 1
+        cid = sorted(col.find_cards(f"did:{deck}"))[0]
+        col.set_user_flag_for_cards(2, [cid])
+        time.sleep(1.1)  # a card's modification time counts seconds
+        with transaction(engine) as s:
+            card_actions.suspend(s, person.user_id, [our_card(cid)], now=utcnow())
+        for _ in range(2):
+            col.sync_collection(auth, False)
+        with Session(engine) as s:
+            mark = s.get(CardMark, (person.user_id, our_card(cid)))
+            assert mark is not None and mark.suspended and mark.flag == 0
+        assert col.get_card(cid).queue == -1 and col.get_card(cid).user_flag() == 0
+    finally:
+        col.close()
+
+
 def test_a_device_without_media_finds_nothing_to_sync(
     engine: Engine, person: Person, server: Server, tmp_path: Path
 ) -> None:

@@ -100,9 +100,7 @@ def edit_card(
         fields[index] = text_to_html(after[name])
     if edited:
         changed[NOTE_FIELDS] = FIELD_SEPARATOR.join(fields)
-        sort_index = _sort_index(raw, len(fields))
-        changed[NOTE_SORT] = sort_field(html_to_text(fields[sort_index]))
-        changed[NOTE_SUM] = checksum(sort_field(html_to_text(fields[0])))
+        changed[NOTE_SORT], changed[NOTE_SUM] = _sort_and_checksum(raw, fields)
     if tags is not None and clean_tags(tags) != list(card.tags or ()):
         # The note's tags the web does not show (Anki's `leech`, a language's) stay.
         hidden = [t for t in str(note[NOTE_TAGS]).split() if t.lower() == LEECH_TAG
@@ -155,8 +153,7 @@ def add_card(
     note = [
         nid, note_guid(deck.slug, key, deck.default_locale), mid, int(now.timestamp()), usn,
         " ".join(["", *card.tags, ""]) if card.tags else "", FIELD_SEPARATOR.join(fields),
-        sort_field(html_to_text(fields[_sort_index(raw, len(fields))])),
-        checksum(sort_field(html_to_text(fields[0]))), 0, "",
+        *_sort_and_checksum(raw, fields), 0, "",
     ]  # fmt: skip
     kept.keep(session, user_id, snapshot.NOTE, {nid: note}, usn=usn, now=now)
     card.anki_note_id, card.anki_card_id, card.anki_ord = nid, nid, 0
@@ -256,9 +253,13 @@ def _notetype(session: Session, user_id: int, mid: Any) -> tuple[dict[str, Any],
         raise CardOfAnkiNote("this card's note type is not one the web reads") from None
 
 
-def _sort_index(raw: dict[str, Any], count: int) -> int:
+def _sort_and_checksum(raw: dict[str, Any], fields: list[str]) -> tuple[str, int]:
+    """A note's sort field (its note type's `sortf`) and first field's checksum, as Anki
+    writes them."""
     index = raw.get("sortf")
-    return index if type(index) is int and 0 <= index < count else 0
+    if not (type(index) is int and 0 <= index < len(fields)):
+        index = 0
+    return sort_field(html_to_text(fields[index])), checksum(sort_field(html_to_text(fields[0])))
 
 
 def _fields_shown(notetype: Notetype, ord_: int) -> tuple[str, str]:

@@ -104,16 +104,12 @@ def _retitle(decks: list[dict[str, Any]], titles: dict[int, str], mod: int) -> N
 
 
 def _retired_answers(
-    session: Session, deck: Deck, deck_logs: dict[int, Any], sched: SchedulingContext
+    retired: list[tuple[int, int | None]], deck_logs: dict[int, Any], sched: SchedulingContext
 ) -> tuple[list[tuple[Any, ...]], dict[int, int]]:
-    """The revlog rows of the deck's retired cards, under the ids their cards had: Anki keeps
-    the answers to a card it deletes, so a device downloading the collection keeps them
-    too (a person's stats and FSRS fit count them). And our card of each such id."""
-    retired = session.execute(
-        select(Card.id, Card.anki_card_id).where(
-            Card.deck_id == deck.id, Card.retired_at.is_not(None)
-        )
-    ).all()
+    """The revlog rows of a deck's retired cards (`retired`: our id and Anki id of each),
+    under the ids their cards had: Anki keeps the answers to a card it deletes, so a device
+    downloading the collection keeps them too (a person's stats and FSRS fit count them).
+    And our card of each such id."""
     rows: list[tuple[Any, ...]] = []
     card_of: dict[int, int] = {}
     for card_id, anki_card_id in retired:
@@ -224,6 +220,15 @@ def build(
     for row in session.execute(select(marks_t).where(*of_marks)):
         marks.setdefault(row.deck_id, {})[row.card_id] = marks_from_row(row)
 
+    # The retired cards with answers, of every deck at once (a whole build only).
+    retired: dict[int, list[tuple[int, int | None]]] = {}
+    if only is None and logs:
+        for card_id, deck_id, anki_card_id in session.execute(
+            select(Card.id, Card.deck_id, Card.anki_card_id).where(
+                Card.deck_id.in_(list(logs)), Card.retired_at.is_not(None)
+            )
+        ):
+            retired.setdefault(deck_id, []).append((card_id, anki_card_id))
     taken_revlog_ids = {} if taken is None else taken  # unique across the collection
     stamps = sessions.collection(session, user_id, now)
     crt = CRT if stamps.crt is None else stamps.crt
@@ -254,9 +259,9 @@ def build(
                 day_shift=shift,
             )
 
-        if only is None and deck.id in logs:
+        if deck.id in retired:
             retired_answers, of_retired = _retired_answers(
-                session, deck, logs[deck.id], scheduling([sub.locale])
+                retired[deck.id], logs.get(deck.id, {}), scheduling([sub.locale])
             )
             revlog.extend(retired_answers)
             card_of.update(of_retired)

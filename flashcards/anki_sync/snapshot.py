@@ -21,12 +21,12 @@ from ..anki import schema
 from ..anki.collection_file import Collection
 from ..anki.tables import table
 from ..storage.models import AnkiSyncObject
+from . import ids
 
 CARD, NOTE, DECK, DECK_CONFIG, NOTETYPE = 1, 2, 3, 4, 5
 # Positions of `mod` and `usn` in a note's and a card's row.
 NOTE_MOD, NOTE_USN = 3, 4
 CARD_MOD, CARD_USN = 4, 5
-FORGET_BATCH = 500
 MANY_OIDS = 5_000  # ids in one IN list at the most (PostgreSQL binds 65,535 values)
 
 
@@ -203,11 +203,11 @@ def forget(session: Session, user_id: int, keys: Iterable[tuple[int, int]]) -> N
         by_kind.setdefault(kind, []).append(oid)
     # A few hundred a statement: a sync can carry thousands of answered cards.
     for kind, oids in by_kind.items():
-        for i in range(0, len(oids), FORGET_BATCH):
+        for i in range(0, len(oids), ids.BATCH):
             session.execute(
                 update(objs)
                 .where(objs.c.user_id == user_id, objs.c.kind == kind,
-                       objs.c.oid.in_(oids[i : i + FORGET_BATCH]))
+                       objs.c.oid.in_(oids[i : i + ids.BATCH]))
                 .values(usn=-1, digest="")
             )  # fmt: skip
 

@@ -580,6 +580,7 @@ def test_a_devices_later_changes_to_a_card_it_answered_are_taken(
             assert mark is not None and mark.suspended and mark.flag == 2
             state = s.get(ReviewState, (person.user_id, our_card(relearnt.id)))
             assert state is not None and state.state == State.Learning  # new again, then Good
+            assert state.reps == col.get_card(relearnt.id).reps == 1  # counts reset there
             relearnt_mark = s.get(CardMark, (person.user_id, our_card(relearnt.id)))
             assert relearnt_mark is not None and relearnt_mark.flag == 3
         assert col.get_card(flagged.id).user_flag() == 2 and col.get_card(flagged.id).queue == -1

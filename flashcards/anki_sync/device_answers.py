@@ -5,6 +5,7 @@ dashboard and pacing see them. No Flask; never commits.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,32 +22,43 @@ from . import device_marks, ids
 
 def apply(
     session: Session, user_id: int, entries: list[list[int]], now: datetime, *,
-    forgets: bool = False,
+    device_reps: Mapping[int, int] | None = None,
 ) -> tuple[int, bool]:  # fmt: skip
-    """Each answer through `srs.study.answer`, oldest first. Rows that are no answer (Anki's
-    manual rescheduling: ease 0, types 4 and 5) and answers to cards the person does not
-    study here are not answers to apply. With `forgets`, a card forgotten and then answered
-    there is forgotten here before those answers (as the last change to a card, a Forget
-    is `device_marks`'). Returns how many were new here, and whether a card's log was given
-    again (`answer_in_time_order`)."""
+    """Each answer through `srs.study.answer`, in the order of `entries`: oldest first (sorted
+    by revlog id, the answer's time). Rows that are no answer (`device_marks.by_hand`) and
+    answers to cards the person does not study here are not answers to apply. With
+    `device_reps` (each card's review count on the device), a card forgotten and then
+    answered there is forgotten here before those answers, its counts reset as the device
+    reset them (as the last change to a card, a Forget is `device_marks`'). Returns how many
+    were new here, and whether a card's log was given again (`answer_in_time_order`)."""
     applied, replayed = 0, False
     ours = ids.cards_of(session, user_id, (entry[1] for entry in entries), notes=False)
-    ordered = sorted(entries)
-    last_answer = {entry[1]: entry[0] for entry in ordered if 1 <= entry[2] <= 4}
-    for entry in ordered:
+    answers_left: dict[int, int] = {}  # a card's answers from the entry at hand on
+    for entry in entries:
+        if 1 <= entry[2] <= 4:
+            answers_left[entry[1]] = answers_left.get(entry[1], 0) + 1
+    for entry in entries:
         revlog_id, cid, ease, taken_ms, kind = entry[:5]
         card_id = ours.get(cid)
         if card_id is None:
             continue
-        if forgets and device_marks.is_forget(entry) and last_answer.get(cid, 0) > revlog_id:
-            # At the device's time: a change of the device's, not one made here since.
+        answers = answers_left.get(cid, 0)
+        if device_reps is not None and device_marks.is_forget(entry) and answers:
+            # At the device's time: a change of the device's, not one made here since. Its
+            # review count is only the answers since when Anki's Forget reset the counts.
             at = min(datetime.fromtimestamp(revlog_id / 1000, tz=now.tzinfo), now)
             act = device_origin.action_id(user_id, card_id, at)
+            reset = device_reps.get(cid) == answers
             with suppress(FlashcardsError):  # new here already: nothing to forget
-                card_actions.forget(session, user_id, [card_id], now=at, action_id=act)
+                card_actions.forget(
+                    session, user_id, [card_id], now=at, reset_counts=reset, action_id=act
+                )
             applied += 1
             continue
-        if not 1 <= ease <= 4 or kind not in (0, 1, 2, 3):
+        if not 1 <= ease <= 4:
+            continue
+        answers_left[cid] = answers - 1
+        if kind not in (0, 1, 2, 3):
             continue
         reviewed_at = datetime.fromtimestamp(revlog_id / 1000, tz=now.tzinfo)
         review_id = device_origin.answer_review_id(user_id, revlog_id)

@@ -34,13 +34,19 @@ ROW_LENGTH = 18
 ID, NID, DID, MOD, TYPE, QUEUE, DUE, REPS, ODUE, ODID, FLAGS = 0, 1, 2, 4, 6, 7, 8, 11, 14, 15, 16
 SUSPENDED, BURIED = -1, (-2, -3)  # Anki's queues: buried by an answer (sibling) or by hand
 NEW, REVIEW = 0, 2  # Anki's card types
-# A revlog row Anki writes for a change by hand (Set Due Date, Forget): ease 0, type 4; a
-# Forget's new interval is 0.
-MANUAL = 4
+# The revlog rows Anki writes for a change by hand, ease 0: type 4 for Set Due Date and Forget
+# (a Forget's new interval is 0), type 5 for FSRS's rescheduling of every card when its
+# parameters change (kept for the logs, not taken as one action a card).
+MANUAL, RESCHEDULED = 4, 5
+
+
+def by_hand(ease: int, revlog_type: int) -> bool:
+    """Whether a revlog row is a change by hand rather than an answer."""
+    return ease == 0 and revlog_type in (MANUAL, RESCHEDULED)
 
 
 def is_manual(entry: list[int]) -> bool:
-    """Whether a revlog row (`device_rows.DeviceRows.answers`) is a change by hand."""
+    """Whether an answer row (`device_rows.DeviceRows.answers`) is a Set Due Date or Forget."""
     return entry[2] == 0 and entry[4] == MANUAL
 
 

@@ -90,12 +90,15 @@ def take(
     new_cards += len((taken.cards & sent) - taken.were_kept)
     kept_rows += len(taken.cards & sent)
     # Answers to and marks of the cards just taken are theirs already.
-    answers = [a for a in rows.answers if a[1] not in taken.cards]
+    answers = sorted(a for a in rows.answers if a[1] not in taken.cards)
     marked = [c for c in rows.cards if c[0] not in taken.cards]
-    applied, replayed = device_answers.apply(session, user_id, answers, now, forgets=by_hand)
+    device_reps = {c[0]: c[7] for c in marked} if by_hand else None
+    applied, replayed = device_answers.apply(
+        session, user_id, answers, now, device_reps=device_reps
+    )
     # Each card whose latest change was by hand, with its time: a Set Due Date or a Forget
     # answered after is the answers' (`device_answers.apply`).
-    latest = {a[1]: a for a in sorted(answers)}
+    latest = {a[1]: a for a in answers}
     changed_by_hand = {
         cid: a[0] for cid, a in latest.items() if by_hand and device_marks.is_manual(a)
     }

@@ -24,7 +24,7 @@ from ..anki import schema
 from ..anki.tables import insert_rows, table
 from ..storage.models import AnkiKeptObject, Subscription
 from ..storage.schema import MAX_ID
-from . import ids, snapshot
+from . import device_marks, ids, snapshot
 from .wire import Refused, bad_request, is_plain_row, is_whole
 
 REVLOG = 6  # beside snapshot's kinds: answers to kept cards
@@ -341,9 +341,8 @@ def unknown_rows(
 
 
 def by_hand(row: list[Any]) -> bool:
-    """Whether a revlog row (schema 11) is a change by hand: Anki's Set Due Date, Forget or
-    rescheduling (ease 0, type 4 or 5), not an answer."""
-    return row[3] == 0 and row[8] in (4, 5)
+    """Whether a revlog row (schema 11: ease at 3, type at 8) is a change by hand."""
+    return device_marks.by_hand(row[3], row[8])
 
 
 def take_rows(

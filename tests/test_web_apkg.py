@@ -376,3 +376,19 @@ def test_the_import_form_takes_the_cards_language(
     with transaction(loaded_engine) as s:
         deck = s.scalars(select(Deck).where(Deck.slug == slug)).one()
         assert deck.default_locale == "ko"
+
+
+def test_a_cloze_cards_blank_and_its_answer_are_marked(
+    client: FlaskClient, loaded_engine: Engine, tmp_path: Path
+) -> None:
+    """As Anki shows a Cloze card: the part asked for stands out on both sides; a Basic
+    card's texts are not marked."""
+    sign_up(client)
+    response = _upload(client, anki_native_package(tmp_path))
+    assert response.status_code == 302
+    with transaction(loaded_engine) as s:
+        slug = s.scalar(select(Deck.slug).order_by(Deck.id.desc()).limit(1))
+    page = client.get(f"/decks/{slug}/cards").get_data(as_text=True)
+    assert '<mark class="blank">[...]</mark> make proteins' in page
+    assert '<mark class="blank">Ribosomes</mark> make proteins' in page
+    assert page.count('<mark class="blank">') == 2

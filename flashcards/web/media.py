@@ -1,5 +1,6 @@
 """A person's images and sounds on the pages: the `card_text` filter shows a card's media
-tokens (`decks.media_refs`) as images and players, `/media/<name>` serves the files from
+tokens (`decks.media_refs`) as images and players (`question_text` and `answer_text` mark
+a Cloze card's blank and what fills it, `decks.blanks`), `/media/<name>` serves the files from
 the person's own media folder (`http.media_files`), from our origin, so the CSP stays as it
 is, and `/media` shows what the folder holds and deletes what nothing uses
 (`anki_sync.media_use`)."""
@@ -14,7 +15,7 @@ from markupsafe import Markup, escape
 from werkzeug.wrappers import Response
 
 from ..anki_sync.media_use import delete_unused, media_use
-from ..decks import media_refs
+from ..decks import blanks, media_refs
 from ..http.media_files import media_response
 from ..http.request_db import db, writes
 from ..people import media_folder
@@ -58,6 +59,30 @@ def card_text(text: str) -> Markup:
             label = escape(part.name)
             out.append(f'<audio controls preload="none" src="{src}" aria-label="{label}"></audio>')
     return Markup("".join(out))
+
+
+@bp.app_template_filter("question_text")
+def question_text(question: str, answer: str) -> Markup:
+    """`card_text` of a question, its blanks marked when the answer fills them (`blanks`)."""
+    found = blanks.filled(question, answer)
+    return card_text(question) if found is None else _marked(found[0])
+
+
+@bp.app_template_filter("answer_text")
+def answer_text(answer: str, question: str) -> Markup:
+    """`card_text` of an answer, what fills the question's blanks marked, as Anki marks
+    the asked deletion of a Cloze card."""
+    found = blanks.filled(question, answer)
+    return card_text(answer) if found is None else _marked(found[1])
+
+
+def _marked(parts: list[blanks.Part]) -> Markup:
+    return Markup("").join(
+        Markup('<mark class="blank">%s</mark>') % card_text(p.text)
+        if p.blank
+        else card_text(p.text)
+        for p in parts
+    )
 
 
 @bp.app_template_filter("file_size")

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from ..anki_sync import adopted_changes
-from ..decks import own_decks
+from ..decks import deck_tree, own_decks
 from ..decks.deckfile import MAX_TITLE
 from ..errors import InvalidInput
 from ..http.request_db import db, writes
@@ -40,12 +40,16 @@ def library_page(*, import_error: str | None = None) -> str:
     by_deck = queue.counts_by_deck(session, uid, now=utcnow())
     return render_template(
         "library.html",
-        studied=[d for d in decks if d.subscribed_locale],
+        studied=deck_tree.tree((d for d in decks if d.subscribed_locale), _title),
         others=[d for d in decks if not d.subscribed_locale],
         by_deck=by_deck,
         counts=queue.total(by_deck),
         import_error=import_error,
     )
+
+
+def _title(deck: subscriptions.DeckSummary) -> str:
+    return deck.title
 
 
 @bp.get("/decks/<slug>")

@@ -1,5 +1,6 @@
 // Each table cell's words, each on one line: a word whose characters sit on two lines was
-// broken inside it (a hyphen is where a compound may break, as in any text). Then whatever
+// broken inside it (a hyphen is where a compound may break, as in any text, and "::" where a
+// deck's path may, between a parent deck and its subdeck). Then whatever
 // is wider than the screen, unless a scroll box holds it.
 (() => {
   const broken = [];
@@ -7,8 +8,9 @@
     const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       const text = node.textContent;
-      // A word, or a part of it up to a hyphen or from an opening bracket, where a line may end.
-      const re = /\(?[^\s(-]+-?/g;
+      // A word, or a part of it up to a hyphen or "::" or from an opening bracket, where a line
+      // may end.
+      const re = /\(?(?:[^\s(:-]|:(?!:))+(?:-|::)?/g;
       let m;
       while ((m = re.exec(text))) {
         const range = document.createRange();

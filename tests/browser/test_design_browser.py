@@ -62,16 +62,21 @@ MEMBERS = [
     ("seo-yeon@example.com", "이서연"),
     ("training@example.com", ""),
 ]
+# A subdeck (the library nests it under a parent with no deck of its own) holding a card
+# with a blank (marked on both sides), so both are checked in every theme and language.
 OWN_TITLE = {
-    "en": "Distributed training notes",
-    "es": "Apuntes de entrenamiento distribuido",
-    "ko": "분산 학습 노트",
+    "en": "Training::Distributed training notes",
+    "es": "Entrenamiento::Apuntes de entrenamiento distribuido",
+    "ko": "학습::분산 학습 노트",
 }
 OWN_CARD = {
-    "en": ("What does NCCL's all-reduce do?", "It sums the gradients across every GPU"),
-    "es": ("¿Qué hace all-reduce de NCCL?", "Suma los gradientes de todas las GPU"),
-    "ko": ("NCCL의 all-reduce는 무엇을 하나요?", "모든 GPU의 그래디언트를 합산합니다"),
-}
+    "en": ("NCCL's all-reduce [...] the gradients across every GPU.",
+           "NCCL's all-reduce sums the gradients across every GPU."),
+    "es": ("El all-reduce de NCCL [...] los gradientes de todas las GPU.",
+           "El all-reduce de NCCL suma los gradientes de todas las GPU."),
+    "ko": ("NCCL의 all-reduce는 모든 GPU의 그래디언트를 [...].",
+           "NCCL의 all-reduce는 모든 GPU의 그래디언트를 합산합니다."),
+}  # fmt: skip
 CSV = "\n".join(
     f"¿Qué hace la operación colectiva número {i} de NCCL?,Sincroniza los gradientes {i}"
     for i in range(1, 7)

@@ -1,0 +1,57 @@
+"""Decks as Anki lists them: a subdeck ("Languages::Spanish::Week 1") under its parent. No
+Flask.
+
+A parent the person has no deck of here (a deck of Anki's that holds only subdecks, say)
+still heads its subdecks, as a node without a deck. Siblings keep the order they are given
+in; a parent comes where its first deck came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+SEPARATOR = "::"
+
+
+@dataclass
+class Node(Generic[T]):
+    name: str  # its own part of the path ("Week 1")
+    path: tuple[str, ...]
+    deck: T | None = None
+    children: list[Node[T]] = field(default_factory=list)
+
+
+def path_of(title: str) -> tuple[str, ...]:
+    """The parts of a deck's title; a title with an empty part is one deck of that name."""
+    parts = tuple(part.strip() for part in title.split(SEPARATOR))
+    return parts if all(parts) else (title,)
+
+
+def tree(decks: Iterable[T], title: Callable[[T], str]) -> list[Node[T]]:
+    """The decks as a forest by their titles' paths. Two decks of one title are two nodes."""
+    roots: list[Node[T]] = []
+    groups: dict[tuple[str, ...], Node[T]] = {}  # the node of each path, the first of a name
+
+    def node_at(path: tuple[str, ...]) -> Node[T]:
+        found = groups.get(path)
+        if found is None:
+            found = groups[path] = Node(path[-1], path)
+            siblings(path).append(found)
+        return found
+
+    def siblings(path: tuple[str, ...]) -> list[Node[T]]:
+        return roots if len(path) == 1 else node_at(path[:-1]).children
+
+    for deck in decks:
+        path = path_of(title(deck))
+        existing = groups.get(path)
+        if existing is not None and existing.deck is None:
+            existing.deck = deck  # a parent named before its own deck came
+            continue
+        node = Node(path[-1], path, deck)
+        siblings(path).append(node)
+        groups.setdefault(path, node)
+    return roots

@@ -782,7 +782,7 @@ def test_a_relearning_card_without_memory_or_history_can_be_studied(
         deck = s.get(Deck, report.deck_id)
         assert deck is not None
         subscribe(s, user_id, deck, None, now=now)
-        card, counts = queue.next_card(s, user_id, now=now, deck_id=deck.id)
+        card, counts = queue.next_card(s, user_id, now=now, deck_ids=[deck.id])
         assert card is not None and counts.learning == len(states)
         for state in states:
             answer(s, user_id, state.card_id, "good", now=now + timedelta(minutes=1))

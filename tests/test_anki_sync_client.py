@@ -180,7 +180,7 @@ def test_a_new_device_downloads_exactly_the_persons_collection(
         # Anki's scheduler shows what our queue shows today, deck by deck (its deck list).
         with Session(engine) as s:
             for deck_id in person.deck_ids:
-                _, ours_today = next_card(s, person.user_id, now=utcnow(), deck_id=deck_id)
+                _, ours_today = next_card(s, person.user_id, now=utcnow(), deck_ids=[deck_id])
                 anki_id = 1_600_000_000_000 + deck_id * 128 + 1  # stable: from our deck's id
                 node = col.sched.deck_due_tree(anki_id)
                 assert node is not None

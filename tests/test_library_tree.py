@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 from flask.testing import FlaskClient
+from sqlalchemy import Engine, select
 
-from flashcards.decks.deck_tree import Node, path_of, tree
+from flashcards.decks.deck_tree import Node, find, path_of, tree, walk
+from flashcards.people import accounts
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import User
 
+from .conftest import T0
 from .web_helpers import csrf, sign_up
 
 
@@ -32,6 +38,14 @@ def test_subdecks_sit_under_their_parents_in_the_order_given() -> None:
         "Odd::::name",  # an empty part: one deck of that name, not a path
         "Geography",  # two decks of one title stay two
     ]
+
+
+def test_a_node_holds_its_deck_and_every_deck_under_it_parents_first() -> None:
+    forest = tree(["A::B::C", "A", "A::B", "A::D", "E"], str)
+    a = find(forest, "A")
+    assert a is not None and list(a.decks()) == ["A", "A::B", "A::B::C", "A::D"]
+    assert find(forest, "A::B::C") is not None and find(forest, "Z") is None
+    assert [n.name for n in walk(forest)] == ["A", "B", "C", "D", "E"]
 
 
 def test_a_path_is_cut_at_its_separators_and_trimmed() -> None:
@@ -80,9 +94,27 @@ class StudiedOutline(HTMLParser):
             self.inside = False
 
 
-def new_deck(client: FlaskClient, title: str) -> None:
+def new_deck(client: FlaskClient, title: str) -> str:
+    """Makes the deck; its slug."""
     form = {"csrf_token": csrf(client, "/decks/new"), "title": title, "locale": "en"}
-    assert client.post("/decks/new", data=form).status_code in (302, 303)
+    response = client.post("/decks/new", data=form)
+    assert response.status_code in (302, 303)
+    found = re.fullmatch(r"/decks/([^/]+)/cards", response.headers["Location"])
+    assert found, response.headers["Location"]
+    return found.group(1)
+
+
+def add_card(client: FlaskClient, slug: str, question: str) -> None:
+    form = {"csrf_token": csrf(client, f"/decks/{slug}"), "question": question, "answer": "yes"}
+    assert client.post(f"/decks/{slug}/cards", data=form).status_code in (302, 303)
+
+
+def new_count(page: str, after: str = "") -> int:
+    """The first "N new" count on the page, after `after` if given."""
+    start = page.index(after) if after else 0
+    found = re.search(r'class="count-new"><span class="num">(\d+)<', page[start:])
+    assert found, "no counts"
+    return int(found.group(1))
 
 
 def test_the_library_nests_subdecks_under_their_parents(client: FlaskClient) -> None:
@@ -103,3 +135,36 @@ def test_the_library_nests_subdecks_under_their_parents(client: FlaskClient) -> 
     ]
     assert page.count('<details class="subdecks" open>') == 3
     assert "2 subdecks" in page and "1 subdeck<" in page
+
+
+def test_studying_a_parent_deck_takes_in_its_subdecks(client: FlaskClient, engine: Engine) -> None:
+    sign_up(client)
+    parent = new_deck(client, "Training")  # no cards of its own
+    child = new_deck(client, "Training::Notes")
+    other = new_deck(client, "Other")
+    for question in ("What does NCCL do?", "What is a pod?"):
+        add_card(client, child, question)
+    add_card(client, other, "Unrelated?")
+
+    library = client.get("/").get_data(as_text=True)
+    assert new_count(library) == 3
+    # The parent's counts and Study button take in its subdeck, as Anki's deck list does.
+    assert new_count(library, f'id="deck-{parent}"') == 2
+    assert f'href="/study?deck={parent}"' in library
+    assert new_count(library, f'id="deck-{other}"') == 1
+
+    studying = client.get(f"/study?deck={parent}").get_data(as_text=True)
+    assert "What does NCCL do?" in studying and new_count(studying) == 2
+    assert new_count(client.get(f"/study?deck={child}").get_data(as_text=True)) == 2
+    assert new_count(client.get(f"/decks/{parent}").get_data(as_text=True)) == 2
+    assert new_count(client.get(f"/study?deck={other}").get_data(as_text=True)) == 1
+
+    with transaction(engine) as s:
+        uid = s.scalars(select(User.id)).one()
+        token = accounts.issue_token(s, uid, now=T0)
+    bearer = {"Authorization": f"Bearer {token}"}
+    api = client.get(f"/api/v1/study/next?deck={parent}", headers=bearer)
+    assert api.status_code == 200
+    assert api.get_json()["counts"]["new"] == 2 and api.get_json()["card"]["deck"] == child
+    alone = client.get(f"/api/v1/study/next?deck={child}", headers=bearer).get_json()
+    assert alone["counts"]["new"] == 2

@@ -125,9 +125,9 @@ def test_subscription_overrides_the_new_limit_and_counts_today_introductions(
         # Introduced yesterday: does not count against today.
         f.answer(s, user, small_ids[1], Rating.Easy, now=NOW - timedelta(days=1))
     with transaction(engine) as s:
-        _card, counts = queue.next_card(s, user, now=NOW, deck_id=small.id)
+        _card, counts = queue.next_card(s, user, now=NOW, deck_ids=[small.id])
         assert counts.new == 2
-        _card, counts = queue.next_card(s, user, now=NOW, deck_id=big.id)
+        _card, counts = queue.next_card(s, user, now=NOW, deck_ids=[big.id])
         assert counts.new == 8
         _card, counts = queue.next_card(s, user, now=NOW)
         assert counts.new == 10
@@ -251,13 +251,13 @@ def test_deck_filter(engine: Engine) -> None:
         f.subscribe(s, user, second)
         f.set_state(s, user, f.card_ids(s, first.id)[0], state=State.Review, due=NOW)
     with transaction(engine) as s:
-        card, counts = queue.next_card(s, user, now=NOW, deck_id=second.id)
+        card, counts = queue.next_card(s, user, now=NOW, deck_ids=[second.id])
         assert card is not None and card.deck_slug == "second" and card.kind == "new"
         assert (counts.new, counts.review) == (3, 0)
         card, counts = queue.next_card(s, user, now=NOW)
         assert card is not None and card.deck_slug == "first" and card.kind == "review"
         assert (counts.new, counts.review) == (4, 1)
-    assert len(next_ids(engine, user, deck_id=second.id)) == 3
+    assert len(next_ids(engine, user, deck_ids=[second.id])) == 3
 
 
 def test_another_users_state_does_not_leak(engine: Engine) -> None:
@@ -400,7 +400,7 @@ def test_counts_by_deck_are_each_decks_queue_counts_in_one_plan(engine: Engine) 
     with transaction(engine) as s:
         by_deck = queue.counts_by_deck(s, user, now=NOW)
         for deck in (busy, capped):
-            assert by_deck[deck.id] == queue.next_card(s, user, now=NOW, deck_id=deck.id)[1]
+            assert by_deck[deck.id] == queue.next_card(s, user, now=NOW, deck_ids=[deck.id])[1]
         assert queue.total(by_deck) == queue.next_card(s, user, now=NOW)[1]
     assert set(by_deck) == {busy.id, capped.id}
     assert by_deck[busy.id] == queue.QueueCounts(new=4, learning=1, review=1)

@@ -222,10 +222,10 @@ def test_assignment_subscribes_in_each_language_and_paces(loaded_engine: Engine)
         ]
         # Answering 4 today keeps the allowance at 4 for the rest of the day.
         for _ in range(4):
-            card, _counts = queue.next_card(s, ana, now=T0, deck_id=deck_id)
+            card, _counts = queue.next_card(s, ana, now=T0, deck_ids=[deck_id])
             assert card is not None and card.kind == "new"
             study.answer(s, ana, card.card_id, Rating.Good, str(uuid.uuid4()), now=T0)
-        card, counts = queue.next_card(s, ana, now=T0, deck_id=deck_id)
+        card, counts = queue.next_card(s, ana, now=T0, deck_ids=[deck_id])
         assert counts.new == 0
         views = assignments.list_assignments(s, team.id, ana, now=T0 + timedelta(minutes=1))
         assert views[0].new_per_day == 4 and views[0].introduced == 4
@@ -249,7 +249,7 @@ def test_a_members_own_new_cards_setting_outlives_team_pacing(loaded_engine: Eng
         deck_settings.set_deck_overrides(s, ana, deck.id, {"new_per_day": 5})
 
         def allowance(now: datetime) -> int:
-            _card, counts = queue.next_card(s, ana, now=now, deck_id=deck.id)
+            _card, counts = queue.next_card(s, ana, now=now, deck_ids=[deck.id])
             return counts.new
 
         assignments.assign(s, team.id, lead, "eks-model-training", None, now=T0)
@@ -308,7 +308,7 @@ def test_team_deck_upload_edit_keeps_progress_and_removal_ends_access(engine: En
         assert sub is not None and sub.locale == "es"
         with pytest.raises(NotFound):  # another team cannot assign it
             assignments.assign(s, other.id, eve, deck.slug, None, now=T0)
-        card, _ = queue.next_card(s, ana, now=T0, deck_id=deck.id)
+        card, _ = queue.next_card(s, ana, now=T0, deck_ids=[deck.id])
         assert card is not None and card.question == "¿Cuánto es uno más uno?"
         study.answer(s, ana, card.card_id, Rating.Good, str(uuid.uuid4()), now=T0)
 
@@ -404,7 +404,7 @@ def test_deleting_a_team_keeps_shipped_history(loaded_engine: Engine) -> None:
             s, team.id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
         )
         shipped = s.scalar(select(Deck.id).where(Deck.slug == "eks-model-training"))
-        card, _ = queue.next_card(s, ana, now=T0, deck_id=shipped)
+        card, _ = queue.next_card(s, ana, now=T0, deck_ids=[shipped])
         assert card is not None
         study.answer(s, ana, card.card_id, Rating.Again, str(uuid.uuid4()), now=T0)
         with pytest.raises(RoleRequired):
@@ -429,10 +429,10 @@ def test_reuploading_the_default_language_keeps_keys_by_position(engine: Engine)
             title="Words",
             now=T0,
         )
-        card, _ = queue.next_card(s, lead, now=T0, deck_id=deck.id)
+        card, _ = queue.next_card(s, lead, now=T0, deck_ids=[deck.id])
         assert card is None  # not subscribed: team decks are studied once assigned
         assignments.assign(s, team.id, lead, deck.slug, None, now=T0)
-        card, _ = queue.next_card(s, lead, now=T0, deck_id=deck.id)
+        card, _ = queue.next_card(s, lead, now=T0, deck_ids=[deck.id])
         assert card is not None and card.key == "alpha"
         study.answer(s, lead, card.card_id, Rating.Good, str(uuid.uuid4()), now=T0)
         report = team_decks.upload_locale(
@@ -482,7 +482,7 @@ def test_dashboard_numbers_hardest_and_csv(loaded_engine: Engine) -> None:
         answered: dict[int, list[int]] = {}
         for user, seq in ratings.items():
             for rating in seq:
-                card, _ = queue.next_card(s, user, now=T0, deck_id=deck_id)
+                card, _ = queue.next_card(s, user, now=T0, deck_ids=[deck_id])
                 assert card is not None and card.kind == "new"
                 study.answer(s, user, card.card_id, rating, str(uuid.uuid4()), now=T0)
                 answered.setdefault(user, []).append(card.card_id)
@@ -546,7 +546,7 @@ def test_undo_leaves_alone_a_team_deck_the_member_has_left(engine: Engine) -> No
             s, team.id, lead, fmt="quiz", content=QUIZ, locale="en", title=None, now=T0
         )
         assignments.assign(s, team.id, lead, deck.slug, None, now=T0)
-        card, _ = queue.next_card(s, ana, now=T0, deck_id=deck.id)
+        card, _ = queue.next_card(s, ana, now=T0, deck_ids=[deck.id])
         assert card is not None
         study.answer(s, ana, card.card_id, Rating.Good, str(uuid.uuid4()), now=T0)
         assert study.undoable(s, ana, now=T0) is not None
@@ -601,7 +601,7 @@ def test_progress_counts_the_assigned_decks_only(loaded_engine: Engine) -> None:
         assignments.assign(s, team.id, lead, assigned_deck.slug, None, now=T0)
         # Ana studies the spare deck of her own accord, and gets its one card wrong.
         subscribe(s, ana, spare, None, now=T0)
-        card, _ = queue.next_card(s, ana, now=T0, deck_id=spare.id)
+        card, _ = queue.next_card(s, ana, now=T0, deck_ids=[spare.id])
         assert card is not None
         study.answer(s, ana, card.card_id, Rating.Again, str(uuid.uuid4()), now=T0)
         rows = {r.email: r for r in progress.dashboard(s, team.id, lead, now=T0)}
@@ -634,7 +634,7 @@ def test_hardest_questions_in_the_viewers_language_where_the_card_has_it(
         )
         for deck in (both, english):
             assignments.assign(s, team.id, lead, deck.slug, None, now=T0)
-            card, _ = queue.next_card(s, ana, now=T0, deck_id=deck.id)
+            card, _ = queue.next_card(s, ana, now=T0, deck_ids=[deck.id])
             assert card is not None
             study.answer(s, ana, card.card_id, Rating.Again, str(uuid.uuid4()), now=T0)
 

@@ -57,7 +57,7 @@ def state_body(state: CardState | None) -> CardStateBody | None:
 )
 def list_decks() -> Response:
     user_id = current_user_id()
-    ui_locale = db().scalar(select(User.locale).where(User.id == user_id)) or "en"
+    ui_locale = _ui_locale(user_id)
     return reply(
         DeckList(
             decks=[
@@ -147,25 +147,30 @@ def delete_deck(slug: str) -> Response:
         Query(
             "deck",
             {"type": "string"},
-            "Only this deck (a slug); 409 if the caller does not study it.",
+            "Only this deck (a slug) and the subdecks the caller studies under it (titled "
+            '"Parent::Child", as in Anki); 409 if the caller does not study the deck.',
         ),
     ),
 )
 def next_card() -> Response:
     caller = current_caller()
     user_id = caller.user_id
-    deck_id = None
+    deck_ids = None
     if "deck" in request.args:
-        deck_id = subscriptions.find_visible_deck(db(), user_id, request.args["deck"]).id
-        if db().get(Subscription, (user_id, deck_id)) is None:
+        deck = subscriptions.find_visible_deck(db(), user_id, request.args["deck"])
+        if db().get(Subscription, (user_id, deck.id)) is None:
             # Not "nothing due" (204): this deck has no queue of theirs at all.
             raise NotSubscribed("subscribe to this deck before studying it", field="deck")
+        ui_locale = _ui_locale(user_id)
+        deck_ids = subscriptions.with_subdecks(db(), user_id, deck, ui_locale)
     now = utcnow()
     if caller.paced:
         pace_before_queue(user_id, now)
     # Statement by statement, with no snapshot across them: an answer landing in between
     # shows up in the next request, as it would had it come a moment later.
-    card, counts = queue.next_card(direct(), user_id, now=now, deck_id=deck_id, clock=caller.clock)
+    card, counts = queue.next_card(
+        direct(), user_id, now=now, deck_ids=deck_ids, clock=caller.clock
+    )
     if card is None:
         return Response(status=204)
     return reply(
@@ -175,6 +180,11 @@ def next_card() -> Response:
             counts=Counts(new=counts.new, learning=counts.learning, review=counts.review),
         )
     )
+
+
+def _ui_locale(user_id: int) -> str:
+    """The language of the caller's deck titles where a deck has none in the studied one."""
+    return db().scalar(select(User.locale).where(User.id == user_id)) or "en"
 
 
 def card_text(card: queue.NextCard) -> NextCardText:

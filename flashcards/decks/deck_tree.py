@@ -8,7 +8,7 @@ in; a parent comes where its first deck came.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -22,6 +22,13 @@ class Node(Generic[T]):
     path: tuple[str, ...]
     deck: T | None = None
     children: list[Node[T]] = field(default_factory=list)
+
+    def decks(self) -> Iterator[T]:
+        """Its deck and every deck under it, parents before their subdecks."""
+        if self.deck is not None:
+            yield self.deck
+        for child in self.children:
+            yield from child.decks()
 
 
 def path_of(title: str) -> tuple[str, ...]:
@@ -55,3 +62,21 @@ def tree(decks: Iterable[T], title: Callable[[T], str]) -> list[Node[T]]:
         siblings(path).append(node)
         groups.setdefault(path, node)
     return roots
+
+
+def find(nodes: Iterable[Node[T]], deck: T) -> Node[T] | None:
+    """The node of `deck` in the forest, or None."""
+    for node in nodes:
+        if node.deck == deck:
+            return node
+        found = find(node.children, deck)
+        if found is not None:
+            return found
+    return None
+
+
+def walk(nodes: Iterable[Node[T]]) -> Iterator[Node[T]]:
+    """Every node of the forest, parents before their subdecks."""
+    for node in nodes:
+        yield node
+        yield from walk(node.children)

@@ -6,6 +6,7 @@ cards, the deck id): the cost follows what is due, not how much a person has stu
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, cast
@@ -294,10 +295,15 @@ def clock(db: Executor, user_id: int) -> Any:
     return db.first(_CLOCK, {"user_id": user_id})
 
 
-def plans(db: Executor, params: dict[str, Any], deck_id: int | None) -> list[Any]:
-    """A row per subscribed deck (only `deck_id` if given) with its settings and counts;
-    `params`: user_id, day_start, day_end, learn_ahead_until, today (the study day)."""
-    return db.all(_PLANS if deck_id is None else _PLANS_OF_DECK, {**params, "deck_id": deck_id})
+def plans(db: Executor, params: dict[str, Any], deck_ids: Collection[int] | None) -> list[Any]:
+    """A row per subscribed deck (only those of `deck_ids` if given) with its settings and
+    counts; `params`: user_id, day_start, day_end, learn_ahead_until, today (the study day)."""
+    if deck_ids is None:
+        return db.all(_PLANS, params)
+    if len(deck_ids) == 1:
+        return db.all(_PLANS_OF_DECK, {**params, "deck_id": next(iter(deck_ids))})
+    # A deck with subdecks: a person studies a few decks, so all are planned and some kept.
+    return [row for row in db.all(_PLANS, params) if row.deck_id in deck_ids]
 
 
 def reviewed(db: Executor, user_id: int, deck_id: int, day_start: datetime, limit: int) -> int:

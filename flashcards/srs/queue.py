@@ -13,6 +13,7 @@ in `hot_sql.next_card`.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -77,17 +78,18 @@ def next_card(
     user_id: int,
     *,
     now: datetime,
-    deck_id: int | None = None,
+    deck_ids: Collection[int] | None = None,
     clock: Clock | None = None,
 ) -> tuple[NextCard | None, QueueCounts]:
-    """The card to show next and what is left today; `clock` saves a read when it is known."""
+    """The card to show next and what is left today, of every deck the person studies or of
+    `deck_ids` (a deck and its subdecks, say); `clock` saves a read when it is known."""
     conn = executor(db)
     if clock is None:
         row = sql.clock(conn, user_id)
         if row is None:
             return None, QueueCounts()
         clock = Clock(row.timezone, row.day_start_hour)
-    plans, day_end = _plans(conn, user_id, now, deck_id, clock)
+    plans, day_end = _plans(conn, user_id, now, deck_ids, clock)
     today = study_date(now, *clock)
     if not plans:
         return None, QueueCounts()
@@ -159,7 +161,7 @@ class _UserSettings:
 
 
 def _plans(
-    conn: Executor, user_id: int, now: datetime, deck_id: int | None, clock: Clock
+    conn: Executor, user_id: int, now: datetime, deck_ids: Collection[int] | None, clock: Clock
 ) -> tuple[dict[int, _DeckPlan], datetime]:
     """Each subscribed deck's locale, settings and what it has to show today; the day's end."""
     day_start, day_end = day_bounds(now, clock.timezone, clock.day_start_hour)
@@ -171,7 +173,7 @@ def _plans(
         "today": study_date(now, *clock),
     }
     plans: dict[int, _DeckPlan] = {}
-    for row in sql.plans(conn, params, deck_id):
+    for row in sql.plans(conn, params, deck_ids):
         own = row.new_per_day if row.new_per_day is not None else row.user_new_per_day
         new_limit = new_allowance(own, row.paced_new_per_day)
         review_limit = (

@@ -6,6 +6,7 @@ No Flask: the stats page renders these; the queries read only the person's own r
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -76,24 +77,24 @@ class HardCard:
     difficulty: float
 
 
-def _subscribed_deck_ids(session: Session, user_id: int, deck_slug: str | None) -> list[int]:
-    query = (
-        select(Subscription.deck_id)
-        .join(Deck, Deck.id == Subscription.deck_id)
-        .where(Subscription.user_id == user_id)
-    )
-    if deck_slug is not None:
-        query = query.where(Deck.slug == deck_slug)
+def _subscribed_deck_ids(
+    session: Session, user_id: int, deck_ids: Collection[int] | None
+) -> list[int]:
+    query = select(Subscription.deck_id).where(Subscription.user_id == user_id)
+    if deck_ids is not None:
+        query = query.where(Subscription.deck_id.in_(deck_ids))
     return list(session.scalars(query))
 
 
-def is_subscribed(session: Session, user_id: int, *, deck_slug: str | None = None) -> bool:
-    """Whether the user studies any deck (or this one)."""
-    return bool(_subscribed_deck_ids(session, user_id, deck_slug))
+def is_subscribed(
+    session: Session, user_id: int, *, deck_ids: Collection[int] | None = None
+) -> bool:
+    """Whether the user studies any deck (or any of these)."""
+    return bool(_subscribed_deck_ids(session, user_id, deck_ids))
 
 
 def next_due(
-    session: Session, user_id: int, *, now: datetime, deck_slug: str | None = None
+    session: Session, user_id: int, *, now: datetime, deck_ids: Collection[int] | None = None
 ) -> datetime | None:
     """When something is next to study, for someone with nothing to study now, by the
     queue's rules: a learning card `LEARN_AHEAD` before it is due, a review card from the
@@ -102,7 +103,7 @@ def next_due(
     person suspended are left out, and a buried one counts from the day it is back. None:
     nothing ever will be.
     """
-    deck_ids = _subscribed_deck_ids(session, user_id, deck_slug)
+    deck_ids = _subscribed_deck_ids(session, user_id, deck_ids)
     if not deck_ids:
         return None
     tz, hour = user_clock(session, user_id)

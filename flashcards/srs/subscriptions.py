@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from ..decks import deck_tree
 from ..decks.access import visible_decks
 from ..errors import InvalidInput, NotFound
 from ..storage.models import Card, Deck, DeckText, Subscription, User
@@ -145,6 +146,28 @@ def deck_summaries(session: Session, user_id: int, ui_locale: str) -> list[DeckS
             )
         )
     return summaries
+
+
+def deck_forest(decks: Iterable[DeckSummary]) -> list[deck_tree.Node[DeckSummary]]:
+    """The decks with each subdeck under its parent by their shown titles ("Parent::Child")."""
+    return deck_tree.tree(decks, _shown_title)
+
+
+def _shown_title(deck: DeckSummary) -> str:
+    return deck.title
+
+
+def with_subdecks(session: Session, user_id: int, deck: Deck, ui_locale: str) -> list[int]:
+    """The deck's id and those of the subdecks the person studies under it (as the library
+    nests them), parents first: what studying the deck studies, as in Anki."""
+    listed = [
+        d
+        for d in deck_summaries(session, user_id, ui_locale)
+        if d.subscribed_locale or d.id == deck.id
+    ]
+    own = next((d for d in listed if d.id == deck.id), None)
+    node = deck_tree.find(deck_forest(listed), own) if own is not None else None
+    return [d.id for d in node.decks()] if node is not None else [deck.id]
 
 
 @dataclass(frozen=True)

@@ -38,18 +38,22 @@ def library_page(*, import_error: str | None = None) -> str:
     decks = subscriptions.deck_summaries(session, uid, locale_code())
     # One statement for every deck's counts, by the queue's own rules and limits.
     by_deck = queue.counts_by_deck(session, uid, now=utcnow())
+    studied = subscriptions.deck_forest(d for d in decks if d.subscribed_locale)
     return render_template(
         "library.html",
-        studied=deck_tree.tree((d for d in decks if d.subscribed_locale), _title),
+        studied=studied,
         others=[d for d in decks if not d.subscribed_locale],
-        by_deck=by_deck,
+        # A parent's counts take in its subdecks', as its Study button does.
+        by_deck={
+            node.deck.id: queue.total(
+                {d.id: by_deck[d.id] for d in node.decks() if d.id in by_deck}
+            )
+            for node in deck_tree.walk(studied)
+            if node.deck is not None
+        },
         counts=queue.total(by_deck),
         import_error=import_error,
     )
-
-
-def _title(deck: subscriptions.DeckSummary) -> str:
-    return deck.title
 
 
 @bp.get("/decks/<slug>")
@@ -61,7 +65,8 @@ def deck(slug: str) -> str:
     summary = _summary(session, uid, found.id)
     counts = None
     if summary.subscribed_locale:
-        _card, counts = queue.next_card(session, uid, now=utcnow(), deck_id=found.id)
+        with_subdecks = subscriptions.with_subdecks(session, uid, found, locale_code())
+        _card, counts = queue.next_card(session, uid, now=utcnow(), deck_ids=with_subdecks)
     overrides = deck_settings.deck_overrides(session, uid, found.id)
     return render_template(
         "deck.html",

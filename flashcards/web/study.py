@@ -51,7 +51,7 @@ from ..storage.schema import MAX_ID, utcnow
 from . import bp
 from .auth import login_required, user_id
 from .error_table import flash_error
-from .i18n import interval, relative, when
+from .i18n import interval, locale_code, relative, when
 
 
 def review_id_for(uid: int, card: NextCard) -> str:
@@ -92,10 +92,12 @@ def rating_buttons(
     ]
 
 
-def _deck_id(uid: int, slug: str | None) -> int | None:
+def _deck_ids(uid: int, slug: str | None) -> list[int] | None:
+    """The deck asked for and its subdecks; None: every deck."""
     if not slug:
         return None
-    return subscriptions.find_visible_deck(db(), uid, slug).id
+    deck = subscriptions.find_visible_deck(db(), uid, slug)
+    return subscriptions.with_subdecks(db(), uid, deck, locale_code())
 
 
 @bp.get("/study")
@@ -114,14 +116,15 @@ def _session_page() -> str | Response:
     now = utcnow()
     pace_before_queue(uid, now)
     clock = user_clock(session, uid)  # read once: the queue and the preview both need it
-    card, counts = queue.next_card(session, uid, now=now, deck_id=_deck_id(uid, slug), clock=clock)
+    deck_ids = _deck_ids(uid, slug)
+    card, counts = queue.next_card(session, uid, now=now, deck_ids=deck_ids, clock=clock)
     # The undo form names the answer it undoes: sent twice, it undoes that one only once.
     undoable = study.undoable_what(session, uid, now=now)
     undo_review_id = undoable[0] if undoable else None
     undo_label = undo_wording(undoable[1]) if undoable else None
     if card is None:
-        next_at: datetime | None = stats.next_due(session, uid, now=now, deck_slug=slug)
-        subscribed = next_at is not None or stats.is_subscribed(session, uid, deck_slug=slug)
+        next_at: datetime | None = stats.next_due(session, uid, now=now, deck_ids=deck_ids)
+        subscribed = next_at is not None or stats.is_subscribed(session, uid, deck_ids=deck_ids)
         if not subscribed and slug is None and undo_review_id is None:
             # Nothing is "done" for someone who studies no deck: they pick one first.
             flash(_("Pick a deck to study first: subscribe to one below."))

@@ -94,6 +94,21 @@
     });
   }
 
+  // A deck's subdecks stay folded as the person left them, in this browser, as Anki's deck
+  // list keeps a collapsed deck collapsed. Storage may be refused (private modes): then
+  // every fold opens as the page has it.
+  function rememberFolds(root) {
+    root.querySelectorAll("details[data-fold]").forEach(function (fold) {
+      var key = "flashcards.fold:" + fold.getAttribute("data-fold");
+      try { if (localStorage.getItem(key) === "closed") { fold.open = false; } } catch (e) { return; }
+      fold.addEventListener("toggle", function () {
+        try {
+          if (fold.open) { localStorage.removeItem(key); } else { localStorage.setItem(key, "closed"); }
+        } catch (e) { /* not kept: nothing else depends on it */ }
+      });
+    });
+  }
+
   // Browsers without ::details-content cannot show a closed menu's links on a wide screen
   // from the stylesheet alone: open it there.
   function openWideMenu() {
@@ -309,6 +324,8 @@
     menu.querySelector("summary").focus();
   });
 
-  document.addEventListener("DOMContentLoaded", function () { enhanceForms(document); openWideMenu(); });
+  document.addEventListener("DOMContentLoaded", function () {
+    enhanceForms(document); rememberFolds(document); openWideMenu();
+  });
   window.addEventListener("resize", function () { markScrollBoxes(document); });
 })();

@@ -148,3 +148,29 @@ def test_library_and_stats_in_korean_on_a_phone(server: str, browser: Browser) -
     assert page.evaluate("document.querySelector('[data-scroll-end]').scrollLeft") > 0
     assert not problems, problems
     context.close()
+
+
+def test_a_folded_parent_deck_stays_folded(server: str, browser: Browser) -> None:
+    context, page, problems = _page(browser, "en")
+    _sign_up(page, server, "folds@example.com")
+    for title in ("Training", "Training::Notes"):
+        page.goto(f"{server}/decks/new")
+        page.fill("#deck-title", title)
+        page.press("#deck-title", "Enter")
+        page.wait_for_url("**/cards")
+    page.goto(f"{server}/")
+    fold = page.locator("details.subdecks")
+    subdeck = fold.locator(".deck h3")
+    expect(subdeck).to_have_text("Notes")
+    fold.locator("summary").click()
+    expect(subdeck).to_be_hidden()
+    page.reload()
+    expect(fold).not_to_have_attribute("open", "")
+    expect(subdeck).to_be_hidden()
+    # Opened again, it opens on the next visit too.
+    fold.locator("summary").press("Enter")
+    expect(subdeck).to_be_visible()
+    page.reload()
+    expect(subdeck).to_be_visible()
+    assert not problems, problems
+    context.close()

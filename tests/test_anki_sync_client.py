@@ -557,10 +557,10 @@ def test_a_devices_later_changes_to_a_card_it_answered_are_taken(
     col, auth = downloaded(tmp_path, server)
     try:
         deck = ID_BASE + person.deck_ids[1] * 128 + 1  # their own deck: new cards
-        flagged, relearnt, dated = (
-            col.get_card(c) for c in sorted(col.find_cards(f"did:{deck}"))[:3]
+        flagged, relearnt, dated, counted = (
+            col.get_card(c) for c in sorted(col.find_cards(f"did:{deck}"))[:4]
         )
-        for card in (flagged, relearnt):
+        for card in (flagged, relearnt, counted):
             card.start_timer()
             col.sched.answerCard(card, 4)
         col.sync_collection(auth, False)
@@ -572,6 +572,11 @@ def test_a_devices_later_changes_to_a_card_it_answered_are_taken(
         relearnt.start_timer()
         col.sched.answerCard(relearnt, 3)
         col.set_user_flag_for_cards(3, [relearnt.id])
+        # Forgotten keeping its counts: the answer before it still counts, there and here.
+        col.sched.schedule_cards_as_new([counted.id], restore_position=True, reset_counts=False)
+        counted = col.get_card(counted.id)
+        counted.start_timer()
+        col.sched.answerCard(counted, 3)
         col.sched.set_due_date([dated.id], "5")
         for _ in range(2):
             col.sync_collection(auth, False)
@@ -581,6 +586,8 @@ def test_a_devices_later_changes_to_a_card_it_answered_are_taken(
             state = s.get(ReviewState, (person.user_id, our_card(relearnt.id)))
             assert state is not None and state.state == State.Learning  # new again, then Good
             assert state.reps == col.get_card(relearnt.id).reps == 1  # counts reset there
+            kept = s.get(ReviewState, (person.user_id, our_card(counted.id)))
+            assert kept is not None and kept.reps == col.get_card(counted.id).reps == 2
             relearnt_mark = s.get(CardMark, (person.user_id, our_card(relearnt.id)))
             assert relearnt_mark is not None and relearnt_mark.flag == 3
         assert col.get_card(flagged.id).user_flag() == 2 and col.get_card(flagged.id).queue == -1

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from flask import Flask
+
 from flashcards.anki.cloze import Cloze
 from flashcards.decks.blanks import Part, filled
 
@@ -39,6 +41,16 @@ def test_cards_whose_answer_does_not_fill_the_question_are_not_marked() -> None:
     assert filled("See [image:cell.png]", "See [image:cell.png] here") is None
 
 
+def test_brackets_an_answer_keeps_are_text_and_a_lone_blank_is_a_question() -> None:
+    found = filled("The array [1, 2] has [...] items", "The array [1, 2] has 2 items")
+    assert found is not None
+    assert marked(found[0]) == "The array [1, 2] has <[...]> items"
+    assert marked(found[1]) == "The array [1, 2] has <2> items"
+    assert filled("Spell [1, 2]", "Spell [1, 2]") is None  # nothing is filled
+    assert filled("[ˈæpəl]", "apple") is None  # a question that is all blank
+    assert filled("Capital? [city]", "Capital? [city] Paris") is None  # an answer after it
+
+
 def test_a_fill_holding_the_text_after_its_blank_still_spells_the_answer() -> None:
     found = filled("[...] and [...] end", "x and y and z end")
     assert found is not None
@@ -57,3 +69,14 @@ def test_a_long_note_with_many_blanks_is_cut_in_linear_time() -> None:
     assert time.perf_counter() - start < 2
     # No match found deep in the text is as quick: every piece found once.
     assert filled(question, answer[:-1]) is None
+
+
+def test_markup_in_a_blank_or_in_what_fills_it_is_shown_as_text(app: Flask) -> None:
+    question, answer = "<b>Run</b> [<i>what?</i>] now", "<b>Run</b> <script>alert(1)</script> now"
+    with app.test_request_context():
+        shown_question = app.jinja_env.filters["question_text"](question, answer)
+        shown_answer = app.jinja_env.filters["answer_text"](answer, question)
+    assert '<mark class="blank">[&lt;i&gt;what?&lt;/i&gt;]</mark>' in shown_question
+    assert '<mark class="blank">&lt;script&gt;alert(1)&lt;/script&gt;</mark>' in shown_answer
+    assert "<b>" not in shown_question + shown_answer
+    assert "<script>" not in shown_answer

@@ -14,7 +14,7 @@ from flashcards.storage.engine import transaction
 from flashcards.storage.models import User
 
 from .conftest import T0
-from .web_helpers import csrf, sign_up
+from .web_helpers import answer_shown_card, csrf, sign_up
 
 
 def outline(nodes: list[Node[str]], depth: int = 0) -> list[str]:
@@ -54,6 +54,9 @@ def test_a_path_is_cut_at_its_separators_and_trimmed() -> None:
     assert path_of("Plain") == ("Plain",)
 
 
+HEADINGS = ("h2", "h3", "h4", "h5", "h6")
+
+
 class StudiedOutline(HTMLParser):
     """The studied decks' list as the page nests it: each deck's heading, indented by depth."""
 
@@ -75,7 +78,7 @@ class StudiedOutline(HTMLParser):
             is_deck = "deck" in (a.get("class") or "").split()
             self.li_stack.append(is_deck)
             self.depth += is_deck
-        if tag in ("h2", "h3") and self.li_stack:
+        if tag in HEADINGS and self.li_stack:
             self.heading = f"{'  ' * (self.depth - 1)}{tag}:"
 
     def handle_data(self, data: str) -> None:
@@ -85,7 +88,7 @@ class StudiedOutline(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if not self.inside:
             return
-        if tag in ("h2", "h3") and self.heading is not None:
+        if tag in HEADINGS and self.heading is not None:
             self.lines.append(self.heading)
             self.heading = None
         if tag == "li" and self.li_stack:
@@ -130,10 +133,10 @@ def test_the_library_nests_subdecks_under_their_parents(client: FlaskClient) -> 
         "  h3:Tools",
         "h2:Languages",
         "  h3:Spanish",
-        "    h3:Week 1",
-        "    h3:Week 2",
+        "    h4:Week 1",  # a heading a level below its parent's
+        "    h4:Week 2",
     ]
-    assert page.count('<details class="subdecks" open>') == 3
+    assert page.count('<details class="subdecks" open') == 3
     assert "2 subdecks" in page and "1 subdeck<" in page
 
 
@@ -168,3 +171,28 @@ def test_studying_a_parent_deck_takes_in_its_subdecks(client: FlaskClient, engin
     assert api.get_json()["counts"]["new"] == 2 and api.get_json()["card"]["deck"] == child
     alone = client.get(f"/api/v1/study/next?deck={child}", headers=bearer).get_json()
     assert alone["counts"]["new"] == 2
+
+    # Its subdeck's cards answered, the parent's page says when the next one is due.
+    answer_shown_card(client, "4")
+    answer_shown_card(client, "4")
+    done = client.get(f"/study?deck={parent}").get_data(as_text=True)
+    assert 'id="next-due"' in done
+    assert "Unrelated?" in client.get("/study").get_data(as_text=True)
+
+    # A parent the person stopped studying is only itself, on the web and in the API alike.
+    form = {"csrf_token": csrf(client, f"/decks/{parent}")}
+    assert client.post(f"/decks/{parent}/unsubscribe", data=form).status_code in (302, 303)
+    stopped = client.get(f"/study?deck={parent}").get_data(as_text=True)
+    assert 'id="next-due"' not in stopped and "What does NCCL do?" not in stopped
+    assert client.get(f"/api/v1/study/next?deck={parent}", headers=bearer).status_code == 409
+
+
+def test_a_parents_own_new_cards_come_before_its_subdecks(client: FlaskClient) -> None:
+    sign_up(client)
+    child = new_deck(client, "Kitchen::Tools")  # made, and so studied, before its parent
+    parent = new_deck(client, "Kitchen")
+    add_card(client, child, "What is a whisk?")
+    add_card(client, parent, "What is mise en place?")
+    assert "What is a whisk?" in client.get("/study").get_data(as_text=True)
+    studying = client.get(f"/study?deck={parent}").get_data(as_text=True)
+    assert "What is mise en place?" in studying and new_count(studying) == 2

@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..decks.deck_tree import SEPARATOR
 from ..decks.deckfile import SLUG_RE
 from ..decks.locales import check_locale
 from ..errors import InvalidInput
@@ -24,7 +25,6 @@ from .sanitize import CONTROL_RE
 
 MAX_TITLE = 200  # DeckText.title
 ELLIPSIS = "…"
-SEPARATOR = "::"
 _ZWJ = "\u200d"
 
 

@@ -33,7 +33,9 @@ def apply(
     were new here, and whether a card's log was given again (`answer_in_time_order`)."""
     applied, replayed = 0, False
     ours = ids.cards_of(session, user_id, (entry[1] for entry in entries), notes=False)
-    answers_left: dict[int, int] = {}  # a card's answers from the entry at hand on
+    # A card's answers from the entry at hand on: a Forget whose reset the device kept leaves
+    # the card a review count of just those, which tells it from one that kept the counts.
+    answers_left: dict[int, int] = {}
     for entry in entries:
         if 1 <= entry[2] <= 4:
             answers_left[entry[1]] = answers_left.get(entry[1], 0) + 1

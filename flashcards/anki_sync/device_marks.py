@@ -54,6 +54,9 @@ def is_forget(entry: list[int]) -> bool:
     return is_manual(entry) and entry[5] == 0
 
 
+PARSED_REPS = 7  # where a parsed row (`parse_rows`) holds the card's review count
+
+
 def parse_rows(entries: object) -> list[list[int]]:
     """[card id, queue, flag, note id, deck id, type, due, reps, mod] of each card row of a
     chunk (400 for a malformed one); `due` is the card's own in a filtered deck."""

@@ -92,7 +92,7 @@ def take(
     # Answers to and marks of the cards just taken are theirs already.
     answers = sorted(a for a in rows.answers if a[1] not in taken.cards)
     marked = [c for c in rows.cards if c[0] not in taken.cards]
-    device_reps = {c[0]: c[7] for c in marked} if by_hand else None
+    device_reps = {c[0]: c[device_marks.PARSED_REPS] for c in marked} if by_hand else None
     applied, replayed = device_answers.apply(
         session, user_id, answers, now, device_reps=device_reps
     )

@@ -57,7 +57,7 @@ def state_body(state: CardState | None) -> CardStateBody | None:
 )
 def list_decks() -> Response:
     user_id = current_user_id()
-    ui_locale = _ui_locale(user_id)
+    ui_locale = db().scalar(select(User.locale).where(User.id == user_id)) or "en"
     return reply(
         DeckList(
             decks=[
@@ -161,8 +161,7 @@ def next_card() -> Response:
         if db().get(Subscription, (user_id, deck.id)) is None:
             # Not "nothing due" (204): this deck has no queue of theirs at all.
             raise NotSubscribed("subscribe to this deck before studying it", field="deck")
-        ui_locale = _ui_locale(user_id)
-        deck_ids = subscriptions.with_subdecks(db(), user_id, deck, ui_locale)
+        deck_ids = subscriptions.with_subdecks(db(), user_id, deck)
     now = utcnow()
     if caller.paced:
         pace_before_queue(user_id, now)
@@ -180,11 +179,6 @@ def next_card() -> Response:
             counts=Counts(new=counts.new, learning=counts.learning, review=counts.review),
         )
     )
-
-
-def _ui_locale(user_id: int) -> str:
-    """The language of the caller's deck titles where a deck has none in the studied one."""
-    return db().scalar(select(User.locale).where(User.id == user_id)) or "en"
 
 
 def card_text(card: queue.NextCard) -> NextCardText:

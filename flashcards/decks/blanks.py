@@ -59,9 +59,18 @@ def filled(question: str, answer: str) -> tuple[list[Part], list[Part]] | None:
                 return None
         if end <= at:
             return None
-        question_parts += [Part(pieces[i], False), Part(m.group(0), True)]
-        answer_parts += [Part(pieces[i], False), Part(answer[at:end], True)]
+        fill = answer[at:end]
+        # Brackets the answer keeps as they are ("the list [1, 2]") are text, not a blank; a
+        # fill that holds its blank ("[city] Paris") is an answer written after the question.
+        blank = fill != m.group(0)
+        if blank and m.group(0) in fill:
+            return None
+        question_parts += [Part(pieces[i], False), Part(m.group(0), blank)]
+        answer_parts += [Part(pieces[i], False), Part(fill, blank)]
         at = end + (len(pieces[i + 1]) if i + 1 < len(pieces) else 0)
+    # Only a blank (a question "[ˈæpəl]" answered "apple") is a question, not a gap in a text.
+    if not any(p.blank for p in question_parts) or not ("".join(pieces) + last).strip():
+        return None
     question_parts.append(Part(last, False))
     answer_parts.append(Part(last, False))
     return [p for p in question_parts if p.text], [p for p in answer_parts if p.text]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
-SEPARATOR = "::"
+SEPARATOR = "::"  # between a parent deck's name and its subdeck's, as Anki names them
 
 
 @dataclass

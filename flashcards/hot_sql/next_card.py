@@ -190,7 +190,6 @@ _PLANS_SELECT = (
     .order_by(_SUB.c.created_at, Deck.slug)
 )
 _PLANS = Statement(_PLANS_SELECT)
-_PLANS_OF_DECK = Statement(_PLANS_SELECT.where(bindparam("deck_id") == _DECK))
 _REVIEWED = Statement(
     select(_review_answers(bindparam("deck_id"), bindparam("review_limit")).label("reviewed"))
 )
@@ -256,6 +255,11 @@ def _first_learning(decks: int) -> Statement:
 
 
 @lru_cache(maxsize=64)
+def _plans_of_decks(decks: int) -> Statement:
+    return Statement(_PLANS_SELECT.where(_DECK.in_([bindparam(f"deck_{i}") for i in range(decks)])))
+
+
+@lru_cache(maxsize=64)
 def _first_review(decks: int) -> Statement:
     return _first_due(decks, rs.c.state == REVIEW_STATE, rs.c.due < bindparam("day_end"))
 
@@ -296,14 +300,16 @@ def clock(db: Executor, user_id: int) -> Any:
 
 
 def plans(db: Executor, params: dict[str, Any], deck_ids: Collection[int] | None) -> list[Any]:
-    """A row per subscribed deck (only those of `deck_ids` if given) with its settings and
-    counts; `params`: user_id, day_start, day_end, learn_ahead_until, today (the study day)."""
+    """A row per subscribed deck (only those of `deck_ids` if given, in that order) with its
+    settings and counts; `params`: user_id, day_start, day_end, learn_ahead_until, today (the
+    study day)."""
     if deck_ids is None:
         return db.all(_PLANS, params)
-    if len(deck_ids) == 1:
-        return db.all(_PLANS_OF_DECK, {**params, "deck_id": next(iter(deck_ids))})
-    # A deck with subdecks: a person studies a few decks, so all are planned and some kept.
-    return [row for row in db.all(_PLANS, params) if row.deck_id in deck_ids]
+    ordered = list(deck_ids)
+    rows = db.all(_plans_of_decks(len(ordered)), {**params, **_in_decks(ordered)})
+    # In the order asked for (a parent before its subdecks): new cards come deck by deck.
+    place = {deck_id: i for i, deck_id in enumerate(ordered)}
+    return sorted(rows, key=lambda row: place[row.deck_id])
 
 
 def reviewed(db: Executor, user_id: int, deck_id: int, day_start: datetime, limit: int) -> int:

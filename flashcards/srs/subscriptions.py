@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from ..decks import deck_tree
 from ..decks.access import visible_decks
@@ -157,17 +158,24 @@ def _shown_title(deck: DeckSummary) -> str:
     return deck.title
 
 
-def with_subdecks(session: Session, user_id: int, deck: Deck, ui_locale: str) -> list[int]:
-    """The deck's id and those of the subdecks the person studies under it (as the library
-    nests them), parents first: what studying the deck studies, as in Anki."""
-    listed = [
-        d
-        for d in deck_summaries(session, user_id, ui_locale)
-        if d.subscribed_locale or d.id == deck.id
-    ]
-    own = next((d for d in listed if d.id == deck.id), None)
-    node = deck_tree.find(deck_forest(listed), own) if own is not None else None
-    return [d.id for d in node.decks()] if node is not None else [deck.id]
+def with_subdecks(session: Session, user_id: int, deck: Deck) -> list[int]:
+    """The deck's id and those of the subdecks the person studies under it, parents first:
+    what studying the deck studies, as in Anki. The decks nest as the library nests them (by
+    each one's title in the language it is studied in, `deck_summaries`); a deck the person
+    does not study is only itself."""
+    shown, default = aliased(DeckText), aliased(DeckText)
+    rows = session.execute(
+        select(Deck.id, func.coalesce(shown.title, default.title, Deck.slug))
+        .join(Subscription, Subscription.deck_id == Deck.id)
+        .outerjoin(shown, (shown.deck_id == Deck.id) & (shown.locale == Subscription.locale))
+        .outerjoin(default, (default.deck_id == Deck.id) & (default.locale == Deck.default_locale))
+        .where(Subscription.user_id == user_id)
+        .order_by(Deck.slug)  # the library's order: of two decks of one title, the first leads
+    ).all()
+    studied = [(row[0], row[1]) for row in rows]
+    own = next((row for row in studied if row[0] == deck.id), None)
+    node = deck_tree.find(deck_tree.tree(studied, itemgetter(1)), own) if own else None
+    return [deck_id for deck_id, _title in node.decks()] if node is not None else [deck.id]
 
 
 @dataclass(frozen=True)

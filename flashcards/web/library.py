@@ -65,7 +65,7 @@ def deck(slug: str) -> str:
     summary = _summary(session, uid, found.id)
     counts = None
     if summary.subscribed_locale:
-        with_subdecks = subscriptions.with_subdecks(session, uid, found, locale_code())
+        with_subdecks = subscriptions.with_subdecks(session, uid, found)
         _card, counts = queue.next_card(session, uid, now=utcnow(), deck_ids=with_subdecks)
     overrides = deck_settings.deck_overrides(session, uid, found.id)
     return render_template(
@@ -210,8 +210,8 @@ def delete_deck(slug: str) -> Response:
 def deck_name(title: str) -> Markup:
     """A deck's title, a subdeck's ("Languages::Spanish::Week 1", as Anki names it) shown as
     its path, muted, before its own name."""
-    *parents, own = [part.strip() for part in title.split("::")]
-    if not parents or not all(parents) or not own:
+    *parents, own = deck_tree.path_of(title)
+    if not parents:
         return escape(title)
     path = "".join(f"{escape(part)} › " for part in parents)
     return Markup(f'<span class="deck-path">{path}</span>{escape(own)}')

@@ -51,7 +51,7 @@ from ..storage.schema import MAX_ID, utcnow
 from . import bp
 from .auth import login_required, user_id
 from .error_table import flash_error
-from .i18n import interval, locale_code, relative, when
+from .i18n import interval, relative, when
 
 
 def review_id_for(uid: int, card: NextCard) -> str:
@@ -97,7 +97,7 @@ def _deck_ids(uid: int, slug: str | None) -> list[int] | None:
     if not slug:
         return None
     deck = subscriptions.find_visible_deck(db(), uid, slug)
-    return subscriptions.with_subdecks(db(), uid, deck, locale_code())
+    return subscriptions.with_subdecks(db(), uid, deck)
 
 
 @bp.get("/study")

@@ -179,6 +179,11 @@ class DeckNameTaken(FlashcardsError):
     """A deck's slug is already another deck's."""
 
 
+class DeckTitleTaken(FlashcardsError):
+    """The person already has a deck of that title: two would be one name in Anki, and one
+    line in their library."""
+
+
 class DeckFileError(InvalidInput):
     """A deck, quiz or CSV file that cannot be read; carries `file:line` so editors can jump
     to it, and the reason as data: `reason` is a stable code ("empty-back", "no-answer"...)

@@ -118,3 +118,59 @@ def test_the_api_renames_an_own_deck(app: Flask, engine: Engine) -> None:
         assert r.status_code == status, (body, r.get_json())
         assert r.mimetype == "application/problem+json"
     assert dump(engine) == before
+
+
+def test_a_parent_renamed_takes_its_own_subdecks_and_a_taken_title_is_refused(
+    app: Flask, engine: Engine
+) -> None:
+    with transaction(engine) as s:
+        ana = f.make_user(s, "ana@example.com")
+        headers = {"Authorization": f"Bearer {f.make_token(s, ana)}"}
+    api = app.test_client()
+    slugs = {}
+    for title in ["Training", "Training::Notes", "Training::Notes::NCCL", "Trainings",
+                  "Old::Training", "Ops::Training::Notes"]:  # fmt: skip
+        r = api.post("/api/v1/decks", headers=headers, json={"title": title, "locales": ["en"]})
+        assert r.status_code == 201, r.get_json()
+        slugs[title] = r.get_json()["slug"]
+    r = api.post("/api/v1/decks", headers=headers, json={"title": "Trainings", "locales": ["en"]})
+    assert r.status_code == 409 and r.get_json()["type"].endswith("deck-title-taken")
+
+    r = api.patch(f"/api/v1/decks/{slugs['Training']}", headers=headers, json={"title": "ML"})
+    assert r.status_code == 200, r.get_json()
+    assert {title: titles(engine, slug)["en"] for title, slug in slugs.items()} == {
+        "Training": "ML",
+        "Training::Notes": "ML::Notes",
+        "Training::Notes::NCCL": "ML::Notes::NCCL",
+        "Trainings": "Trainings",  # a name that starts alike is no subdeck
+        "Old::Training": "Old::Training",
+        "Ops::Training::Notes": "Ops::Training::Notes",
+    }
+
+    # A rename onto a title they have, or whose subdeck would land on one, changes nothing.
+    before = dump(engine)
+    for slug, title in [(slugs["Trainings"], "ML"), (slugs["Training"], "Ops::Training"),
+                        (slugs["Trainings"], "ML::Notes")]:  # fmt: skip
+        r = api.patch(f"/api/v1/decks/{slug}", headers=headers, json={"title": title})
+        assert r.status_code == 409, (title, r.get_json())
+    assert dump(engine) == before
+
+
+def test_a_new_deck_title_is_read_as_anki_names_decks(client: FlaskClient, engine: Engine) -> None:
+    sign_up(client)
+
+    def create(title: str) -> tuple[int, str]:
+        form = {"csrf_token": csrf(client, "/decks/new"), "title": title, "locale": "en"}
+        response = client.post("/decks/new", data=form)
+        return response.status_code, response.get_data(as_text=True)
+
+    status, _page = create("Training:: ")
+    assert status == 303
+    with transaction(engine) as s:
+        assert set(s.scalars(select(DeckText.title))) == {"Training"}  # no empty subdeck name
+    status, page = create("Training")
+    assert status == 409 and "You already have a deck of that name" in page
+    status, page = create(" :: ")
+    assert status == 422 and "A title needs 1 to 200 characters." in page
+    with transaction(engine) as s:
+        assert s.scalars(select(DeckText.title)).all() == ["Training"]

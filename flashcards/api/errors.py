@@ -28,6 +28,7 @@ from ..errors import (
     CardRetired,
     DeckFileError,
     DeckNameTaken,
+    DeckTitleTaken,
     DueDateInPast,
     EditingRetiredCard,
     FlashcardsError,
@@ -161,6 +162,7 @@ PROBLEM_TYPES: dict[type[FlashcardsError], ProblemType] = {
     OwnerCannotLeave: P(409, "owner-cannot-leave", "The owner cannot leave"),
     LastCardOfDeck: P(409, "last-card-of-deck", "A deck keeps one card"),
     DeckNameTaken: P(409, "deck-name-taken", "Deck name taken"),
+    DeckTitleTaken: P(409, "deck-title-taken", "You already have a deck of that title"),
     EmailTaken: P(409, "email-taken", "Email cannot be used"),
     # Load
     RateLimited: P(429, "rate-limited", "Too many requests"),

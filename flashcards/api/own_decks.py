@@ -38,8 +38,10 @@ def _card(slug: str, user_id: int, key: str) -> CardRow:
 @bp.post("/decks")
 @documented(
     "createDeck",
-    "Make a deck of the caller's own, empty, which they study at once.",
+    "Make a deck of the caller's own, empty, which they study at once. A title they already "
+    'have is a 409; "Parent::Child" makes a subdeck, as in Anki.',
     {201: Answer("The new deck.", OwnDeck)},
+    409,
     body=NewDeck,
     tags=TAGS,
 )
@@ -62,10 +64,12 @@ def create_deck() -> Response:
 @bp.patch("/decks/<slug>")
 @documented(
     "renameDeck",
-    "Rename the caller's own deck in one of its languages; its slug stays. The caller's "
-    "Anki devices get the new name at their next sync.",
+    "Rename the caller's own deck in one of its languages; its slug stays, and its own "
+    'subdecks move with it ("A::B" becomes "C::B" when A becomes C). The caller\'s Anki '
+    "devices get the new names at their next sync. A title they already have is a 409.",
     {200: Answer("The deck, its title in its default language.", OwnDeck)},
     403,
+    409,
     body=DeckPatch,
     tags=TAGS,
 )

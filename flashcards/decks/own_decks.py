@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ..errors import InvalidInput, NotDeckOwner, NotFound
+from ..errors import DeckTitleTaken, InvalidInput, NotDeckOwner, NotFound
 from ..people import media_folder
 from ..srs.subscriptions import find_visible_deck, subscribe
 from ..storage.models import Deck, DeckText
 from ..teams.roles import clean_text
 from . import card_editing, media_refs
 from .card_pages import card_texts
+from .deck_tree import SEPARATOR, path_of
 from .deckfile import MAX_TITLE, DeckSource, LocaleSource
 from .locales import check_locale
 from .sync import SyncReport, sync_deck
@@ -49,6 +50,8 @@ def create_own_deck(
     """A new, empty deck of the person's, in `locales` (the first is its default language),
     which they study at once. Two made at once may take the same slug: the caller retries."""
     title = _clean_title(title)
+    if any(text.title == title for text in _own_texts(session, user_id)):
+        raise DeckTitleTaken(f"you already have a deck titled '{title}'", field="title")
     if not locales:
         raise InvalidInput("a deck needs a language", field="locales")
     if len(locales) > MAX_LOCALES:
@@ -66,21 +69,55 @@ def rename_own_deck(
     session: Session, user_id: int, slug: str, *, title: str, locale: str | None = None
 ) -> Deck:
     """The deck's title in one of its languages (its default without one). "::" in it makes
-    it a subdeck in Anki, as in a name imported from there. Its slug, and so its address,
-    stays."""
+    it a subdeck in Anki, as in a name imported from there; the person's own subdecks under
+    it move with it ("Training::Notes" becomes "ML::Notes"), as Anki renames them. Its slug,
+    and so its address, stays."""
     deck = find_own_deck(session, user_id, slug)
     title = _clean_title(title)
-    text = session.get(DeckText, (deck.id, locale or deck.default_locale))
+    locale = locale or deck.default_locale
+    texts = {t.deck_id: t for t in _own_texts(session, user_id, locale)}
+    text = texts.get(deck.id)
     if text is None:
         raise InvalidInput(f"the deck has no text in '{locale}'", field="locale")
-    text.title = title
+    old, new = path_of(text.title), path_of(title)
+    renamed = {deck.id: title}
+    if old != new:
+        for other in texts.values():
+            path = path_of(other.title)
+            if other.deck_id != deck.id and len(path) > len(old) and path[: len(old)] == old:
+                renamed[other.deck_id] = _clean_title(SEPARATOR.join(new + path[len(old) :]))
+    kept = {t.title for deck_id, t in texts.items() if deck_id not in renamed}
+    if any(t != texts[d].title and t in kept for d, t in renamed.items()):
+        raise DeckTitleTaken(f"you already have a deck titled '{title}'", field="title")
+    for deck_id, new_title in renamed.items():
+        texts[deck_id].title = new_title
     return deck
 
 
+def _own_texts(session: Session, user_id: int, locale: str | None = None) -> list[DeckText]:
+    """The titles of the person's own decks (in `locale`, if given)."""
+    query = (
+        select(DeckText)
+        .join(Deck, Deck.id == DeckText.deck_id)
+        .where(Deck.owner_user_id == user_id)
+    )
+    if locale is not None:
+        query = query.where(DeckText.locale == locale)
+    return list(session.scalars(query))
+
+
 def _clean_title(title: str) -> str:
+    """The title as Anki would name the deck: no empty part between "::" ("Training::"
+    is "Training")."""
     if "\x00" in title:
         raise InvalidInput("a NUL character is not text", field="title")
-    return clean_text(title, field="title", max_length=MAX_TITLE)
+    title = clean_text(title, field="title", max_length=MAX_TITLE)
+    parts = [part.strip() for part in title.split(SEPARATOR)]
+    if not all(parts):
+        if not any(parts):
+            raise InvalidInput("a title needs a name, not only '::'", field="title")
+        title = SEPARATOR.join(part for part in parts if part)
+    return title
 
 
 def add_card(

@@ -26,6 +26,7 @@ from ..errors import (
     CardRetired,
     DeckFileError,
     DeckNameTaken,
+    DeckTitleTaken,
     DueDateInPast,
     EditingRetiredCard,
     FlashcardsError,
@@ -163,6 +164,9 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
             409, _("A deck keeps at least one card: delete the deck instead.")
         ),
         DeckNameTaken: WebAnswer(409),
+        DeckTitleTaken: WebAnswer(
+            409, _("You already have a deck of that name (or one of its subdecks would take it).")
+        ),
         EmailTaken: WebAnswer(
             409, _("This email cannot be used for a new account. If it is yours, sign in.")
         ),

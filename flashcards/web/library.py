@@ -12,7 +12,7 @@ from werkzeug.wrappers import Response
 from ..anki_sync import adopted_changes
 from ..decks import deck_tree, own_decks
 from ..decks.deckfile import MAX_TITLE
-from ..errors import InvalidInput
+from ..errors import DeckTitleTaken, InvalidInput
 from ..http.request_db import db, writes
 from ..srs import deck_settings, queue, subscriptions
 from ..srs.settings import user_settings
@@ -21,6 +21,7 @@ from ..storage.schema import utcnow
 from . import bp
 from .account import WHOLE_NUMBER, field_labels
 from .auth import current_user, login_required, user_id
+from .error_table import message_for
 from .i18n import language_in_sentence, locale_code
 
 
@@ -172,6 +173,10 @@ def rename_deck(slug: str) -> Response:
             title=request.form.get("title", ""),
             locale=request.form.get("locale") or None,
         )
+    except DeckTitleTaken as exc:
+        session.rollback()
+        flash(message_for(exc), "error")
+        return redirect(url_for("web.deck", slug=slug), 303)
     except InvalidInput as exc:
         session.rollback()
         if exc.field == "title":

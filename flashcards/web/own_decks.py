@@ -18,8 +18,9 @@ from werkzeug.wrappers import Response
 from ..anki_sync import note_edits
 from ..decks import media_refs, own_decks
 from ..decks.card_pages import card_texts
+from ..decks.deckfile import MAX_TITLE
 from ..decks.media_refs import NotShownMediaType
-from ..errors import CardOfAnkiNote, EditingRetiredCard, InvalidInput, NotFound
+from ..errors import CardOfAnkiNote, DeckTitleTaken, EditingRetiredCard, InvalidInput, NotFound
 from ..http.request_db import db, writes
 from ..people import media_folder
 from ..people.media_folder import InvalidMediaName, MediaQuotaExceeded
@@ -72,10 +73,14 @@ def create_deck() -> Response:
             retry_on=(IntegrityError,),
             attempts=3,
         )
+    except DeckTitleTaken as exc:
+        session.rollback()
+        flash(message_for(exc), "error")
+        return new_deck_page(status=409, form=request.form)
     except InvalidInput as exc:
         session.rollback()
         if exc.field == "title":
-            flash(_("Give the deck a title of at most 200 characters."), "error")
+            flash(_("A title needs 1 to %(num)d characters.", num=MAX_TITLE), "error")
         else:
             flash(_("Choose the deck's languages from the list."), "error")
         return new_deck_page(status=422, form=request.form)

@@ -174,3 +174,33 @@ def test_a_folded_parent_deck_stays_folded(server: str, browser: Browser) -> Non
     expect(subdeck).to_be_visible()
     assert not problems, problems
     context.close()
+
+
+LUMINANCE = """(el) => {
+  const [r, g, b] = getComputedStyle(el).backgroundColor.match(/[\\d.]+/g).map(Number);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}"""
+
+
+def test_the_heatmap_shades_grow_away_from_the_page_in_either_theme(
+    server: str, browser: Browser
+) -> None:
+    context, page, problems = _page(browser, "en")
+    _sign_up(page, server, "heat@example.com")
+    for scheme, darker_with_more in (("light", True), ("dark", False)):
+        page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+        page.goto(f"{server}/stats")
+        # Every level's swatch, as a busy year's legend shows them.
+        page.evaluate(
+            "for (let i = 0; i < 5; i++) { const s = document.createElement('span');"
+            " s.className = 'swatch level-' + i; s.dataset.probe = '';"
+            " document.querySelector('main').append(s); }"
+        )
+        swatches = page.locator("[data-probe]")
+        shades = [swatches.nth(i).evaluate(LUMINANCE) for i in range(5)]
+        page_shade = page.locator("html").evaluate(LUMINANCE)
+        # More answers, further from the page's own shade: darker on light, brighter on dark.
+        assert shades == sorted(shades, reverse=darker_with_more), (scheme, shades)
+        assert abs(shades[4] - page_shade) > abs(shades[0] - page_shade), (scheme, page_shade)
+    assert not problems, problems
+    context.close()

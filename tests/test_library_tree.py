@@ -177,6 +177,14 @@ def test_studying_a_parent_deck_takes_in_its_subdecks(client: FlaskClient, engin
     answer_shown_card(client, "4")
     done = client.get(f"/study?deck={parent}").get_data(as_text=True)
     assert 'id="next-due"' in done
+    assert (
+        "Nothing more is due in <strong" in done and ">Training</strong> and its subdecks" in done
+    )
+    # The other deck still has its card today: the page offers to study everything.
+    assert "Your other decks still have 1 card for today." in done
+    assert '<a class="button primary" href="/study">Study all</a>' in done
+    child_done = client.get(f"/study?deck={child}").get_data(as_text=True)
+    assert ">Training::Notes</strong> right now." in child_done
     assert "Unrelated?" in client.get("/study").get_data(as_text=True)
 
     # A parent the person stopped studying is only itself, on the web and in the API alike.

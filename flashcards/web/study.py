@@ -46,6 +46,7 @@ from ..srs.queue import NextCard
 from ..srs.scheduling import CardState, fuzz_seed, preview
 from ..srs.state_rows import answered_from
 from ..srs.workload import workload
+from ..storage.models import Deck
 from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
@@ -92,14 +93,6 @@ def rating_buttons(
     ]
 
 
-def _deck_ids(uid: int, slug: str | None) -> list[int] | None:
-    """The deck asked for and its subdecks; None: every deck."""
-    if not slug:
-        return None
-    deck = subscriptions.find_visible_deck(db(), uid, slug)
-    return subscriptions.with_subdecks(db(), uid, deck)
-
-
 @bp.get("/study")
 @login_required
 def session_page() -> Response:
@@ -116,7 +109,9 @@ def _session_page() -> str | Response:
     now = utcnow()
     pace_before_queue(uid, now)
     clock = user_clock(session, uid)  # read once: the queue and the preview both need it
-    deck_ids = _deck_ids(uid, slug)
+    # The deck asked for and its subdecks; None: every deck.
+    deck = subscriptions.find_visible_deck(session, uid, slug) if slug else None
+    deck_ids = subscriptions.with_subdecks(session, uid, deck) if deck else None
     card, counts = queue.next_card(session, uid, now=now, deck_ids=deck_ids, clock=clock)
     # The undo form names the answer it undoes: sent twice, it undoes that one only once.
     undoable = study.undoable_what(session, uid, now=now)
@@ -129,10 +124,16 @@ def _session_page() -> str | Response:
             # Nothing is "done" for someone who studies no deck: they pick one first.
             flash(_("Pick a deck to study first: subscribe to one below."))
             return redirect(url_for("web.library"), code=303)
+        elsewhere = None
+        if deck is not None:  # what the person's other decks still hold today
+            elsewhere = queue.next_card(session, uid, now=now, clock=clock)[1].total - counts.total
         return render_template(
             "study_done.html",
             counts=counts,
             deck_slug=slug,
+            deck_title=_title_of(session, uid, deck) if deck else None,
+            elsewhere=elsewhere,
+            with_subdecks=deck_ids is not None and len(deck_ids) > 1,
             undo_review_id=undo_review_id,
             undo_label=undo_label,
             subscribed=subscribed,
@@ -160,6 +161,13 @@ def _session_page() -> str | Response:
         revealed=revealed,
         stale_reveal=asked is not None and not revealed,
         **_card_controls(session, uid, card.card_id),
+    )
+
+
+def _title_of(session: Session, uid: int, deck: Deck) -> tuple[str, str | None]:
+    """The deck's title in the language the person studies it in, with that language."""
+    return subscriptions.deck_title(
+        session, deck.id, subscriptions.reading_locale(session, uid, deck)
     )
 
 

@@ -155,6 +155,7 @@ def test_studying_a_parent_deck_takes_in_its_subdecks(client: FlaskClient, engin
     assert new_count(library, f'id="deck-{parent}"') == 2
     assert f'href="/study?deck={parent}"' in library
     assert new_count(library, f'id="deck-{other}"') == 1
+    assert "0 cards · 2 more in its subdecks · English" in " ".join(library.split())
 
     studying = client.get(f"/study?deck={parent}").get_data(as_text=True)
     assert "What does NCCL do?" in studying and new_count(studying) == 2

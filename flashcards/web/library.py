@@ -52,6 +52,11 @@ def library_page(*, import_error: str | None = None) -> str:
             for node in deck_tree.walk(studied)
             if node.deck is not None
         },
+        in_subdecks={
+            node.deck.id: sum(d.card_count for d in node.decks()) - node.deck.card_count
+            for node in deck_tree.walk(studied)
+            if node.deck is not None
+        },
         counts=queue.total(by_deck),
         import_error=import_error,
     )

@@ -10,7 +10,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine
 
 from flashcards.web.charts import bar_chart
-from flashcards.web.i18n import lang_tag, when
+from flashcards.web.i18n import interval, lang_tag, when
 
 from .web_helpers import CSRF_RE, answer_shown_card, csrf, sign_up, subscribe
 
@@ -83,6 +83,14 @@ def test_a_moment_in_another_year_is_shown_with_its_year(app: Flask) -> None:
         later = when(now.replace(year=now.year + 1))
     assert str(now.year) not in soon
     assert str(now.year + 1) in later
+
+
+def test_an_interval_from_days_reads_as_the_study_buttons_read_it(app: Flask) -> None:
+    # The browser shows a card's interval in days: a minute is 60 / 86400 of one.
+    with app.test_request_context(headers={"Accept-Language": "en"}):
+        assert interval((60 / 86400) * 86400) == interval(60) == "1 minute"
+        assert interval(0.0006944444 * 86400) == "1 minute"
+        assert interval(3599.9999) == "1 hour" and interval(10 * 86400) == "10 days"
 
 
 def test_chart_counts_are_written_as_the_pages_language_writes_numbers(app: Flask) -> None:

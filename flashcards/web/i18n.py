@@ -62,7 +62,9 @@ _INTERVAL_UNITS = (
 
 def interval(seconds: float) -> str:
     """A button's interval in the page's language: "10 minutes", "8 días", "1.5개월"."""
-    seconds = max(0.0, seconds)
+    # Whole seconds: an interval from days (a minute is 0.000694... of one) comes back a hair
+    # short, and 59.99 seconds would read "60 seconds" where the button said "1 minute".
+    seconds = max(0.0, round(seconds))
     for size, unit, decimals in _INTERVAL_UNITS:
         if seconds >= size or size == 1:
             value = round(seconds / size, decimals)

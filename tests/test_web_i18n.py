@@ -10,7 +10,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import Engine
 
 from flashcards.web.charts import bar_chart
-from flashcards.web.i18n import interval, lang_tag, when
+from flashcards.web.i18n import difficulty, interval, lang_tag, when
 
 from .web_helpers import CSRF_RE, answer_shown_card, csrf, sign_up, subscribe
 
@@ -91,6 +91,13 @@ def test_an_interval_from_days_reads_as_the_study_buttons_read_it(app: Flask) ->
         assert interval((60 / 86400) * 86400) == interval(60) == "1 minute"
         assert interval(0.0006944444 * 86400) == "1 minute"
         assert interval(3599.9999) == "1 hour" and interval(10 * 86400) == "10 days"
+
+
+def test_difficulty_reads_as_a_share_of_the_scale_as_in_anki(app: Flask) -> None:
+    with app.test_request_context(headers={"Accept-Language": "en"}):
+        assert [difficulty(d) for d in (1.0, 5.5, 10.0)] == ["0%", "50%", "100%"]
+    with app.test_request_context(headers={"Accept-Language": "es"}):
+        assert difficulty(5.5) == "50\xa0%"
 
 
 def test_chart_counts_are_written_as_the_pages_language_writes_numbers(app: Flask) -> None:

@@ -294,8 +294,14 @@ def retention_by_week(
     return [WeekRetention(m, answers[m], passed[m]) for m in mondays]
 
 
+# Harder than the middle of FSRS's 1-10 scale: a first answer of Again starts a card above
+# it, Hard just under it and Good well under.
+HARD_DIFFICULTY = 5.5
+
+
 def hardest_cards(session: Session, user_id: int, *, limit: int = 10) -> list[HardCard]:
-    """The cards with most lapses, then highest difficulty, in the language studied."""
+    """The cards forgotten or hard (`HARD_DIFFICULTY`), the most lapses first, then the
+    highest difficulty, in the language studied. An easy card is never listed as hard."""
     rows = session.execute(
         select(
             ReviewState.card_id,
@@ -315,6 +321,7 @@ def hardest_cards(session: Session, user_id: int, *, limit: int = 10) -> list[Ha
         .where(
             ReviewState.user_id == user_id,
             ReviewState.difficulty.is_not(None),
+            or_(ReviewState.lapses > 0, ReviewState.difficulty >= HARD_DIFFICULTY),
             Card.retired_at.is_(None),
             visible_decks(user_id),
         )

@@ -115,6 +115,12 @@ def percent(value: float) -> str:
     return str(format_percent(value, locale=locale_code()))
 
 
+def difficulty(value: float) -> str:
+    """FSRS's difficulty (1 to 10) as Anki shows it, a share of the scale: 1 is 0 %, 10 is
+    100 %."""
+    return percent((value - 1) / 9)
+
+
 def language_name(code: str) -> str:
     """A language's own name ("español", "한국어"), as switchers conventionally show it."""
     name = display_name(code, code)
@@ -150,5 +156,6 @@ def init_app(app: Flask) -> None:
         whole=whole_number,
         date_label=date_label,
         percent=percent,
+        difficulty=difficulty,
         lang_tag=lang_tag,
     )

@@ -19,6 +19,9 @@ def test_select_two_cards_and_suspend_them_with_the_keyboard(server: str, browse
     rows = page.locator("table.browse tbody tr")
     expect(rows).to_have_count(15)
     first, second = rows.nth(0), rows.nth(1)
+    # The deck's name is not squeezed to a word a line beside the questions.
+    deck_cell = first.locator("td.deck-name").bounding_box()
+    assert deck_cell is not None and deck_cell["width"] >= 144, deck_cell
     # Keyboard only: a checkbox, Space; Tab past the card's link to the next one, Space.
     first.locator("input[type=checkbox]").focus()
     page.keyboard.press("Space")

@@ -160,7 +160,17 @@ def test_studying_a_parent_deck_takes_in_its_subdecks(client: FlaskClient, engin
     studying = client.get(f"/study?deck={parent}").get_data(as_text=True)
     assert "What does NCCL do?" in studying and new_count(studying) == 2
     assert new_count(client.get(f"/study?deck={child}").get_data(as_text=True)) == 2
-    assert new_count(client.get(f"/decks/{parent}").get_data(as_text=True)) == 2
+    deck_page = client.get(f"/decks/{parent}").get_data(as_text=True)
+    assert new_count(deck_page) == 2
+    # The parent's page lists its subdecks; its delete page says they are kept.
+    assert (
+        f'<li><a href="/decks/{child}" lang="en"><span class="deck-path">Training › </span>'
+        "Notes</a></li>" in deck_page
+    )
+    assert "subdeck-list" not in client.get(f"/decks/{child}").get_data(as_text=True)
+    delete_page = client.get(f"/decks/{parent}/delete").get_data(as_text=True)
+    assert "Its subdeck is not deleted: it stays a deck of its own, with its cards." in delete_page
+    assert 'id="subdecks-kept"' not in client.get(f"/decks/{other}/delete").get_data(as_text=True)
     assert new_count(client.get(f"/study?deck={other}").get_data(as_text=True)) == 1
 
     with transaction(engine) as s:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from operator import itemgetter
+from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -151,31 +151,45 @@ def deck_summaries(session: Session, user_id: int, ui_locale: str) -> list[DeckS
 
 def deck_forest(decks: Iterable[DeckSummary]) -> list[deck_tree.Node[DeckSummary]]:
     """The decks with each subdeck under its parent by their shown titles ("Parent::Child")."""
-    return deck_tree.tree(decks, _shown_title)
+    return deck_tree.tree(decks, attrgetter("title"))
 
 
-def _shown_title(deck: DeckSummary) -> str:
-    return deck.title
+@dataclass(frozen=True)
+class StudiedDeck:
+    id: int
+    slug: str
+    title: str  # in the language the person studies it in, else its own
+    title_locale: str | None  # that language; None: no title, the slug
 
 
-def with_subdecks(session: Session, user_id: int, deck: Deck) -> list[int]:
-    """The deck's id and those of the subdecks the person studies under it, parents first:
-    what studying the deck studies, as in Anki. The decks nest as the library nests them (by
-    each one's title in the language it is studied in, `deck_summaries`); a deck the person
-    does not study is only itself."""
+def studied_under(session: Session, user_id: int, deck: Deck) -> list[StudiedDeck]:
+    """The deck and the subdecks the person studies under it, parents first: what studying
+    the deck studies, as in Anki. The decks nest as the library nests them (by each one's
+    title in the language it is studied in, `deck_summaries`); a deck the person does not
+    study has none."""
     shown, default = aliased(DeckText), aliased(DeckText)
     rows = session.execute(
-        select(Deck.id, func.coalesce(shown.title, default.title, Deck.slug))
+        select(
+            Deck.id,
+            Deck.slug,
+            func.coalesce(shown.title, default.title, Deck.slug),
+            func.coalesce(shown.locale, default.locale),
+        )
         .join(Subscription, Subscription.deck_id == Deck.id)
         .outerjoin(shown, (shown.deck_id == Deck.id) & (shown.locale == Subscription.locale))
         .outerjoin(default, (default.deck_id == Deck.id) & (default.locale == Deck.default_locale))
         .where(Subscription.user_id == user_id)
         .order_by(Deck.slug)  # the library's order: of two decks of one title, the first leads
     ).all()
-    studied = [(row[0], row[1]) for row in rows]
-    own = next((row for row in studied if row[0] == deck.id), None)
-    node = deck_tree.find(deck_tree.tree(studied, itemgetter(1)), own) if own else None
-    return [deck_id for deck_id, _title in node.decks()] if node is not None else [deck.id]
+    studied = [StudiedDeck(*row) for row in rows]
+    own = next((d for d in studied if d.id == deck.id), None)
+    node = deck_tree.find(deck_tree.tree(studied, attrgetter("title")), own) if own else None
+    return list(node.decks()) if node is not None else []
+
+
+def with_subdecks(session: Session, user_id: int, deck: Deck) -> list[int]:
+    """The ids of the deck and of the subdecks it studies with (`studied_under`)."""
+    return [d.id for d in studied_under(session, user_id, deck)] or [deck.id]
 
 
 @dataclass(frozen=True)

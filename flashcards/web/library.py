@@ -70,13 +70,15 @@ def deck(slug: str) -> str:
     found = subscriptions.find_visible_deck(session, uid, slug)
     summary = _summary(session, uid, found.id)
     counts = None
+    studied = subscriptions.studied_under(session, uid, found)
     if summary.subscribed_locale:
-        with_subdecks = subscriptions.with_subdecks(session, uid, found)
-        _card, counts = queue.next_card(session, uid, now=utcnow(), deck_ids=with_subdecks)
+        ids = [d.id for d in studied]
+        _card, counts = queue.next_card(session, uid, now=utcnow(), deck_ids=ids)
     overrides = deck_settings.deck_overrides(session, uid, found.id)
     return render_template(
         "deck.html",
         deck=summary,
+        subdecks=studied[1:],
         counts=counts,
         overrides=overrides,
         defaults=user_settings(session, uid),
@@ -202,7 +204,11 @@ def delete_deck_page(slug: str) -> str:
     uid = user_id()
     session = db()
     found = own_decks.find_own_deck(session, uid, slug)
-    return render_template("deck_delete.html", deck=_summary(session, uid, found.id))
+    return render_template(
+        "deck_delete.html",
+        deck=_summary(session, uid, found.id),
+        subdecks=subscriptions.studied_under(session, uid, found)[1:],
+    )
 
 
 @bp.post("/decks/<slug>/delete")

@@ -12,7 +12,7 @@ from sqlalchemy import Engine, delete, update
 from flashcards.hot_sql import next_card as next_card_sql
 from flashcards.srs import queue, subscriptions
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import Card, CardText
+from flashcards.storage.models import Card, CardText, DeckText
 
 from . import factories as f
 from .conftest import T0
@@ -405,3 +405,41 @@ def test_counts_by_deck_are_each_decks_queue_counts_in_one_plan(engine: Engine) 
     assert set(by_deck) == {busy.id, capped.id}
     assert by_deck[busy.id] == queue.QueueCounts(new=4, learning=1, review=1)
     assert by_deck[capped.id] == queue.QueueCounts(new=2, learning=0, review=1)  # its limits
+
+
+def test_a_parent_decks_limits_cap_its_subdecks_when_it_is_studied(engine: Engine) -> None:
+    """As Anki's selected deck: studying a parent, its subdecks' new and review cards stay
+    within the parent's own daily limits, less what all of them were given today."""
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        parent = f.make_deck(s, "parent", 3)
+        child = f.make_deck(s, "child", 6)
+        title = s.get(DeckText, (child.id, "en"))
+        assert title is not None
+        title.title = "parent (en)::Child"
+        f.subscribe(s, user, parent, new_per_day=5, reviews_per_day=2)
+        f.subscribe(s, user, child)
+        for card_id in f.card_ids(s, child.id)[3:]:
+            f.set_state(s, user, card_id, state=State.Review, due=NOW - timedelta(hours=1),
+                        introduced_at=NOW - timedelta(days=9))  # fmt: skip
+        head = subscriptions.with_subdecks(s, user, parent)
+        assert head == [parent.id, child.id]
+        _card, together = queue.next_card(s, user, now=NOW, deck_ids=head)
+        _card, alone = queue.next_card(s, user, now=NOW, deck_ids=[child.id])
+        assert (alone.new, alone.review) == (3, 3)
+        assert (together.new, together.review) == (5, 2)  # 3 + 3 new, 3 reviews: capped
+        own, shown = queue.counts_with_subdecks(s, user, now=NOW, subdecks={parent.id: head})
+        assert shown[parent.id] == together and own[child.id] == alone
+    # Two reviews and a new card answered in the subdeck count against the parent's limits.
+    for _ in range(2):
+        with transaction(engine) as s:
+            card, _counts = queue.next_card(s, user, now=NOW, deck_ids=[child.id])
+            assert card is not None and card.kind == "review"
+            f.answer(s, user, card.card_id, Rating.Good, now=NOW)
+    with transaction(engine) as s:
+        f.answer(s, user, f.card_ids(s, child.id)[0], Rating.Good, now=NOW)
+    with transaction(engine) as s:
+        _card, alone = queue.next_card(s, user, now=NOW, deck_ids=[child.id])
+        _card, together = queue.next_card(s, user, now=NOW, deck_ids=head)
+        assert (alone.new, alone.review) == (2, 1)
+        assert (together.new, together.review) == (4, 0)  # 5 - 1 new given; 2 - 2 reviews

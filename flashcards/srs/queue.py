@@ -13,8 +13,8 @@ in `hot_sql.next_card`.
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -66,6 +66,13 @@ class _DeckPlan:
     learning: int
     review: int
     forgotten: int = 0  # of its new cards, those forgotten (new again, `card_actions.forget`)
+    # Its limits for the day and what counts against them, for a parent deck's limits to cap
+    # its subdecks' when it is studied (`_under_head`). `reviewed` is None where not counted
+    # (no review due: the limit had nothing to limit).
+    new_limit: int = 0
+    introduced: int = 0
+    review_limit: int = 0
+    reviewed: int | None = 0
 
 
 def new_allowance(own: int, pace: int | None) -> int:
@@ -82,17 +89,20 @@ def next_card(
     clock: Clock | None = None,
 ) -> tuple[NextCard | None, QueueCounts]:
     """The card to show next and what is left today, of every deck the person studies or of
-    `deck_ids` (a deck and its subdecks, say); `clock` saves a read when it is known."""
+    `deck_ids`: a deck studied with its subdecks, the deck first, whose limits then cap its
+    subdecks' together, as Anki's do. `clock` saves a read when it is known."""
     conn = executor(db)
     if clock is None:
         row = sql.clock(conn, user_id)
         if row is None:
             return None, QueueCounts()
         clock = Clock(row.timezone, row.day_start_hour)
-    plans, day_end = _plans(conn, user_id, now, deck_ids, clock)
+    plans, (day_start, day_end) = _plans(conn, user_id, now, deck_ids, clock)
     today = study_date(now, *clock)
     if not plans:
         return None, QueueCounts()
+    if deck_ids is not None and len(plans) > 1:
+        plans = _under_head(conn, user_id, plans, next(iter(deck_ids)), day_start)
     counts = total({d: QueueCounts(p.new, p.learning, p.review) for d, p in plans.items()})
     deck_ids = list(plans)
     first_learning = None
@@ -129,14 +139,64 @@ def counts_by_deck(
 ) -> dict[int, QueueCounts]:
     """What each subscribed deck has left today, by deck id, counted as `next_card` counts
     (each deck's own limits), in the one statement that plans the queue."""
+    return counts_with_subdecks(db, user_id, now=now, clock=clock, subdecks={})[0]
+
+
+def counts_with_subdecks(
+    db: Session | Executor,
+    user_id: int,
+    *,
+    now: datetime,
+    subdecks: Mapping[int, Sequence[int]],
+    clock: Clock | None = None,
+) -> tuple[dict[int, QueueCounts], dict[int, QueueCounts]]:
+    """Each subscribed deck's counts (`counts_by_deck`), and those of each deck of
+    `subdecks` (deck id: the deck and its subdecks, the deck first) studied with its
+    subdecks, under its limits (`next_card`)."""
     conn = executor(db)
     if clock is None:
         row = sql.clock(conn, user_id)
         if row is None:
-            return {}
+            return {}, {}
         clock = Clock(row.timezone, row.day_start_hour)
-    plans, _day_end = _plans(conn, user_id, now, None, clock)
-    return {d: QueueCounts(p.new, p.learning, p.review) for d, p in plans.items()}
+    plans, (day_start, _day_end) = _plans(conn, user_id, now, None, clock)
+    own = {d: QueueCounts(p.new, p.learning, p.review) for d, p in plans.items()}
+    with_subdecks = {}
+    for head, ids in subdecks.items():
+        tree = {d: plans[d] for d in ids if d in plans}
+        if head in tree:
+            capped = _under_head(conn, user_id, tree, head, day_start) if len(tree) > 1 else tree
+            with_subdecks[head] = total(
+                {d: QueueCounts(p.new, p.learning, p.review) for d, p in capped.items()}
+            )
+    return own, with_subdecks
+
+
+def _under_head(
+    conn: Executor, user_id: int, plans: dict[int, _DeckPlan], head: int, day_start: datetime
+) -> dict[int, _DeckPlan]:
+    """The plans of a deck studied with its subdecks (`head` among them): the new and review
+    cards the subdecks show together stay within the head deck's own limits, less what all of
+    them were given today, as Anki's selected deck caps its children. Learning cards are not
+    limited. A head not studied caps nothing."""
+    top = plans.get(head)
+    if top is None:
+        return plans
+    new_left = max(0, top.new_limit - sum(p.introduced for p in plans.values()))
+    reviewed = 0
+    for d, p in plans.items():
+        if p.reviewed is None or p.reviewed >= REVIEWED_COUNTED:
+            # Not counted, or counted only so far: each deck's answers up to the head's limit.
+            reviewed += sql.reviewed(conn, user_id, d, day_start, top.review_limit)
+        else:
+            reviewed += p.reviewed
+    review_left = max(0, top.review_limit - reviewed)
+    capped = {}
+    for d, p in plans.items():
+        new, review = min(p.new, new_left), min(p.review, review_left)
+        new_left, review_left = new_left - new, review_left - review
+        capped[d] = replace(p, new=new, review=review)
+    return capped
 
 
 def total(counts: dict[int, QueueCounts]) -> QueueCounts:
@@ -162,8 +222,9 @@ class _UserSettings:
 
 def _plans(
     conn: Executor, user_id: int, now: datetime, deck_ids: Collection[int] | None, clock: Clock
-) -> tuple[dict[int, _DeckPlan], datetime]:
-    """Each subscribed deck's locale, settings and what it has to show today; the day's end."""
+) -> tuple[dict[int, _DeckPlan], tuple[datetime, datetime]]:
+    """Each subscribed deck's locale, settings and what it has to show today; the day's
+    start and end."""
     day_start, day_end = day_bounds(now, clock.timezone, clock.day_start_hour)
     params = {
         "user_id": user_id,
@@ -195,8 +256,12 @@ def _plans(
             learning=row.learning - row.retired_learning - row.hidden_learning,
             review=max(0, min(due_reviews, review_limit - reviewed)),
             forgotten=row.forgotten,
+            new_limit=new_limit,
+            introduced=row.introduced,
+            review_limit=review_limit,
+            reviewed=reviewed if row.review else None,
         )
-    return plans, day_end
+    return plans, (day_start, day_end)
 
 
 def _next(row: Any, kind: str, state: CardState | None, plans: dict[int, _DeckPlan]) -> NextCard:

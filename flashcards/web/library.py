@@ -37,21 +37,24 @@ def library_page(*, import_error: str | None = None) -> str:
     uid = user_id()
     session = db()
     decks = subscriptions.deck_summaries(session, uid, locale_code())
-    # One statement for every deck's counts, by the queue's own rules and limits.
-    by_deck = queue.counts_by_deck(session, uid, now=utcnow())
     studied = subscriptions.deck_forest(d for d in decks if d.subscribed_locale)
+    # One statement for every deck's counts, by the queue's own rules and limits; a parent's
+    # take in its subdecks', as its Study button does.
+    by_deck, shown = queue.counts_with_subdecks(
+        session,
+        uid,
+        now=utcnow(),
+        subdecks={
+            node.deck.id: [d.id for d in node.decks()]
+            for node in deck_tree.walk(studied)
+            if node.deck is not None
+        },
+    )
     return render_template(
         "library.html",
         studied=studied,
         others=[d for d in decks if not d.subscribed_locale],
-        # A parent's counts take in its subdecks', as its Study button does.
-        by_deck={
-            node.deck.id: queue.total(
-                {d.id: by_deck[d.id] for d in node.decks() if d.id in by_deck}
-            )
-            for node in deck_tree.walk(studied)
-            if node.deck is not None
-        },
+        by_deck=shown,
         in_subdecks={
             node.deck.id: sum(d.card_count for d in node.decks()) - node.deck.card_count
             for node in deck_tree.walk(studied)

@@ -9,10 +9,12 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, select
 
+from flashcards.decks import own_decks
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Deck, DeckText
 
 from . import factories as f
+from .conftest import T0
 from .test_sweep_authorization import dump
 from .web_helpers import csrf, sign_up
 
@@ -168,9 +170,27 @@ def test_a_new_deck_title_is_read_as_anki_names_decks(client: FlaskClient, engin
     assert status == 303
     with transaction(engine) as s:
         assert set(s.scalars(select(DeckText.title))) == {"Training"}  # no empty subdeck name
-    status, page = create("Training")
-    assert status == 409 and "You already have a deck of that name" in page
+    for taken in ("Training", "training", " TRAINING :: "):  # as Anki compares deck names
+        status, page = create(taken)
+        assert status == 409 and "You already have a deck of that name" in page
     status, page = create(" :: ")
     assert status == 422 and "A title needs 1 to 200 characters." in page
     with transaction(engine) as s:
         assert s.scalars(select(DeckText.title)).all() == ["Training"]
+
+
+def test_a_name_from_a_device_is_taken_as_it_is(engine: Engine) -> None:
+    """A device renames each subdeck itself, and its names are its own: neither moved with
+    their parent nor refused for a title the person has here."""
+    with transaction(engine) as s:
+        ana = f.make_user(s, "ana@example.com")
+        decks = {
+            title: own_decks.create_own_deck(s, ana, title=title, locales=["en"], now=T0).slug
+            for title in ("Training", "Training::Notes", "ML")
+        }
+        own_decks.rename_own_deck(s, ana, decks["Training"], title="ML", from_device=True)
+        made = own_decks.create_own_deck(s, ana, title="ml", locales=["en"], now=T0,
+                                         from_device=True)  # fmt: skip
+    assert titles(engine, decks["Training"]) == {"en": "ML"}
+    assert titles(engine, decks["Training::Notes"]) == {"en": "Training::Notes"}
+    assert titles(engine, made.slug) == {"en": "ml"}

@@ -11,7 +11,7 @@ from sqlalchemy import Engine, select
 from flashcards.decks.deck_tree import Node, find, path_of, tree, walk
 from flashcards.people import accounts
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import User
+from flashcards.storage.models import Deck, Subscription, User
 
 from .conftest import T0
 from .web_helpers import answer_shown_card, csrf, sign_up
@@ -215,3 +215,28 @@ def test_a_parents_own_new_cards_come_before_its_subdecks(client: FlaskClient) -
     assert "What is a whisk?" in client.get("/study").get_data(as_text=True)
     studying = client.get(f"/study?deck={parent}").get_data(as_text=True)
     assert "What is mise en place?" in studying and new_count(studying) == 2
+
+
+def test_a_parent_whose_limit_is_spent_is_done_and_its_subdecks_are_not_other_decks(
+    client: FlaskClient, engine: Engine
+) -> None:
+    sign_up(client)
+    child = new_deck(client, "Kitchen::Tools")
+    parent = new_deck(client, "Kitchen")
+    for question in ("What is a whisk?", "What is a ladle?"):
+        add_card(client, child, question)
+    add_card(client, parent, "What is mise en place?")
+    with transaction(engine) as s:
+        sub = s.scalars(
+            select(Subscription)
+            .join(Deck, Deck.id == Subscription.deck_id)
+            .where(Deck.slug == parent)
+        ).one()
+        sub.new_per_day = 1  # the parent's limit: one new card a day, subdecks included
+    assert new_count(client.get(f"/study?deck={parent}").get_data(as_text=True)) == 1
+    answer_shown_card(client, "4")  # the subdeck's first card, from the whole queue
+    done = client.get(f"/study?deck={parent}").get_data(as_text=True)
+    assert 'id="done-deck"' in done
+    # Its subdeck's card left (under the subdeck's own limit) is no other deck's.
+    assert 'id="more-elsewhere"' not in done
+    assert "What is a ladle?" in client.get(f"/study?deck={child}").get_data(as_text=True)

@@ -163,7 +163,9 @@ def deck_for(session: Session, user: User, did: int, name: str, now: datetime) -
         return deck
     title = deck_title([name], name.strip() or "Default")
     try:
-        deck = create_own_deck(session, user.id, title=title, locales=[user.locale], now=now)
+        deck = create_own_deck(
+            session, user.id, title=title, locales=[user.locale], now=now, from_device=True
+        )
     except FlashcardsError:
         return None  # a name the web would refuse too: the deck stays on the devices
     deck.anki_deck_id = did

@@ -42,7 +42,9 @@ def rename(
             again.append((snapshot.DECK, anki_id))
             continue
         try:
-            own_decks.rename_own_deck(session, user_id, deck.slug, title=name, locale=text.locale)
+            own_decks.rename_own_deck(
+                session, user_id, deck.slug, title=name, locale=text.locale, from_device=True
+            )
         except FlashcardsError:
             again.append((snapshot.DECK, anki_id))  # a name the web refuses: ours goes back
             continue

@@ -45,12 +45,21 @@ def delete_own_deck(session: Session, user_id: int, slug: str) -> None:
 
 
 def create_own_deck(
-    session: Session, user_id: int, *, title: str, locales: list[str], now: datetime
+    session: Session,
+    user_id: int,
+    *,
+    title: str,
+    locales: list[str],
+    now: datetime,
+    from_device: bool = False,
 ) -> Deck:
     """A new, empty deck of the person's, in `locales` (the first is its default language),
-    which they study at once. Two made at once may take the same slug: the caller retries."""
+    which they study at once; a title they have already is refused (`DeckTitleTaken`), but
+    for a deck an Anki device made (`from_device`), whose name is the device's to choose.
+    Two made at once may take the same slug: the caller retries."""
     title = _clean_title(title)
-    if any(text.title == title for text in _own_texts(session, user_id)):
+    taken = {_name_key(text.title) for text in _own_texts(session, user_id)}
+    if not from_device and _name_key(title) in taken:
         raise DeckTitleTaken(f"you already have a deck titled '{title}'", field="title")
     if not locales:
         raise InvalidInput("a deck needs a language", field="locales")
@@ -66,12 +75,20 @@ def create_own_deck(
 
 
 def rename_own_deck(
-    session: Session, user_id: int, slug: str, *, title: str, locale: str | None = None
+    session: Session,
+    user_id: int,
+    slug: str,
+    *,
+    title: str,
+    locale: str | None = None,
+    from_device: bool = False,
 ) -> Deck:
     """The deck's title in one of its languages (its default without one). "::" in it makes
     it a subdeck in Anki, as in a name imported from there; the person's own subdecks under
-    it move with it ("Training::Notes" becomes "ML::Notes"), as Anki renames them. Its slug,
-    and so its address, stays."""
+    it move with it ("Training::Notes" becomes "ML::Notes"), as Anki renames them, and a
+    title they have already is refused (`DeckTitleTaken`). A name from an Anki device
+    (`from_device`) is taken as it is: the device sends each subdeck's new name itself, and
+    its names are its own to choose. Its slug, and so its address, stays."""
     deck = find_own_deck(session, user_id, slug)
     title = _clean_title(title)
     locale = locale or deck.default_locale
@@ -81,14 +98,14 @@ def rename_own_deck(
         raise InvalidInput(f"the deck has no text in '{locale}'", field="locale")
     old, new = path_of(text.title), path_of(title)
     renamed = {deck.id: title}
-    if old != new:
+    if old != new and not from_device:
         for other in texts.values():
             path = path_of(other.title)
             if other.deck_id != deck.id and len(path) > len(old) and path[: len(old)] == old:
                 renamed[other.deck_id] = _clean_title(SEPARATOR.join(new + path[len(old) :]))
-    kept = {t.title for deck_id, t in texts.items() if deck_id not in renamed}
-    if any(t != texts[d].title and t in kept for d, t in renamed.items()):
-        raise DeckTitleTaken(f"you already have a deck titled '{title}'", field="title")
+        kept = {_name_key(t.title) for d, t in texts.items() if d not in renamed}
+        if any(_name_key(t) in kept for t in renamed.values()):
+            raise DeckTitleTaken(f"you already have a deck titled '{title}'", field="title")
     for deck_id, new_title in renamed.items():
         texts[deck_id].title = new_title
     return deck
@@ -107,17 +124,20 @@ def _own_texts(session: Session, user_id: int, locale: str | None = None) -> lis
 
 
 def _clean_title(title: str) -> str:
-    """The title as Anki would name the deck: no empty part between "::" ("Training::"
-    is "Training")."""
+    """The title as Anki would name the deck: its parts trimmed, no empty part between
+    "::" ("Training ::" is "Training")."""
     if "\x00" in title:
         raise InvalidInput("a NUL character is not text", field="title")
     title = clean_text(title, field="title", max_length=MAX_TITLE)
     parts = [part.strip() for part in title.split(SEPARATOR)]
-    if not all(parts):
-        if not any(parts):
-            raise InvalidInput("a title needs a name, not only '::'", field="title")
-        title = SEPARATOR.join(part for part in parts if part)
-    return title
+    if not any(parts):
+        raise InvalidInput("a title needs a name, not only '::'", field="title")
+    return SEPARATOR.join(part for part in parts if part)
+
+
+def _name_key(title: str) -> tuple[str, ...]:
+    """What makes two titles one deck's name, as Anki compares names: by part, in any case."""
+    return tuple(part.casefold() for part in path_of(title))
 
 
 def add_card(

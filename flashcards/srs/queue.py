@@ -183,14 +183,16 @@ def _under_head(
     if top is None:
         return plans
     new_left = max(0, top.new_limit - sum(p.introduced for p in plans.values()))
-    reviewed = 0
-    for d, p in plans.items():
-        if p.reviewed is None or p.reviewed >= REVIEWED_COUNTED:
-            # Not counted, or counted only so far: each deck's answers up to the head's limit.
-            reviewed += sql.reviewed(conn, user_id, d, day_start, top.review_limit)
-        else:
-            reviewed += p.reviewed
-    review_left = max(0, top.review_limit - reviewed)
+    review_left = 0  # no review due anywhere in the tree: nothing to cap, nothing counted
+    if any(p.review for p in plans.values()):
+        reviewed = 0
+        for d, p in plans.items():
+            if p.reviewed is None or p.reviewed >= REVIEWED_COUNTED:
+                # Not counted, or counted only so far: the deck's answers up to the head's limit.
+                reviewed += sql.reviewed(conn, user_id, d, day_start, top.review_limit)
+            else:
+                reviewed += p.reviewed
+        review_left = max(0, top.review_limit - reviewed)
     capped = {}
     for d, p in plans.items():
         new, review = min(p.new, new_left), min(p.review, review_left)

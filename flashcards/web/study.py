@@ -125,8 +125,9 @@ def _session_page() -> str | Response:
             flash(_("Pick a deck to study first: subscribe to one below."))
             return redirect(url_for("web.library"), code=303)
         elsewhere = None
-        if deck is not None:  # what the person's other decks still hold today
-            elsewhere = queue.next_card(session, uid, now=now, clock=clock)[1].total - counts.total
+        if deck is not None and deck_ids is not None:  # what their other decks hold today
+            by_deck = queue.counts_by_deck(session, uid, now=now, clock=clock)
+            elsewhere = sum(c.total for d, c in by_deck.items() if d not in deck_ids)
         return render_template(
             "study_done.html",
             counts=counts,

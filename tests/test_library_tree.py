@@ -169,7 +169,7 @@ def test_studying_a_parent_deck_takes_in_its_subdecks(client: FlaskClient, engin
     )
     assert "subdeck-list" not in client.get(f"/decks/{child}").get_data(as_text=True)
     delete_page = client.get(f"/decks/{parent}/delete").get_data(as_text=True)
-    assert "Its subdeck is not deleted: it stays a deck of its own, with its cards." in delete_page
+    assert "1 subdeck is not deleted: it stays a deck of its own, with its cards." in delete_page
     assert 'id="subdecks-kept"' not in client.get(f"/decks/{other}/delete").get_data(as_text=True)
     assert new_count(client.get(f"/study?deck={other}").get_data(as_text=True)) == 1
 

@@ -46,6 +46,9 @@ def test_a_node_holds_its_deck_and_every_deck_under_it_parents_first() -> None:
     assert a is not None and list(a.decks()) == ["A", "A::B", "A::B::C", "A::D"]
     assert find(forest, "A::B::C") is not None and find(forest, "Z") is None
     assert [n.name for n in walk(forest)] == ["A", "B", "C", "D", "E"]
+    # Each deck with the nearest deck above it; a group without a deck is passed through.
+    grouped = tree(["X::Y::Z", "X"], str)[0]
+    assert list(grouped.under()) == [("X", None), ("X::Y::Z", "X")]
 
 
 def test_a_path_is_cut_at_its_separators_and_trimmed() -> None:

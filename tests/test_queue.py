@@ -423,7 +423,7 @@ def test_a_parent_decks_limits_cap_its_subdecks_when_it_is_studied(engine: Engin
             f.set_state(s, user, card_id, state=State.Review, due=NOW - timedelta(hours=1),
                         introduced_at=NOW - timedelta(days=9))  # fmt: skip
         head = subscriptions.with_subdecks(s, user, parent)
-        assert head == [parent.id, child.id]
+        assert head == {parent.id: None, child.id: parent.id}
         _card, together = queue.next_card(s, user, now=NOW, deck_ids=head)
         _card, alone = queue.next_card(s, user, now=NOW, deck_ids=[child.id])
         assert (alone.new, alone.review) == (3, 3)
@@ -443,3 +443,24 @@ def test_a_parent_decks_limits_cap_its_subdecks_when_it_is_studied(engine: Engin
         _card, together = queue.next_card(s, user, now=NOW, deck_ids=head)
         assert (alone.new, alone.review) == (2, 1)
         assert (together.new, together.review) == (4, 0)  # 5 - 1 new given; 2 - 2 reviews
+
+
+def test_every_level_of_a_deck_tree_caps_what_is_under_it(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        decks = {}
+        for slug, title, limit in (("a", "A", 10), ("b", "A::B", 2), ("c", "A::B::C", 20)):
+            decks[slug] = f.make_deck(s, slug, 3)
+            text = s.get(DeckText, (decks[slug].id, "en"))
+            assert text is not None
+            text.title = title
+            f.subscribe(s, user, decks[slug], new_per_day=limit)
+        a, b, c = (subscriptions.with_subdecks(s, user, decks[k]) for k in "abc")
+        assert a == {decks["a"].id: None, decks["b"].id: decks["a"].id,
+                     decks["c"].id: decks["b"].id}  # fmt: skip
+        # A's 3, B's 2 (its limit), none of C's: B's limit holds C's cards too.
+        assert queue.next_card(s, user, now=NOW, deck_ids=a)[1].new == 5
+        assert queue.next_card(s, user, now=NOW, deck_ids=b)[1].new == 2
+        assert queue.next_card(s, user, now=NOW, deck_ids=c)[1].new == 3
+        _own, shown = queue.counts_with_subdecks(s, user, now=NOW, subdecks={decks["a"].id: a})
+        assert shown[decks["a"].id].new == 5

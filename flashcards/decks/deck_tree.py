@@ -25,10 +25,16 @@ class Node(Generic[T]):
 
     def decks(self) -> Iterator[T]:
         """Its deck and every deck under it, parents before their subdecks."""
+        return (deck for deck, _parent in self.under())
+
+    def under(self, parent: T | None = None) -> Iterator[tuple[T, T | None]]:
+        """Its deck and every deck under it, each with the nearest deck above it (None for
+        the first; a group without a deck is passed through), parents before subdecks."""
         if self.deck is not None:
-            yield self.deck
+            yield self.deck, parent
+            parent = self.deck
         for child in self.children:
-            yield from child.decks()
+            yield from child.under(parent)
 
 
 def path_of(title: str) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ in `hot_sql.next_card`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -67,7 +67,7 @@ class _DeckPlan:
     review: int
     forgotten: int = 0  # of its new cards, those forgotten (new again, `card_actions.forget`)
     # Its limits for the day and what counts against them, for a parent deck's limits to cap
-    # its subdecks' when it is studied (`_under_head`). `reviewed` is None where not counted
+    # its subdecks' when it is studied (`_within_parents`). `reviewed` is None where not counted
     # (no review due: the limit had nothing to limit).
     new_limit: int = 0
     introduced: int = 0
@@ -85,12 +85,14 @@ def next_card(
     user_id: int,
     *,
     now: datetime,
-    deck_ids: Collection[int] | None = None,
+    deck_ids: Collection[int] | Mapping[int, int | None] | None = None,
     clock: Clock | None = None,
 ) -> tuple[NextCard | None, QueueCounts]:
     """The card to show next and what is left today, of every deck the person studies or of
-    `deck_ids`: a deck studied with its subdecks, the deck first, whose limits then cap its
-    subdecks' together, as Anki's do. `clock` saves a read when it is known."""
+    `deck_ids`: a deck studied with its subdecks, parents first, each with the deck it is
+    under (`subscriptions.with_subdecks`; a plain list puts the others under the first): each
+    deck's limits then cap its subdecks' together, as Anki's do. `clock` saves a read when
+    it is known."""
     conn = executor(db)
     if clock is None:
         row = sql.clock(conn, user_id)
@@ -102,7 +104,7 @@ def next_card(
     if not plans:
         return None, QueueCounts()
     if deck_ids is not None and len(plans) > 1:
-        plans = _under_head(conn, user_id, plans, next(iter(deck_ids)), day_start)
+        plans = _within_parents(conn, user_id, plans, _parents(deck_ids), day_start)
     counts = total({d: QueueCounts(p.new, p.learning, p.review) for d, p in plans.items()})
     deck_ids = list(plans)
     first_learning = None
@@ -147,12 +149,12 @@ def counts_with_subdecks(
     user_id: int,
     *,
     now: datetime,
-    subdecks: Mapping[int, Sequence[int]],
+    subdecks: Mapping[int, Mapping[int, int | None]],
     clock: Clock | None = None,
 ) -> tuple[dict[int, QueueCounts], dict[int, QueueCounts]]:
     """Each subscribed deck's counts (`counts_by_deck`), and those of each deck of
-    `subdecks` (deck id: the deck and its subdecks, the deck first) studied with its
-    subdecks, under its limits (`next_card`)."""
+    `subdecks` (deck id: the deck and its subdecks as `next_card` takes them) studied with
+    its subdecks, under their limits."""
     conn = executor(db)
     if clock is None:
         row = sql.clock(conn, user_id)
@@ -162,41 +164,68 @@ def counts_with_subdecks(
     plans, (day_start, _day_end) = _plans(conn, user_id, now, None, clock)
     own = {d: QueueCounts(p.new, p.learning, p.review) for d, p in plans.items()}
     with_subdecks = {}
-    for head, ids in subdecks.items():
-        tree = {d: plans[d] for d in ids if d in plans}
+    for head, parents in subdecks.items():
+        tree = {d: plans[d] for d in parents if d in plans}
         if head in tree:
-            capped = _under_head(conn, user_id, tree, head, day_start) if len(tree) > 1 else tree
+            capped = _within_parents(conn, user_id, tree, parents, day_start)
             with_subdecks[head] = total(
                 {d: QueueCounts(p.new, p.learning, p.review) for d, p in capped.items()}
             )
     return own, with_subdecks
 
 
-def _under_head(
-    conn: Executor, user_id: int, plans: dict[int, _DeckPlan], head: int, day_start: datetime
+def _parents(deck_ids: Collection[int] | Mapping[int, int | None]) -> Mapping[int, int | None]:
+    if isinstance(deck_ids, Mapping):
+        return deck_ids
+    head = next(iter(deck_ids))
+    return {d: None if d == head else head for d in deck_ids}
+
+
+def _within_parents(
+    conn: Executor,
+    user_id: int,
+    plans: dict[int, _DeckPlan],
+    parents: Mapping[int, int | None],
+    day_start: datetime,
 ) -> dict[int, _DeckPlan]:
-    """The plans of a deck studied with its subdecks (`head` among them): the new and review
-    cards the subdecks show together stay within the head deck's own limits, less what all of
-    them were given today, as Anki's selected deck caps its children. Learning cards are not
-    limited. A head not studied caps nothing."""
-    top = plans.get(head)
-    if top is None:
-        return plans
-    new_left = max(0, top.new_limit - sum(p.introduced for p in plans.values()))
-    review_left = 0  # no review due anywhere in the tree: nothing to cap, nothing counted
+    """The plans of a deck studied with its subdecks (`parents`: each deck's parent deck):
+    the new and review cards a deck and its subdecks show together stay within that deck's
+    own limits, less what all of them were given today, at every level, as Anki's limits
+    nest (the studied deck's cap everything under it). Learning cards are not limited. A
+    parent not studied caps nothing."""
+    plans = {d: plans[d] for d in parents if d in plans}  # parents first
+
+    def above(deck_id: int | None) -> Iterator[int]:
+        """The deck and the decks it is under, those with a plan."""
+        while deck_id is not None:
+            if deck_id in plans:
+                yield deck_id
+            deck_id = parents.get(deck_id)
+
+    # What each deck's limits leave for it and everything under it.
+    new_left = {d: p.new_limit for d, p in plans.items()}
+    review_left = {d: p.review_limit for d, p in plans.items()}
+    for d, p in plans.items():
+        for a in above(d):
+            new_left[a] -= p.introduced
     if any(p.review for p in plans.values()):
-        reviewed = 0
+        most = max(p.review_limit for p in plans.values())  # the most an answer can count for
         for d, p in plans.items():
             if p.reviewed is None or p.reviewed >= REVIEWED_COUNTED:
-                # Not counted, or counted only so far: the deck's answers up to the head's limit.
-                reviewed += sql.reviewed(conn, user_id, d, day_start, top.review_limit)
+                # Not counted (no review due), or counted only so far.
+                reviewed = sql.reviewed(conn, user_id, d, day_start, most)
             else:
-                reviewed += p.reviewed
-        review_left = max(0, top.review_limit - reviewed)
+                reviewed = p.reviewed
+            for a in above(d):
+                review_left[a] -= reviewed
     capped = {}
     for d, p in plans.items():
-        new, review = min(p.new, new_left), min(p.review, review_left)
-        new_left, review_left = new_left - new, review_left - review
+        chain = list(above(d))
+        new = max(0, min(p.new, *(new_left[a] for a in chain)))
+        review = max(0, min(p.review, *(review_left[a] for a in chain)))
+        for a in chain:
+            new_left[a] -= new
+            review_left[a] -= review
         capped[d] = replace(p, new=new, review=review)
     return capped
 

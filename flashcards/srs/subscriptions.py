@@ -167,6 +167,23 @@ def studied_under(session: Session, user_id: int, deck: Deck) -> list[StudiedDec
     the deck studies, as in Anki. The decks nest as the library nests them (by each one's
     title in the language it is studied in, `deck_summaries`); a deck the person does not
     study has none."""
+    node = _studied_node(session, user_id, deck)
+    return list(node.decks()) if node is not None else []
+
+
+def with_subdecks(session: Session, user_id: int, deck: Deck) -> dict[int, int | None]:
+    """The ids of the deck and of the subdecks it studies with (`studied_under`), each with
+    the id of the nearest deck it is under (None for the deck itself), parents first."""
+    node = _studied_node(session, user_id, deck)
+    return parent_ids(node) if node is not None else {deck.id: None}
+
+
+def parent_ids(node: deck_tree.Node[Any]) -> dict[int, int | None]:
+    """The node's deck and those under it by id, each with its parent's (`Node.under`)."""
+    return {d.id: p.id if p is not None else None for d, p in node.under()}
+
+
+def _studied_node(session: Session, user_id: int, deck: Deck) -> deck_tree.Node[StudiedDeck] | None:
     shown, default = aliased(DeckText), aliased(DeckText)
     rows = session.execute(
         select(
@@ -183,13 +200,7 @@ def studied_under(session: Session, user_id: int, deck: Deck) -> list[StudiedDec
     ).all()
     studied = [StudiedDeck(*row) for row in rows]
     own = next((d for d in studied if d.id == deck.id), None)
-    node = deck_tree.find(deck_tree.tree(studied, attrgetter("title")), own) if own else None
-    return list(node.decks()) if node is not None else []
-
-
-def with_subdecks(session: Session, user_id: int, deck: Deck) -> list[int]:
-    """The ids of the deck and of the subdecks it studies with (`studied_under`)."""
-    return [d.id for d in studied_under(session, user_id, deck)] or [deck.id]
+    return deck_tree.find(deck_tree.tree(studied, attrgetter("title")), own) if own else None
 
 
 @dataclass(frozen=True)

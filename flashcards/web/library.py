@@ -45,7 +45,7 @@ def library_page(*, import_error: str | None = None) -> str:
         uid,
         now=utcnow(),
         subdecks={
-            node.deck.id: [d.id for d in node.decks()]
+            node.deck.id: subscriptions.parent_ids(node)
             for node in deck_tree.walk(studied)
             if node.deck is not None
         },

@@ -243,3 +243,23 @@ def test_a_parent_whose_limit_is_spent_is_done_and_its_subdecks_are_not_other_de
     # Its subdeck's card left (under the subdeck's own limit) is no other deck's.
     assert 'id="more-elsewhere"' not in done
     assert "What is a ladle?" in client.get(f"/study?deck={child}").get_data(as_text=True)
+
+
+def test_a_parents_page_counts_its_tree_as_studying_it_does(
+    client: FlaskClient, engine: Engine
+) -> None:
+    sign_up(client)
+    slugs = [new_deck(client, title) for title in ("A", "A::B", "A::B::C")]
+    for slug in slugs:
+        for n in range(3):
+            add_card(client, slug, f"{slug} {n}?")
+    with transaction(engine) as s:
+        middle = s.scalars(
+            select(Subscription).join(Deck, Deck.id == Subscription.deck_id)
+            .where(Deck.slug == slugs[1])
+        ).one()  # fmt: skip
+        middle.new_per_day = 2  # A::B's limit holds A::B::C's cards too
+    studying = new_count(client.get(f"/study?deck={slugs[0]}").get_data(as_text=True))
+    assert studying == new_count(client.get(f"/decks/{slugs[0]}").get_data(as_text=True)) == 5
+    library = client.get("/").get_data(as_text=True)
+    assert new_count(library, f'id="deck-{slugs[0]}"') == 5

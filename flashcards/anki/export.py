@@ -21,6 +21,7 @@ from fsrs.scheduler import DEFAULT_PARAMETERS
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..decks import deck_tree
 from ..decks.locales import display_name
 from ..errors import InvalidInput, NotFound
 from ..people import media_folder
@@ -82,8 +83,7 @@ def language_name(locale: str) -> str:
 def anki_deck_name(title: str, fallback: str) -> str:
     """A title as an Anki deck name: "::" parts are subdecks, as in the name it came from;
     Anki has no empty parts."""
-    parts = [part.strip() for part in title.split("::")]
-    return "::".join(part for part in parts if part) or fallback
+    return deck_tree.anki_name(title) or fallback
 
 
 def export_deck(

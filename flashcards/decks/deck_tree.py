@@ -37,6 +37,12 @@ class Node(Generic[T]):
             yield from child.under(parent)
 
 
+def anki_name(title: str) -> str:
+    """The title as Anki names a deck: each part trimmed, empty parts dropped ("A :: ::B" is
+    "A::B"); empty when no part has a name."""
+    return SEPARATOR.join(part for part in (p.strip() for p in title.split(SEPARATOR)) if part)
+
+
 def path_of(title: str) -> tuple[str, ...]:
     """The parts of a deck's title; a title with an empty part is one deck of that name."""
     parts = tuple(part.strip() for part in title.split(SEPARATOR))

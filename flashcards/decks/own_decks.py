@@ -16,7 +16,7 @@ from ..storage.models import Deck, DeckText
 from ..teams.roles import clean_text
 from . import card_editing, media_refs
 from .card_pages import card_texts
-from .deck_tree import SEPARATOR, path_of
+from .deck_tree import SEPARATOR, anki_name, path_of
 from .deckfile import MAX_TITLE, DeckSource, LocaleSource
 from .locales import check_locale
 from .sync import SyncReport, sync_deck
@@ -58,8 +58,9 @@ def create_own_deck(
     for a deck an Anki device made (`from_device`), whose name is the device's to choose.
     Two made at once may take the same slug: the caller retries."""
     title = _clean_title(title)
-    taken = {_name_key(text.title) for text in _own_texts(session, user_id)}
-    if not from_device and _name_key(title) in taken:
+    if not from_device and any(
+        _name_key(text.title) == _name_key(title) for text in _own_texts(session, user_id)
+    ):
         raise DeckTitleTaken(f"you already have a deck titled '{title}'", field="title")
     if not locales:
         raise InvalidInput("a deck needs a language", field="locales")
@@ -124,15 +125,13 @@ def _own_texts(session: Session, user_id: int, locale: str | None = None) -> lis
 
 
 def _clean_title(title: str) -> str:
-    """The title as Anki would name the deck: its parts trimmed, no empty part between
-    "::" ("Training ::" is "Training")."""
+    """The title as Anki would name the deck (`deck_tree.anki_name`)."""
     if "\x00" in title:
         raise InvalidInput("a NUL character is not text", field="title")
-    title = clean_text(title, field="title", max_length=MAX_TITLE)
-    parts = [part.strip() for part in title.split(SEPARATOR)]
-    if not any(parts):
+    name = anki_name(clean_text(title, field="title", max_length=MAX_TITLE))
+    if not name:
         raise InvalidInput("a title needs a name, not only '::'", field="title")
-    return SEPARATOR.join(part for part in parts if part)
+    return name
 
 
 def _name_key(title: str) -> tuple[str, ...]:

@@ -167,7 +167,9 @@ def counts_with_subdecks(
     for head, parents in subdecks.items():
         tree = {d: plans[d] for d in parents if d in plans}
         if head in tree:
-            capped = _within_parents(conn, user_id, tree, parents, day_start)
+            capped = (
+                _within_parents(conn, user_id, tree, parents, day_start) if len(tree) > 1 else tree
+            )
             with_subdecks[head] = total(
                 {d: QueueCounts(p.new, p.learning, p.review) for d, p in capped.items()}
             )

@@ -162,19 +162,10 @@ class StudiedDeck:
     title_locale: str | None  # that language; None: no title, the slug
 
 
-def studied_under(session: Session, user_id: int, deck: Deck) -> list[StudiedDeck]:
-    """The deck and the subdecks the person studies under it, parents first: what studying
-    the deck studies, as in Anki. The decks nest as the library nests them (by each one's
-    title in the language it is studied in, `deck_summaries`); a deck the person does not
-    study has none."""
-    node = _studied_node(session, user_id, deck)
-    return list(node.decks()) if node is not None else []
-
-
 def with_subdecks(session: Session, user_id: int, deck: Deck) -> dict[int, int | None]:
-    """The ids of the deck and of the subdecks it studies with (`studied_under`), each with
+    """The ids of the deck and of the subdecks it studies with (`studied_tree`), each with
     the id of the nearest deck it is under (None for the deck itself), parents first."""
-    node = _studied_node(session, user_id, deck)
+    node = studied_tree(session, user_id, deck)
     return parent_ids(node) if node is not None else {deck.id: None}
 
 
@@ -183,7 +174,10 @@ def parent_ids(node: deck_tree.Node[Any]) -> dict[int, int | None]:
     return {d.id: p.id if p is not None else None for d, p in node.under()}
 
 
-def _studied_node(session: Session, user_id: int, deck: Deck) -> deck_tree.Node[StudiedDeck] | None:
+def studied_tree(session: Session, user_id: int, deck: Deck) -> deck_tree.Node[StudiedDeck] | None:
+    """The deck with the subdecks the person studies under it: what studying the deck
+    studies, as in Anki. The decks nest as the library nests them (by each one's title in the
+    language it is studied in, `deck_summaries`); None for a deck the person does not study."""
     shown, default = aliased(DeckText), aliased(DeckText)
     rows = session.execute(
         select(

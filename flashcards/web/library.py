@@ -73,15 +73,15 @@ def deck(slug: str) -> str:
     found = subscriptions.find_visible_deck(session, uid, slug)
     summary = _summary(session, uid, found.id)
     counts = None
-    studied = subscriptions.studied_under(session, uid, found)
-    if summary.subscribed_locale:
-        ids = [d.id for d in studied]
-        _card, counts = queue.next_card(session, uid, now=utcnow(), deck_ids=ids)
+    studied = subscriptions.studied_tree(session, uid, found)
+    if studied is not None:
+        deck_ids = subscriptions.parent_ids(studied)
+        _card, counts = queue.next_card(session, uid, now=utcnow(), deck_ids=deck_ids)
     overrides = deck_settings.deck_overrides(session, uid, found.id)
     return render_template(
         "deck.html",
         deck=summary,
-        subdecks=studied[1:],
+        subdecks=_subdecks(studied),
         counts=counts,
         overrides=overrides,
         defaults=user_settings(session, uid),
@@ -210,8 +210,15 @@ def delete_deck_page(slug: str) -> str:
     return render_template(
         "deck_delete.html",
         deck=_summary(session, uid, found.id),
-        subdecks=subscriptions.studied_under(session, uid, found)[1:],
+        subdecks=_subdecks(subscriptions.studied_tree(session, uid, found)),
     )
+
+
+def _subdecks(
+    studied: deck_tree.Node[subscriptions.StudiedDeck] | None,
+) -> list[subscriptions.StudiedDeck]:
+    """The decks under a studied deck, parents first."""
+    return list(studied.decks())[1:] if studied is not None else []
 
 
 @bp.post("/decks/<slug>/delete")

@@ -17,7 +17,7 @@ from flashcards.srs import marks as mk
 from flashcards.srs import study
 from flashcards.srs.card_history import load_history
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import Card, CardText
+from flashcards.storage.models import Card, CardText, DeckText
 
 from . import factories as f
 from .conftest import T0
@@ -91,6 +91,28 @@ def test_filters_each_narrow_the_page(engine: Engine) -> None:
     assert _ids(engine, user, deck="browse", state="review", flag=2) == [a]
     assert _ids(engine, user, deck="nothing") == []
     assert _ids(engine, user, due_from=date.min, due_to=date.max) == [b, a, c]
+
+
+def test_a_deck_filter_takes_in_the_subdecks_studied_under_it(engine: Engine) -> None:
+    with transaction(engine) as s:
+        user = f.make_user(s)
+        decks = {}
+        for slug, title in [("lang", "Languages"), ("es", "Languages::Spanish"),
+                            ("es-w1", "Languages::Spanish::Week 1"), ("geo", "Geography"),
+                            ("lang-x", "Languages::Extra")]:  # fmt: skip
+            decks[slug] = f.make_deck(s, slug, 1)
+            s.execute(
+                update(DeckText).where(DeckText.deck_id == decks[slug].id).values(title=title)
+            )
+            if slug != "lang-x":  # a subdeck the person does not study
+                f.subscribe(s, user, decks[slug])
+        ids = {slug: f.card_ids(s, d.id)[0] for slug, d in decks.items()}
+    assert _ids(engine, user, deck="lang") == [ids["lang"], ids["es"], ids["es-w1"]]
+    assert _ids(engine, user, deck="es") == [ids["es"], ids["es-w1"]]
+    assert _ids(engine, user, deck="es-w1") == [ids["es-w1"]]
+    assert _ids(engine, user, deck="geo") == [ids["geo"]]
+    with transaction(engine) as s:
+        assert sorted(br.searched_decks(s, user)) == ["es", "es-w1", "geo", "lang"]
 
 
 @pytest.mark.parametrize("timezone", ["Pacific/Kiritimati", "Pacific/Pago_Pago"])

@@ -164,6 +164,15 @@ def test_move_between_own_decks_and_forget_with_anki_options(
         (spanish,) = f.card_ids(s, second.id)
         shipped = PICK_RE.findall(page)[0]
     page = client.get("/browse?deck=ana-first").get_data(as_text=True)
+    # The search's deck list: every deck browsed, by title, the one searched chosen.
+    picker = page[page.index('id="b-deck"') : page.index("</select>", page.index('id="b-deck"'))]
+    assert re.findall(r'<option value="([^"]*)"', picker) == [
+        "",
+        "ana-first",
+        "ana-second",
+        "eks-model-training",
+    ]
+    assert '<option value="ana-first" selected lang="en">ana-first (en)</option>' in picker
     assert 'value="move"' in page and '<option value="ana-second" lang="es">ana-second (es)' in page
     page = _bulk(client, mine, "move", action_deck="ana-second", deck="ana-first")
     assert "Moved 2 cards." in page and PICK_RE.findall(page) == []  # the search is kept

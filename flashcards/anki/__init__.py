@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from .errors import AnkiPackageError
 from .export import ExportedPackage, export_deck
-from .importer import ImportReport, import_package, read_for_import
+from .importer import ImportedDeck, ImportReport, import_package, read_for_import
 
 __all__ = [
-    "AnkiPackageError", "ExportedPackage", "ImportReport", "export_deck", "import_package",
-    "read_for_import",
+    "AnkiPackageError", "ExportedPackage", "ImportReport", "ImportedDeck", "export_deck",
+    "import_package", "read_for_import",
 ]  # fmt: skip

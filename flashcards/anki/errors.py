@@ -8,8 +8,8 @@ from ..errors import InvalidInput
 
 Kind = Literal[
     "damaged", "not_a_package", "too_large", "unpacks_too_large", "too_many_notes",
-    "too_many_cards", "too_many_reviews", "cloze_too_large", "templates_too_large",
-    "unsupported_version", "media_quota",
+    "too_many_cards", "too_many_decks", "too_many_reviews", "cloze_too_large",
+    "templates_too_large", "unsupported_version", "media_quota",
     "nothing_to_import", "no_complete_language", "unknown_language",
 ]  # fmt: skip
 

@@ -13,6 +13,7 @@ import zipfile
 from collections.abc import Callable, Set
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from itertools import groupby, starmap
 from operator import itemgetter
 from typing import Any
@@ -27,6 +28,7 @@ from ..errors import InvalidInput, NotFound
 from ..people import media_folder
 from ..srs import answer_effects
 from ..srs.marks import marks_from_row
+from ..srs.subscriptions import with_subdecks
 from ..storage.models import (
     Card,
     CardMark,
@@ -96,7 +98,8 @@ def export_deck(
     now: datetime,
     progress: Progress | None = None,
 ) -> ExportedPackage:
-    """The deck as `.apkg` bytes; `locales=None` exports every language as subdecks.
+    """The deck as `.apkg` bytes; `locales=None` exports every language as subdecks. The
+    subdecks `user_id` studies under it go along, each an Anki deck of its own title.
 
     Every live card goes out: one that lacks a text in an exported language that is not the
     deck's goes out in the deck's language instead, as the study page shows it.
@@ -108,43 +111,73 @@ def export_deck(
     deck = session.get(Deck, deck_id)
     if deck is None:
         raise NotFound("no such deck")
-
-    def scheduling(chosen: list[str]) -> SchedulingContext:
-        return scheduling_context(session, deck, user_id, chosen, now)
-
+    # The subdecks the person studies under it go along, as Anki exports a deck's children.
+    under = list(with_subdecks(session, user_id, deck))[1:] if user_id is not None else []
+    subdecks = [d for d in (session.get(Deck, i) for i in under) if d is not None]
     mod_ms = int(now.timestamp() * 1000)
     # Half a million rows and tuples made and kept: no collections walking them (a quarter
     # of bench_apkg_export's time, 1.39 s against 1.05 s on 2026-12-06; `gc_pause`).
     with gc_paused():
-        rows = deck_rows(
-            session,
-            deck,
-            locales=locales,
-            scheduling=scheduling if with_scheduling else None,
-            mod_ms=mod_ms,
-            conf_id=schema.PACKAGE_CONFIG_ID,
-            progress=progress,
-            siblings=True,
-        )
-        decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000), *rows.decks]
+        parts: list[DeckRows] = []
+        for number, exported in enumerate([deck, *subdecks]):
+            scheduling = None
+            if with_scheduling:
+                scheduling = partial(scheduling_context, session, exported, user_id, now=now)
+            if number > 0:
+                locales_of = _subdeck_locales(session, exported, parts[0].chosen, locales)
+            parts.append(
+                deck_rows(
+                    session,
+                    exported,
+                    locales=locales if number == 0 else locales_of,
+                    scheduling=scheduling,
+                    mod_ms=mod_ms,
+                    # Each deck's (language sub)decks their own ids; notes' and cards' are
+                    # their cards' ids, apart already.
+                    deck_id_base=schema.ID_BASE + number * (LOCALE_SLOTS + 2),
+                    conf_id=schema.PACKAGE_CONFIG_ID,
+                    progress=progress if number == 0 else None,
+                    siblings=True,
+                )
+            )
+        rows = parts[0]
+        decks = [schema.deck(schema.DEFAULT_DECK_ID, "Default", mod_ms // 1000)]
+        notetypes: dict[Any, dict[str, Any]] = {}
+        for part in parts:
+            decks.extend(part.decks)
+            notetypes.update((t["id"], t) for t in part.notetypes)
         suffix = "all" if locales is None else "-".join(rows.chosen)
         return package(
-            session, deck, f"{deck.slug}-{suffix}.apkg", rows.sched, mod_ms,
-            Collection(collection_conf(rows.card_count, rows.sched), decks, [], mod_ms,
-                       rows.notes, rows.cards, rows.revlog, notetypes=rows.notetypes),
+            session, [deck, *subdecks], f"{deck.slug}-{suffix}.apkg", rows.sched, mod_ms,
+            Collection(
+                collection_conf(sum(p.card_count for p in parts), rows.sched), decks, [], mod_ms,
+                [n for p in parts for n in p.notes], [c for p in parts for c in p.cards],
+                [r for p in parts for r in p.revlog], notetypes=list(notetypes.values()),
+            ),
         )  # fmt: skip
+
+
+def _subdeck_locales(
+    session: Session, subdeck: Deck, chosen: list[str], asked: list[str] | None
+) -> list[str] | None:
+    """A subdeck's languages in its parent's package: all of them as the parent's, else the
+    parent's one where the subdeck has it, else the subdeck's own."""
+    if asked is None:
+        return None
+    has = set(session.scalars(select(DeckText.locale).where(DeckText.deck_id == subdeck.id)))
+    return [loc for loc in chosen if loc in has] or [subdeck.default_locale]
 
 
 def package(
     session: Session,
-    deck: Deck,
+    decks: list[Deck],
     filename: str,
     sched: SchedulingContext | None,
     mod_ms: int,
     collection: Collection,
 ) -> ExportedPackage:
-    """The `.apkg` of a collection of one deck's rows (its options group made here, from the
-    person's settings with `sched`, else the defaults), with the media its notes name."""
+    """The `.apkg` of a collection of the rows of `decks` (its options group made here, from
+    the person's settings with `sched`, else the defaults), with the media its notes name."""
     settings = sched.settings if sched else None
     # With progress, the person's own options for an answer's siblings and leeches.
     study = answer_effects.options(session, sched.user.id) if sched else answer_effects.Options()
@@ -165,7 +198,7 @@ def package(
         leech_suspend=study.leech_suspend,
     )
     collection = replace(collection, dconf=[dconf])
-    data = _package(collection, _media(session, deck, collection.notes))
+    data = _package(collection, _media(session, decks, collection.notes))
     return ExportedPackage(data, filename, len(collection.notes), len(collection.revlog))
 
 
@@ -380,17 +413,18 @@ def scheduling_context(
     )
 
 
-def _media(session: Session, deck: Deck, notes: list[tuple[Any, ...]]) -> dict[str, bytes]:
-    """The files the notes name that the deck's owner has (a shared or team deck has no
+def _media(session: Session, decks: list[Deck], notes: list[tuple[Any, ...]]) -> dict[str, bytes]:
+    """The files the notes name that the decks' owners have (a shared or team deck has no
     media folder: its notes name none that we keep)."""
-    if deck.owner_user_id is None:
-        return {}
-    named = names_in_fields(n[NOTE_FIELDS] for n in notes)
-    if not named:
-        return {}
-    found = media_folder.live_files(session, deck.owner_user_id, named)
-    data = media_folder.contents(session, deck.owner_user_id, found.values())
-    return {name: data[sha1] for name, sha1 in sorted(found.items()) if sha1 in data}
+    owners = sorted({d.owner_user_id for d in decks if d.owner_user_id is not None})
+    named = names_in_fields(n[NOTE_FIELDS] for n in notes) if owners else set()
+    media: dict[str, bytes] = {}
+    for owner in owners if named else []:
+        found = media_folder.live_files(session, owner, named)
+        data = media_folder.contents(session, owner, found.values())
+        media.update((name, data[sha1]) for name, sha1 in found.items() if sha1 in data)
+        named -= media.keys()
+    return dict(sorted(media.items()))
 
 
 def _package(collection: Collection, media: dict[str, bytes]) -> bytes:

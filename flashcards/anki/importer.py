@@ -1,4 +1,5 @@
-"""An `.apkg` in as a new deck owned by the importing person, optionally with their progress.
+"""An `.apkg` in as new decks owned by the importing person (one per Anki deck, subdecks and
+all), optionally with their progress.
 
 The package is read and checked completely (limits, layout, notetypes) and every row is
 planned before the first write, so a refused package leaves nothing behind even before the
@@ -31,10 +32,10 @@ from ..storage.models import (
 )
 from . import import_media, reimport
 from .errors import AnkiPackageError
-from .export import language_name
 from .gc_pause import gc_paused
+from .import_decks import MAX_DECKS, by_target, note_groups
 from .import_rows import already_logged, cards_with, new_deck_rows, title_of, write_progress
-from .names import check_names, deck_title, free_slug, home_deck
+from .names import check_names, free_slug
 from .planning import SKIP_REASONS, PlannedCard, Progress, complete_language, plan_cards
 from .reader import Collection, read_package
 from .scheduling_in import Answer, ImportTiming, Replay, convert_card, convert_revlog
@@ -78,11 +79,33 @@ class ImportReport:
     updated: bool = False
     added: int = 0
     changed: int = 0
-    # Anki tags per card key, as stored on the cards.
+    # Anki tags per card key, as stored on the cards (keys are a deck's: with subdecks, the
+    # last deck's card of a key); and how many cards have tags.
     tags: dict[str, list[str]] = field(default_factory=dict)
+    tagged: int = 0
     # Notes left out, by reason (a key of SKIP_REASONS).
     skipped: dict[str, int] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
+    # Every deck the package went into, the first as above: one per Anki deck (subdeck).
+    decks: list[ImportedDeck] = field(default_factory=list)
+
+
+@dataclass
+class ImportedDeck:
+    """One deck an import made, or updated (a package's deck that came from it)."""
+
+    deck_id: int
+    slug: str
+    title: str
+    default_locale: str
+    updated: bool
+    cards: int
+    texts: int
+    review_states: int
+    review_logs: int
+    added: int = 0
+    changed: int = 0
+    missing_language: int = 0  # new cards without a text in the deck's language, left out
 
 
 def read_for_import(
@@ -124,7 +147,9 @@ def import_package(
     update_existing: bool = False,
     media_quota_mb: int | None = None,
 ) -> ImportReport:
-    """A new deck from the package's Basic-like notes (first field front, second back).
+    """New decks from the package's Basic-like notes (first field front, second back): one
+    for each Anki deck with cards, subdecks named as in Anki, parents first; with `slug`,
+    one deck of that slug. The report's deck is the first (`ImportReport.decks`: all).
 
     `untitled` names a deck whose package names none (Anki's "Default"): the edges pass it
     in the importer's language.
@@ -188,38 +213,124 @@ def _import_package(
             max_unpacked_bytes=max_unpacked_bytes,
             with_media=media_quota_mb is not None,
         )
-    target = None
+    finder = None
     if update_existing and slug is None and owner_user_id is not None:
-        target = reimport.find_deck(session, owner_user_id, coll)
+        finder = reimport.DeckFinder.of(session, owner_user_id)
+    # A slug asked for names one deck; else each Anki deck becomes one, subdecks and all.
+    groups = note_groups(coll, one=slug is not None, untitled=untitled)
+    if len(groups) > MAX_DECKS:
+        raise AnkiPackageError(
+            f"the package's cards are in {len(groups)} decks; at most {MAX_DECKS} can be imported",
+            kind="too_many_decks",
+            count=len(groups),
+            limit=MAX_DECKS,
+        )
+    # Each Anki deck updates the deck it came from, or becomes a new one.
+    groups = by_target(groups, finder)
     skipped: Counter[str] = Counter()
-    notes_locale = locale or (target.default_locale if target is not None else user_locale)
-    planner = plan_cards(coll, notes_locale, skipped, max_notes, progress)
-    planned = list(planner.planned.values())
+    first_locale = None
+    formatted = cloze_notes = made = 0
+    for group in groups:
+        target = group.target
+        notes_locale = locale or (target.default_locale if target is not None else user_locale)
+        planner = plan_cards(
+            group.collection(coll, whole=len(groups) == 1), notes_locale, skipped,
+            max_notes - made, _offset(progress, made, len(coll.notes)),
+        )  # fmt: skip
+        group.planned = list(planner.planned.values())
+        made += len(group.planned) + planner.unplanned
+        first_locale = first_locale or planner.first_locale
+        formatted += planner.formatted
+        cloze_notes += planner.cloze_notes
     # Before anything is written, and before an image alone makes a question non-empty.
     media = None
     if media_quota_mb is not None and owner_user_id is not None:
-        media = import_media.plan(session, owner_user_id, coll, planned, quota_mb=media_quota_mb)
-    elif dropped := import_media.text_only(planned):
-        skipped["empty_front"] += dropped
-    messages = [
-        f"{count} note(s) left out: they {SKIP_REASONS[reason]}."
-        for reason, count in skipped.items()
-    ]
-    if not planned:
-        detail = " ".join(messages) or "the package has no notes."
+        every = [p for group in groups for p in group.planned]
+        media = import_media.plan(session, owner_user_id, coll, every, quota_mb=media_quota_mb)
+    else:
+        for group in groups:
+            skipped["empty_front"] += import_media.text_only(group.planned)
+    groups = [group for group in groups if group.planned]
+    planned = [p for group in groups for p in group.planned]
+    if not groups:
+        detail = " ".join(_skip_messages(skipped)) or "the package has no notes."
         raise AnkiPackageError(f"nothing to import: {detail}", kind="nothing_to_import")
-    if target is None:
-        default_locale = complete_language(
-            planned, locale, [planner.first_locale or user_locale, user_locale]
+    # Each new deck's language is one every one of its cards has text in: refused, if none,
+    # before anything is written.
+    preferred = [first_locale or user_locale, user_locale]
+    languages = [
+        complete_language(group.planned, locale, preferred)
+        if group.target is None
+        else group.target.default_locale
+        for group in groups
+    ]
+    history = None
+    if with_scheduling and user is not None:
+        history = _History.of(session, coll, user, now)
+    imported = [
+        _import_deck(
+            session, group.planned, target=group.target, user=user,
+            owner_user_id=owner_user_id, slug=prefix + slug if slug is not None else None,
+            title=group.title, default_locale=default_locale, prefix=prefix, now=now,
+            history=history,
         )
-        # Our own packages have a subdeck per language (`export`).
-        ours = planner.first_locale is not None
-        locales = {loc for p in planned for loc in p.texts} if ours else set()
-        languages = {language_name(loc) for loc in locales}
-        names = (coll.decks.get(home_deck(c), "") for p in planned for c in p.anki_cards)
-        title = deck_title(names, untitled, languages)
+        for group, default_locale in zip(groups, languages, strict=True)
+    ]  # fmt: skip
+    if media is not None and media.changes:
+        assert owner_user_id is not None and media_quota_mb is not None
+        media_folder.apply_changes(
+            session, owner_user_id, media.changes, quota_mb=media_quota_mb, now=now
+        )
+    for deck in imported:
+        skipped["missing_language"] += deck.missing_language
+    # A card's Anki cards are its copies in several languages: one still active means the
+    # card was being studied, so only a card kept out of study altogether comes back as a
+    # surprise. With progress they stay suspended (`marks_of`).
+    suspended = 0 if with_scheduling else sum(1 for p in planned if _suspended(p))
+    main = imported[0]
+    report = ImportReport(
+        deck_id=main.deck_id, slug=main.slug, title=main.title,
+        default_locale=main.default_locale, decks=imported,
+        cards=sum(d.cards for d in imported), texts=sum(d.texts for d in imported),
+        review_states=sum(d.review_states for d in imported),
+        review_logs=sum(d.review_logs for d in imported),
+        updated=all(d.updated for d in imported),
+        added=sum(d.added for d in imported), changed=sum(d.changed for d in imported),
+        media_left_out=coll.media_files if media is None else 0,
+        media_added=len(media.changes) if media is not None else 0,
+        media_unused=media.unused if media is not None else 0,
+        media_missing=media.missing if media is not None else [],
+        media_not_shown=media.not_shown if media is not None else 0,
+        formatting_simplified=formatted, suspended_made_active=suspended,
+        cloze_notes=cloze_notes,
+        tags={p.key: card_tags(p) for p in planned if card_tags(p)},
+        tagged=sum(1 for p in planned if card_tags(p)),
+        skipped={reason: n for reason, n in skipped.items() if n},
+    )  # fmt: skip
+    report.messages = _messages(report)
+    if progress is not None:
+        progress(len(coll.notes), len(coll.notes))
+    return report
+
+
+def _import_deck(
+    session: Session,
+    planned: list[PlannedCard],
+    *,
+    target: Deck | None,
+    user: User | None,
+    owner_user_id: int | None,
+    slug: str | None,
+    title: str,
+    default_locale: str,
+    prefix: str,
+    now: datetime,
+    history: _History | None,
+) -> ImportedDeck:
+    """The planned cards of one Anki deck into a new deck of `title`, or into `target`, the
+    deck they came from; with `history`, the owner's progress on them."""
+    if target is None:
         if slug is not None:
-            slug = prefix + slug
             if session.scalar(select(Deck.id).where(Deck.slug == slug)) is not None:
                 raise DeckNameTaken(f"the deck name '{slug}' is already taken", field="slug")
         else:
@@ -227,23 +338,13 @@ def _import_package(
 
     # Per planned card with progress (by index): its state row and its replayed answers.
     progress_of: dict[int, tuple[dict[str, Any], list[Answer]]] = {}
-    if with_scheduling and user is not None:
-        timing = ImportTiming.from_collection(coll, user, now)
-        settings = session.get(SchedulerSettings, user.id)
-        replay = Replay.of(settings, timing)
-        revlog_by_card: dict[int, list[Any]] = {}
-        for r in coll.revlog:
-            revlog_by_card.setdefault(r.cid, []).append(r)
+    if history is not None:
         for index, p in enumerate(planned):
-            studied = [c for c in p.anki_cards if c.type != 0] or p.anki_cards[:1]
-            if not studied:
-                continue
-            source_card = max(studied, key=lambda c: (c.reps, -c.ord))
-            card_logs = convert_revlog(revlog_by_card.get(source_card.id, []), replay)
-            state = convert_card(source_card, card_logs, settings, timing)
-            if state is not None:
-                progress_of[index] = (state, card_logs)
+            replayed = history.progress(p)
+            if replayed is not None:
+                progress_of[index] = replayed
 
+    added = changed = missing_language = 0
     if target is None:
         deck = Deck(
             slug=slug, default_locale=default_locale, owner_user_id=owner_user_id,
@@ -265,14 +366,8 @@ def _import_package(
         matched = reimport.match(session, deck, planned, tags_of, now)
         applied = reimport.apply(session, deck, planned, matched, tags_of, _note_key, now)
         card_ids = applied.card_ids
-        default_locale = deck.default_locale
         title = title_of(session, deck)
-        if applied.missing_language:
-            skipped["missing_language"] += applied.missing_language
-            messages.append(
-                f"{applied.missing_language} note(s) left out: they "
-                f"{SKIP_REASONS['missing_language']}."
-            )
+        added, changed, missing_language = applied.added, applied.changed, applied.missing_language
         # The person's progress on the deck's cards is kept: only cards they have not
         # studied here take the package's (and only cards they have not marked, its marks).
         assert owner_user_id is not None  # only an owner's deck is updated
@@ -286,7 +381,7 @@ def _import_package(
         logged = already_logged(session, owner_user_id, deck.id, progress_of)
         progress_of = {i: found for i, found in progress_of.items() if i not in logged}
     progress_of = {i: found for i, found in progress_of.items() if card_ids[i] is not None}
-    if with_scheduling and user is not None:
+    if history is not None and user is not None:
         today = study_date(now, user.timezone, user.day_start_hour)
         marks = []
         marked = cards_with(session, CardMark, user.id, deck.id) if target is not None else set()
@@ -297,68 +392,99 @@ def _import_package(
         if marks:
             session.execute(insert(table(CardMark)), marks)
     review_logs = write_progress(session, owner_user_id or 0, deck.id, card_ids, progress_of)
-    if media is not None and media.changes:
-        assert owner_user_id is not None and media_quota_mb is not None
-        media_folder.apply_changes(
-            session, owner_user_id, media.changes, quota_mb=media_quota_mb, now=now
-        )
-
-    if planner.cloze_notes:
-        messages.append(
-            f"{planner.cloze_notes} Cloze note(s) became question-and-answer cards, one per"
-            " deletion number."
-        )
-    if coll.media_files and media is None:
-        messages.append(
-            f"{coll.media_files} media file(s) (images, sounds) were left out: "
-            "cards here are text only."
-        )
-    if media is not None and media.unused:
-        messages.append(f"{media.unused} media file(s) were left out: no card imported uses them.")
-    if media is not None and media.missing:
-        messages.append(
-            f"{len(media.missing)} media file(s) the cards use are not in the package "
-            f"({', '.join(media.missing[:3])}): the cards show them as missing."
-        )
-    if media is not None and media.not_shown:
-        messages.append(
-            f"{media.not_shown} media file(s) are kept for Anki but not shown on these pages "
-            "(SVG images, which can carry scripts, or sounds browsers do not play)."
-        )
-    if planner.formatted:
-        messages.append(
-            f"{planner.formatted} note(s) had formatting (bold, lists, links) that was reduced to "
-            "plain text."
-        )
-    # A card's Anki cards are its copies in several languages: one still active means the
-    # card was being studied, so only a card kept out of study altogether comes back as a
-    # surprise. With progress they stay suspended (`_marks`).
-    suspended = 0 if with_scheduling else sum(1 for p in planned if _suspended(p))
-    if suspended:
-        messages.append(
-            f"{suspended} card(s) suspended in Anki were imported as active, without progress: "
-            "import with progress to keep them suspended."
-        )
     assert slug is not None  # the deck's, or the new deck's
-    report = ImportReport(
+    return ImportedDeck(
         deck_id=deck.id, slug=slug, title=title, default_locale=default_locale,
+        updated=target is not None, added=added, changed=changed,
+        missing_language=missing_language,
         cards=sum(c is not None for c in card_ids),
         texts=sum(len(p.texts) for p, c in zip(planned, card_ids, strict=True) if c is not None),
-        review_states=len(progress_of), updated=target is not None,
-        added=applied.added if target is not None else 0,
-        changed=applied.changed if target is not None else 0,
-        review_logs=review_logs, media_left_out=coll.media_files if media is None else 0,
-        media_added=len(media.changes) if media is not None else 0,
-        media_unused=media.unused if media is not None else 0,
-        media_missing=media.missing if media is not None else [],
-        media_not_shown=media.not_shown if media is not None else 0,
-        formatting_simplified=planner.formatted, suspended_made_active=suspended, messages=messages,
-        cloze_notes=planner.cloze_notes,
-        tags={p.key: card_tags(p) for p in planned if card_tags(p)}, skipped=dict(skipped),
+        review_states=len(progress_of), review_logs=review_logs,
     )  # fmt: skip
-    if progress is not None:
-        progress(len(coll.notes), len(coll.notes))
-    return report
+
+
+@dataclass
+class _History:
+    """The owner's answers in the package, replayed card by card into their progress."""
+
+    timing: ImportTiming
+    settings: SchedulerSettings | None
+    replay: Replay
+    revlog_by_card: dict[int, list[Any]]
+
+    @classmethod
+    def of(cls, session: Session, coll: Collection, user: User, now: datetime) -> _History:
+        timing = ImportTiming.from_collection(coll, user, now)
+        settings = session.get(SchedulerSettings, user.id)
+        revlog_by_card: dict[int, list[Any]] = {}
+        for r in coll.revlog:
+            revlog_by_card.setdefault(r.cid, []).append(r)
+        return cls(timing, settings, Replay.of(settings, timing), revlog_by_card)
+
+    def progress(self, p: PlannedCard) -> tuple[dict[str, Any], list[Answer]] | None:
+        """The card's state row and replayed answers, from its most studied Anki card."""
+        studied = [c for c in p.anki_cards if c.type != 0] or p.anki_cards[:1]
+        if not studied:
+            return None
+        source_card = max(studied, key=lambda c: (c.reps, -c.ord))
+        card_logs = convert_revlog(self.revlog_by_card.get(source_card.id, []), self.replay)
+        state = convert_card(source_card, card_logs, self.settings, self.timing)
+        return (state, card_logs) if state is not None else None
+
+
+def _offset(progress: Progress | None, done: int, total: int) -> Progress | None:
+    """`progress` for a part of the notes, `done` of `total` before it."""
+    if progress is None:
+        return None
+    return lambda part_done, _part_total: progress(done + part_done, total)
+
+
+def _skip_messages(skipped: Counter[str] | dict[str, int]) -> list[str]:
+    return [
+        f"{count} note(s) left out: they {SKIP_REASONS[reason]}."
+        for reason, count in skipped.items()
+        if count
+    ]
+
+
+def _messages(report: ImportReport) -> list[str]:
+    """What was left out or changed, in English (the edges say it in the person's language)."""
+    messages = _skip_messages(report.skipped)
+    if report.cloze_notes:
+        messages.append(
+            f"{report.cloze_notes} Cloze note(s) became question-and-answer cards, one per"
+            " deletion number."
+        )
+    if report.media_left_out:
+        messages.append(
+            f"{report.media_left_out} media file(s) (images, sounds) were left out: "
+            "cards here are text only."
+        )
+    if report.media_unused:
+        messages.append(
+            f"{report.media_unused} media file(s) were left out: no card imported uses them."
+        )
+    if report.media_missing:
+        messages.append(
+            f"{len(report.media_missing)} media file(s) the cards use are not in the package "
+            f"({', '.join(report.media_missing[:3])}): the cards show them as missing."
+        )
+    if report.media_not_shown:
+        messages.append(
+            f"{report.media_not_shown} media file(s) are kept for Anki but not shown on these "
+            "pages (SVG images, which can carry scripts, or sounds browsers do not play)."
+        )
+    if report.formatting_simplified:
+        messages.append(
+            f"{report.formatting_simplified} note(s) had formatting (bold, lists, links) that "
+            "was reduced to plain text."
+        )
+    if report.suspended_made_active:
+        messages.append(
+            f"{report.suspended_made_active} card(s) suspended in Anki were imported as active,"
+            " without progress: import with progress to keep them suspended."
+        )
+    return messages
 
 
 def _note_key(p: PlannedCard) -> str | None:

@@ -1,7 +1,8 @@
 """An imported deck's title and slug: the Anki deck its cards live in, subdecks and all.
 
-"Work::Onboarding::EKS::Week 1" stays that title (not "Work"): cards from several subdecks
-take the part of the name they share. A name longer than a title may be is shortened where
+"Work::Onboarding::EKS::Week 1" stays that title (not "Work"). Each Anki deck of a package
+becomes a deck of its own (`subdeck_groups`); cards put in one deck from several subdecks
+take the part of the names they share. A name longer than a title may be is shortened where
 it shows ("…"), never in the middle of a character as a reader sees it (an accent, an emoji
 made of several code points, a flag, a Hangul syllable in jamo).
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -33,20 +34,23 @@ def home_deck(card: AnkiCard) -> int:
     return card.odid or card.did
 
 
+def deck_path(name: str, languages: Collection[str] = frozenset()) -> tuple[str, ...]:
+    """An Anki deck name's parts; empty for Anki's "Default" (a deck nobody named). A last
+    subdeck named in `languages` is our export's subdeck of a language, no part of it."""
+    # Control characters (a NUL, which PostgreSQL cannot store) are no part of a title.
+    parts = tuple(p.strip() for p in CONTROL_RE.sub("", name).split(SEPARATOR))
+    parts = tuple(p for p in parts if p)
+    if len(parts) > 1 and parts[-1] in languages:
+        parts = parts[:-1]
+    return () if parts == ("Default",) else parts
+
+
 def deck_title(
     names: Iterable[str], untitled: str, languages: Collection[str] = frozenset()
 ) -> str:
-    """The title for cards living in Anki decks `names` (one per card). A last subdeck
-    named in `languages` is our export's subdeck of a language, no part of the title."""
-    counted: Counter[tuple[str, ...]] = Counter()
-    for name in names:
-        # Control characters (a NUL, which PostgreSQL cannot store) are no part of a title.
-        parts = tuple(p.strip() for p in CONTROL_RE.sub("", name).split(SEPARATOR))
-        parts = tuple(p for p in parts if p)
-        if len(parts) > 1 and parts[-1] in languages:
-            parts = parts[:-1]
-        if parts and parts != ("Default",):
-            counted[parts] += 1
+    """The title for cards living in Anki decks `names` (one per card): their deck's name,
+    or the part of the names their decks share (`deck_path`)."""
+    counted = Counter(parts for name in names if (parts := deck_path(name, languages)))
     if not counted:
         return untitled
     shared = _common_prefix(list(counted))
@@ -57,6 +61,28 @@ def deck_title(
             tops[parts[0]] += n
         shared = (tops.most_common(1)[0][0],)
     return shorten(SEPARATOR.join(shared))
+
+
+def subdeck_groups(
+    names: Sequence[Iterable[str]], languages: Collection[str] = frozenset()
+) -> list[tuple[tuple[str, ...], list[int]]]:
+    """Each Anki deck's path with its notes (by index), given the decks each note's cards
+    are in (`names`), parents before their subdecks, as Anki lists them. A note goes with
+    the deck most of its cards are in; notes in no named deck (Anki's "Default") join the
+    topmost deck. One deck, or none named: one group, of path ()."""
+    paths: list[tuple[str, ...]] = []
+    for note_names in names:
+        counted = Counter(parts for name in note_names if (parts := deck_path(name, languages)))
+        paths.append(counted.most_common(1)[0][0] if counted else ())
+    # Anki compares names without case; the name itself breaks a tie.
+    distinct = sorted({p for p in paths if p}, key=lambda p: (tuple(x.casefold() for x in p), p))
+    if len(distinct) <= 1:
+        return [((), list(range(len(paths))))]
+    top = min(distinct, key=len)
+    groups: dict[tuple[str, ...], list[int]] = {p: [] for p in distinct}
+    for index, path in enumerate(paths):
+        groups[path or top].append(index)
+    return list(groups.items())
 
 
 def _common_prefix(names: list[tuple[str, ...]]) -> tuple[str, ...]:

@@ -21,36 +21,51 @@ from ..storage.models import Card, CardText, Deck, DeckText
 from .export_notes import exported_guid
 from .import_rows import title_of
 from .planning import PlannedCard
-from .reader import Collection
 from .tables import table
 
 
-def find_deck(session: Session, owner_user_id: int, coll: Collection) -> Deck | None:
-    """The owner's deck that the package's notes came from: the one with most GUIDs in
-    common, if that is more than half of the package's. A package sharing a few notes with a
-    deck ("Spanish 2" beside "Spanish 1") is another deck, imported as one."""
-    guids = {note.guid for note in coll.notes if note.guid}
-    if not guids:
-        return None
-    tags = {tag for note in coll.notes for tag in note.tags}
-    decks = {
-        d.id: d for d in session.scalars(select(Deck).where(Deck.owner_user_id == owner_user_id))
-    }
-    if not decks:
-        return None
-    found: dict[int, set[str]] = {}
-    # Only what names a text, not the texts: a person may have tens of thousands.
-    for row in _deck_texts(session, list(decks), with_texts=False):
-        slug = decks[row.deck_id].slug
-        if row.anki_guid is None and slug not in tags:
-            continue
-        found.setdefault(row.deck_id, set()).update(_guids(slug, row) & guids)
-    enough = {deck_id: len(g) for deck_id, g in found.items() if 2 * len(g) > len(guids)}
-    if not enough:
-        return None
-    best = max(enough.values())
-    # Two decks of one package (imported twice as copies): the newer copy is the one kept up.
-    return decks[max(deck_id for deck_id, n in enough.items() if n == best)]
+@dataclass
+class DeckFinder:
+    """The owner's decks by the GUIDs their cards reached Anki under, read once: a package
+    of several decks looks up each of them."""
+
+    decks: dict[int, Deck]
+    imported: dict[int, set[str]]  # GUIDs texts were imported under (`CardText.anki_guid`)
+    exported: dict[int, set[str]]  # GUIDs our export gives the other texts
+
+    @classmethod
+    def of(cls, session: Session, owner_user_id: int) -> DeckFinder:
+        decks = {
+            d.id: d
+            for d in session.scalars(select(Deck).where(Deck.owner_user_id == owner_user_id))
+        }
+        finder = cls(decks, {}, {})
+        # Only what names a text, not the texts: a person may have tens of thousands.
+        for row in _deck_texts(session, list(decks), with_texts=False) if decks else ():
+            found = finder.imported if row.anki_guid is not None else finder.exported
+            found.setdefault(row.deck_id, set()).update(_guids(decks[row.deck_id].slug, row))
+        return finder
+
+    def find(self, guids: set[str], tags: set[str]) -> Deck | None:
+        """The deck that notes of `guids` (tagged `tags`) came from: the one with most GUIDs
+        in common, if that is more than half of them. Notes sharing a few with a deck
+        ("Spanish 2" beside "Spanish 1") are another deck, imported as one. A deck made here
+        is known by its export's GUIDs only when the notes carry its slug as a tag."""
+        if not guids:
+            return None
+        enough: dict[int, int] = {}
+        for deck_id, deck in self.decks.items():
+            mine = self.imported.get(deck_id, set())
+            if deck.slug in tags:
+                mine = mine | self.exported.get(deck_id, set())
+            shared = len(mine & guids)
+            if 2 * shared > len(guids):
+                enough[deck_id] = shared
+        if not enough:
+            return None
+        best = max(enough.values())
+        # Two decks of one package (imported twice as copies): the newer copy is kept up.
+        return self.decks[max(deck_id for deck_id, n in enough.items() if n == best)]
 
 
 def _deck_texts(session: Session, deck_ids: list[int], *, with_texts: bool) -> Iterable[Any]:

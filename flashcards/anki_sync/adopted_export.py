@@ -84,7 +84,7 @@ def export_any_deck(
     ]
     collection = Collection(collection_conf(card_count, sched), decks, [], mod_ms, notes, cards,
                             revlog, notetypes=notetypes)  # fmt: skip
-    return package(session, deck, f"{deck.slug}-{deck.default_locale}.apkg", sched, mod_ms,
+    return package(session, [deck], f"{deck.slug}-{deck.default_locale}.apkg", sched, mod_ms,
                    collection)  # fmt: skip
 
 

@@ -221,10 +221,11 @@ def import_apkg() -> Response:
             update_existing=not copy,
             media_quota_mb=int(current_app.config["MEDIA_QUOTA_MB"]),
         )
-        deck = session.get(Deck, report.deck_id)
-        assert deck is not None
         # Imported to be studied: the caller's deck list shows it straight away.
-        subscriptions.subscribe(session, user_id, deck, None, now=now)
+        for imported in report.decks:
+            deck = session.get(Deck, imported.deck_id)
+            assert deck is not None
+            subscriptions.subscribe(session, user_id, deck, None, now=now)
         return report
 
     # A concurrent import can take the same free slug first; the retry then picks another

@@ -18,14 +18,23 @@ class ImportedDeck(Reply):
     default_locale: str
 
 
+class ImportedSubdeck(ImportedDeck):
+    updated: bool = Field(description="True: the deck the package's deck came from, updated.")
+    cards: Count = Field(description="Cards created, or the package's cards in an updated deck.")
+
+
 class Imported(Reply):
     """What an .apkg import did: a new deck owned by the caller, who is subscribed to it, or
-    the caller's deck the package came from, updated."""
+    the caller's deck the package came from, updated. A package of several Anki decks
+    (subdecks) makes, or updates, one deck for each."""
 
-    deck: ImportedDeck
+    deck: ImportedDeck = Field(description="The first of `decks`: a parent before its subdecks.")
+    decks: list[ImportedSubdeck] = Field(
+        description="Every deck the package went into, one per Anki deck, parents first."
+    )
     updated: bool = Field(
-        description="True: the package updated the caller's deck it came from (by note GUID), "
-        "keeping their progress; false: a new deck."
+        description="True: the package updated the caller's decks it came from (by note GUID), "
+        "keeping their progress; false: it made at least one new deck."
     )
     cards_added: Count = Field(description="Cards new to an updated deck.")
     cards_changed: Count = Field(
@@ -77,6 +86,16 @@ class Imported(Reply):
             deck=ImportedDeck(
                 slug=report.slug, title=report.title, default_locale=report.default_locale
             ),
+            decks=[
+                ImportedSubdeck(
+                    slug=d.slug,
+                    title=d.title,
+                    default_locale=d.default_locale,
+                    updated=d.updated,
+                    cards=d.cards,
+                )
+                for d in report.decks
+            ],
             updated=report.updated,
             cards_added=report.added,
             cards_changed=report.changed,
@@ -92,6 +111,6 @@ class Imported(Reply):
             suspended_made_active=report.suspended_made_active,
             cloze_notes=report.cloze_notes,
             skipped=report.skipped,
-            tags=sum(len(tags) > 0 for tags in report.tags.values()),
+            tags=report.tagged,
             messages=report.messages,
         )

@@ -24,7 +24,12 @@ class CardSearch(Body):
     model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
 
     q: str = Field("", max_length=200, description="Text in any of the card's languages.")
-    deck: str | None = Field(None, max_length=100, description="A deck's slug.")
+    deck: str | None = Field(
+        None,
+        max_length=100,
+        description="A deck's slug: its cards, and those of the subdecks the caller studies "
+        "under it.",
+    )
     state: browse.StateName | None = None
     due_from: date | None = Field(None, description="Due on or after this study day.")
     due_to: date | None = Field(None, description="Due on or before this study day.")

@@ -133,7 +133,8 @@ def import_cmd(
     max_notes: int,
     max_mib: int,
 ) -> None:
-    """Create a deck from an Anki package (.apkg, old or new format), in one transaction."""
+    """Create a deck from an Anki package (.apkg, old or new format), in one transaction:
+    without --slug, one for each of its Anki decks (subdecks keep their names)."""
     if with_scheduling and email is None:
         raise click.UsageError("--with-scheduling needs --user EMAIL")
     with (
@@ -159,13 +160,17 @@ def import_cmd(
         )
         if owner is not None:
             # The owner imported it to study it: their deck list shows it straight away.
-            deck = session.get(Deck, report.deck_id)
-            if deck is not None:
-                subscribe(session, owner, deck, None, now=context.now())
+            for imported in report.decks:
+                deck = session.get(Deck, imported.deck_id)
+                if deck is not None:
+                    subscribe(session, owner, deck, None, now=context.now())
     reviews = f", {report.review_logs} reviews" if with_scheduling else ""
+    slugs = ", ".join(f"'{d.slug}'" for d in report.decks[:5])
+    if len(report.decks) > 5:
+        slugs += f" and {len(report.decks) - 5} more"
+    into = "the new deck" if len(report.decks) == 1 else f"{len(report.decks)} new decks:"
     click.echo(
-        f"Imported {report.cards} cards ({report.texts} texts{reviews}) "
-        f"into the new deck '{report.slug}'."
+        f"Imported {report.cards} cards ({report.texts} texts{reviews}) into {into} {slugs}."
     )
     for message in report.messages:
         click.echo(f"Note: {message}")

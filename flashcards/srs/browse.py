@@ -48,6 +48,7 @@ from ..teams.roles import LEADS
 from .days import day_start, study_date
 from .marks import LEECH_TAG
 from .state_rows import NEW_STATE
+from .subscriptions import with_subdecks
 
 PAGE_SIZE = 50
 MAX_PAGE = 100_000
@@ -66,7 +67,7 @@ class Search:
     """What the person asked for; None: any. Dates are study days in the person's clock."""
 
     text: str = ""
-    deck: str | None = None  # a deck's slug
+    deck: str | None = None  # a deck's slug: its cards and its subdecks' (`_deck_ids`)
     state: StateName | None = None
     due_from: date | None = None
     due_to: date | None = None
@@ -181,6 +182,18 @@ def _scope(user_id: int) -> ColumnElement[bool]:
     )
 
 
+def searched_decks(session: Session, user_id: int) -> list[str]:
+    """The slugs of the decks whose cards the person can browse."""
+    return list(session.scalars(select(Deck.slug).where(_scope(user_id))))
+
+
+def _deck_ids(session: Session, user_id: int, slug: str) -> list[int]:
+    """The deck `slug` with the subdecks the person studies under it, as Anki's "deck:"
+    search takes in subdecks (and as studying the deck does)."""
+    deck = session.scalar(select(Deck).where(Deck.slug == slug))
+    return list(with_subdecks(session, user_id, deck)) if deck is not None else []
+
+
 def _interval(session: Session) -> ColumnElement[Any]:
     """Days between the last review and the due date, as each database subtracts times."""
     if session.get_bind().dialect.name == "sqlite":
@@ -243,7 +256,7 @@ def _matching(session: Session, user_id: int, search: Search, now: datetime) -> 
     if text:
         query = query.where(Card.id.in_(select(CardText.card_id).where(text_matches(text))))
     if search.deck is not None:
-        query = query.where(Deck.slug == search.deck)
+        query = query.where(Card.deck_id.in_(_deck_ids(session, user_id, search.deck)))
     if search.state == "new":
         query = query.where(or_(ReviewState.card_id.is_(None), ReviewState.state == NEW_STATE))
     elif search.state is not None:

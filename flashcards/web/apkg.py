@@ -15,8 +15,15 @@ from flask_babel import ngettext
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
-from ..anki import AnkiPackageError, ImportReport, import_package, read_for_import
+from ..anki import (
+    AnkiPackageError,
+    ImportedDeck,
+    ImportReport,
+    import_package,
+    read_for_import,
+)
 from ..anki_sync.adopted_export import export_any_deck
+from ..decks.deck_tree import path_of
 from ..decks.deckfile import MAX_TEXT
 from ..errors import InvalidInput
 from ..http.request_db import begin_writing, db
@@ -26,7 +33,7 @@ from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp
 from .auth import login_required, user_id
-from .i18n import whole_number
+from .i18n import whole_number, word_list
 from .library import library_page
 from .uploads import mebibytes, upload_form
 
@@ -130,9 +137,10 @@ def import_apkg() -> Response | tuple[str, int]:
                 update_existing=not copy,
                 media_quota_mb=int(current_app.config["MEDIA_QUOTA_MB"]),
             )
-            deck = session.get(Deck, report.deck_id)
-            assert deck is not None
-            subscriptions.subscribe(session, uid, deck, None, now=now)
+            for imported in report.decks:
+                deck = session.get(Deck, imported.deck_id)
+                assert deck is not None
+                subscriptions.subscribe(session, uid, deck, None, now=now)
             return report
 
         # A concurrent import can take the same free name first; the retry picks another.
@@ -144,38 +152,76 @@ def import_apkg() -> Response | tuple[str, int]:
         flash(message)
     for message in report_messages(report):
         flash(message)
-    return redirect(url_for("web.deck", slug=report.slug))
+    # A deck with its subdecks opens on the deck, which lists them; unrelated decks, the library.
+    top = report.decks[0]
+    under = [path_of(d.title)[: len(path_of(top.title))] for d in report.decks]
+    if all(path == path_of(top.title) for path in under):
+        return redirect(url_for("web.deck", slug=top.slug))
+    return redirect(url_for("web.library"))
 
 
 def summary_messages(report: ImportReport) -> list[str]:
-    """What the import made: a new deck, or the changes to the deck the package came from."""
-    if not report.updated:
-        return [
+    """What the import made: new decks, or the changes to the decks the package came from."""
+    made = [d for d in report.decks if not d.updated]
+    updated = [d for d in report.decks if d.updated]
+    out = []
+    if len(made) == 1:
+        out.append(
             ngettext(
                 "Imported %(num)d card into “%(title)s”.",
                 "Imported %(num)d cards into “%(title)s”.",
-                report.cards,
-                title=report.title,
+                made[0].cards,
+                title=made[0].title,
             )
-        ]
-    out = [
-        str(
+        )
+    elif made:
+        out.append(
+            ngettext(
+                "Imported %(num)d card into %(count)d decks: %(titles)s.",
+                "Imported %(num)d cards into %(count)d decks: %(titles)s.",
+                sum(d.cards for d in made),
+                count=len(made),
+                titles=_titles(made),
+            )
+        )
+    if not updated:
+        return out
+    if len(updated) == 1:
+        out.append(
             _(
                 "This package came from “%(title)s”, so that deck was updated instead of "
                 "copied: your progress is kept.",
-                title=report.title,
+                title=updated[0].title,
             )
         )
-    ]
-    if report.changed:
+    else:
         out.append(
-            ngettext("%(num)d card was changed.", "%(num)d cards were changed.", report.changed)
+            _(
+                "This package came from %(titles)s, so those decks were updated instead of "
+                "copied: your progress is kept.",
+                titles=_titles(updated),
+            )
         )
-    if report.added:
-        out.append(ngettext("%(num)d card was added.", "%(num)d cards were added.", report.added))
-    if not report.changed and not report.added:
+    changed, added = sum(d.changed for d in updated), sum(d.added for d in updated)
+    if changed:
+        out.append(ngettext("%(num)d card was changed.", "%(num)d cards were changed.", changed))
+    if added:
+        out.append(ngettext("%(num)d card was added.", "%(num)d cards were added.", added))
+    if not changed and not added:
         out.append(str(_("Nothing in it had changed.")))
-    return out
+    return [str(message) for message in out]
+
+
+SHOWN_TITLES = 5
+
+
+def _titles(decks: list[ImportedDeck]) -> str:
+    """The decks' titles, quoted, as a list; past a few, how many more."""
+    titles = [str(_("“%(title)s”", title=d.title)) for d in decks[:SHOWN_TITLES]]
+    if len(decks) > SHOWN_TITLES:
+        more = len(decks) - SHOWN_TITLES
+        titles.append(ngettext("%(num)d other deck", "%(num)d other decks", more))
+    return word_list(titles)
 
 
 def too_large_message(limit: int) -> str:
@@ -204,6 +250,14 @@ def import_error_message(exc: InvalidInput) -> str:
             _(
                 "This package makes %(count)s cards (a Cloze note makes one for each "
                 "deletion); at most %(limit)s can be imported.",
+                count=whole_number(exc.count),
+                limit=whole_number(exc.limit),
+            )
+        )
+    if exc.kind == "too_many_decks":
+        return str(
+            _(
+                "This package's cards are in %(count)s decks; at most %(limit)s can be imported.",
                 count=whole_number(exc.count),
                 limit=whole_number(exc.limit),
             )

@@ -14,6 +14,7 @@ from flask_babel import ngettext
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
+from ..decks import deck_tree
 from ..errors import (
     CardNotFound,
     CardNotStudied,
@@ -91,16 +92,22 @@ def browse_page() -> str:
         undo_id=undo_id,
         now=now,
         move_decks=_move_decks(session, uid),
+        search_decks=_titled(session, browse.searched_decks(session, uid)),
         titles=subscriptions.deck_titles(session, {c.deck_slug for c in page.cards}),
     )
 
 
 def _move_decks(session: Any, uid: int) -> list[tuple[str, str, str | None]]:
     """The move's deck picker: the person's own decks, each with its title and language."""
+    return _titled(session, [slug for _deck_id, slug in card_moves.own_decks(session, uid)])
+
+
+def _titled(session: Any, slugs: list[str]) -> list[tuple[str, str, str | None]]:
+    """Each deck's slug, title and title's language, a subdeck after its parent."""
     locale = locale_code()
-    slugs = [slug for _deck_id, slug in card_moves.own_decks(session, uid)]
     titles = subscriptions.deck_titles(session, slugs)  # one statement for them all
-    return [(slug, *titles.of(slug, locale)) for slug in slugs]
+    found = [(slug, *titles.of(slug, locale)) for slug in slugs]
+    return sorted(found, key=lambda d: tuple(p.casefold() for p in deck_tree.path_of(d[1])))
 
 
 def _sort_names() -> dict[str, str]:

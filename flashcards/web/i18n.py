@@ -11,6 +11,7 @@ from pathlib import Path
 
 from babel import Locale
 from babel.dates import format_date, format_skeleton, format_time, format_timedelta
+from babel.lists import format_list
 from babel.numbers import format_decimal, format_percent
 from babel.units import format_unit
 from flask import Flask, request
@@ -94,6 +95,11 @@ def when(value: datetime) -> str:
 def whole_number(value: int) -> str:
     """A count as the page's language writes it ("12.000" in Spanish)."""
     return str(format_decimal(value, locale=locale_code()))
+
+
+def word_list(items: list[str]) -> str:
+    """Items joined as the page's language joins a list ("A, B y C", "A, B 및 C")."""
+    return str(format_list(items, locale=locale_code()))
 
 
 def plain_number(value: float) -> str:

@@ -79,7 +79,8 @@ def optional_arg(name: str) -> str | None:
     422,
     description="One language (`locale`; default: the one the caller studies the deck in, "
     "else their UI language if the deck has it, else the deck's default) as one Anki deck, or "
-    "every language (`all_locales=true`) as one subdeck each. With `with_scheduling=true` the "
+    "every language (`all_locales=true`) as one subdeck each; the subdecks the caller studies "
+    "under the deck go along, each an Anki deck of its own. With `with_scheduling=true` the "
     "caller's own review state and log go along; import it in Anki with 'Import any learning "
     "progress'.",
     query=(

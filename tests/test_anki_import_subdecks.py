@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from anki.collection import Collection
+from click.testing import CliRunner
 from flask.testing import FlaskClient
 from fsrs import Rating
 from sqlalchemy import Engine, select, update
@@ -15,6 +16,7 @@ from sqlalchemy import Engine, select, update
 from flashcards.anki import AnkiPackageError, export_deck, import_package, importer
 from flashcards.anki.import_rows import title_of
 from flashcards.anki.names import subdeck_groups
+from flashcards.cli import main
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import (
     Card,
@@ -330,3 +332,20 @@ def test_decks_imported_in_a_language_are_updated_in_it(engine: Engine, tmp_path
     with transaction(engine) as s:
         locales = set(s.scalars(select(CardText.locale)))
     assert locales == {"es"}
+
+
+def test_the_cli_names_every_deck_made(
+    loaded_engine: Engine, cli: CliRunner, tmp_path: Path
+) -> None:
+    package = tmp_path / "biology-package.apkg"
+    package.write_bytes(biology(tmp_path))
+    with transaction(loaded_engine) as s:
+        user = f.make_user(s, "learner@example.com")
+    result = cli.invoke(main, ["apkg", "import", str(package), "--user", "learner@example.com"])
+    assert result.exit_code == 0, result.output
+    assert (
+        f"Imported 5 cards (5 texts) into 3 new decks: 'user{user}-biology', "
+        f"'user{user}-biology-cells', 'user{user}-biology-genetics-week-1'." in result.output
+    )
+    with transaction(loaded_engine) as s:
+        assert len(s.scalars(select(Subscription).where(Subscription.user_id == user)).all()) == 3

@@ -133,6 +133,10 @@ class TextTooLong(InvalidInput):
     """A card's question, answer or explanation longer than a card holds."""
 
 
+class TooManyDeletions(InvalidInput):
+    """A Cloze text with more deletion numbers than cards one note may make."""
+
+
 class LanguageNotInDeck(InvalidInput):
     """A card edited in a language the deck has no text in."""
 

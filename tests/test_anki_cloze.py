@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flashcards.anki.cloze import Cloze
+from flashcards.decks.cloze import Cloze
 
 
 def test_a_card_per_number_hiding_its_deletions_and_showing_the_others() -> None:

@@ -560,7 +560,7 @@ def test_a_card_added_on_the_web_reaches_devices_as_a_note_of_the_decks_own_type
     phone, auth, made = uploaded
     with transaction(engine) as s:
         slug = _deck(s, made["week"]).slug
-        key = note_edits.add_card(s, newcomer, slug, question="gato", answer="cat <3",
+        (key,) = note_edits.add_card(s, newcomer, slug, question="gato", answer="cat <3",
                                   explanation="", tags=["animals"], now=utcnow())  # fmt: skip
         # With an explanation, which a Basic note has no field for: a note of ours.
         note_edits.add_card(s, newcomer, slug, question="perro", answer="dog",
@@ -593,7 +593,7 @@ def test_a_card_added_on_the_web_reaches_devices_as_a_note_of_the_decks_own_type
     # uploads its collection: the card it never had stays (a card of ours now), the one it
     # deleted is retired.
     with transaction(engine) as s:
-        later = note_edits.add_card(s, newcomer, slug, question="pájaro", answer="bird",
+        (later,) = note_edits.add_card(s, newcomer, slug, question="pájaro", answer="bird",
                                     explanation="", tags=None, now=utcnow())  # fmt: skip
     phone.remove_notes([nid])
     _upload(phone, auth)

@@ -6,8 +6,8 @@ import time
 
 from flask import Flask
 
-from flashcards.anki.cloze import Cloze
 from flashcards.decks.blanks import Part, filled
+from flashcards.decks.cloze import Cloze
 
 
 def marked(parts: list[Part]) -> str:

@@ -10,16 +10,17 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..decks import cloze
+from ..decks.cloze import MAX_CLOZE_CARDS
 from ..decks.deckfile import KEY_RE, MAX_TEXT
 from ..decks.locales import is_known_locale, unknown_locale_problem
 from ..errors import InvalidInput
-from . import cloze, schema
+from . import schema
 from .errors import AnkiPackageError
 from .reader import CLOZE, AnkiCard, Collection, Note, Notetype
 from .sanitize import CONTROL_RE, clean_html, has_formatting, html_to_text
 from .templates import TooLarge, render_card
 
-MAX_CLOZE_CARDS = 100  # per note; Anki's own editor offers far fewer
 # Characters of all the cards made from Cloze notes (a deck of 10,000 notes of 300 characters
 # with three deletions each makes 18 million).
 MAX_CLOZE_TEXT = 50_000_000

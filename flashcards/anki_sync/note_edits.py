@@ -126,20 +126,21 @@ def add_card(
     explanation: str,
     tags: list[str] | None,
     now: datetime,
-) -> str:
-    """`own_decks.add_card`. In a deck standing for a device's, the card is made a note of
-    the note type most of the deck's editable cards are of (as Anki's Add offers the one
-    last used), so devices get it as one of theirs, edited both ways as they are; with an
-    explanation (which such a note has no field for), or no such note type, it stays a
-    note of ours."""
-    key = own_decks.add_card(session, user_id, slug, question=question, answer=answer,
-                             explanation=explanation, tags=tags, now=now)  # fmt: skip
+) -> list[str]:
+    """`own_decks.add_card`: the new cards' keys. In a deck standing for a device's, the
+    card is made a note of the note type most of the deck's editable cards are of (as
+    Anki's Add offers the one last used), so devices get it as one of theirs, edited both
+    ways as they are; with an explanation (which such a note has no field for), or no such
+    note type, it stays a note of ours, as Cloze siblings do."""
+    keys = own_decks.add_card(session, user_id, slug, question=question, answer=answer,
+                              explanation=explanation, tags=tags, now=now)  # fmt: skip
     deck = own_decks.find_own_deck(session, user_id, slug)
-    if deck.anki_deck_id is None or explanation.strip():
-        return key
+    if deck.anki_deck_id is None or explanation.strip() or own_decks.from_cloze(keys):
+        return keys
+    (key,) = keys
     chosen = _deck_note_type(session, user_id, deck.id)
     if chosen is None:
-        return key
+        return keys
     mid, raw, notetype = chosen
     front, back = _fields_shown(notetype, 0)
     card = session.scalars(select(Card).where(Card.deck_id == deck.id, Card.key == key)).one()
@@ -157,7 +158,7 @@ def add_card(
     ]  # fmt: skip
     kept.keep(session, user_id, snapshot.NOTE, {nid: note}, usn=usn, now=now)
     card.anki_note_id, card.anki_card_id, card.anki_ord = nid, nid, 0
-    return key
+    return keys
 
 
 def _deck_note_type(

@@ -44,7 +44,9 @@ class DeckPatch(Body):
 
 class NewCard(Body):
     front: str = Field(max_length=MAX_CARD_TEXT)
-    back: str = Field(max_length=MAX_CARD_TEXT)
+    back: str = Field(
+        "", max_length=MAX_CARD_TEXT, description="Needed, but for a Cloze front (Back Extra)."
+    )
     explanation: str = Field("", max_length=MAX_CARD_TEXT)
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
     messages: ClassVar[dict[str, str]] = {
@@ -99,3 +101,14 @@ class OwnCard(Reply):
                 for loc, t in row.texts.items()
             },
         )
+
+
+class AddedCard(OwnCard):
+    keys: list[str] = Field(
+        description="Every card added: this one, or one for each of a Cloze text's deletion "
+        "numbers."
+    )
+
+    @classmethod
+    def added(cls, row: CardRow, keys: list[str]) -> AddedCard:
+        return cls(**OwnCard.of(row).model_dump(), keys=keys)

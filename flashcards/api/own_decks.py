@@ -20,7 +20,15 @@ from . import bp
 from .auth import current_user_id
 from .bodies import parse_body
 from .models import reply
-from .models_own_decks import CardPatch, DeckPatch, NewCard, NewDeck, OwnCard, OwnDeck
+from .models_own_decks import (
+    AddedCard,
+    CardPatch,
+    DeckPatch,
+    NewCard,
+    NewDeck,
+    OwnCard,
+    OwnDeck,
+)
 from .openapi import Answer, documented
 
 TAGS = ("own decks",)
@@ -94,8 +102,11 @@ def _own_deck(deck: Deck) -> OwnDeck:
 @bp.post("/decks/<slug>/cards")
 @documented(
     "addCard",
-    "Add a card to the caller's own deck, in its default language; it comes up as new.",
-    {201: Answer("The new card.", OwnCard)},
+    "Add a card to the caller's own deck, in its default language; it comes up as new. A "
+    "front written with Anki's Cloze deletions ({{c1::Paris}}) makes a card for each deletion "
+    "number, as an Anki Cloze note does: that number hidden as [...] (or its hint), the whole "
+    "text as the back, and the back sent, if any, with the explanation.",
+    {201: Answer("The new card (the first, of a Cloze text's).", AddedCard)},
     403,
     body=NewCard,
     tags=TAGS,
@@ -105,7 +116,7 @@ def add_card(slug: str) -> Response:
     user_id = current_user_id()
     body = parse_body(NewCard)
     session = db()
-    key = retrying(
+    keys = retrying(
         session,
         lambda: note_edits.add_card(
             session,
@@ -120,7 +131,7 @@ def add_card(slug: str) -> Response:
         retry_on=(IntegrityError,),  # two cards added at once picked the same new key
         attempts=3,
     )
-    return reply(OwnCard.of(_card(slug, user_id, key)), 201)
+    return reply(AddedCard.added(_card(slug, user_id, keys[0]), keys), 201)
 
 
 @bp.patch("/decks/<slug>/cards/<key>")

@@ -2,7 +2,7 @@
 Anki shows a Cloze card's answer: the deletion asked for stands out. No Flask.
 
 A Cloze card's question is its note's text with the asked deletion shown as a blank, "[...]"
-or "[hint]" (`anki.cloze`), and its answer is the whole text: the answer is the question
+or "[hint]" (`cloze`), and its answer is the whole text: the answer is the question
 with each blank filled. Any card whose texts are so related is taken alike (a card written
 here as "The capital of France is [...]." with the answer "The capital of France is
 Paris.", say); for any other card there is nothing to mark. Media tokens are not blanks.

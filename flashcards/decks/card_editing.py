@@ -195,8 +195,10 @@ def new_card_key(session: Session, deck: Deck) -> str:
     everyone's progress on that old question. Two adds at once may pick the same one: the
     caller retries on the unique constraint."""
     taken = set(session.scalars(select(Card.key).where(Card.deck_id == deck.id)))
+    # Nor the start of one: a Cloze text's cards are "<key>-c1", "<key>-c2"... (`add_cards`).
+    stems = {key.rpartition("-c")[0] for key in taken}
     number = len(taken) + 1
-    while f"c{number:03d}" in taken:
+    while f"c{number:03d}" in taken or f"c{number:03d}" in stems:
         number += 1
     return f"c{number:03d}"
 

@@ -132,7 +132,7 @@ def add_own_card(slug: str) -> Response:
     uid = user_id()
     try:
         # Two cards added at once may pick the same new key; the retry picks another.
-        retrying(
+        keys = retrying(
             session,
             lambda: note_edits.add_card(
                 session,
@@ -151,7 +151,18 @@ def add_own_card(slug: str) -> Response:
         session.rollback()
         flash(_("The card was not added.") + " " + card_problem(exc), "error")
         return _to_cards(slug)
-    flash(_("Card added. It comes up as a new card."))
+    if not own_decks.from_cloze(keys):
+        flash(_("Card added. It comes up as a new card."))
+    else:
+        flash(
+            ngettext(
+                "%(num)d card added from the Cloze text, one for each deletion number. It "
+                "comes up as a new card.",
+                "%(num)d cards added from the Cloze text, one for each deletion number. They "
+                "come up as new cards.",
+                len(keys),
+            )
+        )
     return _to_cards(slug)
 
 

@@ -20,6 +20,7 @@ from werkzeug.wrappers import Response
 
 from ..decks.card_editing import MAX_TAGS
 from ..decks.card_pages import CardRow, CardTexts
+from ..decks.cloze import MAX_CLOZE_CARDS
 from ..decks.deckfile import MAX_TEXT
 from ..errors import (
     EditingRetiredCard,
@@ -28,6 +29,7 @@ from ..errors import (
     LastCardOfDeck,
     TextTooLong,
     TooManyCards,
+    TooManyDeletions,
 )
 from ..http.request_db import db, writes
 from ..storage.retry import retrying
@@ -220,6 +222,13 @@ def card_problem(exc: InvalidInput) -> str:
     if isinstance(exc, TextTooLong):
         return str(
             _("A text may have at most %(count)s characters.", count=format_number(MAX_TEXT))
+        )
+    if isinstance(exc, TooManyDeletions):
+        return str(
+            _(
+                "A Cloze text makes a card for each deletion number: at most %(count)s.",
+                count=whole_number(MAX_CLOZE_CARDS),
+            )
         )
     if field in ("front", "back"):
         return str(_("The question and the answer must not be empty."))

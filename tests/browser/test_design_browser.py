@@ -139,7 +139,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             mine = own_decks.create_own_deck(
                 s, lead, title=OWN_TITLE[locale], locales=[locale], now=now
             )
-            key = own_decks.add_card(
+            (key,) = own_decks.add_card(
                 s,
                 lead,
                 mine.slug,

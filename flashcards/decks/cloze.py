@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+MAX_CLOZE_CARDS = 100  # per note; Anki's own editor offers far fewer
 # Deeper openings are taken as plain text: no real note nests this far, and rendering
 # recurses once per level.
 MAX_DEPTH = 50

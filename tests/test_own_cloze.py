@@ -1,0 +1,125 @@
+"""A Cloze text typed into one's own deck ("{{c1::Paris}} is in {{c2::France}}") makes a card
+for each deletion number, as an Anki Cloze note does, on the web and through the API, and
+goes to Anki as one Cloze note (the real `anki` package)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import Engine, select
+
+from flashcards.anki import export_deck
+from flashcards.decks import own_decks
+from flashcards.decks.cloze import MAX_CLOZE_CARDS
+from flashcards.errors import TooManyDeletions
+from flashcards.storage.engine import transaction
+from flashcards.storage.models import Card, CardText
+
+from . import factories as f
+from .conftest import T0
+from .test_anki_export import anki_import
+from .web_helpers import csrf, sign_up
+
+PARIS = "{{c1::Paris}} is the capital of {{c2::France::country}}."
+
+
+def cards_of(engine: Engine, deck_id: int) -> list[tuple[str, str | None, str, str, str]]:
+    with transaction(engine) as s:
+        rows = s.execute(
+            select(Card.key, Card.note_key, CardText.question, CardText.answer,
+                   CardText.explanation)
+            .join(CardText, CardText.card_id == Card.id)
+            .where(Card.deck_id == deck_id, Card.retired_at.is_(None))
+            .order_by(Card.position)
+        )  # fmt: skip
+        return [tuple(r) for r in rows]
+
+
+def test_a_cloze_text_makes_a_sibling_card_for_each_number(engine: Engine) -> None:
+    with transaction(engine) as s:
+        ana = f.make_user(s)
+        deck = own_decks.create_own_deck(s, ana, title="Capitals", locales=["en"], now=T0)
+        keys = own_decks.add_card(
+            s, ana, deck.slug, question=PARIS, answer="In Europe.", explanation="Since 987.",
+            tags=["geo"], now=T0,
+        )  # fmt: skip
+        # A second Cloze text, and a plain card: keys of their own, never a sibling's.
+        more = own_decks.add_card(s, ana, deck.slug, question="{{c1::Rome}} is in Italy.",
+                                  answer="", explanation="", tags=None, now=T0)  # fmt: skip
+        plain = own_decks.add_card(s, ana, deck.slug, question="Madrid?", answer="Spain",
+                                   explanation="", tags=None, now=T0)  # fmt: skip
+    whole, extra = "Paris is the capital of France.", "In Europe.\n\nSince 987."
+    assert (keys, more, plain) == (["c001-c1", "c001-c2"], ["c003-c1"], ["c004"])
+    assert cards_of(engine, deck.id) == [
+        ("c001-c1", "c001", "[...] is the capital of France.", whole, extra),
+        ("c001-c2", "c001", "Paris is the capital of [country].", whole, extra),
+        ("c003-c1", "c003", "[...] is in Italy.", "Rome is in Italy.", ""),
+        ("c004", None, "Madrid?", "Spain", ""),
+    ]  # fmt: skip
+
+
+def test_too_many_numbers_or_a_plain_card_without_answer_are_refused(engine: Engine) -> None:
+    with transaction(engine) as s:
+        ana = f.make_user(s)
+        deck = own_decks.create_own_deck(s, ana, title="Capitals", locales=["en"], now=T0)
+    many = " ".join(f"{{{{c{n}::w{n}}}}}" for n in range(1, MAX_CLOZE_CARDS + 2))
+    with pytest.raises(TooManyDeletions), transaction(engine) as s:
+        own_decks.add_card(s, ana, deck.slug, question=many, answer="", explanation="",
+                           tags=None, now=T0)  # fmt: skip
+    assert cards_of(engine, deck.id) == []
+
+
+def test_the_siblings_go_to_anki_as_one_cloze_note(engine: Engine, tmp_path: Path) -> None:
+    with transaction(engine) as s:
+        ana = f.make_user(s)
+        deck = own_decks.create_own_deck(s, ana, title="Capitals", locales=["en"], now=T0)
+        own_decks.add_card(s, ana, deck.slug, question=PARIS, answer="", explanation="",
+                           tags=None, now=T0)  # fmt: skip
+        package = export_deck(s, deck.id, locales=["en"], user_id=ana, now=T0).data
+    col, _log = anki_import(tmp_path / "capitals.anki2", package)
+    try:
+        (nid,) = col.find_notes("")
+        note = col.get_note(nid)
+        assert note.note_type()["type"] == 1  # Cloze
+        assert note.fields[0] == PARIS and len(note.card_ids()) == 2
+    finally:
+        col.close()
+
+
+def test_the_web_form_and_the_api_add_cloze_cards(
+    app: Flask, client: FlaskClient, engine: Engine
+) -> None:
+    sign_up(client)
+    token = csrf(client, "/decks/new")
+    made = client.post("/decks/new", data={"csrf_token": token, "title": "Capitals",
+                                           "locale": "en"})  # fmt: skip
+    cards_url = made.headers["Location"]
+    page = client.get(cards_url).get_data(as_text=True)
+    assert "makes a card for each number" in page
+    form = {"csrf_token": csrf(client, cards_url), "question": PARIS, "answer": ""}
+    page = client.post(cards_url, data=form, follow_redirects=True).get_data(as_text=True)
+    assert "2 cards added from the Cloze text, one for each deletion number." in page
+    form["question"] = "A plain card needs its answer"
+    page = client.post(cards_url, data=form, follow_redirects=True).get_data(as_text=True)
+    assert "The question and the answer must not be empty." in page
+    with transaction(engine) as s:
+        api_user = f.make_user(s, "ben@example.com")
+        bearer = {"Authorization": f"Bearer {f.make_token(s, api_user)}"}
+        slug = own_decks.create_own_deck(s, api_user, title="Rivers", locales=["en"], now=T0).slug
+    api = app.test_client()
+    r = api.post(f"/api/v1/decks/{slug}/cards", headers=bearer,
+                 json={"front": "The {{c1::Nile}} flows north."})  # fmt: skip
+    assert r.status_code == 201, r.get_json()
+    body = r.get_json()
+    assert body["keys"] == ["c001-c1"] and body["key"] == "c001-c1"
+    assert body["texts"]["en"] == {
+        "front": "The [...] flows north.", "back": "The Nile flows north.", "explanation": ""
+    }  # fmt: skip
+    many = " ".join(f"{{{{c{n}::w{n}}}}}" for n in range(1, MAX_CLOZE_CARDS + 2))
+    r = api.post(f"/api/v1/decks/{slug}/cards", headers=bearer, json={"front": many})
+    assert r.status_code == 422 and r.get_json()["type"].endswith("too-many-deletions")
+    r = api.post(f"/api/v1/decks/{slug}/cards", headers=bearer, json={"front": "no back"})
+    assert r.status_code == 422

@@ -154,3 +154,17 @@ def test_a_decks_cards_are_listed_and_searched(app: Flask, loaded_engine: Engine
     assert 0 < len(_cards(found)) < 15
     assert "텐서" in found
     assert reader.get("/decks/no-such-deck/cards").status_code == 404
+
+
+def test_a_lead_adds_a_cloze_text_as_a_card_for_each_number(app: Flask, engine: Engine) -> None:
+    lead, member, _outsider, team = _team(app)
+    deck = _deck(lead, team, 80)
+    assert "makes a card for each number" in lead.get(deck).get_data(as_text=True)
+    form = {"question": "{{c1::Kubernetes}} schedules {{c2::pods}}.", "answer": ""}
+    added = _post(lead, f"{deck}/cards", form, deck)
+    assert added.status_code == 303
+    page = lead.get(added.headers["Location"]).get_data(as_text=True)
+    assert "2 cards added from the Cloze text, one for each deletion number." in page
+    listing = member.get(f"{deck}?q=schedules").get_data(as_text=True)
+    assert [key for _n, key in _cards(listing)] == ["c081-c1", "c081-c2"]
+    assert "[...] schedules pods." in listing and "Kubernetes schedules [...]." in listing

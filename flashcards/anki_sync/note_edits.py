@@ -27,7 +27,7 @@ from ..anki.sanitize import clean_html, has_formatting, html_to_text, text_to_ht
 from ..anki.structure import notetype_of
 from ..anki.templates import ANSWER_RULE
 from ..decks import own_decks
-from ..decks.card_editing import check_texts, clean_tags
+from ..decks.card_editing import check_texts, clean_tags, from_cloze
 from ..errors import AnkiFieldFormatted, CardOfAnkiNote, InvalidInput
 from ..srs.marks import LEECH_TAG
 from ..storage.models import Card, CardText, Deck
@@ -135,7 +135,7 @@ def add_card(
     keys = own_decks.add_card(session, user_id, slug, question=question, answer=answer,
                               explanation=explanation, tags=tags, now=now)  # fmt: skip
     deck = own_decks.find_own_deck(session, user_id, slug)
-    if deck.anki_deck_id is None or explanation.strip() or own_decks.from_cloze(keys):
+    if deck.anki_deck_id is None or explanation.strip() or from_cloze(keys):
         return keys
     (key,) = keys
     chosen = _deck_note_type(session, user_id, deck.id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ..errors import (
@@ -21,9 +21,11 @@ from ..errors import (
     LastCardOfDeck,
     NotFound,
     TextTooLong,
+    TooManyDeletions,
 )
 from ..storage.models import Card, CardText, Deck, DeckText
 from ..teams.deck_uploads import check_card_count
+from .cloze import MAX_CLOZE_CARDS, Cloze
 from .deckfile import KEY_RE, MAX_TEXT, CardSource, DeckSource, LocaleSource
 from .quizfile import slugify
 from .sync import SyncReport, sync_deck
@@ -188,6 +190,57 @@ def _retired(session: Session, deck_id: int, key: str) -> bool:
         Card.deck_id == deck_id, Card.key == key, Card.retired_at.is_not(None)
     )
     return session.scalar(found) is not None
+
+
+def add_cards(
+    session: Session,
+    deck: Deck,
+    *,
+    question: str,
+    answer: str,
+    explanation: str,
+    tags: list[str] | None = None,
+    now: datetime,
+) -> list[str]:
+    """A new card in the deck's default language; its key, in a list.
+
+    A question written with Anki's Cloze deletions ("{{c1::Paris}} is in {{c2::France}}")
+    makes a card for each deletion number instead, as an Anki Cloze note does: that number's
+    deletions hidden ("[...]", or the hint), the whole text as the answer, and what was
+    written as the answer, if anything, with the explanation (Anki's "Back Extra"). They are
+    siblings (`Card.note_key`), keyed "<key>-c<number>", and go to Anki as one Cloze note."""
+    key = new_card_key(session, deck)
+    parsed = Cloze(question)
+    numbers = parsed.numbers()
+    if not numbers:
+        set_card(
+            session, deck, key, locale=deck.default_locale, question=question, answer=answer,
+            explanation=explanation, tags=tags, now=now,
+        )  # fmt: skip
+        return [key]
+    if len(numbers) > MAX_CLOZE_CARDS:
+        raise TooManyDeletions(
+            f"a Cloze text makes a card for each deletion number, at most {MAX_CLOZE_CARDS}",
+            field="front",
+        )
+    extra = "\n\n".join(text.strip() for text in (answer, explanation) if text.strip())
+    keys = [f"{key}-c{number}" for number in numbers]
+    for number, card_key in zip(numbers, keys, strict=True):
+        set_card(
+            session, deck, card_key, locale=deck.default_locale,
+            question=parsed.question(number), answer=parsed.answer(), explanation=extra,
+            tags=tags, now=now,
+        )  # fmt: skip
+    session.execute(
+        update(Card).where(Card.deck_id == deck.id, Card.key.in_(keys)).values(note_key=key)
+    )
+    return keys
+
+
+def from_cloze(keys: list[str]) -> bool:
+    """Whether `add_cards` made the cards of `keys` from a Cloze text: theirs end "-c<n>",
+    a plain new card's is "c<n>" (`new_card_key`)."""
+    return "-c" in keys[0]
 
 
 def new_card_key(session: Session, deck: Deck) -> str:

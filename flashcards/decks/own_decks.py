@@ -6,17 +6,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ..errors import DeckTitleTaken, InvalidInput, NotDeckOwner, NotFound, TooManyDeletions
+from ..errors import DeckTitleTaken, InvalidInput, NotDeckOwner, NotFound
 from ..people import media_folder
 from ..srs.subscriptions import find_visible_deck, subscribe
-from ..storage.models import Card, Deck, DeckText
+from ..storage.models import Deck, DeckText
 from ..teams.roles import clean_text
 from . import card_editing, media_refs
 from .card_pages import card_texts
-from .cloze import MAX_CLOZE_CARDS, Cloze
 from .deck_tree import SEPARATOR, anki_name, path_of
 from .deckfile import MAX_TITLE, DeckSource, LocaleSource
 from .locales import check_locale
@@ -151,46 +150,13 @@ def add_card(
     tags: list[str] | None,
     now: datetime,
 ) -> list[str]:
-    """A new card in the deck's default language; its key, in a list.
-
-    A question written with Anki's Cloze deletions ("{{c1::Paris}} is in {{c2::France}}")
-    makes a card for each deletion number instead, as an Anki Cloze note does: that number's
-    deletions hidden ("[...]", or the hint), the whole text as the answer, and what was
-    written as the answer, if anything, with the explanation (Anki's "Back Extra"). They are
-    siblings (`Card.note_key`), keyed "<key>-c<number>", and go to Anki as one Cloze note."""
+    """A new card in the deck's default language, or a Cloze text's cards
+    (`card_editing.add_cards`); their keys."""
     deck = find_own_deck(session, user_id, slug)
-    key = card_editing.new_card_key(session, deck)
-    parsed = Cloze(question)
-    numbers = parsed.numbers()
-    if not numbers:
-        card_editing.set_card(
-            session, deck, key, locale=deck.default_locale, question=question, answer=answer,
-            explanation=explanation, tags=tags, now=now,
-        )  # fmt: skip
-        return [key]
-    if len(numbers) > MAX_CLOZE_CARDS:
-        raise TooManyDeletions(
-            f"a Cloze text makes a card for each deletion number, at most {MAX_CLOZE_CARDS}",
-            field="front",
-        )
-    extra = "\n\n".join(text.strip() for text in (answer, explanation) if text.strip())
-    keys = [f"{key}-c{number}" for number in numbers]
-    for number, card_key in zip(numbers, keys, strict=True):
-        card_editing.set_card(
-            session, deck, card_key, locale=deck.default_locale,
-            question=parsed.question(number), answer=parsed.answer(), explanation=extra,
-            tags=tags, now=now,
-        )  # fmt: skip
-    session.execute(
-        update(Card).where(Card.deck_id == deck.id, Card.key.in_(keys)).values(note_key=key)
-    )
-    return keys
-
-
-def from_cloze(keys: list[str]) -> bool:
-    """Whether `add_card` made the cards of `keys` from a Cloze text: theirs end "-c<n>",
-    a plain new card's is "c<n>" (`card_editing.new_card_key`)."""
-    return "-c" in keys[0]
+    return card_editing.add_cards(
+        session, deck, question=question, answer=answer, explanation=explanation, tags=tags,
+        now=now,
+    )  # fmt: skip
 
 
 def edit_card(

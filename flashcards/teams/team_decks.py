@@ -137,11 +137,24 @@ def set_card(
     )
 
 
-def new_card_key(session: Session, team_id: int, actor_id: int, slug: str) -> tuple[str, str]:
-    """A new card's key and the language it is added in (the deck's default)."""
+def add_cards(
+    session: Session,
+    team_id: int,
+    actor_id: int,
+    slug: str,
+    *,
+    question: str,
+    answer: str,
+    explanation: str,
+    now: datetime,
+) -> list[str]:
+    """A new card in the deck's default language, or a Cloze text's cards
+    (`card_editing.add_cards`); their keys."""
     membership(session, team_id, actor_id, *LEADS)
     deck = team_deck(session, team_id, slug)
-    return card_editing.new_card_key(session, deck), deck.default_locale
+    return card_editing.add_cards(
+        session, deck, question=question, answer=answer, explanation=explanation, now=now
+    )
 
 
 def retire_card(

@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
 from ..anki_sync import note_edits
-from ..decks import media_refs, own_decks
+from ..decks import card_editing, media_refs, own_decks
 from ..decks.card_pages import card_texts
 from ..decks.deckfile import MAX_TITLE
 from ..decks.media_refs import NotShownMediaType
@@ -31,7 +31,7 @@ from ..storage.schema import utcnow
 from . import bp
 from .auth import login_required, user_id
 from .error_table import message_for
-from .team_decks import as_typed, card_problem, listing_args
+from .team_decks import as_typed, card_problem, cloze_added, listing_args
 from .uploads import mebibytes, upload_form
 
 
@@ -151,18 +151,10 @@ def add_own_card(slug: str) -> Response:
         session.rollback()
         flash(_("The card was not added.") + " " + card_problem(exc), "error")
         return _to_cards(slug)
-    if not own_decks.from_cloze(keys):
-        flash(_("Card added. It comes up as a new card."))
+    if card_editing.from_cloze(keys):
+        flash(cloze_added(len(keys)))
     else:
-        flash(
-            ngettext(
-                "%(num)d card added from the Cloze text, one for each deletion number. It "
-                "comes up as a new card.",
-                "%(num)d cards added from the Cloze text, one for each deletion number. They "
-                "come up as new cards.",
-                len(keys),
-            )
-        )
+        flash(_("Card added. It comes up as a new card."))
     return _to_cards(slug)
 
 

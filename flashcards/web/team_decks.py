@@ -13,12 +13,12 @@ from dataclasses import replace
 from typing import Any
 
 from flask import flash, redirect, render_template, request, url_for
-from flask_babel import format_number
+from flask_babel import format_number, ngettext
 from flask_babel import gettext as _
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
-from ..decks.card_editing import MAX_TAGS
+from ..decks.card_editing import MAX_TAGS, from_cloze
 from ..decks.card_pages import CardRow, CardTexts
 from ..decks.cloze import MAX_CLOZE_CARDS
 from ..decks.deckfile import MAX_TEXT
@@ -254,15 +254,12 @@ def add_team_card(team_id: int, slug: str) -> Response:
     team = team_id_checked(team_id)
     uid = user_id()
 
-    def work() -> None:
-        key, locale = team_decks.new_card_key(session, team, uid, slug)
-        team_decks.set_card(
+    def work() -> list[str]:
+        return team_decks.add_cards(
             session,
             team,
             uid,
             slug,
-            key,
-            locale=locale,
             question=request.form.get("question", ""),
             answer=request.form.get("answer", ""),
             explanation=request.form.get("explanation", ""),
@@ -271,13 +268,28 @@ def add_team_card(team_id: int, slug: str) -> Response:
 
     try:
         # Two cards added at once may pick the same new key; the retry picks another.
-        retrying(session, work, retry_on=(IntegrityError,), attempts=3)
+        keys = retrying(session, work, retry_on=(IntegrityError,), attempts=3)
     except InvalidInput as exc:
         session.rollback()
         flash(_("The card was not added.") + " " + card_problem(exc), "error")
         return _to_deck(team_id, slug)
-    flash(_("Card added. Members will see it as a new card."))
+    if from_cloze(keys):
+        flash(cloze_added(len(keys)))
+    else:
+        flash(_("Card added. Members will see it as a new card."))
     return _to_deck(team_id, slug)
+
+
+def cloze_added(count: int) -> str:
+    return str(
+        ngettext(
+            "%(num)d card added from the Cloze text, one for each deletion number. It comes up as "
+            "a new card.",
+            "%(num)d cards added from the Cloze text, one for each deletion number. They come up "
+            "as new cards.",
+            count,
+        )
+    )
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/cards/<key>/retire")

@@ -26,16 +26,14 @@ class NoteGroup:
     """The notes of one Anki deck (or, for a deck here they all came from, of several)."""
 
     notes: list[Note]
+    cards: list[AnkiCard]
     title: str  # of a new deck
     target: Deck | None = None  # the person's deck the notes came from, updated
     planned: list[PlannedCard] = field(default_factory=list)
 
     def collection(self, coll: Collection, whole: bool) -> Collection:
         """`coll` with only these notes and their cards (`whole`: they are all of them)."""
-        if whole:
-            return coll
-        ids = {n.id for n in self.notes}
-        return replace(coll, notes=self.notes, cards=[c for c in coll.cards if c.nid in ids])
+        return coll if whole else replace(coll, notes=self.notes, cards=self.cards)
 
 
 def note_groups(coll: Collection, *, one: bool, untitled: str) -> list[NoteGroup]:
@@ -53,7 +51,8 @@ def note_groups(coll: Collection, *, one: bool, untitled: str) -> list[NoteGroup
             title = shorten(SEPARATOR.join(path))
         else:  # one deck: named after the part of its decks' names they share
             title = deck_title((name for i in indices for name in names[i]), untitled, languages)
-        out.append(NoteGroup([coll.notes[i] for i in indices], title))
+        notes = [coll.notes[i] for i in indices]
+        out.append(NoteGroup(notes, [c for n in notes for c in cards.get(n.id, [])], title))
     return out
 
 
@@ -89,6 +88,7 @@ def by_target(groups: list[NoteGroup], finder: DeckFinder | None) -> list[NoteGr
         key = group.target.id if group.target is not None else number
         if key in joined:
             joined[key].notes.extend(group.notes)
+            joined[key].cards.extend(group.cards)
         else:
             joined[key] = group
     return list(joined.values())

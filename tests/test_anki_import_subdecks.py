@@ -33,6 +33,7 @@ from .test_anki_export import anki_import, wall_now
 from .test_anki_import import anki_export
 from .test_anki_reimport import upload
 from .test_api_apkg import OCTET, deck_count
+from .test_library_tree import StudiedOutline
 from .web_helpers import sign_up
 
 DECKS = {
@@ -162,6 +163,25 @@ def test_a_package_of_too_many_decks_is_refused_with_nothing_written(
         import_package(s, package, owner_user_id=user, now=wall_now())
     assert raised.value.kind == "too_many_decks" and raised.value.count == 3
     assert deck_count(engine) == before
+    # The card limit is the whole package's, and said of it, not of the deck it ran out in:
+    # a Basic note in A, and a Cloze note of three deletions in A::B, against a limit of 3.
+    col = Collection(str(tmp_path / "limit.anki2"))
+    try:
+        add_note(col, "A", "one")
+        cloze = col.models.by_name("Cloze")
+        deck_id = col.decks.id("A::B")
+        assert cloze is not None and deck_id is not None
+        note = col.new_note(cloze)
+        note["Text"] = "{{c1::a}} {{c2::b}} {{c3::c}}"
+        col.add_note(note, deck_id)
+        limited = anki_export(col, tmp_path / "limit.apkg", legacy=False)
+    finally:
+        col.close()
+    with pytest.raises(AnkiPackageError) as raised, transaction(engine) as s:
+        import_package(s, limited, owner_user_id=user, now=wall_now(), max_notes=3)
+    assert raised.value.kind == "too_many_cards"
+    assert (raised.value.count, raised.value.limit) == (4, 3)
+    assert deck_count(engine) == before
     # A slug asked for names one deck: everything goes into it.
     with transaction(engine) as s:
         one = import_package(s, package, owner_user_id=user, slug="all-of-it", now=wall_now())
@@ -192,6 +212,18 @@ def test_the_web_form_subscribes_to_every_deck_and_opens_the_parent(
         "This package came from “Biology”, “Biology::Cells”, and “Biology::Genetics::Week 1”"
         in (again.get_data(as_text=True))
     )
+    # As a copy: a tree of its own, under a top deck of a new name, not mixed into the first.
+    (tmp_path / "copy").mkdir()
+    copy = client.get(upload(client, biology(tmp_path / "copy"), copy=True).headers["Location"])
+    assert (
+        "Imported 5 cards into 3 decks: “Biology (2)”, “Biology (2)::Cells”, and "
+        "“Biology (2)::Genetics::Week 1”." in copy.get_data(as_text=True)
+    )
+    library = StudiedOutline()
+    library.feed(client.get("/").get_data(as_text=True))
+    assert [line for line in library.lines if "Biology" in line or "Cells" in line] == [
+        "h2:Biology", "  h3:Cells", "h2:Biology (2)", "  h3:Cells"
+    ]  # fmt: skip
 
 
 def test_the_api_lists_every_deck(client: FlaskClient, engine: Engine, tmp_path: Path) -> None:
@@ -220,8 +252,11 @@ def test_a_parent_goes_out_with_its_subdecks_and_comes_back_as_they_were(
         kitchen = f.make_deck(s, "kitchen", 2, owner_user_id=user)
         tools = f.make_deck(s, "kitchen-tools", 1, owner_user_id=user)
         other = f.make_deck(s, "kitchen-other", 1, owner_user_id=user)  # not studied: stays
+        device = f.make_deck(s, "kitchen-device", 1, owner_user_id=user)
+        device.anki_deck_id = 1_700_000_000_000  # a device's own: it syncs, it is not exported
+        f.subscribe(s, user, device)
         for deck, title in ((kitchen, "Kitchen"), (tools, "Kitchen::Tools"),
-                            (other, "Kitchen::Other")):  # fmt: skip
+                            (other, "Kitchen::Other"), (device, "Kitchen::Phone")):  # fmt: skip
             s.execute(update(DeckText).where(DeckText.deck_id == deck.id).values(title=title))
         f.subscribe(s, user, kitchen)
         f.subscribe(s, user, tools)
@@ -240,7 +275,8 @@ def test_a_parent_goes_out_with_its_subdecks_and_comes_back_as_they_were(
         }  # fmt: skip
         (studied,) = col.find_cards("-is:new")
         assert col.decks.name(col.get_card(studied).did) == "Kitchen::Tools"
-        assert "Kitchen::Other" not in col.decks.all_names()
+        names = col.decks.all_names()
+        assert "Kitchen::Other" not in names and "Kitchen::Phone" not in names
     finally:
         col.close()
     assert in_anki == {

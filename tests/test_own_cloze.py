@@ -15,6 +15,7 @@ from flashcards.anki import export_deck
 from flashcards.decks import own_decks
 from flashcards.decks.cloze import MAX_CLOZE_CARDS
 from flashcards.errors import TooManyDeletions
+from flashcards.srs import card_moves
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardText
 
@@ -53,12 +54,19 @@ def test_a_cloze_text_makes_a_sibling_card_for_each_number(engine: Engine) -> No
                                    explanation="", tags=None, now=T0)  # fmt: skip
     whole, extra = "Paris is the capital of France.", "In Europe.\n\nSince 987."
     assert (keys, more, plain) == (["c001-c1", "c001-c2"], ["c003-c1"], ["c004"])
-    assert cards_of(engine, deck.id) == [
-        ("c001-c1", "c001", "[...] is the capital of France.", whole, extra),
-        ("c001-c2", "c001", "Paris is the capital of [country].", whole, extra),
-        ("c003-c1", "c003", "[...] is in Italy.", "Rome is in Italy.", ""),
-        ("c004", None, "Madrid?", "Spain", ""),
+    found = cards_of(engine, deck.id)
+    assert [row[:1] + row[2:] for row in found] == [
+        ("c001-c1", "[...] is the capital of France.", whole, extra),
+        ("c001-c2", "Paris is the capital of [country].", whole, extra),
+        ("c003-c1", "[...] is in Italy.", "Rome is in Italy.", ""),
+        ("c004", "Madrid?", "Spain", ""),
     ]  # fmt: skip
+    # Each text's cards share a note key of their own, no card's key: a card moved to
+    # another deck, where another text's cards may have keys like theirs, keeps it apart.
+    paris, paris_too, rome, madrid = (row[1] for row in found)
+    assert paris == paris_too and paris is not None and paris.startswith("c001-")
+    assert rome is not None and rome != paris and madrid is None
+    assert {paris, rome}.isdisjoint(row[0] for row in found)
 
 
 def test_too_many_numbers_or_a_plain_card_without_answer_are_refused(engine: Engine) -> None:
@@ -123,3 +131,24 @@ def test_the_web_form_and_the_api_add_cloze_cards(
     assert r.status_code == 422 and r.get_json()["type"].endswith("too-many-deletions")
     r = api.post(f"/api/v1/decks/{slug}/cards", headers=bearer, json={"front": "no back"})
     assert r.status_code == 422
+
+
+def test_cloze_texts_moved_into_one_deck_stay_two_notes(engine: Engine, tmp_path: Path) -> None:
+    with transaction(engine) as s:
+        ana = f.make_user(s)
+        first = own_decks.create_own_deck(s, ana, title="Europe", locales=["en"], now=T0)
+        second = own_decks.create_own_deck(s, ana, title="Asia", locales=["en"], now=T0)
+        moved = own_decks.add_card(s, ana, first.slug, question=PARIS, answer="",
+                                   explanation="", tags=None, now=T0)  # fmt: skip
+        own_decks.add_card(s, ana, second.slug, question="{{c1::Seoul}} is in {{c2::Korea}}.",
+                           answer="", explanation="", tags=None, now=T0)  # fmt: skip
+        for key in moved:
+            card = s.scalars(select(Card).where(Card.deck_id == first.id, Card.key == key)).one()
+            card_moves.move_card(s, card.id, second, now=T0)
+        package = export_deck(s, second.id, locales=["en"], user_id=ana, now=T0).data
+    col, _log = anki_import(tmp_path / "asia.anki2", package)
+    try:
+        texts = sorted(col.get_note(n).fields[0] for n in col.find_notes(""))
+    finally:
+        col.close()
+    assert texts == [PARIS, "{{c1::Seoul}} is in {{c2::Korea}}."]

@@ -111,9 +111,13 @@ def export_deck(
     deck = session.get(Deck, deck_id)
     if deck is None:
         raise NotFound("no such deck")
-    # The subdecks the person studies under it go along, as Anki exports a deck's children.
+    # The subdecks the person studies under it go along, as Anki exports a deck's children;
+    # but a deck standing for a device's, whose notes are the device's own (`adopted_export`)
+    # and would reach that device as conflicting copies of another note type.
     under = list(with_subdecks(session, user_id, deck))[1:] if user_id is not None else []
-    subdecks = [d for d in (session.get(Deck, i) for i in under) if d is not None]
+    subdecks = [
+        d for d in (session.get(Deck, i) for i in under) if d is not None and d.anki_deck_id is None
+    ]
     mod_ms = int(now.timestamp() * 1000)
     # Half a million rows and tuples made and kept: no collections walking them (a quarter
     # of bench_apkg_export's time, 1.39 s against 1.05 s on 2026-12-06; `gc_pause`).

@@ -7,9 +7,10 @@ package may hold several of our decks, a parent and its subdecks.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from ..decks.deck_tree import SEPARATOR
+from ..decks.deck_tree import SEPARATOR, name_key, path_of
 from ..decks.locales import is_known_locale
 from ..storage.models import Deck
 from .export import language_name
@@ -92,3 +93,24 @@ def by_target(groups: list[NoteGroup], finder: DeckFinder | None) -> list[NoteGr
         else:
             joined[key] = group
     return list(joined.values())
+
+
+def apart_from(groups: list[NoteGroup], titles: Iterable[str]) -> None:
+    """New decks named as decks the person has (`titles`: a package imported again as a
+    copy, say) come in under a new top deck, "Biology (2)", with their subdecks: names are
+    the tree, and the two trees would otherwise share their subdecks."""
+    taken = {name_key(title) for title in titles}
+    new = [group for group in groups if group.target is None]
+    for root in dict.fromkeys(path_of(group.title)[0] for group in new):
+        tree = [group for group in new if path_of(group.title)[0] == root]
+        if not any(name_key(group.title) in taken for group in tree):
+            continue
+        number = 2
+        while any(name_key(_under(group.title, f"{root} ({number})")) in taken for group in tree):
+            number += 1
+        for group in tree:
+            group.title = _under(group.title, f"{root} ({number})")
+
+
+def _under(title: str, root: str) -> str:
+    return shorten(SEPARATOR.join((root, *path_of(title)[1:])))

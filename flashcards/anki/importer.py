@@ -33,7 +33,7 @@ from ..storage.models import (
 from . import import_media, reimport
 from .errors import AnkiPackageError
 from .gc_pause import gc_paused
-from .import_decks import MAX_DECKS, by_target, note_groups
+from .import_decks import MAX_DECKS, apart_from, by_target, note_groups
 from .import_rows import already_logged, cards_with, new_deck_rows, title_of, write_progress
 from .names import check_names, free_slug
 from .planning import SKIP_REASONS, PlannedCard, Progress, complete_language, plan_cards
@@ -229,14 +229,27 @@ def _import_package(
     groups = by_target(groups, finder)
     skipped: Counter[str] = Counter()
     first_locale = None
-    formatted = cloze_notes = made = 0
+    formatted = cloze_notes = made = notes_done = 0
     for group in groups:
         target = group.target
         notes_locale = locale or (target.default_locale if target is not None else user_locale)
-        planner = plan_cards(
-            group.collection(coll, whole=len(groups) == 1), notes_locale, skipped,
-            max_notes - made, _offset(progress, made, len(coll.notes)),
-        )  # fmt: skip
+        try:
+            planner = plan_cards(
+                group.collection(coll, whole=len(groups) == 1), notes_locale, skipped,
+                max_notes - made, _offset(progress, notes_done, len(coll.notes)),
+            )  # fmt: skip
+        except AnkiPackageError as exc:
+            if exc.kind != "too_many_cards":
+                raise
+            # Said of the whole package, not of the deck where the limit ran out.
+            raise AnkiPackageError(
+                f"the package's notes make at least {made + exc.count} cards (a Cloze note one"
+                f" per deletion number), over the limit of {max_notes}",
+                kind="too_many_cards",
+                count=made + exc.count,
+                limit=max_notes,
+            ) from None
+        notes_done += len(group.notes)
         group.planned = list(planner.planned.values())
         made += len(group.planned) + planner.unplanned
         first_locale = first_locale or planner.first_locale
@@ -255,6 +268,8 @@ def _import_package(
     if not groups:
         detail = " ".join(_skip_messages(skipped)) or "the package has no notes."
         raise AnkiPackageError(f"nothing to import: {detail}", kind="nothing_to_import")
+    if owner_user_id is not None:
+        apart_from(groups, reimport.titles_near(session, owner_user_id))
     # Each new deck's language is one every one of its cards has text in: refused, if none,
     # before anything is written.
     preferred = [first_locale or user_locale, user_locale]
@@ -450,7 +465,8 @@ def _skip_messages(skipped: Counter[str] | dict[str, int]) -> list[str]:
 def _messages(report: ImportReport) -> list[str]:
     """What was left out or changed, in English (the edges say it in the person's language)."""
     messages = _skip_messages(report.skipped)
-    if report.cloze_notes:
+    # A deck updated with nothing new has no news of how its Cloze notes became cards.
+    if report.cloze_notes and (not report.updated or report.added):
         messages.append(
             f"{report.cloze_notes} Cloze note(s) became question-and-answer cards, one per"
             " deletion number."

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
-from ..storage.models import Card, CardText, Deck, DeckText
+from ..storage.models import Card, CardText, Deck, DeckText, Subscription
 from .export_notes import exported_guid
 from .import_rows import title_of
 from .planning import PlannedCard
@@ -66,6 +66,19 @@ class DeckFinder:
         best = max(enough.values())
         # Two decks of one package (imported twice as copies): the newer copy is kept up.
         return self.decks[max(deck_id for deck_id, n in enough.items() if n == best)]
+
+
+def titles_near(session: Session, owner_user_id: int) -> list[str]:
+    """The titles, in every language, of the decks the person owns or studies: the names
+    their library's tree is made of."""
+    studied = select(Subscription.deck_id).where(Subscription.user_id == owner_user_id)
+    return list(
+        session.scalars(
+            select(DeckText.title)
+            .join(Deck, Deck.id == DeckText.deck_id)
+            .where((Deck.owner_user_id == owner_user_id) | Deck.id.in_(studied))
+        )
+    )
 
 
 def _deck_texts(session: Session, deck_ids: list[int], *, with_texts: bool) -> Iterable[Any]:

@@ -7,6 +7,8 @@ progress: cards are matched by key, a removed card is retired (never deleted), a
 
 from __future__ import annotations
 
+import re
+import secrets
 from dataclasses import replace
 from datetime import datetime
 
@@ -208,7 +210,9 @@ def add_cards(
     makes a card for each deletion number instead, as an Anki Cloze note does: that number's
     deletions hidden ("[...]", or the hint), the whole text as the answer, and what was
     written as the answer, if anything, with the explanation (Anki's "Back Extra"). They are
-    siblings (`Card.note_key`), keyed "<key>-c<number>", and go to Anki as one Cloze note."""
+    siblings, keyed "<key>-c<number>", and go to Anki as one Cloze note. Their note key
+    (`Card.note_key`, which also names the note in Anki) is the key with a random part: it
+    stays theirs in any deck a card of theirs is moved to."""
     key = new_card_key(session, deck)
     parsed = Cloze(question)
     numbers = parsed.numbers()
@@ -231,8 +235,9 @@ def add_cards(
             question=parsed.question(number), answer=parsed.answer(), explanation=extra,
             tags=tags, now=now,
         )  # fmt: skip
+    note_key = f"{key}-{secrets.token_hex(4)}"
     session.execute(
-        update(Card).where(Card.deck_id == deck.id, Card.key.in_(keys)).values(note_key=key)
+        update(Card).where(Card.deck_id == deck.id, Card.key.in_(keys)).values(note_key=note_key)
     )
     return keys
 
@@ -241,6 +246,18 @@ def from_cloze(keys: list[str]) -> bool:
     """Whether `add_cards` made the cards of `keys` from a Cloze text: theirs end "-c<n>",
     a plain new card's is "c<n>" (`new_card_key`)."""
     return "-c" in keys[0]
+
+
+def free_key(session: Session, deck: Deck, key: str) -> str:
+    """`key` for a card arriving in `deck` (a move), if no card there has it; else a new key,
+    a Cloze card's keeping its "-c<number>", which says which deletion it asks."""
+    if session.scalar(select(Card.id).where(Card.deck_id == deck.id, Card.key == key)) is None:
+        return key
+    number = _CLOZE_NUMBER.search(key)
+    return new_card_key(session, deck) + (number.group(0) if number else "")
+
+
+_CLOZE_NUMBER = re.compile(r"-c\d{1,3}$")
 
 
 def new_card_key(session: Session, deck: Deck) -> str:

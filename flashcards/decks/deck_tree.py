@@ -49,6 +49,11 @@ def path_of(title: str) -> tuple[str, ...]:
     return parts if all(parts) else (title,)
 
 
+def name_key(title: str) -> tuple[str, ...]:
+    """What makes two titles one deck's name, as Anki compares names: by part, in any case."""
+    return tuple(part.casefold() for part in path_of(title))
+
+
 def tree(decks: Iterable[T], title: Callable[[T], str]) -> list[Node[T]]:
     """The decks as a forest by their titles' paths. Two decks of one title are two nodes."""
     roots: list[Node[T]] = []

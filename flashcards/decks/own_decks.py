@@ -16,7 +16,7 @@ from ..storage.models import Deck, DeckText
 from ..teams.roles import clean_text
 from . import card_editing, media_refs
 from .card_pages import card_texts
-from .deck_tree import SEPARATOR, anki_name, path_of
+from .deck_tree import SEPARATOR, anki_name, name_key, path_of
 from .deckfile import MAX_TITLE, DeckSource, LocaleSource
 from .locales import check_locale
 from .sync import SyncReport, sync_deck
@@ -59,7 +59,7 @@ def create_own_deck(
     Two made at once may take the same slug: the caller retries."""
     title = _clean_title(title)
     if not from_device and any(
-        _name_key(text.title) == _name_key(title) for text in _own_texts(session, user_id)
+        name_key(text.title) == name_key(title) for text in _own_texts(session, user_id)
     ):
         raise DeckTitleTaken(f"you already have a deck titled '{title}'", field="title")
     if not locales:
@@ -104,8 +104,8 @@ def rename_own_deck(
             path = path_of(other.title)
             if other.deck_id != deck.id and len(path) > len(old) and path[: len(old)] == old:
                 renamed[other.deck_id] = _clean_title(SEPARATOR.join(new + path[len(old) :]))
-        kept = {_name_key(t.title) for d, t in texts.items() if d not in renamed}
-        if any(_name_key(t) in kept for t in renamed.values()):
+        kept = {name_key(t.title) for d, t in texts.items() if d not in renamed}
+        if any(name_key(t) in kept for t in renamed.values()):
             raise DeckTitleTaken(f"you already have a deck titled '{title}'", field="title")
     for deck_id, new_title in renamed.items():
         texts[deck_id].title = new_title
@@ -132,11 +132,6 @@ def _clean_title(title: str) -> str:
     if not name:
         raise InvalidInput("a title needs a name, not only '::'", field="title")
     return name
-
-
-def _name_key(title: str) -> tuple[str, ...]:
-    """What makes two titles one deck's name, as Anki compares names: by part, in any case."""
-    return tuple(part.casefold() for part in path_of(title))
 
 
 def add_card(

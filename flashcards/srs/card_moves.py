@@ -18,7 +18,7 @@ from typing import Any, cast
 from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.orm import Session
 
-from ..decks.card_editing import new_card_key
+from ..decks.card_editing import free_key
 from ..decks.own_decks import find_own_deck
 from ..errors import CardRetired, InvalidInput, NotDeckOwner
 from ..storage.models import Card, CardMark, CardText, Deck, DeckText, ReviewLog
@@ -93,8 +93,7 @@ def move_card(
         if locale not in languages:
             before["removed"][locale] = {f: getattr(text, f) for f in _TEXT_FIELDS}
             session.delete(text)
-    taken = session.scalar(select(Card.id).where(Card.deck_id == target.id, Card.key == card.key))
-    key = new_card_key(session, target) if taken is not None else card.key
+    key = free_key(session, target, card.key)
     _place(session, card, target, key, _last_position(session, target.id) + 1, now)
     source.updated_at = now
     return before
@@ -111,12 +110,8 @@ def restore(session: Session, card_id: int, before: dict[str, Any]) -> None:
     )
     for locale, values in before["removed"].items():
         session.add(CardText(card_id=card_id, locale=locale, **values))
-    taken = session.scalar(
-        select(Card.id).where(
-            Card.deck_id == deck.id, Card.key == before["key"], Card.id != card_id
-        )
-    )
-    key = new_card_key(session, deck) if taken is not None else before["key"]
+    # Moved out of the deck, the card has not its key there: another card may have.
+    key = free_key(session, deck, before["key"])
     now = utcnow()
     moved_from = session.get(Deck, card.deck_id)
     assert moved_from is not None

@@ -332,7 +332,8 @@ def import_error_message(exc: InvalidInput) -> str:
 def report_messages(report: ImportReport) -> list[str]:
     """The import report's notes, in the page's language."""
     out: list[str] = []
-    if report.cloze_notes:
+    # A deck updated with nothing new has no news of how its Cloze notes became cards.
+    if report.cloze_notes and (not report.updated or report.added):
         out.append(
             ngettext(
                 "%(num)d Cloze note became question-and-answer cards, one for each deletion.",

@@ -133,6 +133,10 @@ class TextTooLong(InvalidInput):
     """A card's question, answer or explanation longer than a card holds."""
 
 
+class NoClozeDeletion(InvalidInput):
+    """A Cloze text saved without a deletion ({{c1::...}}): it would make no card."""
+
+
 class TooManyDeletions(InvalidInput):
     """A Cloze text with more deletion numbers than cards one note may make."""
 

@@ -15,9 +15,9 @@ from anki.collection import Collection
 from sqlalchemy import Engine, select
 
 from flashcards.anki import export_deck, import_package
-from flashcards.anki.siblings import cloze_source
 from flashcards.anki.templates import render_card
 from flashcards.decks.cloze import Cloze
+from flashcards.decks.cloze_source import cloze_source
 from flashcards.srs import answer_effects as effects
 from flashcards.srs import card_actions as ca
 from flashcards.srs import marks as mk

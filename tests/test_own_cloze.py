@@ -152,3 +152,50 @@ def test_cloze_texts_moved_into_one_deck_stay_two_notes(engine: Engine, tmp_path
     finally:
         col.close()
     assert texts == [PARIS, "{{c1::Seoul}} is in {{c2::Korea}}."]
+
+
+def test_a_cloze_text_is_edited_as_a_whole_and_progress_kept(
+    client: FlaskClient, engine: Engine
+) -> None:
+    sign_up(client)
+    token = csrf(client, "/decks/new")
+    made = client.post("/decks/new", data={"csrf_token": token, "title": "Capitals",
+                                           "locale": "en"})  # fmt: skip
+    cards_url = made.headers["Location"]
+    slug = cards_url.split("/")[2]
+    form = {"csrf_token": csrf(client, cards_url), "question": PARIS, "answer": "Europe"}
+    client.post(cards_url, data=form)
+    with transaction(engine) as s:
+        deck_id, first = s.execute(select(Card.deck_id, Card.id).where(Card.key == "c001-c1")).one()
+    page_url = f"/decks/{slug}/cards/c001-c1"
+    page = client.get(page_url).get_data(as_text=True)
+    assert "{{c1::Paris}} is the capital of {{c2::France::country}}.</textarea>" in page
+    assert ">Europe</textarea>" in page
+    answered = client.post(
+        f"/decks/{slug}/cards/c001-c1/cloze",
+        data={"csrf_token": csrf(client, page_url), "extra": "In Europe.",
+              "cloze": "{{c1::Paris}} is the capital and largest city of {{c3::France}}."},
+    )  # fmt: skip
+    assert answered.status_code == 303 and answered.headers["Location"].endswith(page_url)
+    saved = client.get(answered.headers["Location"]).get_data(as_text=True)
+    assert "Cloze text saved: 2 cards." in saved
+    whole = "Paris is the capital and largest city of France."
+    found = cards_of(engine, deck_id)
+    assert [(r[0], r[2], r[3], r[4]) for r in found] == [
+        ("c001-c1", "[...] is the capital and largest city of France.", whole, "In Europe."),
+        ("c001-c3", "Paris is the capital and largest city of [...].", whole, "In Europe."),
+    ]  # c2 retired, c3 added, one text
+    assert found[0][1] == found[1][1]
+    with transaction(engine) as s:
+        assert (
+            s.scalar(select(Card.id).where(Card.deck_id == deck_id, Card.key == "c001-c1")) == first
+        )
+    # No deletion left: refused, the text as typed kept on the page, nothing written.
+    refused = client.post(
+        f"/decks/{slug}/cards/c001-c1/cloze",
+        data={"csrf_token": csrf(client, page_url), "cloze": "Paris, no blanks", "extra": ""},
+    )
+    assert refused.status_code == 400
+    assert "A Cloze text needs at least one deletion" in refused.get_data(as_text=True)
+    assert ">Paris, no blanks</textarea>" in refused.get_data(as_text=True)
+    assert cards_of(engine, deck_id) == found

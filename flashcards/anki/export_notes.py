@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from ..decks.cloze_source import cloze_number, cloze_source
 from . import schema
 from .sanitize import text_to_html
 from .scheduling_out import SchedulingContext, card_columns, revlog_rows
-from .siblings import cloze_number, cloze_source
 
 Progress = Callable[[int, int], None]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy import select, update
@@ -21,6 +21,7 @@ from ..errors import (
     InvalidInput,
     LanguageNotInDeck,
     LastCardOfDeck,
+    NoClozeDeletion,
     NotFound,
     TextTooLong,
     TooManyDeletions,
@@ -28,6 +29,7 @@ from ..errors import (
 from ..storage.models import Card, CardText, Deck, DeckText
 from ..teams.deck_uploads import check_card_count
 from .cloze import MAX_CLOZE_CARDS, Cloze
+from .cloze_source import cloze_number, cloze_source
 from .deckfile import KEY_RE, MAX_TEXT, CardSource, DeckSource, LocaleSource
 from .quizfile import slugify
 from .sync import SyncReport, sync_deck
@@ -239,6 +241,79 @@ def add_cards(
     session.execute(
         update(Card).where(Card.deck_id == deck.id, Card.key.in_(keys)).values(note_key=note_key)
     )
+    return keys
+
+
+@dataclass(frozen=True)
+class ClozeText:
+    """The Cloze text a card was made from, found again from it and its siblings."""
+
+    text: str
+    extra: str  # the explanation they share (Anki's "Back Extra")
+    keys: dict[int, str]  # deletion number: its card's key
+
+
+def cloze_text(session: Session, deck: Deck, key: str) -> ClozeText | None:
+    """The Cloze text of the card `key` and its siblings, from their questions and answer
+    in the deck's language (`cloze_source`); None for a card of no Cloze text, or one whose
+    siblings no longer give a text back (edited one by one)."""
+    note_key = session.scalar(
+        select(Card.note_key).where(
+            Card.deck_id == deck.id, Card.key == key, Card.retired_at.is_(None)
+        )
+    )
+    if note_key is None:
+        return None
+    rows = session.execute(
+        select(Card.key, CardText.question, CardText.answer, CardText.explanation)
+        .join(CardText, CardText.card_id == Card.id)
+        .where(
+            Card.deck_id == deck.id, Card.note_key == note_key, Card.retired_at.is_(None),
+            CardText.locale == deck.default_locale,
+        )
+    ).all()  # fmt: skip
+    keys = {number: r.key for r in rows if (number := cloze_number(r.key)) is not None}
+    if len(keys) != len(rows) or len({(r.answer, r.explanation) for r in rows}) != 1:
+        return None
+    questions = {number: r.question for r in rows if (number := cloze_number(r.key))}
+    source = cloze_source(questions, rows[0].answer)
+    return ClozeText(source, rows[0].explanation, keys) if source is not None else None
+
+
+def edit_cloze(
+    session: Session, deck: Deck, key: str, *, text: str, extra: str, now: datetime
+) -> list[str]:
+    """Change the Cloze text of the card `key` and its siblings, as Anki edits a Cloze note:
+    each number's card gets the new text and keeps its progress, a new number makes a card,
+    a number gone retires its card. The live cards' keys, by number."""
+    found = cloze_text(session, deck, key)
+    if found is None:
+        raise NotFound(f"card '{key}' is not one of a Cloze text's cards")
+    parsed = Cloze(text)
+    numbers = parsed.numbers()
+    if not numbers:
+        raise NoClozeDeletion("a Cloze text needs a deletion, such as {{c1::Paris}}", field="front")
+    if len(numbers) > MAX_CLOZE_CARDS:
+        raise TooManyDeletions(
+            f"a Cloze text makes a card for each deletion number, at most {MAX_CLOZE_CARDS}",
+            field="front",
+        )
+    stem = next(iter(found.keys.values())).rpartition("-c")[0]
+    note_key = session.scalar(select(Card.note_key).where(Card.deck_id == deck.id, Card.key == key))
+    keys = []
+    for number in numbers:
+        card_key = found.keys.get(number) or free_key(session, deck, f"{stem}-c{number}")
+        set_card(
+            session, deck, card_key, locale=deck.default_locale, question=parsed.question(number),
+            answer=parsed.answer(), explanation=extra, now=now,
+        )  # fmt: skip
+        keys.append(card_key)
+    session.execute(
+        update(Card).where(Card.deck_id == deck.id, Card.key.in_(keys)).values(note_key=note_key)
+    )
+    for number, gone in found.keys.items():
+        if number not in numbers:
+            retire_card(session, deck, gone, now=now)
     return keys
 
 

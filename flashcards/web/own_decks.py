@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
+from dataclasses import replace
 
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
@@ -100,13 +101,16 @@ def own_card_page(slug: str, key: str) -> str:
 
 
 def _card_page(slug: str, key: str, typed: Mapping[str, str] | None = None) -> str:
-    """The card's page; with `typed`, a refused edit's form (its language's texts and tags)
-    shown as it was sent, so nothing typed is lost."""
+    """The card's page; with `typed`, a refused edit's form (its language's texts and tags,
+    or its Cloze text) shown as it was sent, so nothing typed is lost."""
     session = db()
     deck = own_decks.find_own_deck(session, user_id(), slug)
     card = card_texts(session, deck.id, key)
     if card is None:
         raise NotFound(f"no card '{key}' in this deck")
+    cloze = None if card.from_anki_note else card_editing.cloze_text(session, deck, key)
+    if cloze is not None and typed is not None and "cloze" in typed:
+        cloze = replace(cloze, text=typed.get("cloze", ""), extra=typed.get("extra", ""))
     anki_editable = note_edits.editable(session, user_id(), deck.id, key)
     if card.from_anki_note and not anki_editable:
         typed = None  # shown read-only: what was typed is no text of the card's
@@ -118,6 +122,7 @@ def _card_page(slug: str, key: str, typed: Mapping[str, str] | None = None) -> s
         title=title.title if title else deck.slug,
         default_locale=deck.default_locale,
         card=as_typed(card, typed),
+        cloze=cloze,
         anki_editable=anki_editable,
         locales=[deck.default_locale] + [loc for loc in locales if loc != deck.default_locale],
         listing=listing_args(request.args if typed is None else typed),
@@ -156,6 +161,40 @@ def add_own_card(slug: str) -> Response:
     else:
         flash(_("Card added. It comes up as a new card."))
     return _to_cards(slug)
+
+
+@bp.post("/decks/<slug>/cards/<key>/cloze")
+@writes
+@login_required
+def edit_own_cloze(slug: str, key: str) -> Response:
+    session = db()
+    try:
+        keys = own_decks.edit_cloze(
+            session,
+            user_id(),
+            slug,
+            key,
+            text=request.form.get("cloze", ""),
+            extra=request.form.get("extra", ""),
+            now=utcnow(),
+        )
+    except InvalidInput as exc:
+        session.rollback()
+        flash(_("The Cloze text was not saved.") + " " + card_problem(exc), "error")
+        return Response(_card_page(slug, key, request.form), 400, mimetype="text/html")
+    session.commit()
+    flash(
+        ngettext(
+            "Cloze text saved: %(num)d card. Your progress on it is kept.",
+            "Cloze text saved: %(num)d cards. Your progress on them is kept.",
+            len(keys),
+        )
+    )
+    # The card asked about may have gone with its number: the text's first card then.
+    shown = key if key in keys else keys[0]
+    return redirect(
+        url_for("web.own_card_page", slug=slug, key=shown, **listing_args(request.form)), 303
+    )
 
 
 @bp.post("/decks/<slug>/cards/<key>")

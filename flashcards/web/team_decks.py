@@ -27,6 +27,7 @@ from ..errors import (
     InvalidInput,
     LanguageNotInDeck,
     LastCardOfDeck,
+    NoClozeDeletion,
     TextTooLong,
     TooManyCards,
     TooManyDeletions,
@@ -223,6 +224,8 @@ def card_problem(exc: InvalidInput) -> str:
         return str(
             _("A text may have at most %(count)s characters.", count=format_number(MAX_TEXT))
         )
+    if isinstance(exc, NoClozeDeletion):
+        return str(_("A Cloze text needs at least one deletion, such as {{c1::Paris}}."))
     if isinstance(exc, TooManyDeletions):
         return str(
             _(

@@ -70,6 +70,11 @@ OWN_TITLE = {
     "es": "Entrenamiento::Apuntes de entrenamiento distribuido",
     "ko": "학습::분산 학습 노트",
 }
+OWN_CLOZE = {
+    "en": "{{c1::FSDP}} shards the {{c2::optimizer state}} across GPUs.",
+    "es": "{{c1::FSDP}} reparte el {{c2::estado del optimizador}} entre las GPU.",
+    "ko": "{{c1::FSDP}}는 {{c2::옵티마이저 상태}}를 여러 GPU에 나눠 둡니다.",
+}
 OWN_CARD = {
     "en": ("NCCL's all-reduce [...] the gradients across every GPU.",
            "NCCL's all-reduce sums the gradients across every GPU."),
@@ -149,6 +154,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
                 tags=["gpu"],
                 now=now,
             )
+            # And a Cloze text's cards, whose page edits the text as a whole.
+            own_decks.add_card(
+                s, lead, mine.slug, question=OWN_CLOZE[locale], answer="", explanation="",
+                tags=None, now=now,
+            )  # fmt: skip
             own[locale] = (mine.slug, key)
         team_path, deck_path = f"/teams/{team.id}", f"/teams/{team.id}/decks/{deck.slug}"
     engine.dispose()
@@ -210,6 +220,7 @@ def _pages(site: Site, locale: str) -> list[tuple[str, str]]:
         ("new-deck", "/decks/new"),
         ("own-deck", f"/decks/{own}"),
         ("own-card", f"/decks/{own}/cards/{key}"),
+        ("own-cloze", f"/decks/{own}/cards/c002-c2"),
         ("reschedule", "/settings/fsrs/reschedule"),
         ("retention", "/settings/fsrs/retention"),
         ("media", "/media"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ..decks.cloze import Cloze
+from .cloze import Cloze
 
 _PLACEHOLDER = re.compile(r"\[([^\[\]]*)\]")
 _NUMBER = re.compile(r"-c(\d{1,3})$")

@@ -39,6 +39,15 @@ def cards_of(engine: Engine, deck_id: int) -> list[tuple[str, str | None, str, s
         return [tuple(r) for r in rows]
 
 
+def signed_up_with_a_deck(client: FlaskClient) -> str:
+    """A new person's own deck, made on the web; its cards page."""
+    sign_up(client)
+    token = csrf(client, "/decks/new")
+    made = client.post("/decks/new", data={"csrf_token": token, "title": "Capitals",
+                                           "locale": "en"})  # fmt: skip
+    return str(made.headers["Location"])
+
+
 def test_a_cloze_text_makes_a_sibling_card_for_each_number(engine: Engine) -> None:
     with transaction(engine) as s:
         ana = f.make_user(s)
@@ -100,11 +109,7 @@ def test_the_siblings_go_to_anki_as_one_cloze_note(engine: Engine, tmp_path: Pat
 def test_the_web_form_and_the_api_add_cloze_cards(
     app: Flask, client: FlaskClient, engine: Engine
 ) -> None:
-    sign_up(client)
-    token = csrf(client, "/decks/new")
-    made = client.post("/decks/new", data={"csrf_token": token, "title": "Capitals",
-                                           "locale": "en"})  # fmt: skip
-    cards_url = made.headers["Location"]
+    cards_url = signed_up_with_a_deck(client)
     page = client.get(cards_url).get_data(as_text=True)
     assert "makes a card for each number" in page
     form = {"csrf_token": csrf(client, cards_url), "question": PARIS, "answer": ""}
@@ -157,11 +162,7 @@ def test_cloze_texts_moved_into_one_deck_stay_two_notes(engine: Engine, tmp_path
 def test_a_cloze_text_is_edited_as_a_whole_and_progress_kept(
     client: FlaskClient, engine: Engine
 ) -> None:
-    sign_up(client)
-    token = csrf(client, "/decks/new")
-    made = client.post("/decks/new", data={"csrf_token": token, "title": "Capitals",
-                                           "locale": "en"})  # fmt: skip
-    cards_url = made.headers["Location"]
+    cards_url = signed_up_with_a_deck(client)
     slug = cards_url.split("/")[2]
     form = {"csrf_token": csrf(client, cards_url), "question": PARIS, "answer": "Europe"}
     client.post(cards_url, data=form)

@@ -165,6 +165,7 @@ def test_studying_a_parent_deck_takes_in_its_subdecks(client: FlaskClient, engin
     assert new_count(client.get(f"/study?deck={child}").get_data(as_text=True)) == 2
     deck_page = client.get(f"/decks/{parent}").get_data(as_text=True)
     assert new_count(deck_page) == 2
+    assert "0 cards · 2 more in its subdecks · English" in " ".join(deck_page.split())
     # The parent's page lists its subdecks; its delete page says they are kept.
     assert (
         f'<li><a href="/decks/{child}" lang="en"><span class="deck-path">Training › </span>'

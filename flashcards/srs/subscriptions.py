@@ -105,16 +105,21 @@ def _text(text: DeckText) -> tuple[str, str]:
     return text.title, text.description
 
 
-def deck_summaries(session: Session, user_id: int, ui_locale: str) -> list[DeckSummary]:
-    decks = session.scalars(select(Deck).where(visible_decks(user_id)).order_by(Deck.slug)).all()
-    ids = [d.id for d in decks]
-    counts = dict(
+def card_counts(session: Session, deck_ids: Iterable[int]) -> dict[int, int]:
+    """The live cards of each deck (a deck without any is left out)."""
+    return dict(
         session.execute(
             select(Card.deck_id, func.count())
-            .where(Card.deck_id.in_(ids), Card.retired_at.is_(None))
+            .where(Card.deck_id.in_(list(deck_ids)), Card.retired_at.is_(None))
             .group_by(Card.deck_id)
         ).all()
     )
+
+
+def deck_summaries(session: Session, user_id: int, ui_locale: str) -> list[DeckSummary]:
+    decks = session.scalars(select(Deck).where(visible_decks(user_id)).order_by(Deck.slug)).all()
+    ids = [d.id for d in decks]
+    counts = card_counts(session, ids)
     texts: dict[int, dict[str, DeckText]] = {}
     for text in session.scalars(select(DeckText).where(DeckText.deck_id.in_(ids))):
         texts.setdefault(text.deck_id, {})[text.locale] = text

@@ -78,10 +78,12 @@ def deck(slug: str) -> str:
         deck_ids = subscriptions.parent_ids(studied)
         _card, counts = queue.next_card(session, uid, now=utcnow(), deck_ids=deck_ids)
     overrides = deck_settings.deck_overrides(session, uid, found.id)
+    subdecks = _subdecks(studied)
     return render_template(
         "deck.html",
         deck=summary,
-        subdecks=_subdecks(studied),
+        subdecks=subdecks,
+        in_subdecks=sum(subscriptions.card_counts(session, [d.id for d in subdecks]).values()),
         counts=counts,
         overrides=overrides,
         defaults=user_settings(session, uid),

@@ -186,6 +186,9 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/decks/<slug>/cards/<key>/retire", "POST"): Probe(
         "/decks/{private}/cards/c01/retire", {}, member=404
     ),
+    ("/decks/<slug>/cards/<key>/cloze", "POST"): Probe(
+        "/decks/{private}/cards/c01/cloze", {"cloze": "{{c1::x}}", "extra": ""}, member=404
+    ),
     ("/decks/<slug>/cards/<key>/media", "POST"): Probe(
         "/decks/{private}/cards/c01/media", {"locale": "en", "side": "question"}, member=404
     ),

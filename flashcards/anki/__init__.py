@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from .errors import AnkiPackageError
 from .export import ExportedPackage, export_deck
-from .importer import ImportedDeck, ImportReport, import_package, read_for_import
+from .import_report import ImportedDeck, ImportReport
+from .importer import import_package, read_for_import
 
 __all__ = [
     "AnkiPackageError", "ExportedPackage", "ImportReport", "ImportedDeck", "export_deck",

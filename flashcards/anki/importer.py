@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -34,9 +34,10 @@ from . import import_media, reimport
 from .errors import AnkiPackageError
 from .gc_pause import gc_paused
 from .import_decks import MAX_DECKS, apart_from, by_target, note_groups
+from .import_report import ImportedDeck, ImportReport, english_messages, skip_messages
 from .import_rows import already_logged, cards_with, new_deck_rows, title_of, write_progress
 from .names import check_names, free_slug
-from .planning import SKIP_REASONS, PlannedCard, Progress, complete_language, plan_cards
+from .planning import PlannedCard, Progress, complete_language, plan_cards
 from .reader import Collection, read_package
 from .scheduling_in import Answer, ImportTiming, Replay, convert_card, convert_revlog
 from .tables import large_page_cache, table
@@ -46,66 +47,6 @@ DEFAULT_MAX_NOTES = 50_000
 __all__ = ["check_names"]  # where the edges have it from
 QUEUE_SUSPENDED = -1
 QUEUE_BURIED = (-2, -3)  # by a sibling, by hand
-
-
-@dataclass
-class ImportReport:
-    deck_id: int
-    slug: str
-    title: str
-    default_locale: str
-    cards: int = 0
-    texts: int = 0
-    review_states: int = 0
-    review_logs: int = 0
-    # Media files: not kept at all (a deck that is not a person's own, whose cards are
-    # text only), added to the person's media folder for the cards, or in the package but
-    # used by no card imported.
-    media_left_out: int = 0
-    media_added: int = 0
-    media_unused: int = 0
-    # Names the cards use that the package lacks (shown as missing), and files kept for
-    # Anki that the pages do not show (SVG, which can carry script).
-    media_missing: list[str] = field(default_factory=list)
-    media_not_shown: int = 0
-    formatting_simplified: int = 0
-    # Cards whose every Anki card was suspended, imported without progress (of which
-    # suspending is part): they are studied like any other.
-    suspended_made_active: int = 0
-    # Cloze notes, each made into a card per deletion number (`cloze`).
-    cloze_notes: int = 0
-    # A package imported again into the deck it came from (`reimport`): cards added to it,
-    # and cards whose texts or tags changed; everyone's progress on the deck is kept.
-    updated: bool = False
-    added: int = 0
-    changed: int = 0
-    # Anki tags per card key, as stored on the cards (keys are a deck's: with subdecks, the
-    # last deck's card of a key); and how many cards have tags.
-    tags: dict[str, list[str]] = field(default_factory=dict)
-    tagged: int = 0
-    # Notes left out, by reason (a key of SKIP_REASONS).
-    skipped: dict[str, int] = field(default_factory=dict)
-    messages: list[str] = field(default_factory=list)
-    # Every deck the package went into, the first as above: one per Anki deck (subdeck).
-    decks: list[ImportedDeck] = field(default_factory=list)
-
-
-@dataclass
-class ImportedDeck:
-    """One deck an import made, or updated (a package's deck that came from it)."""
-
-    deck_id: int
-    slug: str
-    title: str
-    default_locale: str
-    updated: bool
-    cards: int
-    texts: int
-    review_states: int
-    review_logs: int
-    added: int = 0
-    changed: int = 0
-    missing_language: int = 0  # new cards without a text in the deck's language, left out
 
 
 def read_for_import(
@@ -266,7 +207,7 @@ def _import_package(
     groups = [group for group in groups if group.planned]
     planned = [p for group in groups for p in group.planned]
     if not groups:
-        detail = " ".join(_skip_messages(skipped)) or "the package has no notes."
+        detail = " ".join(skip_messages(skipped)) or "the package has no notes."
         raise AnkiPackageError(f"nothing to import: {detail}", kind="nothing_to_import")
     if owner_user_id is not None:
         apart_from(groups, reimport.titles_near(session, owner_user_id))
@@ -322,7 +263,7 @@ def _import_package(
         tagged=sum(1 for p in planned if card_tags(p)),
         skipped={reason: n for reason, n in skipped.items() if n},
     )  # fmt: skip
-    report.messages = _messages(report)
+    report.messages = english_messages(report)
     if progress is not None:
         progress(len(coll.notes), len(coll.notes))
     return report
@@ -452,55 +393,6 @@ def _offset(progress: Progress | None, done: int, total: int) -> Progress | None
     if progress is None:
         return None
     return lambda part_done, _part_total: progress(done + part_done, total)
-
-
-def _skip_messages(skipped: Counter[str] | dict[str, int]) -> list[str]:
-    return [
-        f"{count} note(s) left out: they {SKIP_REASONS[reason]}."
-        for reason, count in skipped.items()
-        if count
-    ]
-
-
-def _messages(report: ImportReport) -> list[str]:
-    """What was left out or changed, in English (the edges say it in the person's language)."""
-    messages = _skip_messages(report.skipped)
-    # A deck updated with nothing new has no news of how its Cloze notes became cards.
-    if report.cloze_notes and (not report.updated or report.added):
-        messages.append(
-            f"{report.cloze_notes} Cloze note(s) became question-and-answer cards, one per"
-            " deletion number."
-        )
-    if report.media_left_out:
-        messages.append(
-            f"{report.media_left_out} media file(s) (images, sounds) were left out: "
-            "cards here are text only."
-        )
-    if report.media_unused:
-        messages.append(
-            f"{report.media_unused} media file(s) were left out: no card imported uses them."
-        )
-    if report.media_missing:
-        messages.append(
-            f"{len(report.media_missing)} media file(s) the cards use are not in the package "
-            f"({', '.join(report.media_missing[:3])}): the cards show them as missing."
-        )
-    if report.media_not_shown:
-        messages.append(
-            f"{report.media_not_shown} media file(s) are kept for Anki but not shown on these "
-            "pages (SVG images, which can carry scripts, or sounds browsers do not play)."
-        )
-    if report.formatting_simplified:
-        messages.append(
-            f"{report.formatting_simplified} note(s) had formatting (bold, lists, links) that "
-            "was reduced to plain text."
-        )
-    if report.suspended_made_active:
-        messages.append(
-            f"{report.suspended_made_active} card(s) suspended in Anki were imported as active,"
-            " without progress: import with progress to keep them suspended."
-        )
-    return messages
 
 
 def _note_key(p: PlannedCard) -> str | None:

@@ -18,7 +18,7 @@ from werkzeug.test import TestResponse, encode_multipart
 from flashcards.anki import AnkiPackageError
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardText, Deck, DeckText, ReviewLog, User
-from flashcards.web.apkg import import_error_message
+from flashcards.web.import_messages import import_error_message
 
 from .test_anki_export import anki_import
 from .test_anki_import import anki_native_package, edited_package, suspended_package, zip_of

@@ -200,3 +200,39 @@ def test_a_cloze_text_is_edited_as_a_whole_and_progress_kept(
     assert "A Cloze text needs at least one deletion" in refused.get_data(as_text=True)
     assert ">Paris, no blanks</textarea>" in refused.get_data(as_text=True)
     assert cards_of(engine, deck_id) == found
+
+
+def test_the_api_edits_a_cloze_text_as_a_whole(app: Flask, engine: Engine) -> None:
+    with transaction(engine) as s:
+        ben = f.make_user(s, "ben@example.com")
+        bearer = {"Authorization": f"Bearer {f.make_token(s, ben)}"}
+        slug = own_decks.create_own_deck(s, ben, title="Rivers", locales=["en"], now=T0).slug
+        own_decks.add_card(s, ben, slug, question="Plain?", answer="Yes", explanation="",
+                           tags=None, now=T0)  # fmt: skip
+    api = app.test_client()
+    cards = f"/api/v1/decks/{slug}/cards"
+    added = api.post(cards, headers=bearer, json={"front": "The {{c1::Nile}} flows north."})
+    assert added.get_json()["keys"] == ["c002-c1"]
+    body = {"text": "The {{c1::Nile}} flows {{c2::north}}.\r\n", "extra": " Egypt "}
+    r = api.put(f"{cards}/c002-c1/cloze", headers=bearer, json=body)
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json() == {
+        "text": "The {{c1::Nile}} flows {{c2::north}}.", "extra": "Egypt",
+        "keys": ["c002-c1", "c002-c2"],
+    }  # fmt: skip
+    # A plain card, another person's deck, a text without a deletion: refused, nothing written.
+    assert (
+        api.put(f"{cards}/c001/cloze", headers=bearer, json={"text": "{{c1::x}}"}).status_code
+        == 404
+    )
+    with transaction(engine) as s:
+        other = {"Authorization": f"Bearer {f.make_token(s, f.make_user(s, 'eve@example.com'))}"}
+    assert (
+        api.put(f"{cards}/c002-c1/cloze", headers=other, json={"text": "{{c1::x}}"}).status_code
+        == 404
+    )
+    r = api.put(f"{cards}/c002-c1/cloze", headers=bearer, json={"text": "no blanks"})
+    assert r.status_code == 422 and r.get_json()["type"].endswith("no-cloze-deletion")
+    with transaction(engine) as s:
+        deck_id = s.scalar(select(Card.deck_id).where(Card.key == "c002-c1"))
+    assert [row[0] for row in cards_of(engine, deck_id)] == ["c001", "c002-c1", "c002-c2"]

@@ -92,6 +92,9 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/api/v1/decks/<slug>/cards/<key>", "DELETE"): Probe(
         "/api/v1/decks/{private}/cards/c01", member=404
     ),
+    ("/api/v1/decks/<slug>/cards/<key>/cloze", "PUT"): Probe(
+        "/api/v1/decks/{private}/cards/c01/cloze", {"text": "{{c1::x}}"}, member=404
+    ),
     ("/api/v1/decks/<slug>/export.apkg", "GET"): Probe(
         "/api/v1/decks/{private}/export.apkg", member=404
     ),

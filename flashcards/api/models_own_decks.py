@@ -54,6 +54,21 @@ class NewCard(Body):
     }
 
 
+class ClozeEdit(Body):
+    text: str = Field(
+        min_length=1, max_length=MAX_CARD_TEXT, description="The Cloze text, as {{c1::Paris}}."
+    )
+    extra: str = Field(
+        "", max_length=MAX_CARD_TEXT, description="The explanation its cards share (Back Extra)."
+    )
+
+
+class ClozeCards(Reply):
+    text: str
+    extra: str
+    keys: list[str] = Field(description="The text's live cards, by deletion number.")
+
+
 class CardPatch(Body):
     """What to change; a field left out stays as it is."""
 

@@ -23,6 +23,8 @@ from .models import reply
 from .models_own_decks import (
     AddedCard,
     CardPatch,
+    ClozeCards,
+    ClozeEdit,
     DeckPatch,
     NewCard,
     NewDeck,
@@ -167,6 +169,31 @@ def edit_card(slug: str, key: str) -> Response:
     card = _card(slug, user_id, key)
     session.commit()
     return reply(OwnCard.of(card))
+
+
+@bp.put("/decks/<slug>/cards/<key>/cloze")
+@documented(
+    "editClozeText",
+    "Change the Cloze text a card of the caller's own deck was made from, with its sibling "
+    "cards, as Anki edits a Cloze note: each number's card keeps its progress, a new number "
+    "adds a card, a number taken out retires its card. 404 for a card of no Cloze text (or one "
+    "whose cards were edited one by one); 422 for a text without a deletion.",
+    {200: Answer("The text and its cards.", ClozeCards)},
+    403,
+    body=ClozeEdit,
+    tags=TAGS,
+)
+@writes
+def edit_cloze(slug: str, key: str) -> Response:
+    user_id = current_user_id()
+    body = parse_body(ClozeEdit)
+    session = db()
+    keys = own_decks.edit_cloze(
+        session, user_id, slug, key, text=body.text, extra=body.extra, now=utcnow()
+    )
+    found = own_decks.cloze_text(session, user_id, slug, keys[0])  # as stored
+    session.commit()
+    return reply(ClozeCards(text=found.text, extra=found.extra, keys=keys))
 
 
 @bp.delete("/decks/<slug>/cards/<key>")

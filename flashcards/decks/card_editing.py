@@ -111,6 +111,16 @@ def check_texts(question: str, answer: str, explanation: str) -> None:
             raise TextTooLong(f"{name} may have at most {MAX_TEXT} characters", field=name)
 
 
+@dataclass(frozen=True)
+class CardEdit:
+    """One card's texts in one language: None keeps the card's current text."""
+
+    key: str
+    question: str | None
+    answer: str | None
+    explanation: str | None
+
+
 def set_card(
     session: Session,
     deck: Deck,
@@ -128,59 +138,80 @@ def set_card(
 
     A text given as None keeps the card's current one in that language; tags (the card's,
     in every language) likewise. `create=False` edits only: an unknown key is NotFound."""
-    if not KEY_RE.match(key):
-        raise InvalidInput("invalid card key (use a-z, 0-9, '-' and '_')", field="key")
+    edit = CardEdit(key, question, answer, explanation)
+    return set_cards(session, deck, [edit], locale=locale, tags=tags, now=now, create=create)
+
+
+def set_cards(
+    session: Session,
+    deck: Deck,
+    edits: list[CardEdit],
+    *,
+    locale: str,
+    tags: list[str] | None = None,
+    now: datetime,
+    create: bool = True,
+) -> SyncReport:
+    """`set_card` for several cards (a Cloze text's), in one sync of the deck: each sync
+    reads and compares the whole deck."""
     source = current_source(session, deck)
     target = source.locales.get(locale)
     if target is None:
         raise LanguageNotInDeck(f"the deck has no language '{locale}'", field="locale")
-    if key not in source.keys and _retired(session, deck.id, key):
-        # Most likely an edit from a page opened before the card was retired elsewhere:
-        # taking it as new would bring the old question back with everyone's progress.
-        raise EditingRetiredCard(
-            "this card was retired from the deck and can no longer be edited", field="key"
-        )
-    if key not in source.keys and not create:
-        raise NotFound(f"no card '{key}' in this deck")
-    if key not in source.keys and locale != deck.default_locale:
-        raise InvalidInput(
-            f"add the card in the default language '{deck.default_locale}' first", field="locale"
-        )
     cards = list(target.cards)
-    at = next((i for i, c in enumerate(cards) if c.key == key), None)
-    if at is not None and deck.anki_deck_id is not None and _of_anki_note(session, deck, key):
-        raise CardOfAnkiNote(
-            "this card comes from a note made in Anki that the web cannot edit: edit the note in "
-            "Anki, and your next sync brings the change here"
+    at_key = {card.key: i for i, card in enumerate(cards)}
+    for edit in edits:
+        key = edit.key
+        if not KEY_RE.match(key):
+            raise InvalidInput("invalid card key (use a-z, 0-9, '-' and '_')", field="key")
+        if key not in source.keys and _retired(session, deck.id, key):
+            # Most likely an edit from a page opened before the card was retired elsewhere:
+            # taking it as new would bring the old question back with everyone's progress.
+            raise EditingRetiredCard(
+                "this card was retired from the deck and can no longer be edited", field="key"
+            )
+        if key not in source.keys and not create:
+            raise NotFound(f"no card '{key}' in this deck")
+        if key not in source.keys and locale != deck.default_locale:
+            raise InvalidInput(
+                f"add the card in the default language '{deck.default_locale}' first",
+                field="locale",
+            )
+        at = at_key.get(key)
+        if at is not None and deck.anki_deck_id is not None and _of_anki_note(session, deck, key):
+            raise CardOfAnkiNote(
+                "this card comes from a note made in Anki that the web cannot edit: edit the "
+                "note in Anki, and your next sync brings the change here"
+            )
+        old = cards[at] if at is not None else CardSource(key, "", "", "")
+        texts = (
+            old.question if edit.question is None else edit.question,
+            old.answer if edit.answer is None else edit.answer,
+            old.explanation if edit.explanation is None else edit.explanation,
         )
-    old = cards[at] if at is not None else CardSource(key, "", "", "")
-    question = old.question if question is None else question
-    answer = old.answer if answer is None else answer
-    explanation = old.explanation if explanation is None else explanation
-    # A browser's form sends its line breaks as CRLF: stored as they are, saving a card
-    # unchanged would change it (and its devices' copies).
-    question, answer, explanation = (
-        t.replace("\r\n", "\n").replace("\r", "\n") for t in (question, answer, explanation)
-    )
-    check_texts(question, answer, explanation)
+        # A browser's form sends its line breaks as CRLF: stored as they are, saving a card
+        # unchanged would change it (and its devices' copies).
+        question, answer, explanation = (t.replace("\r\n", "\n").replace("\r", "\n") for t in texts)
+        check_texts(question, answer, explanation)
+        card = CardSource(key, question.strip(), answer.strip(), explanation.strip())
+        if at is None:
+            check_card_count(len(cards) + 1)
+            at_key[key] = len(cards)
+            cards.append(card)
+        else:
+            cards[at] = card
     wanted_tags = None if tags is None else clean_tags(tags)
-    card = CardSource(key, question.strip(), answer.strip(), explanation.strip())
-    if at is None:
-        check_card_count(len(cards) + 1)
-        cards.append(card)
-    else:
-        cards[at] = card
     locales = dict(source.locales)
     locales[locale] = replace(target, cards=tuple(cards))
     report = sync_owned(session, deck, replace(source, locales=locales), now=now)
     if wanted_tags is not None:
-        row = session.scalar(select(Card).where(Card.deck_id == deck.id, Card.key == key))
-        assert row is not None  # synced just above
-        if list(row.tags or ()) != wanted_tags:
-            row.tags = wanted_tags
-            row.updated_at = now
-            if key not in report.added and key not in report.updated:
-                report.updated.append(key)
+        keys = [edit.key for edit in edits]
+        for row in session.scalars(select(Card).where(Card.deck_id == deck.id, Card.key.in_(keys))):
+            if list(row.tags or ()) != wanted_tags:
+                row.tags = wanted_tags
+                row.updated_at = now
+                if row.key not in report.added and row.key not in report.updated:
+                    report.updated.append(row.key)
     return report
 
 
@@ -231,12 +262,12 @@ def add_cards(
         )
     extra = "\n\n".join(text.strip() for text in (answer, explanation) if text.strip())
     keys = [f"{key}-c{number}" for number in numbers]
-    for number, card_key in zip(numbers, keys, strict=True):
-        set_card(
-            session, deck, card_key, locale=deck.default_locale,
-            question=parsed.question(number), answer=parsed.answer(), explanation=extra,
-            tags=tags, now=now,
-        )  # fmt: skip
+    whole = parsed.answer()
+    edits = [
+        CardEdit(card_key, parsed.question(number), whole, extra)
+        for number, card_key in zip(numbers, keys, strict=True)
+    ]
+    set_cards(session, deck, edits, locale=deck.default_locale, tags=tags, now=now)
     note_key = f"{key}-{secrets.token_hex(4)}"
     session.execute(
         update(Card).where(Card.deck_id == deck.id, Card.key.in_(keys)).values(note_key=note_key)
@@ -300,14 +331,15 @@ def edit_cloze(
         )
     stem = next(iter(found.keys.values())).rpartition("-c")[0]
     note_key = session.scalar(select(Card.note_key).where(Card.deck_id == deck.id, Card.key == key))
-    keys = []
-    for number in numbers:
-        card_key = found.keys.get(number) or free_key(session, deck, f"{stem}-c{number}")
-        set_card(
-            session, deck, card_key, locale=deck.default_locale, question=parsed.question(number),
-            answer=parsed.answer(), explanation=extra, now=now,
-        )  # fmt: skip
-        keys.append(card_key)
+    keys = [
+        found.keys.get(number) or free_key(session, deck, f"{stem}-c{number}") for number in numbers
+    ]
+    whole = parsed.answer()
+    edits = [
+        CardEdit(card_key, parsed.question(number), whole, extra)
+        for number, card_key in zip(numbers, keys, strict=True)
+    ]
+    set_cards(session, deck, edits, locale=deck.default_locale, now=now)
     session.execute(
         update(Card).where(Card.deck_id == deck.id, Card.key.in_(keys)).values(note_key=note_key)
     )

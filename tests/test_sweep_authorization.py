@@ -93,7 +93,7 @@ ROUTES: dict[tuple[str, str], Probe] = {
         "/api/v1/decks/{private}/cards/c01", member=404
     ),
     ("/api/v1/decks/<slug>/cards/<key>/cloze", "PUT"): Probe(
-        "/api/v1/decks/{private}/cards/c01/cloze", {"text": "{{c1::x}}"}, member=404
+        "/api/v1/decks/{private}/cards/c01/cloze", {"text": "x"}, member=404
     ),
     ("/api/v1/decks/<slug>/export.apkg", "GET"): Probe(
         "/api/v1/decks/{private}/export.apkg", member=404
@@ -190,7 +190,7 @@ ROUTES: dict[tuple[str, str], Probe] = {
         "/decks/{private}/cards/c01/retire", {}, member=404
     ),
     ("/decks/<slug>/cards/<key>/cloze", "POST"): Probe(
-        "/decks/{private}/cards/c01/cloze", {"cloze": "{{c1::x}}", "extra": ""}, member=404
+        "/decks/{private}/cards/c01/cloze", {"cloze": "x", "extra": ""}, member=404
     ),
     ("/decks/<slug>/cards/<key>/media", "POST"): Probe(
         "/decks/{private}/cards/c01/media", {"locale": "en", "side": "question"}, member=404
@@ -241,6 +241,11 @@ ROUTES: dict[tuple[str, str], Probe] = {
         "/teams/{team}/decks/{deck}/cards/q01",
         WEB_CARD,
         cross="/teams/{team}/decks/{b_deck}/cards/q01",
+    ),
+    ("/teams/<int:team_id>/decks/<slug>/cards/<key>/cloze", "POST"): Probe(
+        "/teams/{team}/decks/{deck}/cards/q01/cloze",
+        {"cloze": "x", "extra": ""},
+        cross="/teams/{team}/decks/{b_deck}/cards/q01/cloze",
     ),
     ("/teams/<int:team_id>/decks/<slug>/cards", "POST"): Probe(
         "/teams/{team}/decks/{deck}/cards", WEB_CARD, cross="/teams/{team}/decks/{b_deck}/cards"

@@ -168,3 +168,18 @@ def test_a_lead_adds_a_cloze_text_as_a_card_for_each_number(app: Flask, engine: 
     listing = member.get(f"{deck}?q=schedules").get_data(as_text=True)
     assert [key for _n, key in _cards(listing)] == ["c081-c1", "c081-c2"]
     assert "[...] schedules pods." in listing and "Kubernetes schedules [...]." in listing
+    # A lead edits the text as a whole; a member sees the cards, no form.
+    card = f"{deck}/cards/c081-c1"
+    assert "{{c1::Kubernetes}} schedules {{c2::pods}}.</textarea>" in lead.get(card).get_data(
+        as_text=True
+    )
+    assert "<textarea" not in member.get(card).get_data(as_text=True)
+    text = {"cloze": "{{c1::Kubernetes}} schedules {{c2::pods}} on {{c3::nodes}}.", "extra": ""}
+    assert _post(member, f"{card}/cloze", text, card).status_code == 403
+    saved = _post(lead, f"{card}/cloze", text, card)
+    assert saved.status_code == 303 and saved.headers["Location"].endswith(card)
+    assert "Cloze text saved: 3 cards. Everyone keeps their progress on them." in lead.get(
+        saved.headers["Location"]
+    ).get_data(as_text=True)
+    listing = member.get(f"{deck}?q=nodes").get_data(as_text=True)
+    assert [key for _n, key in _cards(listing)] == ["c081-c1", "c081-c2", "c081-c3"]

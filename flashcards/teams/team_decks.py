@@ -157,6 +157,32 @@ def add_cards(
     )
 
 
+def cloze_text(
+    session: Session, team_id: int, actor_id: int, slug: str, key: str
+) -> card_editing.ClozeText | None:
+    """The Cloze text a card of the team's deck was made from, for its leads
+    (`card_editing.cloze_text`)."""
+    membership(session, team_id, actor_id, *LEADS)
+    return card_editing.cloze_text(session, team_deck(session, team_id, slug), key)
+
+
+def edit_cloze(
+    session: Session,
+    team_id: int,
+    actor_id: int,
+    slug: str,
+    key: str,
+    *,
+    text: str,
+    extra: str,
+    now: datetime,
+) -> list[str]:
+    """A Cloze text's cards changed as the text (`card_editing.edit_cloze`), by a lead."""
+    membership(session, team_id, actor_id, *LEADS)
+    deck = team_deck(session, team_id, slug)
+    return card_editing.edit_cloze(session, deck, key, text=text, extra=extra, now=now)
+
+
 def retire_card(
     session: Session, team_id: int, actor_id: int, slug: str, key: str, *, now: datetime
 ) -> SyncReport:

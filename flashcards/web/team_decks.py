@@ -155,15 +155,59 @@ def _card_page(team_id: int, slug: str, key: str, typed: Mapping[str, str] | Non
     session = db()
     team = membership.get_team(session, team_id_checked(team_id), uid)
     deck, card = team_decks.deck_card(session, team.id, uid, slug, key)
+    lead = team.role in LEADS
+    cloze = team_decks.cloze_text(session, team.id, uid, slug, key) if lead else None
+    if cloze is not None and typed is not None and "cloze" in typed:
+        cloze = replace(cloze, text=typed.get("cloze", ""), extra=typed.get("extra", ""))
     return render_template(
         "team_card.html",
         team=team,
-        lead=team.role in LEADS,
+        lead=lead,
+        cloze=cloze,
         deck=deck,
         card=as_typed(card, typed),
         locales=[deck.default_locale] + [loc for loc in deck.locales if loc != deck.default_locale],
         listing=listing_args(request.args if typed is None else typed),
     )
+
+
+@bp.post("/teams/<int:team_id>/decks/<slug>/cards/<key>/cloze")
+@writes
+@login_required
+def edit_team_cloze(team_id: int, slug: str, key: str) -> Response:
+    session = db()
+    try:
+        keys = team_decks.edit_cloze(
+            session,
+            team_id_checked(team_id),
+            user_id(),
+            slug,
+            key,
+            text=request.form.get("cloze", ""),
+            extra=request.form.get("extra", ""),
+            now=utcnow(),
+        )
+    except InvalidInput as exc:
+        session.rollback()
+        flash(_("The Cloze text was not saved.") + " " + card_problem(exc), "error")
+        return Response(_card_page(team_id, slug, key, request.form), 400, mimetype="text/html")
+    session.commit()
+    flash(
+        ngettext(
+            "Cloze text saved: %(num)d card. Everyone keeps their progress on it.",
+            "Cloze text saved: %(num)d cards. Everyone keeps their progress on them.",
+            len(keys),
+        )
+    )
+    # The card asked about may have gone with its number: the text's first card then.
+    shown = key if key in keys else keys[0]
+    return redirect(
+        url_for(
+            "web.team_card_page", team_id=team_id, slug=slug, key=shown,
+            **listing_args(request.form),
+        ),
+        303,
+    )  # fmt: skip
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/cards/<key>")

@@ -115,9 +115,8 @@ def export_deck(
     # but a deck standing for a device's, whose notes are the device's own (`adopted_export`)
     # and would reach that device as conflicting copies of another note type.
     under = list(with_subdecks(session, user_id, deck))[1:] if user_id is not None else []
-    subdecks = [
-        d for d in (session.get(Deck, i) for i in under) if d is not None and d.anki_deck_id is None
-    ]
+    found = session.scalars(select(Deck).where(Deck.id.in_(under), Deck.anki_deck_id.is_(None)))
+    subdecks = sorted(found, key=lambda d: under.index(d.id))  # parents first
     mod_ms = int(now.timestamp() * 1000)
     # Half a million rows and tuples made and kept: no collections walking them (a quarter
     # of bench_apkg_export's time, 1.39 s against 1.05 s on 2026-12-06; `gc_pause`).
@@ -127,13 +126,15 @@ def export_deck(
             scheduling = None
             if with_scheduling:
                 scheduling = partial(scheduling_context, session, exported, user_id, now=now)
-            if number > 0:
-                locales_of = _subdeck_locales(session, exported, parts[0].chosen, locales)
+            wanted = (
+                locales if number == 0
+                else _subdeck_locales(session, exported, parts[0].chosen, locales)
+            )  # fmt: skip
             parts.append(
                 deck_rows(
                     session,
                     exported,
-                    locales=locales if number == 0 else locales_of,
+                    locales=wanted,
                     scheduling=scheduling,
                     mod_ms=mod_ms,
                     # Each deck's (language sub)decks their own ids; notes' and cards' are

@@ -156,7 +156,8 @@ def _import_package(
         )
     finder = None
     if update_existing and slug is None and owner_user_id is not None:
-        finder = reimport.DeckFinder.of(session, owner_user_id)
+        tags = {tag for note in coll.notes for tag in note.tags}
+        finder = reimport.DeckFinder.of(session, owner_user_id, tags)
     # A slug asked for names one deck; else each Anki deck becomes one, subdecks and all.
     groups = note_groups(coll, one=slug is not None, untitled=untitled)
     if len(groups) > MAX_DECKS:

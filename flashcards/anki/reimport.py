@@ -34,7 +34,9 @@ class DeckFinder:
     exported: dict[int, set[str]]  # GUIDs our export gives the other texts
 
     @classmethod
-    def of(cls, session: Session, owner_user_id: int) -> DeckFinder:
+    def of(cls, session: Session, owner_user_id: int, tags: set[str]) -> DeckFinder:
+        """The owner's decks; those made here only if the package's notes carry their slug
+        among `tags`, as our export tags them (the GUIDs it gave them are hashed here)."""
         decks = {
             d.id: d
             for d in session.scalars(select(Deck).where(Deck.owner_user_id == owner_user_id))
@@ -42,8 +44,11 @@ class DeckFinder:
         finder = cls(decks, {}, {})
         # Only what names a text, not the texts: a person may have tens of thousands.
         for row in _deck_texts(session, list(decks), with_texts=False) if decks else ():
-            found = finder.imported if row.anki_guid is not None else finder.exported
-            found.setdefault(row.deck_id, set()).update(_guids(decks[row.deck_id].slug, row))
+            slug = decks[row.deck_id].slug
+            if row.anki_guid is not None:
+                finder.imported.setdefault(row.deck_id, set()).add(row.anki_guid)
+            elif slug in tags:
+                finder.exported.setdefault(row.deck_id, set()).update(_guids(slug, row))
         return finder
 
     def find(self, guids: set[str], tags: set[str]) -> Deck | None:

@@ -7,7 +7,6 @@ progress: cards are matched by key, a removed card is retired (never deleted), a
 
 from __future__ import annotations
 
-import re
 import secrets
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -248,31 +247,55 @@ def add_cards(
     stays theirs in any deck a card of theirs is moved to."""
     key = new_card_key(session, deck)
     parsed = Cloze(question)
-    numbers = parsed.numbers()
-    if not numbers:
+    if not parsed.numbers():
         set_card(
             session, deck, key, locale=deck.default_locale, question=question, answer=answer,
             explanation=explanation, tags=tags, now=now,
         )  # fmt: skip
         return [key]
+    extra = "\n\n".join(text.strip() for text in (answer, explanation) if text.strip())
+    numbers = _numbers(parsed)
+    keys = [f"{key}-c{number}" for number in numbers]
+    note_key = f"{key}-{secrets.token_hex(4)}"
+    _write_cloze(session, deck, parsed, dict(zip(numbers, keys, strict=True)), extra, note_key,
+                 tags=tags, now=now)  # fmt: skip
+    return keys
+
+
+def _numbers(parsed: Cloze) -> list[int]:
+    """The text's deletion numbers, a card each: one at least, and no more than a note makes."""
+    numbers = parsed.numbers()
+    if not numbers:
+        raise NoClozeDeletion("a Cloze text needs a deletion, such as {{c1::Paris}}", field="front")
     if len(numbers) > MAX_CLOZE_CARDS:
         raise TooManyDeletions(
             f"a Cloze text makes a card for each deletion number, at most {MAX_CLOZE_CARDS}",
             field="front",
         )
-    extra = "\n\n".join(text.strip() for text in (answer, explanation) if text.strip())
-    keys = [f"{key}-c{number}" for number in numbers]
+    return numbers
+
+
+def _write_cloze(
+    session: Session,
+    deck: Deck,
+    parsed: Cloze,
+    keys: dict[int, str],
+    extra: str,
+    note_key: str,
+    *,
+    tags: list[str] | None = None,
+    now: datetime,
+) -> None:
+    """The cards of a Cloze text (`keys`: the key of each number's), siblings of `note_key`,
+    in one sync of the deck."""
     whole = parsed.answer()
-    edits = [
-        CardEdit(card_key, parsed.question(number), whole, extra)
-        for number, card_key in zip(numbers, keys, strict=True)
-    ]
+    edits = [CardEdit(key, parsed.question(number), whole, extra) for number, key in keys.items()]
     set_cards(session, deck, edits, locale=deck.default_locale, tags=tags, now=now)
-    note_key = f"{key}-{secrets.token_hex(4)}"
     session.execute(
-        update(Card).where(Card.deck_id == deck.id, Card.key.in_(keys)).values(note_key=note_key)
+        update(Card)
+        .where(Card.deck_id == deck.id, Card.key.in_(list(keys.values())))
+        .values(note_key=note_key)
     )
-    return keys
 
 
 @dataclass(frozen=True)
@@ -282,6 +305,7 @@ class ClozeText:
     text: str
     extra: str  # the explanation they share (Anki's "Back Extra")
     keys: dict[int, str]  # deletion number: its card's key
+    note_key: str  # theirs (`Card.note_key`)
 
 
 def cloze_text(session: Session, deck: Deck, key: str) -> ClozeText | None:
@@ -303,12 +327,15 @@ def cloze_text(session: Session, deck: Deck, key: str) -> ClozeText | None:
             CardText.locale == deck.default_locale,
         )
     ).all()  # fmt: skip
-    keys = {number: r.key for r in rows if (number := cloze_number(r.key)) is not None}
-    if len(keys) != len(rows) or len({(r.answer, r.explanation) for r in rows}) != 1:
+    by_number = {number: r for r in rows if (number := cloze_number(r.key)) is not None}
+    if len(by_number) != len(rows) or len({(r.answer, r.explanation) for r in rows}) != 1:
         return None
-    questions = {number: r.question for r in rows if (number := cloze_number(r.key))}
+    questions = {number: r.question for number, r in by_number.items()}
     source = cloze_source(questions, rows[0].answer)
-    return ClozeText(source, rows[0].explanation, keys) if source is not None else None
+    if source is None:
+        return None
+    keys = {number: r.key for number, r in by_number.items()}
+    return ClozeText(source, rows[0].explanation, keys, note_key)
 
 
 def edit_cloze(
@@ -321,32 +348,16 @@ def edit_cloze(
     if found is None:
         raise NotFound(f"card '{key}' is not one of a Cloze text's cards")
     parsed = Cloze(text)
-    numbers = parsed.numbers()
-    if not numbers:
-        raise NoClozeDeletion("a Cloze text needs a deletion, such as {{c1::Paris}}", field="front")
-    if len(numbers) > MAX_CLOZE_CARDS:
-        raise TooManyDeletions(
-            f"a Cloze text makes a card for each deletion number, at most {MAX_CLOZE_CARDS}",
-            field="front",
-        )
     stem = next(iter(found.keys.values())).rpartition("-c")[0]
-    note_key = session.scalar(select(Card.note_key).where(Card.deck_id == deck.id, Card.key == key))
-    keys = [
-        found.keys.get(number) or free_key(session, deck, f"{stem}-c{number}") for number in numbers
-    ]
-    whole = parsed.answer()
-    edits = [
-        CardEdit(card_key, parsed.question(number), whole, extra)
-        for number, card_key in zip(numbers, keys, strict=True)
-    ]
-    set_cards(session, deck, edits, locale=deck.default_locale, now=now)
-    session.execute(
-        update(Card).where(Card.deck_id == deck.id, Card.key.in_(keys)).values(note_key=note_key)
-    )
+    keys = {
+        number: found.keys.get(number) or free_key(session, deck, f"{stem}-c{number}")
+        for number in _numbers(parsed)
+    }
+    _write_cloze(session, deck, parsed, keys, extra, found.note_key, now=now)
     for number, gone in found.keys.items():
-        if number not in numbers:
+        if number not in keys:
             retire_card(session, deck, gone, now=now)
-    return keys
+    return list(keys.values())
 
 
 def from_cloze(keys: list[str]) -> bool:
@@ -360,11 +371,8 @@ def free_key(session: Session, deck: Deck, key: str) -> str:
     a Cloze card's keeping its "-c<number>", which says which deletion it asks."""
     if session.scalar(select(Card.id).where(Card.deck_id == deck.id, Card.key == key)) is None:
         return key
-    number = _CLOZE_NUMBER.search(key)
-    return new_card_key(session, deck) + (number.group(0) if number else "")
-
-
-_CLOZE_NUMBER = re.compile(r"-c\d{1,3}$")
+    number = cloze_number(key)
+    return new_card_key(session, deck) + (f"-c{number}" if number is not None else "")
 
 
 def new_card_key(session: Session, deck: Deck) -> str:

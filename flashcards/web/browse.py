@@ -107,7 +107,7 @@ def _titled(session: Any, slugs: list[str]) -> list[tuple[str, str, str | None]]
     locale = locale_code()
     titles = subscriptions.deck_titles(session, slugs)  # one statement for them all
     found = [(slug, *titles.of(slug, locale)) for slug in slugs]
-    return sorted(found, key=lambda d: tuple(p.casefold() for p in deck_tree.path_of(d[1])))
+    return sorted(found, key=lambda d: deck_tree.name_key(d[1]))
 
 
 def _sort_names() -> dict[str, str]:

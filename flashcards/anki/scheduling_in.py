@@ -9,13 +9,13 @@ card's own columns (and FSRS memory state, when present) decide the current stat
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo
 
 from fsrs import Card as FsrsCard
-from fsrs import Rating, Scheduler
+from fsrs import Rating, Scheduler, State
 
 from ..srs import days
 from ..srs.days import Clock
@@ -186,12 +186,30 @@ class StudyDates:
         return day
 
 
+# What one answer leaves a card with (`Replay.outcome`): its state, step, stability and
+# difficulty (rounded as stored), and how long after the answer it falls due.
+Outcome = tuple[int, int | None, float, float, timedelta]
+# What py-fsrs's `review_card` computes an answer's outcome from, with fuzzing off: the card's
+# state, step, stability and difficulty, the whole days since its last review (None for a
+# new card) and the rating. Nothing else of the card, nor the moment itself, enters it.
+OutcomeKey = tuple[int, int | None, float | None, float | None, int | None, int]
+
+
 @dataclass(frozen=True)
 class Replay:
-    """What replaying every card's answers shares: the scheduler and the study days."""
+    """What replaying every card's answers shares: the scheduler, the study days, and the
+    outcomes computed so far.
+
+    A package's histories share their starts: every new card's first answer is one of four,
+    and the learning steps that follow on the same day branch a few ways. An outcome is
+    therefore computed by py-fsrs once and remembered by what it is computed from
+    (`OutcomeKey`); `tests/test_anki_replay.py` checks the remembered replay against py-fsrs
+    answer by answer, so a py-fsrs that reads more of a card fails there first.
+    """
 
     scheduler: Scheduler
     dates: StudyDates
+    outcomes: dict[OutcomeKey, Outcome] = field(default_factory=dict)
 
     @classmethod
     def of(cls, settings: SchedulerSettings | None, timing: ImportTiming) -> Replay:
@@ -204,53 +222,79 @@ class Replay:
         elapsed = (self.dates(now) - self.dates(last_review)).days
         return min(last_review, now - timedelta(days=elapsed)) if elapsed >= 1 else last_review
 
+    def outcome(
+        self,
+        before: tuple[int, int | None, float | None, float | None],
+        last_review: datetime | None,
+        rating: int,
+        when: datetime,
+    ) -> Outcome:
+        """The outcome of an answer at `when` to a card in state `before` (state, step,
+        stability, difficulty) last reviewed at `last_review`."""
+        # As answers here are scheduled: the time since the last review in study days.
+        seen = self.last_review_seen(last_review, when)
+        key = (*before, (when - seen).days if seen is not None else None, rating)
+        found = self.outcomes.get(key)
+        if found is None:
+            state, step, stability, difficulty = before
+            # An id given: without one py-fsrs sleeps a millisecond to make one unique.
+            card = FsrsCard(
+                card_id=0, state=State(state), step=step, stability=stability,
+                difficulty=difficulty, due=when, last_review=seen,
+            )  # fmt: skip
+            after, _ = self.scheduler.review_card(card, RATINGS[rating], when)
+            # An answer sets both.
+            assert after.stability is not None and after.difficulty is not None
+            # The replay goes on from the values stored, so each answer's before is exactly
+            # the previous one's after.
+            found = self.outcomes[key] = (
+                int(after.state), after.step, memory_value(float(after.stability)),
+                memory_value(float(after.difficulty)), after.due - when,
+            )  # fmt: skip
+        return found
+
+
+# A new card, as py-fsrs makes one: learning, at its first step, without a memory state.
+NEW_CARD: tuple[int, int | None, float | None, float | None] = (LEARNING, 0, None, None)
+
 
 def convert_revlog(rows: list[Revlog], replay: Replay) -> list[Answer]:
     """One card's answers, oldest first, replayed: each with its state before and after."""
-    review_card = replay.scheduler.review_card
     answers = [r for r in rows if 1 <= r.ease <= 4 and r.type in REAL_ANSWER_TYPES]
     out: list[Answer] = []
-    card: FsrsCard | None = None
+    last: Answer | None = None
     first: datetime | None = None
     lapses = 0
     for reps, r in enumerate(answers):
         when = safe_epoch(r.id / 1000)
-        if card is None:
-            card = FsrsCard(card_id=r.cid, due=when)
+        if last is None:
+            before, last_review = NEW_CARD, None
             state_before = step_before = due_before = None
         else:
-            if card.last_review is not None and when < card.last_review:
+            if when < last.reviewed_at:
                 continue
-            state_before, step_before, due_before = int(card.state), card.step, card.due
-        last_review = card.last_review
-        stability_before, difficulty_before = card.stability, card.difficulty
-        # As answers here are scheduled: the time since the last review in study days. The
-        # card is the previous answer's own copy (py-fsrs copies it again), free to change.
-        card.last_review = replay.last_review_seen(last_review, when)
-        after, _ = review_card(card, RATINGS[r.ease], when)
-        # The replay goes on from the values stored, so each answer's before is exactly the
-        # previous one's after.
-        stability, difficulty = after.stability, after.difficulty
-        assert stability is not None and difficulty is not None  # an answer sets both
-        after.stability = stability = memory_value(float(stability))
-        after.difficulty = difficulty = memory_value(float(difficulty))
+            before = (last.state, last.step, last.stability, last.difficulty)
+            last_review = last.reviewed_at
+            state_before, step_before, due_before = last.state, last.step, last.due
+        state, step, stability, difficulty, interval = replay.outcome(
+            before, last_review, r.ease, when
+        )
         if r.ivl > 0:
-            after.due = when + timedelta(days=clamp(r.ivl, 0, MAX_DAYS))
+            due = when + timedelta(days=clamp(r.ivl, 0, MAX_DAYS))
         elif r.ivl < 0:
-            after.due = when + timedelta(seconds=clamp(-r.ivl, 0, MAX_DAYS * 86400))
+            due = when + timedelta(seconds=clamp(-r.ivl, 0, MAX_DAYS * 86400))
+        else:
+            due = when + interval
         lapses_before = lapses
         if state_before == REVIEW and r.ease == 1:
             lapses += 1
-        out.append(
-            Answer(
-                r.id, r.ease, when, clamp(r.time, 0, MAX_INT), state_before, step_before,
-                stability_before, difficulty_before, due_before, last_review, reps,
-                lapses_before, first, int(after.state), after.step, stability, difficulty,
-                after.due, reps + 1, lapses,
-            )
+        last = Answer(
+            r.id, r.ease, when, clamp(r.time, 0, MAX_INT), state_before, step_before,
+            before[2], before[3], due_before, last_review, reps, lapses_before, first, state,
+            step, stability, difficulty, due, reps + 1, lapses,
         )  # fmt: skip
+        out.append(last)
         first = first or when
-        card = after
     return out
 
 

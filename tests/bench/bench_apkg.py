@@ -8,6 +8,7 @@ import of our package, export of the same collection (legacy and anki21b).
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -33,6 +34,9 @@ from ..factories import make_user
 
 CARDS = 10_000
 REVIEWS_PER_CARD = 10
+# A steady learner's answers: 8 % Again, 7 % Hard, 80 % Good, 5 % Easy (as bench_load_balance).
+RATINGS = [Rating.Again, Rating.Hard, Rating.Good, Rating.Easy]
+WEIGHTS = [8, 7, 80, 5]
 T = TypeVar("T")
 
 
@@ -47,8 +51,6 @@ def timed(label: str, fn: Callable[[], T]) -> tuple[T, float]:
 def build_deck(engine: Engine, now: datetime) -> tuple[int, int]:
     """Deck, cards and a py-fsrs history per card, written with bulk inserts."""
     scheduler = Scheduler(enable_fuzzing=False)
-    pattern = [Rating.Good, Rating.Good, Rating.Good, Rating.Again, Rating.Good,
-               Rating.Hard, Rating.Good, Rating.Easy, Rating.Good, Rating.Good]  # fmt: skip
     with transaction(engine) as s:
         user_id = make_user(s, "bench@example.com", now=now - timedelta(days=400))
         deck = Deck(slug="bench", default_locale="en", created_at=now, updated_at=now)
@@ -87,12 +89,16 @@ def build_deck(engine: Engine, now: datetime) -> tuple[int, int]:
         states: list[dict[str, Any]] = []
         logs: list[dict[str, Any]] = []
         for i, cid in enumerate(card_ids):
+            # Each card a history of its own, as a person's are: answers drawn as a steady
+            # learner gives them, each given some time after it fell due (a learning step's
+            # minutes later, a review's days later), from a generator seeded by the card.
+            chance = random.Random(i)
             when = now - timedelta(days=365, minutes=i % 600)
             card = FsrsCard(card_id=cid, due=when)
             lapses = 0
             first = when
             for n in range(REVIEWS_PER_CARD):
-                rating = pattern[(n + i) % len(pattern)]
+                rating = chance.choices(RATINGS, WEIGHTS)[0]
                 after, _ = scheduler.review_card(card, rating, when)
                 lapses_before = lapses
                 lapses += 1 if (n and card.state == 2 and rating == Rating.Again) else 0
@@ -126,7 +132,11 @@ def build_deck(engine: Engine, now: datetime) -> tuple[int, int]:
                 card = after
                 # Overdue answers are spread over the last hours, as real ones would be.
                 latest = now - timedelta(seconds=60 + (i * REVIEWS_PER_CARD + n) % 7200)
-                when = min(max(after.due, when + timedelta(minutes=1)), latest)
+                interval = after.due - when
+                late = timedelta(minutes=chance.randrange(1, 240))
+                if interval >= timedelta(days=1):
+                    late += timedelta(days=chance.randrange(0, 1 + interval.days // 3))
+                when = min(max(after.due + late, when + timedelta(minutes=1)), latest)
             states.append(
                 {
                     "user_id": user_id,

@@ -220,6 +220,8 @@ def test_the_api_edits_a_cloze_text_as_a_whole(app: Flask, engine: Engine) -> No
         "text": "The {{c1::Nile}} flows {{c2::north}}.", "extra": "Egypt",
         "keys": ["c002-c1", "c002-c2"],
     }  # fmt: skip
+    assert api.get(f"{cards}/c002-c2/cloze", headers=bearer).get_json() == r.get_json()
+    assert api.get(f"{cards}/c001/cloze", headers=bearer).status_code == 404
     # A plain card, another person's deck, a text without a deletion: refused, nothing written.
     assert (
         api.put(f"{cards}/c001/cloze", headers=bearer, json={"text": "{{c1::x}}"}).status_code

@@ -92,6 +92,9 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ("/api/v1/decks/<slug>/cards/<key>", "DELETE"): Probe(
         "/api/v1/decks/{private}/cards/c01", member=404
     ),
+    ("/api/v1/decks/<slug>/cards/<key>/cloze", "GET"): Probe(
+        "/api/v1/decks/{private}/cards/c01/cloze", member=404
+    ),
     ("/api/v1/decks/<slug>/cards/<key>/cloze", "PUT"): Probe(
         "/api/v1/decks/{private}/cards/c01/cloze", {"text": "x"}, member=404
     ),
@@ -131,6 +134,20 @@ ROUTES: dict[tuple[str, str], Probe] = {
     ),
     ("/api/v1/teams/<int:team_id>/decks/<slug>", "DELETE"): Probe(
         "/api/v1/teams/{team}/decks/{deck}", cross="/api/v1/teams/{team}/decks/{b_deck}"
+    ),
+    ("/api/v1/teams/<int:team_id>/decks/<slug>/cards", "POST"): Probe(
+        "/api/v1/teams/{team}/decks/{deck}/cards",
+        {"front": "x", "back": "y"},
+        cross="/api/v1/teams/{team}/decks/{b_deck}/cards",
+    ),
+    ("/api/v1/teams/<int:team_id>/decks/<slug>/cards/<key>/cloze", "GET"): Probe(
+        "/api/v1/teams/{team}/decks/{deck}/cards/q01/cloze",
+        cross="/api/v1/teams/{team}/decks/{b_deck}/cards/q01/cloze",
+    ),
+    ("/api/v1/teams/<int:team_id>/decks/<slug>/cards/<key>/cloze", "PUT"): Probe(
+        "/api/v1/teams/{team}/decks/{deck}/cards/q01/cloze",
+        {"text": "x"},
+        cross="/api/v1/teams/{team}/decks/{b_deck}/cards/q01/cloze",
     ),
     ("/api/v1/teams/<int:team_id>/decks/<slug>/cards/<key>", "PUT"): Probe(
         "/api/v1/teams/{team}/decks/{deck}/cards/q01",

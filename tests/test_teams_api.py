@@ -150,6 +150,56 @@ def test_team_deck_edit_and_member_removal(world: dict[str, Any]) -> None:
     assert api["ben"]("DELETE", f"/api/v1/teams/{t}").status_code == 204
 
 
+def test_a_lead_adds_and_edits_a_cloze_text_through_the_api(
+    world: dict[str, Any], engine: Engine
+) -> None:
+    api, t, slug = world["api"], world["team"], world["deck"]
+    cards = f"/api/v1/teams/{t}/decks/{slug}/cards"
+    text = {"front": "{{c1::Kubernetes}} schedules {{c2::pods::what}}.", "back": "On nodes."}
+    assert api["ana"]("POST", cards, text).status_code == 403
+    added = api["lead"]("POST", cards, text)
+    assert added.status_code == 201, added.get_json()
+    assert added.get_json() == {"keys": ["c003-c1", "c003-c2"]}
+    shown = api["ana"]("GET", f"/api/v1/teams/{t}/decks/{slug}").get_json()["locales"]["en"]
+    assert [(c["key"], c["front"], c["explanation"]) for c in shown["cards"][2:]] == [
+        ("c003-c1", "[...] schedules pods.", "On nodes."),
+        ("c003-c2", "Kubernetes schedules [what].", "On nodes."),
+    ]
+    # A plain new card by the same route.
+    plain = api["lead"]("POST", cards, {"front": "Three?", "back": "3"})
+    assert plain.status_code == 201 and plain.get_json() == {"keys": ["c005"]}
+    # Read and edited as the text, by a lead: a member answers a card first, and keeps it.
+    cloze = f"{cards}/c003-c1/cloze"
+    assert api["ana"]("GET", cloze).status_code == 403
+    assert api["lead"]("GET", cloze).get_json() == {
+        "text": "{{c1::Kubernetes}} schedules {{c2::pods::what}}.",
+        "extra": "On nodes.",
+        "keys": ["c003-c1", "c003-c2"],
+    }
+    with transaction(engine) as s:
+        card_id = s.scalar(select(Card.id).where(Card.key == "c003-c2"))
+        f.answer(s, world["ids"]["ana"], card_id, 3, now=utcnow())
+    edit = {"text": "{{c2::Pods}} run on {{c3::nodes}}.", "extra": ""}
+    assert api["ana"]("PUT", cloze, edit).status_code == 403
+    saved = api["lead"]("PUT", cloze, edit)
+    assert saved.status_code == 200, saved.get_json()
+    assert saved.get_json() == {
+        "text": "{{c2::Pods}} run on {{c3::nodes}}.",
+        "extra": "",
+        "keys": ["c003-c2", "c003-c3"],
+    }
+    shown = api["ana"]("GET", f"/api/v1/teams/{t}/decks/{slug}").get_json()["locales"]["en"]
+    assert [c["key"] for c in shown["cards"]] == ["q01", "q02", "c003-c2", "c005", "c003-c3"]
+    progress = api["ana"]("GET", f"/api/v1/cards?deck={slug}&q=Pods").get_json()
+    assert {c["key"]: c["reviews"] for c in progress["cards"]} == {"c003-c2": 1, "c003-c3": 0}
+    # A plain card has no text to edit; a text without a deletion changes nothing.
+    assert api["lead"]("GET", f"{cards}/q01/cloze").status_code == 404
+    assert api["lead"]("PUT", f"{cards}/c005/cloze", edit).status_code == 404
+    refused = api["lead"]("PUT", f"{cards}/c003-c2/cloze", {"text": "no blanks"})
+    assert refused.status_code == 422 and refused.get_json()["type"].endswith("no-cloze-deletion")
+    assert api["lead"]("GET", f"{cards}/c003-c2/cloze").get_json()["keys"] == ["c003-c2", "c003-c3"]
+
+
 def _routes(w: dict[str, Any]) -> list[tuple[str, str, Any]]:
     t, d, ana = w["team"], w["deck"], w["ids"]["ana"]
     upload = {"format": "quiz", "content": QUIZ, "locale": "en"}
@@ -179,6 +229,9 @@ def _routes(w: dict[str, Any]) -> list[tuple[str, str, Any]]:
             {"locale": "en", "front": "a", "back": "b"},
         ),
         ("DELETE", f"/api/v1/teams/{t}/decks/{d}/cards/q01", None),
+        ("POST", f"/api/v1/teams/{t}/decks/{d}/cards", {"front": "a", "back": "b"}),
+        ("GET", f"/api/v1/teams/{t}/decks/{d}/cards/q01/cloze", None),
+        ("PUT", f"/api/v1/teams/{t}/decks/{d}/cards/q01/cloze", {"text": "{{c1::a}}"}),
         ("GET", f"/api/v1/teams/{t}/dashboard", None),
         ("GET", f"/api/v1/teams/{t}/dashboard.csv", None),
         ("GET", f"/api/v1/teams/{t}/hardest", None),

@@ -6,13 +6,13 @@ from typing import Annotated, ClassVar
 
 from pydantic import Field
 
-from ..decks.card_editing import MAX_TAG, MAX_TAGS
+from ..decks.card_editing import MAX_TAG, MAX_TAGS, ClozeText
 from ..decks.card_pages import CardRow
 from ..decks.deckfile import MAX_TITLE
 from ..decks.own_decks import MAX_LOCALES
 from ..storage.models import Deck
 from .models import Body, Reply
-from .models_teams import MAX_CARD_TEXT, MAX_LOCALE
+from .models_teams import MAX_CARD_TEXT, MAX_LOCALE, AddedCards, NewTeamCard
 
 Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG, pattern=r"^\S+$")]
 Locale = Annotated[str, Field(max_length=MAX_LOCALE)]
@@ -42,12 +42,7 @@ class DeckPatch(Body):
     )
 
 
-class NewCard(Body):
-    front: str = Field(max_length=MAX_CARD_TEXT)
-    back: str = Field(
-        "", max_length=MAX_CARD_TEXT, description="Needed, but for a Cloze front (Back Extra)."
-    )
-    explanation: str = Field("", max_length=MAX_CARD_TEXT)
+class NewCard(NewTeamCard):
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
     messages: ClassVar[dict[str, str]] = {
         "tags": f"tags must be a list of at most {MAX_TAGS} words without spaces"
@@ -67,6 +62,12 @@ class ClozeCards(Reply):
     text: str
     extra: str
     keys: list[str] = Field(description="The text's live cards, by deletion number.")
+
+    @classmethod
+    def of(cls, found: ClozeText) -> ClozeCards:
+        return cls(
+            text=found.text, extra=found.extra, keys=[found.keys[n] for n in sorted(found.keys)]
+        )
 
 
 class CardPatch(Body):
@@ -118,11 +119,8 @@ class OwnCard(Reply):
         )
 
 
-class AddedCard(OwnCard):
-    keys: list[str] = Field(
-        description="Every card added: this one, or one for each of a Cloze text's deletion "
-        "numbers."
-    )
+class AddedCard(OwnCard, AddedCards):
+    """The card added, and the keys of every card added with it."""
 
     @classmethod
     def added(cls, row: CardRow, keys: list[str]) -> AddedCard:

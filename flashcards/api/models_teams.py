@@ -68,6 +68,14 @@ class Upload(Body):
     title: str = Field("", max_length=200)
 
 
+class NewTeamCard(Body):
+    front: str = Field(max_length=MAX_CARD_TEXT)
+    back: str = Field(
+        "", max_length=MAX_CARD_TEXT, description="Needed, but for a Cloze front (Back Extra)."
+    )
+    explanation: str = Field("", max_length=MAX_CARD_TEXT)
+
+
 class CardEdit(Body):
     locale: str = Field(max_length=MAX_LOCALE)
     front: str = Field(max_length=MAX_CARD_TEXT)
@@ -187,6 +195,12 @@ class TeamDeckCards(Reply):
     slug: str
     default_locale: str
     locales: dict[str, SourceLocale]
+
+
+class AddedCards(Reply):
+    keys: list[str] = Field(
+        description="Every card added: one, or one for each of a Cloze text's deletion numbers."
+    )
 
 
 class TeamDeckSync(Reply):

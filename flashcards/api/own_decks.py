@@ -171,6 +171,18 @@ def edit_card(slug: str, key: str) -> Response:
     return reply(OwnCard.of(card))
 
 
+@bp.get("/decks/<slug>/cards/<key>/cloze")
+@documented(
+    "getClozeText",
+    "The Cloze text a card of the caller's own deck was made from, with its sibling cards; "
+    "404 for a card of no Cloze text (or one whose cards were edited one by one).",
+    {200: Answer("The text and its cards.", ClozeCards)},
+    tags=TAGS,
+)
+def get_cloze_text(slug: str, key: str) -> Response:
+    return reply(ClozeCards.of(own_decks.cloze_text(db(), current_user_id(), slug, key)))
+
+
 @bp.put("/decks/<slug>/cards/<key>/cloze")
 @documented(
     "editClozeText",
@@ -193,7 +205,7 @@ def edit_cloze(slug: str, key: str) -> Response:
     )
     found = own_decks.cloze_text(session, user_id, slug, keys[0])  # as stored
     session.commit()
-    return reply(ClozeCards(text=found.text, extra=found.extra, keys=keys))
+    return reply(ClozeCards.of(found))
 
 
 @bp.delete("/decks/<slug>/cards/<key>")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Response
 from sqlalchemy.exc import IntegrityError
 
+from ..errors import NotFound
 from ..http.request_db import db, writes
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
@@ -13,8 +14,11 @@ from . import bp
 from .auth import current_user_id
 from .bodies import parse_body
 from .models import reply
+from .models_own_decks import ClozeCards, ClozeEdit
 from .models_teams import (
+    AddedCards,
     CardEdit,
+    NewTeamCard,
     SourceCard,
     SourceLocale,
     TeamDeck,
@@ -197,6 +201,84 @@ def set_team_card(team_id: int, slug: str, key: str) -> Response:
     )
     session.commit()
     return reply(TeamDeckSync.of(report))
+
+
+@bp.post("/teams/<int:team_id>/decks/<slug>/cards")
+@documented(
+    "addTeamCard",
+    "Add a card to a team's deck, in its default language, with a key of its own; it comes up "
+    "as new for everyone assigned the deck. A front written with Anki's Cloze deletions "
+    "({{c1::Paris}}) makes a card for each deletion number, as an Anki Cloze note does. "
+    "Leads only.",
+    {201: Answer("The keys of the cards added.", AddedCards)},
+    403,
+    body=NewTeamCard,
+    tags=TAGS,
+)
+@writes
+def add_team_card(team_id: int, slug: str) -> Response:
+    user_id = current_user_id()
+    body = parse_body(NewTeamCard)
+    session = db()
+    keys = retrying(
+        session,
+        lambda: team_decks.add_cards(
+            session,
+            checked_id(team_id, "team"),
+            user_id,
+            slug,
+            question=body.front,
+            answer=body.back,
+            explanation=body.explanation,
+            now=utcnow(),
+        ),
+        retry_on=(IntegrityError,),  # two cards added at once picked the same new key
+        attempts=3,
+    )
+    return reply(AddedCards(keys=keys), 201)
+
+
+@bp.get("/teams/<int:team_id>/decks/<slug>/cards/<key>/cloze")
+@documented(
+    "getTeamClozeText",
+    "The Cloze text a card of a team's deck was made from, with its sibling cards. Leads "
+    "only; 404 for a card of no Cloze text.",
+    {200: Answer("The text and its cards.", ClozeCards)},
+    403,
+    tags=TAGS,
+)
+def get_team_cloze_text(team_id: int, slug: str, key: str) -> Response:
+    found = team_decks.cloze_text(db(), checked_id(team_id, "team"), current_user_id(), slug, key)
+    if found is None:
+        raise NotFound(f"card '{key}' is not one of a Cloze text's cards")
+    return reply(ClozeCards.of(found))
+
+
+@bp.put("/teams/<int:team_id>/decks/<slug>/cards/<key>/cloze")
+@documented(
+    "editTeamClozeText",
+    "Change the Cloze text a card of a team's deck was made from, with its sibling cards, as "
+    "Anki edits a Cloze note: each number's card keeps everyone's progress, a new number adds "
+    "a card, a number taken out retires its card. Leads only; 404 for a card of no Cloze text, "
+    "422 for a text without a deletion.",
+    {200: Answer("The text and its cards.", ClozeCards)},
+    403,
+    body=ClozeEdit,
+    tags=TAGS,
+)
+@writes
+def edit_team_cloze_text(team_id: int, slug: str, key: str) -> Response:
+    user_id = current_user_id()
+    body = parse_body(ClozeEdit)
+    session = db()
+    team_id = checked_id(team_id, "team")
+    keys = team_decks.edit_cloze(
+        session, team_id, user_id, slug, key, text=body.text, extra=body.extra, now=utcnow()
+    )
+    found = team_decks.cloze_text(session, team_id, user_id, slug, keys[0])  # as stored
+    assert found is not None  # just written
+    session.commit()
+    return reply(ClozeCards.of(found))
 
 
 @bp.delete("/teams/<int:team_id>/decks/<slug>/cards/<key>")

@@ -264,7 +264,20 @@ def test_the_web_pages_make_and_edit_own_decks(client: FlaskClient, engine: Engi
     assert "The question and the answer must not be empty" in r.get_data(as_text=True)
     assert ">a long answer typed</textarea>" in r.get_data(as_text=True)
     study = client.get("/study").get_data(as_text=True)
-    assert f'id="edit-card" class="link" href="/decks/{slug}/cards/c001"' in study
+    assert f'id="edit-card" class="link" href="{link[1]}?study=all"' in study
+    # Opened while studying (`e`), the card's page goes back to studying once a change is
+    # saved, to the deck studied alone if it was.
+    opened = client.get(f"{link[1]}?study=all").get_data(as_text=True)
+    assert '<a href="/study">Back to studying</a>' in opened
+    assert '<input type="hidden" name="study" value="all">' in opened
+    saved = client.post(link[1], data={**edit, "study": "all"})
+    assert saved.status_code == 303 and saved.headers["Location"] == "/study"
+    study = client.get(f"/study?deck={slug}").get_data(as_text=True)
+    assert f'href="{link[1]}?study={slug}"' in study
+    saved = client.post(link[1], data={**edit, "study": slug})
+    assert saved.headers["Location"] == f"/study?deck={slug}"
+    refused = client.post(link[1], data={**edit, "question": " ", "study": slug})
+    assert f'<input type="hidden" name="study" value="{slug}">' in refused.get_data(as_text=True)
     with transaction(engine) as s:
         deck_id = s.scalar(select(Deck.id).where(Deck.slug == slug))
         assert deck_id is not None

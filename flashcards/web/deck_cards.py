@@ -5,8 +5,10 @@ shipped and personal decks' counterpart of a team deck's page (`web/team_decks.p
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from flask import render_template, request
+from flask import redirect, render_template, request, url_for
+from werkzeug.wrappers import Response
 
 from ..decks.card_pages import card_page, clean_query
 from ..http.request_db import db
@@ -22,6 +24,42 @@ def listing(values: Mapping[str, str]) -> tuple[str, int]:
     raw = values.get("page", "")
     page = int(raw) if raw.isdigit() and len(raw) < 7 else 1
     return query, page
+
+
+# A card's page opened while studying (`e`) names the study page it came from: ALL_DECKS,
+# or the deck studied alone. It travels with the search and page, so that a change saved
+# goes back to studying, as closing Anki's editor does.
+ALL_DECKS = "all"
+MAX_STUDIED = 200
+
+
+def listing_args(values: Mapping[str, str]) -> dict[str, Any]:
+    """The query-string arguments that bring back the page of cards (or the study page) a
+    change was made from."""
+    query, page = listing(values)
+    args: dict[str, Any] = {}
+    if query:
+        args["q"] = query
+    if page > 1:
+        args["page"] = page
+    studied = values.get("study", "")
+    if 0 < len(studied) <= MAX_STUDIED and studied.isprintable():
+        args["study"] = studied
+    return args
+
+
+def study_page(values: Mapping[str, str]) -> str | None:
+    """The study page a card's page was opened from (`listing_args`), or None."""
+    studied = listing_args(values).get("study")
+    if studied is None:
+        return None
+    return url_for("web.session_page", deck=None if studied == ALL_DECKS else studied)
+
+
+def back_from_card(values: Mapping[str, str], card_page: str) -> Response:
+    """Where a change saved on a card's page goes: back to studying if the page was opened
+    from there, else `card_page`."""
+    return redirect(study_page(values) or card_page, 303)
 
 
 @bp.get("/decks/<slug>/cards")

@@ -31,8 +31,9 @@ from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp
 from .auth import login_required, user_id
+from .deck_cards import back_from_card, listing_args, study_page
 from .error_table import message_for
-from .team_decks import as_typed, card_problem, cloze_added, listing_args
+from .team_decks import as_typed, card_problem, cloze_added
 from .uploads import mebibytes, upload_form
 
 
@@ -126,6 +127,7 @@ def _card_page(slug: str, key: str, typed: Mapping[str, str] | None = None) -> s
         anki_editable=anki_editable,
         locales=[deck.default_locale] + [loc for loc in locales if loc != deck.default_locale],
         listing=listing_args(request.args if typed is None else typed),
+        study_url=study_page(request.args if typed is None else typed),
     )
 
 
@@ -192,8 +194,9 @@ def edit_own_cloze(slug: str, key: str) -> Response:
     )
     # The card asked about may have gone with its number: the text's first card then.
     shown = key if key in keys else keys[0]
-    return redirect(
-        url_for("web.own_card_page", slug=slug, key=shown, **listing_args(request.form)), 303
+    return back_from_card(
+        request.form,
+        url_for("web.own_card_page", slug=slug, key=shown, **listing_args(request.form)),
     )
 
 
@@ -202,8 +205,9 @@ def edit_own_cloze(slug: str, key: str) -> Response:
 @login_required
 def edit_own_card(slug: str, key: str) -> Response:
     session = db()
-    back = redirect(
-        url_for("web.own_card_page", slug=slug, key=key, **listing_args(request.form)), 303
+    back = back_from_card(
+        request.form,
+        url_for("web.own_card_page", slug=slug, key=key, **listing_args(request.form)),
     )
     try:
         note_edits.edit_card(
@@ -354,4 +358,6 @@ def retire_own_card(slug: str, key: str) -> Response:
     own_decks.retire_card(session, user_id(), slug, key, now=utcnow())
     session.commit()
     flash(_("Card retired. It no longer comes up in your study."))
-    return _to_cards(slug)
+    return back_from_card(
+        request.form, url_for("web.deck_cards", slug=slug, **listing_args(request.form))
+    )

@@ -51,6 +51,7 @@ from ..storage.retry import retrying
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
 from .auth import login_required, user_id
+from .deck_cards import ALL_DECKS
 from .error_table import flash_error
 from .i18n import interval, relative, when
 
@@ -291,12 +292,15 @@ def _card_controls(session: Any, uid: int, card_id: int) -> dict[str, Any]:
     edit it (None: the person may not)."""
     place = cards.edit_place(session, uid, card_id)
     edit_url = None
+    # The card's page comes back here once a change is saved (`web.deck_cards.study_page`).
+    studied = request.args.get("deck") or ALL_DECKS
     if place is not None and place.team_id is None:
-        edit_url = url_for("web.own_card_page", slug=place.slug, key=place.key)
+        edit_url = url_for("web.own_card_page", slug=place.slug, key=place.key, study=studied)
     elif place is not None:
         edit_url = url_for(
-            "web.team_card_page", team_id=place.team_id, slug=place.slug, key=place.key
-        )
+            "web.team_card_page", team_id=place.team_id, slug=place.slug, key=place.key,
+            study=studied,
+        )  # fmt: skip
     return {
         "card_marks": marks.card_marks(session, uid, card_id),
         "flag_names": flag_names(),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import format_number, ngettext
@@ -41,7 +40,7 @@ from ..teams.roles import LEADS
 from ..teams.roles import membership as role_check
 from . import bp
 from .auth import login_required, user_id
-from .deck_cards import listing
+from .deck_cards import back_from_card, listing, listing_args, study_page
 from .error_table import flash_error, message_for
 from .i18n import whole_number
 from .teams import team_id_checked
@@ -85,17 +84,6 @@ def decks_page(
 @login_required
 def team_decks_page(team_id: int) -> Response:
     return decks_page(team_id)
-
-
-def listing_args(values: Mapping[str, str]) -> dict[str, Any]:
-    """The query-string arguments that bring back the page of cards a change was made from."""
-    query, page = listing(values)
-    args: dict[str, Any] = {}
-    if query:
-        args["q"] = query
-    if page > 1:
-        args["page"] = page
-    return args
 
 
 def as_typed(card: CardRow, typed: Mapping[str, str] | None) -> CardRow:
@@ -168,6 +156,7 @@ def _card_page(team_id: int, slug: str, key: str, typed: Mapping[str, str] | Non
         card=as_typed(card, typed),
         locales=[deck.default_locale] + [loc for loc in deck.locales if loc != deck.default_locale],
         listing=listing_args(request.args if typed is None else typed),
+        study_url=study_page(request.args if typed is None else typed),
     )
 
 
@@ -201,12 +190,12 @@ def edit_team_cloze(team_id: int, slug: str, key: str) -> Response:
     )
     # The card asked about may have gone with its number: the text's first card then.
     shown = key if key in keys else keys[0]
-    return redirect(
+    return back_from_card(
+        request.form,
         url_for(
             "web.team_card_page", team_id=team_id, slug=slug, key=shown,
             **listing_args(request.form),
         ),
-        303,
     )  # fmt: skip
 
 
@@ -215,11 +204,11 @@ def edit_team_cloze(team_id: int, slug: str, key: str) -> Response:
 @login_required
 def edit_team_card(team_id: int, slug: str, key: str) -> Response:
     session = db()
-    back = redirect(
+    back = back_from_card(
+        request.form,
         url_for(
             "web.team_card_page", team_id=team_id, slug=slug, key=key, **listing_args(request.form)
         ),
-        303,
     )
     try:
         team_decks.set_card(
@@ -354,7 +343,10 @@ def retire_team_card(team_id: int, slug: str, key: str) -> Response:
         return _to_deck(team_id, slug)
     session.commit()
     flash(_("Card retired. It no longer comes up in anyone’s study."))
-    return _to_deck(team_id, slug)
+    return back_from_card(
+        request.form,
+        url_for("web.team_deck_page", team_id=team_id, slug=slug, **listing_args(request.form)),
+    )
 
 
 @bp.get("/teams/<int:team_id>/decks/<slug>/delete")

@@ -9,19 +9,20 @@ from pathlib import Path
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 
-from flashcards.anki import export_deck
+from flashcards.anki import export_deck, import_package
 from flashcards.decks import own_decks
 from flashcards.decks.cloze import MAX_CLOZE_CARDS
 from flashcards.errors import TooManyDeletions
 from flashcards.srs import card_moves
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import Card, CardText
+from flashcards.storage.models import Card, CardText, ReviewLog
 
 from . import factories as f
 from .conftest import T0
 from .test_anki_export import anki_import
+from .test_anki_import import anki_export
 from .web_helpers import csrf, sign_up
 
 PARIS = "{{c1::Paris}} is the capital of {{c2::France::country}}."
@@ -104,6 +105,37 @@ def test_the_siblings_go_to_anki_as_one_cloze_note(engine: Engine, tmp_path: Pat
         assert note.fields[0] == PARIS and len(note.card_ids()) == 2
     finally:
         col.close()
+
+
+def test_a_cloze_text_comes_back_from_anki_as_the_same_cards(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """Exported, studied and exported again in Anki, imported back: the text's cards are
+    updated, not added again (their keys are not those the package makes of its note's)."""
+    with transaction(engine) as s:
+        ana = f.make_user(s)
+        deck = own_decks.create_own_deck(s, ana, title="Capitals", locales=["en"], now=T0)
+        own_decks.add_card(s, ana, deck.slug, question=PARIS, answer="", explanation="",
+                           tags=None, now=T0)  # fmt: skip
+        f.answer(s, ana, s.scalar(select(Card.id).where(Card.key == "c001-c1")), 3, now=T0)
+        package = export_deck(
+            s, deck.id, locales=["en"], user_id=ana, with_scheduling=True, now=T0
+        ).data
+    before = cards_of(engine, deck.id)
+    col, _log = anki_import(tmp_path / "capitals.anki2", package)
+    try:
+        again = anki_export(col, tmp_path / "again.apkg", legacy=True)
+    finally:
+        col.close()
+    for sent in (package, again):
+        with transaction(engine) as s:
+            report = import_package(s, sent, owner_user_id=ana, with_scheduling=True,
+                                    now=T0, update_existing=True)  # fmt: skip
+        assert report.updated and report.added == 0 and report.deck_id == deck.id
+        assert cards_of(engine, deck.id) == before
+    with transaction(engine) as s:
+        logs = s.scalar(select(func.count()).select_from(ReviewLog).where(ReviewLog.user_id == ana))
+    assert logs == 1
 
 
 def test_the_web_form_and_the_api_add_cloze_cards(

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
+from ..decks.cloze_source import cloze_number
 from ..storage.models import Card, CardText, Deck, DeckText, Subscription
 from .export_notes import exported_guid
 from .import_rows import title_of
@@ -137,15 +138,23 @@ def match(
     tags: dict[int, list[str]] = {}
     retired: set[int] = set()
     guid_cards: dict[tuple[str, str], set[int]] = {}
+    # A Cloze note's cards share its GUID: each is its deletion number's. Its keys need not
+    # be the ones the package makes of the note's (a text typed here keys its cards apart
+    # from its note key, `card_editing.add_cards`).
+    deletion_cards: dict[tuple[str, str, int], set[int]] = {}
     for row in rows:
         by_key[row.key] = row.id
         texts[(row.id, row.locale)] = row
         tags[row.id] = list(row.tags or [])
         if row.retired_at is not None:
             retired.add(row.id)
+        number = cloze_number(row.key)
         for exported in _guids(deck.slug, row):
             guid_cards.setdefault((row.locale, exported), set()).add(row.id)
+            if number is not None:
+                deletion_cards.setdefault((row.locale, exported, number), set()).add(row.id)
     by_guid = {k: next(iter(ids)) for k, ids in guid_cards.items() if len(ids) == 1}
+    by_deletion = {k: next(iter(ids)) for k, ids in deletion_cards.items() if len(ids) == 1}
     keys = set(session.scalars(select(Card.key).where(Card.deck_id == deck.id)))
     last = session.scalar(select(Card.position).where(Card.deck_id == deck.id).order_by(
         Card.position.desc()).limit(1))  # fmt: skip
@@ -153,11 +162,13 @@ def match(
     used: set[int] = set()
     for p in planned:
         card_id = by_key.get(p.key)
-        if card_id is None:
-            card_id = next(
-                (c for loc, g in p.guids.items() if (c := by_guid.get((loc, g))) is not None),
-                None,
-            )
+        number = cloze_number(p.key)
+        for loc, g in p.guids.items():
+            if card_id is not None:
+                break
+            card_id = by_guid.get((loc, g))
+            if card_id is None and number is not None:
+                card_id = by_deletion.get((loc, g, number))
         if card_id is None or card_id in used:
             result.card_ids.append(None)
             continue

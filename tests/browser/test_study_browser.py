@@ -248,6 +248,44 @@ def test_study_works_without_javascript(server: str, browser: Browser) -> None:
     context.close()
 
 
+def test_custom_study_reveals_and_answers_in_place(server: str, browser: Browser) -> None:
+    """Custom study's cards show their answer and take ratings as the study page's do: with
+    Space or a click, then 1-4, without a reload (the link only showed the answer without
+    JavaScript: with it, a click did nothing)."""
+    context, page, problems = _page(browser, "en")
+    _sign_up(page, server, "custom@example.com")
+    page.locator("form[action$='/subscription'] button[type=submit]").click()
+    page.goto(f"{server}/study")
+    page.keyboard.press("Control+Digit1")  # a red flag on the first card
+    expect(page.locator("#card-actions")).to_have_attribute("data-flag", "1")
+    page.goto(f"{server}/study/custom")
+    page.check("input[name=mode][value=flag]")
+    page.select_option("#flag", "1")
+    page.click("form[action$='/study/custom'] button[type=submit]")
+    page.evaluate("window.__noReload = true")
+    expect(page.locator("#answer")).to_be_hidden()
+    page.keyboard.press("Space")
+    expect(page.locator("#answer")).to_be_visible()
+    expect(page.locator("#answer")).to_be_focused()
+    page.keyboard.press("3")
+    expect(page.locator("#question")).to_have_text("Custom study is done")
+    assert page.evaluate("window.__noReload") is True
+    # A preview: the answer by a click, then the next card.
+    page.click("button:has-text('End custom study')")
+    page.check("input[name=mode][value=preview]")
+    page.select_option("#deck", "eks-model-training")
+    page.fill("#amount", "2")
+    page.click("form[action$='/study/custom'] button[type=submit]")
+    first = page.locator("#question").inner_text()
+    page.click("#reveal")
+    expect(page.locator("#answer")).to_be_visible()
+    page.click("#answer-form button[type=submit]")
+    expect(page.locator("#question")).not_to_have_text(first)
+    expect(page.locator("#answer")).to_be_hidden()
+    assert not problems, problems
+    context.close()
+
+
 def test_the_language_menu_waits_for_its_button(server: str, browser: Browser) -> None:
     """Arrow keys move through the languages without leaving the page (WCAG 3.2.2): a
     change of language is asked for with the button, not made by the first key press."""

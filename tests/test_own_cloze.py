@@ -211,7 +211,11 @@ def test_a_cloze_text_is_edited_as_a_whole_and_progress_kept(
     )  # fmt: skip
     assert answered.status_code == 303 and answered.headers["Location"].endswith(page_url)
     saved = client.get(answered.headers["Location"]).get_data(as_text=True)
-    assert "Cloze text saved: 2 cards." in saved
+    assert (
+        "Cloze text saved: 2 cards. 1 of them is new, for a number added. 1 card was retired "
+        "with the number taken out: it no longer comes up, and its answers stay in the history. "
+        "Your progress on 1 of them is kept."
+    ) in saved.replace("&#39;", "'")
     whole = "Paris is the capital and largest city of France."
     found = cards_of(engine, deck_id)
     assert [(r[0], r[2], r[3], r[4]) for r in found] == [
@@ -250,9 +254,13 @@ def test_the_api_edits_a_cloze_text_as_a_whole(app: Flask, engine: Engine) -> No
     assert r.status_code == 200, r.get_json()
     assert r.get_json() == {
         "text": "The {{c1::Nile}} flows {{c2::north}}.", "extra": "Egypt",
-        "keys": ["c002-c1", "c002-c2"],
+        "keys": ["c002-c1", "c002-c2"], "added": ["c002-c2"], "retired": [],
     }  # fmt: skip
-    assert api.get(f"{cards}/c002-c2/cloze", headers=bearer).get_json() == r.get_json()
+    assert api.get(f"{cards}/c002-c2/cloze", headers=bearer).get_json() == {
+        **r.get_json(),
+        "added": [],
+        "retired": [],
+    }
     assert api.get(f"{cards}/c001/cloze", headers=bearer).status_code == 404
     # A plain card, another person's deck, a text without a deletion: refused, nothing written.
     assert (

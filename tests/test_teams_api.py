@@ -175,6 +175,8 @@ def test_a_lead_adds_and_edits_a_cloze_text_through_the_api(
         "text": "{{c1::Kubernetes}} schedules {{c2::pods::what}}.",
         "extra": "On nodes.",
         "keys": ["c003-c1", "c003-c2"],
+        "added": [],
+        "retired": [],
     }
     with transaction(engine) as s:
         card_id = s.scalar(select(Card.id).where(Card.key == "c003-c2"))
@@ -187,6 +189,8 @@ def test_a_lead_adds_and_edits_a_cloze_text_through_the_api(
         "text": "{{c2::Pods}} run on {{c3::nodes}}.",
         "extra": "",
         "keys": ["c003-c2", "c003-c3"],
+        "added": ["c003-c3"],
+        "retired": ["c003-c1"],
     }
     shown = api["ana"]("GET", f"/api/v1/teams/{t}/decks/{slug}").get_json()["locales"]["en"]
     assert [c["key"] for c in shown["cards"]] == ["q01", "q02", "c003-c2", "c005", "c003-c3"]

@@ -178,8 +178,9 @@ def test_a_lead_adds_a_cloze_text_as_a_card_for_each_number(app: Flask, engine: 
     assert _post(member, f"{card}/cloze", text, card).status_code == 403
     saved = _post(lead, f"{card}/cloze", text, card)
     assert saved.status_code == 303 and saved.headers["Location"].endswith(card)
-    assert "Cloze text saved: 3 cards. Everyone keeps their progress on them." in lead.get(
-        saved.headers["Location"]
-    ).get_data(as_text=True)
+    assert (
+        "Cloze text saved: 3 cards. 1 of them is new, for a number added. Everyone keeps their "
+        "progress on 2 of them."
+    ) in lead.get(saved.headers["Location"]).get_data(as_text=True)
     listing = member.get(f"{deck}?q=nodes").get_data(as_text=True)
     assert [key for _n, key in _cards(listing)] == ["c081-c1", "c081-c2", "c081-c3"]

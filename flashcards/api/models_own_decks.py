@@ -6,7 +6,7 @@ from typing import Annotated, ClassVar
 
 from pydantic import Field
 
-from ..decks.card_editing import MAX_TAG, MAX_TAGS, ClozeText
+from ..decks.card_editing import MAX_TAG, MAX_TAGS, ClozeSaved, ClozeText
 from ..decks.card_pages import CardRow
 from ..decks.deckfile import MAX_TITLE
 from ..decks.own_decks import MAX_LOCALES
@@ -62,11 +62,23 @@ class ClozeCards(Reply):
     text: str
     extra: str
     keys: list[str] = Field(description="The text's live cards, by deletion number.")
+    added: list[str] = Field(
+        default_factory=list, description="After an edit: the cards of numbers it added."
+    )
+    retired: list[str] = Field(
+        default_factory=list,
+        description="After an edit: the cards of numbers it took out, retired (their answers "
+        "stay in the history).",
+    )
 
     @classmethod
-    def of(cls, found: ClozeText) -> ClozeCards:
+    def of(cls, found: ClozeText, saved: ClozeSaved | None = None) -> ClozeCards:
         return cls(
-            text=found.text, extra=found.extra, keys=[found.keys[n] for n in sorted(found.keys)]
+            text=found.text,
+            extra=found.extra,
+            keys=[found.keys[n] for n in sorted(found.keys)],
+            added=saved.added if saved else [],
+            retired=saved.retired if saved else [],
         )
 
 

@@ -200,12 +200,12 @@ def edit_cloze(slug: str, key: str) -> Response:
     user_id = current_user_id()
     body = parse_body(ClozeEdit)
     session = db()
-    keys = own_decks.edit_cloze(
+    saved = own_decks.edit_cloze(
         session, user_id, slug, key, text=body.text, extra=body.extra, now=utcnow()
     )
-    found = own_decks.cloze_text(session, user_id, slug, keys[0])  # as stored
+    found = own_decks.cloze_text(session, user_id, slug, saved.keys[0])  # as stored
     session.commit()
-    return reply(ClozeCards.of(found))
+    return reply(ClozeCards.of(found, saved))
 
 
 @bp.delete("/decks/<slug>/cards/<key>")

@@ -272,13 +272,13 @@ def edit_team_cloze_text(team_id: int, slug: str, key: str) -> Response:
     body = parse_body(ClozeEdit)
     session = db()
     team_id = checked_id(team_id, "team")
-    keys = team_decks.edit_cloze(
+    saved = team_decks.edit_cloze(
         session, team_id, user_id, slug, key, text=body.text, extra=body.extra, now=utcnow()
     )
-    found = team_decks.cloze_text(session, team_id, user_id, slug, keys[0])  # as stored
+    found = team_decks.cloze_text(session, team_id, user_id, slug, saved.keys[0])  # as stored
     assert found is not None  # just written
     session.commit()
-    return reply(ClozeCards.of(found))
+    return reply(ClozeCards.of(found, saved))
 
 
 @bp.delete("/teams/<int:team_id>/decks/<slug>/cards/<key>")

@@ -338,12 +338,21 @@ def cloze_text(session: Session, deck: Deck, key: str) -> ClozeText | None:
     return ClozeText(source, rows[0].explanation, keys, note_key)
 
 
+@dataclass(frozen=True)
+class ClozeSaved:
+    """A Cloze text's cards after an edit (`edit_cloze`), by key."""
+
+    keys: list[str]  # the live cards, by deletion number
+    added: list[str]  # made for numbers new to the text
+    retired: list[str]  # of numbers taken out of it; their progress stays in the history
+
+
 def edit_cloze(
     session: Session, deck: Deck, key: str, *, text: str, extra: str, now: datetime
-) -> list[str]:
+) -> ClozeSaved:
     """Change the Cloze text of the card `key` and its siblings, as Anki edits a Cloze note:
     each number's card gets the new text and keeps its progress, a new number makes a card,
-    a number gone retires its card. The live cards' keys, by number."""
+    a number gone retires its card."""
     found = cloze_text(session, deck, key)
     if found is None:
         raise NotFound(f"card '{key}' is not one of a Cloze text's cards")
@@ -354,10 +363,11 @@ def edit_cloze(
         for number in _numbers(parsed)
     }
     _write_cloze(session, deck, parsed, keys, extra, found.note_key, now=now)
-    for number, gone in found.keys.items():
-        if number not in keys:
-            retire_card(session, deck, gone, now=now)
-    return list(keys.values())
+    retired = [gone for number, gone in sorted(found.keys.items()) if number not in keys]
+    for gone in retired:
+        retire_card(session, deck, gone, now=now)
+    added = [k for number, k in keys.items() if number not in found.keys]
+    return ClozeSaved(list(keys.values()), added, retired)
 
 
 def from_cloze(keys: list[str]) -> bool:

@@ -176,7 +176,7 @@ def edit_cloze(
     text: str,
     extra: str,
     now: datetime,
-) -> list[str]:
+) -> card_editing.ClozeSaved:
     """A Cloze text's cards changed as the text (`card_editing.edit_cloze`), by a lead."""
     membership(session, team_id, actor_id, *LEADS)
     deck = team_deck(session, team_id, slug)

@@ -33,7 +33,7 @@ from . import bp
 from .auth import login_required, user_id
 from .deck_cards import back_from_card, listing_args, study_page
 from .error_table import message_for
-from .team_decks import as_typed, card_problem, cloze_added
+from .team_decks import as_typed, card_problem, cloze_added, cloze_saved
 from .uploads import mebibytes, upload_form
 
 
@@ -171,7 +171,7 @@ def add_own_card(slug: str) -> Response:
 def edit_own_cloze(slug: str, key: str) -> Response:
     session = db()
     try:
-        keys = own_decks.edit_cloze(
+        saved = own_decks.edit_cloze(
             session,
             user_id(),
             slug,
@@ -185,15 +185,9 @@ def edit_own_cloze(slug: str, key: str) -> Response:
         flash(_("The Cloze text was not saved.") + " " + card_problem(exc), "error")
         return Response(_card_page(slug, key, request.form), 400, mimetype="text/html")
     session.commit()
-    flash(
-        ngettext(
-            "Cloze text saved: %(num)d card. Your progress on it is kept.",
-            "Cloze text saved: %(num)d cards. Your progress on them is kept.",
-            len(keys),
-        )
-    )
+    flash(cloze_saved(saved, team=False))
     # The card asked about may have gone with its number: the text's first card then.
-    shown = key if key in keys else keys[0]
+    shown = key if key in saved.keys else saved.keys[0]
     return back_from_card(
         request.form,
         url_for("web.own_card_page", slug=slug, key=shown, **listing_args(request.form)),

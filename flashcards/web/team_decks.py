@@ -17,7 +17,7 @@ from flask_babel import gettext as _
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
-from ..decks.card_editing import MAX_TAGS, from_cloze
+from ..decks.card_editing import MAX_TAGS, ClozeSaved, from_cloze
 from ..decks.card_pages import CardRow, CardTexts
 from ..decks.cloze import MAX_CLOZE_CARDS
 from ..decks.deckfile import MAX_TEXT
@@ -166,7 +166,7 @@ def _card_page(team_id: int, slug: str, key: str, typed: Mapping[str, str] | Non
 def edit_team_cloze(team_id: int, slug: str, key: str) -> Response:
     session = db()
     try:
-        keys = team_decks.edit_cloze(
+        saved = team_decks.edit_cloze(
             session,
             team_id_checked(team_id),
             user_id(),
@@ -181,15 +181,9 @@ def edit_team_cloze(team_id: int, slug: str, key: str) -> Response:
         flash(_("The Cloze text was not saved.") + " " + card_problem(exc), "error")
         return Response(_card_page(team_id, slug, key, request.form), 400, mimetype="text/html")
     session.commit()
-    flash(
-        ngettext(
-            "Cloze text saved: %(num)d card. Everyone keeps their progress on it.",
-            "Cloze text saved: %(num)d cards. Everyone keeps their progress on them.",
-            len(keys),
-        )
-    )
+    flash(cloze_saved(saved, team=True))
     # The card asked about may have gone with its number: the text's first card then.
-    shown = key if key in keys else keys[0]
+    shown = key if key in saved.keys else saved.keys[0]
     return back_from_card(
         request.form,
         url_for(
@@ -326,6 +320,65 @@ def cloze_added(count: int) -> str:
             count,
         )
     )
+
+
+def cloze_saved(saved: ClozeSaved, *, team: bool) -> str:
+    """What saving a Cloze text did: its cards, and those a number added or taken out made
+    or retired, whose progress is not the text's any more."""
+    count = len(saved.keys)
+    if not saved.added and not saved.retired:
+        if team:
+            return str(
+                ngettext(
+                    "Cloze text saved: %(num)d card. Everyone keeps their progress on it.",
+                    "Cloze text saved: %(num)d cards. Everyone keeps their progress on them.",
+                    count,
+                )
+            )
+        return str(
+            ngettext(
+                "Cloze text saved: %(num)d card. Your progress on it is kept.",
+                "Cloze text saved: %(num)d cards. Your progress on them is kept.",
+                count,
+            )
+        )
+    said = [ngettext("Cloze text saved: %(num)d card.", "Cloze text saved: %(num)d cards.", count)]
+    if saved.added:
+        said.append(
+            ngettext(
+                "%(num)d of them is new, for a number added.",
+                "%(num)d of them are new, for the numbers added.",
+                len(saved.added),
+            )
+        )
+    if saved.retired:
+        said.append(
+            ngettext(
+                "%(num)d card was retired with the number taken out: it no longer comes up, "
+                "and its answers stay in the history.",
+                "%(num)d cards were retired with the numbers taken out: they no longer come "
+                "up, and their answers stay in the history.",
+                len(saved.retired),
+            )
+        )
+    kept = count - len(saved.added)
+    if kept and team:
+        said.append(
+            ngettext(
+                "Everyone keeps their progress on %(num)d of them.",
+                "Everyone keeps their progress on %(num)d of them.",
+                kept,
+            )
+        )
+    elif kept:
+        said.append(
+            ngettext(
+                "Your progress on %(num)d of them is kept.",
+                "Your progress on %(num)d of them is kept.",
+                kept,
+            )
+        )
+    return " ".join(str(part) for part in said)
 
 
 @bp.post("/teams/<int:team_id>/decks/<slug>/cards/<key>/retire")

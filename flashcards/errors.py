@@ -118,6 +118,10 @@ class NothingToUndo(FlashcardsError):
     """An undo on a study day without answers."""
 
 
+class NoCardsMatch(FlashcardsError):
+    """A custom study session asked for that would show no card."""
+
+
 # Teams and decks.
 
 

@@ -282,6 +282,9 @@ def test_cards_by_flag(client: FlaskClient, engine: Engine, shelf: Shelf) -> Non
         ({"mode": "extra_new", "deck": "other", "amount": 3}, 409, "deck"),
         ({"mode": "extra_new", "deck": "bens", "amount": 3}, 404, None),
         ({"mode": "extra_new", "deck": "nope", "amount": 3}, 404, None),
+        # Nothing to show: no session (Anki's "no cards matched").
+        ({"mode": "tag", "tag": "nowhere"}, 409, None),
+        ({"mode": "flag", "flag": 7}, 409, None),
     ],
 )
 def test_bad_requests_are_refused_and_write_nothing(
@@ -306,6 +309,10 @@ def test_no_session_is_404_and_ending_removes_it(client: FlaskClient, shelf: She
         r = getattr(client, method)(path, headers=shelf.h)
         assert r.status_code == 404 and r.get_json()["type"].endswith("/no-custom-study")
     start(client, shelf, mode="ahead", days=1)
+    # A session that would show nothing leaves the one before as it was.
+    r = start(client, shelf, mode="tag", tag="nowhere")
+    assert r.status_code == 409 and r.get_json()["type"].endswith("/no-cards-match")
+    assert client.get("/api/v1/custom-study", headers=shelf.h).get_json()["mode"] == "ahead"
     r = client.post("/api/v1/custom-study/previewed", json={"card_id": 1}, headers=shelf.h)
     assert r.status_code == 422  # not a preview
     assert client.delete("/api/v1/custom-study", headers=shelf.h).status_code == 204
@@ -363,6 +370,16 @@ def test_the_web_page_previews_and_refuses_bad_forms(
         with transaction(engine) as s:
             assert s.get(CustomStudySession, shelf.ana) is None
     assert client.post("/study/custom", data={"mode": "ahead", "days": "1"}).status_code == 400
+    # A session that would show nothing is not started, and says so on the form.
+    r = client.post("/study/custom", data={"csrf_token": token, "mode": "tag", "tag": "none"})
+    assert r.status_code == 409
+    assert "No cards match what you chose: there is nothing to study." in r.get_data(as_text=True)
+    assert 'value="none"' in r.get_data(as_text=True)
+    with transaction(engine) as s:
+        assert s.get(CustomStudySession, shelf.ana) is None
+    # A preview without a number takes the default.
+    form = {"csrf_token": token, "mode": "preview", "deck": "cs", "amount": ""}
+    assert client.post("/study/custom", data=form).status_code == 303
     form = {"csrf_token": token, "mode": "preview", "deck": "cs", "amount": "3"}
     assert client.post("/study/custom", data=form).status_code == 303
     page = client.get("/study/custom?show=1").get_data(as_text=True)

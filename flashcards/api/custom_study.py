@@ -51,7 +51,8 @@ def _body(study: custom_study.CustomStudy) -> CustomStudySession:
     404,
     409,
     description="The deck must be one the caller studies (409 otherwise, 404 for a deck they "
-    "cannot see). extra_new and extra_review, as Anki's \"increase today's limit\", add "
+    "cannot see). A session that would show no card is not started (409 no-cards-match), and "
+    "the previous one stays. extra_new and extra_review, as Anki's \"increase today's limit\", add "
     "`amount` cards on top of the deck's daily limit for today only (asked again the same day, "
     "the numbers add up); they start no session and leave the current one: the deck's daily "
     "queue (GET /study/next) shows the extra cards.",

@@ -40,6 +40,7 @@ from ..errors import (
     MalformedRequest,
     ManagerRemovesMembersOnly,
     MissingToken,
+    NoCardsMatch,
     NoClozeDeletion,
     NotAuthenticated,
     NotDeckOwner,
@@ -157,6 +158,7 @@ PROBLEM_TYPES: dict[type[FlashcardsError], ProblemType] = {
     AnkiFieldFormatted: P(409, "anki-field-formatted", "Formatting kept in Anki"),
     NotLatestAnswer: P(409, "not-latest-answer", "Not the latest answer"),
     NothingToUndo: P(409, "nothing-to-undo", "Nothing to undo"),
+    NoCardsMatch: P(409, "no-cards-match", "No cards match"),
     CardNotStudied: P(409, "card-not-studied", "The card is still new"),
     OwnerRoleByTransferOnly: P(
         409, "owner-role-by-transfer-only", "Ownership is transferred, not assigned"

@@ -23,7 +23,7 @@ from sqlalchemy import case, delete, exists, func, select, update
 from sqlalchemy.orm import Session
 
 from ..decks.access import visible_decks
-from ..errors import InvalidInput, NotFound, NotSubscribed
+from ..errors import InvalidInput, NoCardsMatch, NotFound, NotSubscribed
 from ..storage.models import (
     Card,
     CardMark,
@@ -117,7 +117,7 @@ def start(
         deck_id = found.id
     clean_days = _number("days", days, *DAYS) if mode in NEEDS_DAYS else None
     clean_amount = DEFAULT_AMOUNT if amount is None else _number("amount", amount, *AMOUNTS)
-    if mode in ("extra_new", "extra_review", "preview") and amount is None:
+    if mode in EXTENDS_LIMITS and amount is None:
         raise InvalidInput(f"mode {mode} needs an amount of cards", field="amount")
     clean_tag = None
     if mode == "tag":
@@ -136,6 +136,9 @@ def start(
         )
     )  # fmt: skip
     session.flush()
+    # As Anki does, a session with nothing to show is not started (the one before stays).
+    if _next_card_id(session, user_id, _row(session, user_id), now, clock)[0] is None:
+        raise NoCardsMatch(f"no card matches custom study by {mode}: nothing to study")
     return current(session, user_id)
 
 

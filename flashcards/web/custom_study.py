@@ -15,7 +15,7 @@ from flask_babel import gettext as _
 from flask_babel import ngettext
 from werkzeug.wrappers import Response
 
-from ..errors import InvalidInput, NotSubscribed
+from ..errors import InvalidInput, NoCardsMatch, NotSubscribed
 from ..http.request_db import db, writes
 from ..people.accounts import user_clock
 from ..srs import custom_study, subscriptions
@@ -24,7 +24,7 @@ from ..storage.schema import MAX_ID, utcnow
 from . import bp
 from .account import WHOLE_NUMBER
 from .auth import login_required, user_id
-from .error_table import flash_error
+from .error_table import flash_error, message_for
 from .i18n import locale_code
 from .study import answer_from_form, flag_names, rating_buttons, review_id_for
 
@@ -107,6 +107,9 @@ def start_custom_study() -> Response | tuple[str, int]:
     except (InvalidInput, NotSubscribed) as exc:
         session.rollback()
         return _form_page(form, _start_error(exc), 422)
+    except NoCardsMatch as exc:
+        session.rollback()
+        return _form_page(form, message_for(exc), 409)
     session.commit()
     if isinstance(started, custom_study.ExtendedLimits):
         _flash_extended(started)

@@ -38,6 +38,7 @@ from ..errors import (
     MalformedRequest,
     ManagerRemovesMembersOnly,
     MissingToken,
+    NoCardsMatch,
     NoClozeDeletion,
     NotAuthenticated,
     NotDeckOwner,
@@ -137,6 +138,9 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
         CardRetired: WebAnswer(409, card_changed),
         NotLatestAnswer: WebAnswer(409, _("Only your latest answer of today can be undone.")),
         NothingToUndo: WebAnswer(409, _("There is nothing to undo today.")),
+        NoCardsMatch: WebAnswer(
+            409, _("No cards match what you chose: there is nothing to study.")
+        ),
         CardNotStudied: WebAnswer(409, _("This card is still new: it has no schedule to change.")),
         OwnerRoleByTransferOnly: WebAnswer(
             409, _("That role cannot be given here; ownership is handed over instead.")

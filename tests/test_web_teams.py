@@ -391,6 +391,16 @@ def test_roles_transfer_and_leave(app: Flask, loaded_engine: Engine) -> None:
     )
     manager_page = member.get(page).get_data(as_text=True)
     assert "lead@example.com" in manager_page  # managers see the members
+    # Handing over the team, removing someone and leaving are asked once more, behind a
+    # disclosure that says what they do.
+    owner_page = lead.get(page).get_data(as_text=True)
+    for summary, button in (("Make owner…", "Make them the owner"),
+                            ("Remove…", "Remove from the team")):  # fmt: skip
+        opened = owner_page.index(f'<summary class="danger">{summary}</summary>')
+        assert owner_page.index(f">{button}</button>", opened) < owner_page.index(
+            "</details>", opened
+        )
+    assert '<summary class="danger">Salir de este equipo…</summary>' in manager_page  # in Spanish
     assert member.get(f"/teams/{team}/dashboard").status_code == 200
     assert _post(lead, f"/teams/{team}/members/{member_id}/owner", {}, page).status_code == 303
     # The new owner may not leave (she is told why); the old owner, now a manager, may.

@@ -204,6 +204,11 @@ def test_the_browser_history_and_leeches_name_decks_by_title_in_the_studied_lang
     page = client.get("/browse").get_data(as_text=True)
     in_browser = title.replace("<td ", '<td class="deck-name" ')
     assert page.count(in_browser) == 15 and ">eks-model-training</td>" not in page
+    # The deck filter names it so too, on an English page.
+    assert (
+        '<option value="eks-model-training" lang="es">Cuestionario sobre entrenamiento de '
+        "modelos en EKS</option>"
+    ) in page
     card = PICK_RE.findall(page)[0]
     history = client.get(f"/browse/cards/{card}").get_data(as_text=True)
     assert '<span lang="es">Cuestionario sobre entrenamiento de modelos en EKS</span>' in history

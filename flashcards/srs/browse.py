@@ -182,9 +182,15 @@ def _scope(user_id: int) -> ColumnElement[bool]:
     )
 
 
-def searched_decks(session: Session, user_id: int) -> list[str]:
-    """The slugs of the decks whose cards the person can browse."""
-    return list(session.scalars(select(Deck.slug).where(_scope(user_id))))
+def searched_decks(session: Session, user_id: int) -> dict[str, str | None]:
+    """The decks whose cards the person can browse, by slug: the language they study each in
+    (None for one they do not study), which its title is shown in, as in the library."""
+    studied = Subscription.deck_id == Deck.id, Subscription.user_id == user_id
+    rows = session.execute(
+        select(Deck.slug, Subscription.locale).outerjoin(Subscription, and_(*studied))
+        .where(_scope(user_id))
+    )  # fmt: skip
+    return {row.slug: row.locale for row in rows}
 
 
 def _deck_ids(session: Session, user_id: int, slug: str) -> list[int]:

@@ -79,6 +79,7 @@ def browse_page() -> str:
     page = browse.browse(session, uid, search, now=now)
     undo_id = study.undoable(session, uid, now=now)
     args = browse.search_args(page.search)
+    decks = browse.searched_decks(session, uid)
     return render_template(
         "browse.html",
         page=page,
@@ -91,22 +92,20 @@ def browse_page() -> str:
         sorts=_sort_names(),
         undo_id=undo_id,
         now=now,
-        move_decks=_move_decks(session, uid),
-        search_decks=_titled(session, browse.searched_decks(session, uid)),
+        move_decks=_titled(
+            session, {slug: decks.get(slug) for _id, slug in card_moves.own_decks(session, uid)}
+        ),
+        search_decks=_titled(session, decks),
         titles=subscriptions.deck_titles(session, {c.deck_slug for c in page.cards}),
     )
 
 
-def _move_decks(session: Any, uid: int) -> list[tuple[str, str, str | None]]:
-    """The move's deck picker: the person's own decks, each with its title and language."""
-    return _titled(session, [slug for _deck_id, slug in card_moves.own_decks(session, uid)])
-
-
-def _titled(session: Any, slugs: list[str]) -> list[tuple[str, str, str | None]]:
-    """Each deck's slug, title and title's language, a subdeck after its parent."""
+def _titled(session: Any, decks: dict[str, str | None]) -> list[tuple[str, str, str | None]]:
+    """Each deck's slug, title and title's language, a subdeck after its parent: the title
+    in the language the person studies the deck in (`decks`), else in the page's."""
     locale = locale_code()
-    titles = subscriptions.deck_titles(session, slugs)  # one statement for them all
-    found = [(slug, *titles.of(slug, locale)) for slug in slugs]
+    titles = subscriptions.deck_titles(session, decks)  # one statement for them all
+    found = [(slug, *titles.of(slug, studied or locale)) for slug, studied in decks.items()]
     return sorted(found, key=lambda d: deck_tree.name_key(d[1]))
 
 

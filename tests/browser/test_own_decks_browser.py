@@ -35,13 +35,14 @@ def test_make_a_deck_add_a_card_study_and_edit_it(server: str, browser: Browser)
     page.goto(f"{server}/study?deck={slug}")
     expect(page.locator("#question")).to_have_text("What is a spoon in Spanish?")
     page.keyboard.press("e")  # the person's own deck: editable from the review page
-    expect(page).to_have_url(re.compile(rf"/decks/{slug}/cards/c001$"))
+    expect(page).to_have_url(re.compile(rf"/decks/{slug}/cards/c001\?study={slug}$"))
     expect(page.locator("#t-en")).to_have_value("kitchen nouns")
     page.fill("#q-en", "Spoon, in Spanish?")
     page.locator("section[lang=en] form.card-edit button[type=submit]").click()
+    # Saved, back to studying the deck, as closing Anki's editor goes back to the review.
+    expect(page).to_have_url(re.compile(rf"/study\?deck={slug}$"))
     expect(page.locator("#live")).to_contain_text("Card saved")
 
-    page.goto(f"{server}/study?deck={slug}")
     page.evaluate("window.__noReload = true")
     expect(page.locator("#question")).to_have_text("Spoon, in Spanish?")
     page.keyboard.press("Space")

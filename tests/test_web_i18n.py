@@ -112,6 +112,12 @@ def test_chart_counts_are_written_as_the_pages_language_writes_numbers(app: Flas
     with app.test_request_context(headers={"Accept-Language": "en"}):
         million = bar_chart("t", "d", ["a"], [1_000_000])
     assert [label for _y, label in million.ticks] == ["0", "500,000", "1,000,000"]
+    # Small counts: whole, evenly spaced ticks, none written twice.
+    for values, ticks in (([3, 1], ["0", "2", "4"]), ([2.4], ["0", "2", "4"]),
+                          ([2], ["0", "1", "2"]), ([1, 0], ["0", "1"]), ([0], ["0", "1"])):  # fmt: skip
+        with app.test_request_context(headers={"Accept-Language": "en"}):
+            chart = bar_chart("t", "d", ["a"] * len(values), values)
+        assert [label for _y, label in chart.ticks] == ticks, values
 
 
 def test_deck_and_card_texts_are_marked_with_their_own_language(

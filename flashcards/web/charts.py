@@ -59,7 +59,13 @@ def bar_chart(
     every: int = 1,
     focus: int = -1,
 ) -> BarChart:
-    top = maximum if maximum is not None else max([*values, 1])
+    # Counts get whole-number ticks, "0.5 reviews" being no thing: their axis ends on a whole
+    # number, an even one past 2, so that the middle tick is whole too (0, 2, 4 for a
+    # largest count of 3, not 0, 2, 3).
+    whole = maximum is None
+    top = maximum if maximum is not None else float(math.ceil(max([*values, 1])))
+    if whole and top > 2 and top % 2:
+        top += 1
     plot_w = WIDTH - PAD_LEFT - PAD_RIGHT
     plot_h = HEIGHT - PAD_BOTTOM - PAD_TOP
     step = plot_w / max(1, len(values))
@@ -76,12 +82,10 @@ def bar_chart(
                 label=f"{labels[i]}: {texts[i]}",
             )
         )
-    # Counts get whole-number ticks: "0.5 reviews" is not a thing.
-    whole = maximum is None
     if whole and top < 2:
         ticks_values = [0.0, float(top)]
     else:
-        ticks_values = [0.0, float(math.ceil(top / 2)) if whole else top / 2, float(top)]
+        ticks_values = [0.0, top / 2, float(top)]
     # Counts in the page's language ("12,000", "12.000"); a share's ticks come as tick_text.
     tick_labels = tick_text or [whole_number(round(v)) for v in ticks_values]
     ticks = [

@@ -82,10 +82,7 @@ def bar_chart(
                 label=f"{labels[i]}: {texts[i]}",
             )
         )
-    if whole and top < 2:
-        ticks_values = [0.0, float(top)]
-    else:
-        ticks_values = [0.0, top / 2, float(top)]
+    ticks_values = [0.0, float(top)] if whole and top < 2 else [0.0, top / 2, float(top)]
     # Counts in the page's language ("12,000", "12.000"); a share's ticks come as tick_text.
     tick_labels = tick_text or [whole_number(round(v)) for v in ticks_values]
     ticks = [

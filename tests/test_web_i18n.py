@@ -113,8 +113,11 @@ def test_chart_counts_are_written_as_the_pages_language_writes_numbers(app: Flas
         million = bar_chart("t", "d", ["a"], [1_000_000])
     assert [label for _y, label in million.ticks] == ["0", "500,000", "1,000,000"]
     # Small counts: whole, evenly spaced ticks, none written twice.
-    for values, ticks in (([3, 1], ["0", "2", "4"]), ([2.4], ["0", "2", "4"]),
-                          ([2], ["0", "1", "2"]), ([1, 0], ["0", "1"]), ([0], ["0", "1"])):  # fmt: skip
+    small: list[tuple[list[float], list[str]]] = [
+        ([3, 1], ["0", "2", "4"]), ([2.4], ["0", "2", "4"]), ([2], ["0", "1", "2"]),
+        ([1, 0], ["0", "1"]), ([0], ["0", "1"]),
+    ]  # fmt: skip
+    for values, ticks in small:
         with app.test_request_context(headers={"Accept-Language": "en"}):
             chart = bar_chart("t", "d", ["a"] * len(values), values)
         assert [label for _y, label in chart.ticks] == ticks, values

@@ -161,6 +161,15 @@ def test_settings_reject_out_of_range_values_naming_the_field(
         r = client.post("/settings", data={**base, field: value})
         assert r.status_code == 422, field
         assert f"Check “{label}" in r.get_data(as_text=True), field  # the field's message
+    # A number's message says what it may be, as the page's language writes numbers.
+    r = client.post("/settings", data={**base, "desired_retention": "0.5"})
+    assert "Check “Desired retention”: give a number from 0.7 to 0.99." in r.get_data(as_text=True)
+    r = client.post("/settings", data={**base, "reviews_per_day": "100000"})
+    assert "give a number from 0 to 99,999." in r.get_data(as_text=True)
+    r = client.post("/settings", data={**base, "learning_steps": "1 2 3 4 5 6 7 8 9 10 11"})
+    assert "give at most 10 steps in minutes, each at most 1,440, separated" in r.get_data(
+        as_text=True
+    )
     assert client.post("/settings", data=base).status_code == 302
     # Switching the language says so in the new one, on the page that follows.
     r = client.post("/settings", data={**base, "locale": "ko"}, follow_redirects=True)
@@ -270,13 +279,13 @@ def test_deck_settings_override_the_users_limits(
         data={"csrf_token": token, "desired_retention": "1.5"},
     )
     page = client.get("/decks/eks-model-training").get_data(as_text=True)
-    assert "Desired retention" in page and "not allowed" in page
+    assert "Check “Desired retention”: give a number from 0.7 to 0.99." in page
     for odd in ("٣", "1_0", "²"):  # digits int() would take, or not: ASCII digits only
         client.post(
             "/decks/eks-model-training/settings", data={"csrf_token": token, "new_per_day": odd}
         )
         page = client.get("/decks/eks-model-training").get_data(as_text=True)
-        assert "New cards per day" in page and "not allowed" in page, odd
+        assert "Check “New cards per day”: give a number from 0 to 9,999." in page, odd
     client.post("/decks/eks-model-training/settings", data={"csrf_token": token})
     counts = re.findall(r'class="num">(\d+)<', client.get("/study").get_data(as_text=True))
     assert counts[:3] == ["15", "0", "0"]

@@ -20,7 +20,19 @@ from ..http.request_db import begin_writing, db, writes
 from ..http.request_policies import change_password_limited, token_key, token_limiter
 from ..people import accounts, apitokens, web_sessions
 from ..people.ratelimit import RateLimited
-from ..srs.settings import SUPPORTED_LOCALES, apply_user_settings, user_settings, validate_each
+from ..srs.settings import (
+    DAY_START_HOURS,
+    DESIRED_RETENTIONS,
+    MAX_STEP_SECONDS,
+    MAX_STEPS,
+    MAXIMUM_INTERVALS,
+    NEW_PER_DAY,
+    REVIEWS_PER_DAY,
+    SUPPORTED_LOCALES,
+    apply_user_settings,
+    user_settings,
+    validate_each,
+)
 from ..storage.schema import utcnow
 from . import bp
 from .auth import (
@@ -34,7 +46,7 @@ from .auth import (
 )
 from .error_table import flash_error
 from .fsrs import section as fsrs_section
-from .i18n import LANG_COOKIE, locale_code, plain_number
+from .i18n import LANG_COOKIE, locale_code, plain_number, whole_number
 
 ONE_YEAR = 365 * 24 * 3600
 # ASCII digits, and few enough for int(): str.isdigit() also takes "²", which int() refuses.
@@ -58,6 +70,42 @@ def field_labels() -> dict[str, str]:
         "load_balancing": _("Load balancing"),
         "easy_days": _("Easy days"),
     }
+
+
+# What a setting's value must be, by field: the bounds the domain checks (`srs.settings`).
+SETTING_RANGES: dict[str, tuple[float, float]] = {
+    "day_start_hour": DAY_START_HOURS,
+    "desired_retention": DESIRED_RETENTIONS,
+    "maximum_interval": MAXIMUM_INTERVALS,
+    "new_per_day": NEW_PER_DAY,
+    "reviews_per_day": REVIEWS_PER_DAY,
+}
+
+
+def setting_problem(field: str) -> str:
+    """What is wrong with a setting's value, saying what it may be where that is a range."""
+    label = field_labels().get(field, field)
+    if field in SETTING_RANGES:
+        low, high = SETTING_RANGES[field]
+        if field == "desired_retention":  # a share, as its field takes it ("0,9" in Spanish)
+            bounds = plain_number(low), plain_number(high)
+        else:
+            bounds = whole_number(int(low)), whole_number(int(high))
+        return str(
+            _(
+                "Check “%(field)s”: give a number from %(low)s to %(high)s.",
+                field=label, low=bounds[0], high=bounds[1],
+            )
+        )  # fmt: skip
+    if field in ("learning_steps", "relearning_steps"):
+        return str(
+            _(
+                "Check “%(field)s”: give at most %(count)d steps in minutes, each at most "
+                "%(longest)s, separated by spaces.",
+                field=label, count=MAX_STEPS, longest=whole_number(MAX_STEP_SECONDS // 60),
+            )
+        )  # fmt: skip
+    return str(_("Check “%(field)s”: this value is not allowed.", field=label))
 
 
 def easy_day_labels() -> dict[str, str]:
@@ -137,10 +185,7 @@ def settings() -> str | Response | tuple[str, int]:
         # Every field at once: each bad one is flagged beside it, and all typed values stay.
         clean, problems = validate_each(values, allowed=values.keys())
         for field in problems:
-            errors[field] = _(
-                "Check “%(field)s”: this value is not allowed.",
-                field=field_labels().get(field, field),
-            )
+            errors[field] = setting_problem(field)
         if not errors:
             session = begin_writing()
             apply_user_settings(session, uid, clean)

@@ -19,7 +19,7 @@ from ..srs.settings import user_settings
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp
-from .account import WHOLE_NUMBER, field_labels
+from .account import WHOLE_NUMBER, field_labels, setting_problem
 from .auth import current_user, login_required, user_id
 from .error_table import message_for
 from .i18n import language_in_sentence, locale_code
@@ -123,14 +123,7 @@ def deck_settings_form(slug: str) -> Response:
     try:
         deck_settings.set_deck_overrides(session, uid, found.id, values)
     except InvalidInput as exc:
-        field = exc.field or ""
-        flash(
-            _(
-                "Check “%(field)s”: this value is not allowed.",
-                field=field_labels().get(field, field),
-            ),
-            "error",
-        )
+        flash(setting_problem(exc.field or ""), "error")
         return redirect(url_for("web.deck", slug=slug))
     session.commit()
     flash(_("Settings saved."))

@@ -54,6 +54,11 @@ def test_sign_up_errors_are_shown_on_the_form(client: FlaskClient) -> None:
     r = client.post("/signup", data={"csrf_token": token, "email": "nope", "password": PASSWORD})
     assert r.status_code == 422
     assert "name@example.com" in r.get_data(as_text=True)
+    # An empty form: both fields are flagged at once.
+    r = client.post("/signup", data={"csrf_token": token, "email": "", "password": ""})
+    assert r.status_code == 422
+    assert 'id="email-error"' in r.get_data(as_text=True)
+    assert 'id="password-error"' in r.get_data(as_text=True)
     r = client.post(
         "/signup",
         data={"csrf_token": token, "email": "a@b.co", "password": "short", "display_name": "Ana"},

@@ -217,16 +217,19 @@ def signup() -> ResponseReturnValue:
         except InvalidInput as exc:
             session_db.rollback()
             limiter.refund(key)  # refused for its own values: nothing was looked up
-            if exc.field == "password":
+            if exc.field == "display_name":
+                errors["display_name"] = _("Use at most 100 printable characters for your name.")
+            elif exc.field != "password":
+                errors["email"] = _("Enter an email address like name@example.com.")
+            # The domain stops at the first bad value: the form flags the password too.
+            try:
+                accounts.check_password_strength(password)
+            except InvalidInput:
                 errors["password"] = _(
                     "Choose a password of %(min)d to %(max)d characters.",
                     min=accounts.MIN_PASSWORD_LENGTH,
                     max=accounts.MAX_PASSWORD_LENGTH,
                 )
-            elif exc.field == "display_name":
-                errors["display_name"] = _("Use at most 100 printable characters for your name.")
-            else:
-                errors["email"] = _("Enter an email address like name@example.com.")
         if not errors:
             session_db.commit()
             start_session(user)

@@ -134,6 +134,7 @@ def test_an_empty_library_asks_to_pick_a_deck(client: FlaskClient, loaded_engine
     page = client.get("/").get_data(as_text=True)
     assert "Pick a deck to study" in page and 'id="empty-library"' in page
     assert "Study all" not in page and "All done" not in page
+    assert 'href="/study/custom"' not in page  # nothing to study in a custom way yet
     # The decks there are to pick from, each with its Subscribe button.
     assert 'action="/decks/eks-model-training/subscription"' in page
     r = client.get("/study")

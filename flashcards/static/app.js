@@ -308,7 +308,8 @@
     next.focus();
   });
 
-  // A year's heatmap too wide for the screen scrolls in its box: it opens on the latest days.
+  // A chart of days up to now too wide for the screen (the heatmap, reviews per day) scrolls
+  // in its box: it opens on the latest days.
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-scroll-end]").forEach(function (box) {
       box.scrollLeft = box.scrollWidth;

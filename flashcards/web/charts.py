@@ -46,6 +46,12 @@ class BarChart:
     plot_right: int = WIDTH - PAD_RIGHT
     focus: int = -1  # the bar that takes the chart's one tab stop (-1: the last)
 
+    @property
+    def opens_at_end(self) -> bool:
+        """Whether the chart, too wide for a phone's screen, opens scrolled to its end: a
+        history up to now, whose last bar is the one in focus (as the heatmap opens on today)."""
+        return len(self.bars) > 1 and self.focus == len(self.bars) - 1
+
 
 def bar_chart(
     title: str,

@@ -91,12 +91,14 @@ def team_dashboard(team_id: int) -> str:
         value_text=[str(format_percent(s)) for s in shares],
         maximum=1.0,
         tick_text=[str(format_percent(v)) for v in (0, 0.5, 1)],
+        focus=0,  # members, in order: the first
     )
     answers_chart = bar_chart(
         _("Answers in the last 7 days"),
         _("How many answers each member gave in the last 7 days."),
         names,
         [r.answers_7d for r in rows],
+        focus=0,
     )
     charts = [
         (progress_chart, [(n, format_percent(s)) for n, s in zip(names, shares, strict=True)]),

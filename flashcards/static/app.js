@@ -308,6 +308,24 @@
     next.focus();
   });
 
+  // Custom study's form shows the fields the chosen kind of session reads (data-modes);
+  // without script every field shows, and the others are ignored.
+  function showModeFields(form) {
+    var mode = form.querySelector("input[name=mode]:checked");
+    form.querySelectorAll("[data-modes]").forEach(function (field) {
+      field.hidden = !!mode && field.getAttribute("data-modes").split(" ").indexOf(mode.value) < 0;
+    });
+  }
+  document.addEventListener("change", function (event) {
+    var form = event.target.form;
+    if (event.target.name === "mode" && form && form.hasAttribute("data-mode-fields")) {
+      showModeFields(form);
+    }
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("form[data-mode-fields]").forEach(showModeFields);
+  });
+
   // A chart of days up to now too wide for the screen (the heatmap, reviews per day) scrolls
   // in its box: it opens on the latest days.
   document.addEventListener("DOMContentLoaded", function () {

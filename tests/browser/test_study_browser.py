@@ -259,7 +259,13 @@ def test_custom_study_reveals_and_answers_in_place(server: str, browser: Browser
     page.keyboard.press("Control+Digit1")  # a red flag on the first card
     expect(page.locator("#card-actions")).to_have_attribute("data-flag", "1")
     page.goto(f"{server}/study/custom")
+    # The form shows what the kind of session chosen reads: days for studying ahead...
+    expect(page.locator("#days")).to_be_visible()
+    expect(page.locator("#flag")).to_be_hidden()
     page.check("input[name=mode][value=flag]")
+    # ...a flag for a flag's cards.
+    expect(page.locator("#days")).to_be_hidden()
+    expect(page.locator("#tag")).to_be_hidden()
     page.select_option("#flag", "1")
     page.click("form[action$='/study/custom'] button[type=submit]")
     page.evaluate("window.__noReload = true")

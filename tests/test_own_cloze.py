@@ -212,9 +212,9 @@ def test_a_cloze_text_is_edited_as_a_whole_and_progress_kept(
     assert answered.status_code == 303 and answered.headers["Location"].endswith(page_url)
     saved = client.get(answered.headers["Location"]).get_data(as_text=True)
     assert (
-        "Cloze text saved: 2 cards. 1 of them is new, for a number added. 1 card was retired "
-        "with the number taken out: it no longer comes up, and its answers stay in the history. "
-        "Your progress on 1 of them is kept."
+        "Cloze text saved: 2 cards. 1 of them is new, for a number added. Your progress on 1 "
+        "of them is kept. 1 card was retired with the number taken out: it no longer comes up, "
+        "and its answers stay in the history."
     ) in saved.replace("&#39;", "'")
     whole = "Paris is the capital and largest city of France."
     found = cards_of(engine, deck_id)
@@ -236,6 +236,16 @@ def test_a_cloze_text_is_edited_as_a_whole_and_progress_kept(
     assert "A Cloze text needs at least one deletion" in refused.get_data(as_text=True)
     assert ">Paris, no blanks</textarea>" in refused.get_data(as_text=True)
     assert cards_of(engine, deck_id) == found
+    # A number taken out alone: the card left keeps its progress, the other is retired.
+    answered = client.post(
+        f"/decks/{slug}/cards/c001-c1/cloze",
+        data={"csrf_token": csrf(client, page_url), "extra": "",
+              "cloze": "{{c1::Paris}} is the capital and largest city of France."},
+    )  # fmt: skip
+    assert (
+        "Cloze text saved: 1 card. Your progress on it is kept. 1 card was retired with the "
+        "number taken out"
+    ) in client.get(answered.headers["Location"]).get_data(as_text=True)
 
 
 def test_the_api_edits_a_cloze_text_as_a_whole(app: Flask, engine: Engine) -> None:

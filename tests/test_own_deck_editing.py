@@ -264,13 +264,13 @@ def test_the_web_pages_make_and_edit_own_decks(client: FlaskClient, engine: Engi
     assert "The question and the answer must not be empty" in r.get_data(as_text=True)
     assert ">a long answer typed</textarea>" in r.get_data(as_text=True)
     study = client.get("/study").get_data(as_text=True)
-    assert f'id="edit-card" class="link" href="{link[1]}?study=all"' in study
+    assert f'id="edit-card" class="link" href="{link[1]}?study=*"' in study
     # Opened while studying (`e`), the card's page goes back to studying once a change is
     # saved, to the deck studied alone if it was.
-    opened = client.get(f"{link[1]}?study=all").get_data(as_text=True)
+    opened = client.get(f"{link[1]}?study=*").get_data(as_text=True)
     assert '<a href="/study">Back to studying</a>' in opened
-    assert '<input type="hidden" name="study" value="all">' in opened
-    saved = client.post(link[1], data={**edit, "study": "all"})
+    assert '<input type="hidden" name="study" value="*">' in opened
+    saved = client.post(link[1], data={**edit, "study": "*"})
     assert saved.status_code == 303 and saved.headers["Location"] == "/study"
     study = client.get(f"/study?deck={slug}").get_data(as_text=True)
     assert f'href="{link[1]}?study={slug}"' in study

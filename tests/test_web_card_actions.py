@@ -178,12 +178,12 @@ def test_a_team_lead_gets_an_edit_link_on_the_review_page(
         team_id, slug = team.id, deck.slug
     page = client.get("/study").get_data(as_text=True)
     card = f"/teams/{team_id}/decks/{slug}/cards/q01"
-    assert f'id="edit-card" class="link" href="{card}?study=all"' in page
+    assert f'id="edit-card" class="link" href="{card}?study=*"' in page
     # Saved or retired there, the card's page goes back to studying.
-    opened = client.get(f"{card}?study=all").get_data(as_text=True)
+    opened = client.get(f"{card}?study=*").get_data(as_text=True)
     assert '<a href="/study">Back to studying</a>' in opened
     edit = {"csrf_token": csrf(client, card), "locale": "en", "question": "One now?",
-            "answer": "Yes", "explanation": "", "study": "all"}  # fmt: skip
+            "answer": "Yes", "explanation": "", "study": "*"}  # fmt: skip
     saved = client.post(card, data=edit)
     assert saved.status_code == 303 and saved.headers["Location"] == "/study"
     assert "Card saved. Everyone keeps their progress on it." in client.get("/study").get_data(

@@ -162,13 +162,21 @@ def match(
     used: set[int] = set()
     for p in planned:
         card_id = by_key.get(p.key)
+        if card_id is None:
+            card_id = next(
+                (c for loc, g in p.guids.items() if (c := by_guid.get((loc, g))) is not None),
+                None,
+            )
         number = cloze_number(p.key)
-        for loc, g in p.guids.items():
-            if card_id is not None:
-                break
-            card_id = by_guid.get((loc, g))
-            if card_id is None and number is not None:
-                card_id = by_deletion.get((loc, g, number))
+        if card_id is None and number is not None:
+            card_id = next(
+                (
+                    c
+                    for loc, g in p.guids.items()
+                    if (c := by_deletion.get((loc, g, number))) is not None
+                ),
+                None,
+            )
         if card_id is None or card_id in used:
             result.card_ids.append(None)
             continue

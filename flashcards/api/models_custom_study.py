@@ -29,8 +29,8 @@ class CustomStudyRequest(Body):
     days: Annotated[int, Field(ge=DAYS[0], le=DAYS[1]), WHOLE] | None = None
     amount: Annotated[int, Field(ge=AMOUNTS[0], le=AMOUNTS[1]), WHOLE] | None = Field(
         None,
-        description="How many cards; needed by extra_new, extra_review and preview, 100 "
-        "when left out for the other modes.",
+        description="How many cards; needed by extra_new and extra_review, 100 when left out "
+        "for the other modes.",
     )
     tag: str | None = Field(None, min_length=1, max_length=MAX_TAG)
     flag: Annotated[int, Field(ge=FLAGS[0], le=FLAGS[1]), WHOLE] | None = None

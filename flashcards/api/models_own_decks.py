@@ -12,7 +12,7 @@ from ..decks.deckfile import MAX_TITLE
 from ..decks.own_decks import MAX_LOCALES
 from ..storage.models import Deck
 from .models import Body, Reply
-from .models_teams import MAX_CARD_TEXT, MAX_LOCALE, AddedCards, NewTeamCard
+from .models_teams import MAX_CARD_TEXT, MAX_LOCALE, AddedKeys, NewCardText
 
 Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG, pattern=r"^\S+$")]
 Locale = Annotated[str, Field(max_length=MAX_LOCALE)]
@@ -42,7 +42,7 @@ class DeckPatch(Body):
     )
 
 
-class NewCard(NewTeamCard):
+class NewCard(NewCardText):
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
     messages: ClassVar[dict[str, str]] = {
         "tags": f"tags must be a list of at most {MAX_TAGS} words without spaces"
@@ -131,7 +131,7 @@ class OwnCard(Reply):
         )
 
 
-class AddedCard(OwnCard, AddedCards):
+class AddedCard(OwnCard, AddedKeys):
     """The card added, and the keys of every card added with it."""
 
     @classmethod

@@ -68,7 +68,10 @@ class Upload(Body):
     title: str = Field("", max_length=200)
 
 
-class NewTeamCard(Body):
+class NewCardText(Body):
+    """A new card's text in its deck's default language: a team deck's, and (with tags) one's
+    own deck's (`NewCard`)."""
+
     front: str = Field(max_length=MAX_CARD_TEXT)
     back: str = Field(
         "", max_length=MAX_CARD_TEXT, description="Needed, but for a Cloze front (Back Extra)."
@@ -197,7 +200,7 @@ class TeamDeckCards(Reply):
     locales: dict[str, SourceLocale]
 
 
-class AddedCards(Reply):
+class AddedKeys(Reply):
     keys: list[str] = Field(
         description="Every card added: one, or one for each of a Cloze text's deletion numbers."
     )

@@ -16,9 +16,9 @@ from .bodies import parse_body
 from .models import reply
 from .models_own_decks import ClozeCards, ClozeEdit
 from .models_teams import (
-    AddedCards,
+    AddedKeys,
     CardEdit,
-    NewTeamCard,
+    NewCardText,
     SourceCard,
     SourceLocale,
     TeamDeck,
@@ -210,15 +210,15 @@ def set_team_card(team_id: int, slug: str, key: str) -> Response:
     "as new for everyone assigned the deck. A front written with Anki's Cloze deletions "
     "({{c1::Paris}}) makes a card for each deletion number, as an Anki Cloze note does. "
     "Leads only.",
-    {201: Answer("The keys of the cards added.", AddedCards)},
+    {201: Answer("The keys of the cards added.", AddedKeys)},
     403,
-    body=NewTeamCard,
+    body=NewCardText,
     tags=TAGS,
 )
 @writes
 def add_team_card(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
-    body = parse_body(NewTeamCard)
+    body = parse_body(NewCardText)
     session = db()
     keys = retrying(
         session,
@@ -235,7 +235,7 @@ def add_team_card(team_id: int, slug: str) -> Response:
         retry_on=(IntegrityError,),  # two cards added at once picked the same new key
         attempts=3,
     )
-    return reply(AddedCards(keys=keys), 201)
+    return reply(AddedKeys(keys=keys), 201)
 
 
 @bp.get("/teams/<int:team_id>/decks/<slug>/cards/<key>/cloze")

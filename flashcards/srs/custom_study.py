@@ -53,7 +53,7 @@ DAYS = (1, 365)
 AMOUNTS = (1, 9999)
 MAX_TAG = 100
 FLAGS = (1, 7)  # Anki's seven colours (0 is no flag)
-DEFAULT_AMOUNT = 100  # cards of a tag or a flag, or forgotten ones, when no number is given
+DEFAULT_AMOUNT = 100  # cards of a session when no number is given (all but extended limits)
 
 
 class NoCustomStudy(NotFound):

@@ -11,6 +11,7 @@ from flask import redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from ..decks.card_pages import card_page, clean_query
+from ..decks.deckfile import SLUG_RE
 from ..http.request_db import db
 from ..srs import subscriptions
 from ..storage.models import DeckText
@@ -29,8 +30,7 @@ def listing(values: Mapping[str, str]) -> tuple[str, int]:
 # A card's page opened while studying (`e`) names the study page it came from: ALL_DECKS,
 # or the deck studied alone. It travels with the search and page, so that a change saved
 # goes back to studying, as closing Anki's editor does.
-ALL_DECKS = "all"
-MAX_STUDIED = 200
+ALL_DECKS = "*"  # no deck's slug (`SLUG_RE`)
 
 
 def listing_args(values: Mapping[str, str]) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def listing_args(values: Mapping[str, str]) -> dict[str, Any]:
     if page > 1:
         args["page"] = page
     studied = values.get("study", "")
-    if 0 < len(studied) <= MAX_STUDIED and studied.isprintable():
+    if studied == ALL_DECKS or SLUG_RE.fullmatch(studied):
         args["study"] = studied
     return args
 
@@ -56,10 +56,10 @@ def study_page(values: Mapping[str, str]) -> str | None:
     return url_for("web.session_page", deck=None if studied == ALL_DECKS else studied)
 
 
-def back_from_card(values: Mapping[str, str], card_page: str) -> Response:
-    """Where a change saved on a card's page goes: back to studying if the page was opened
-    from there, else `card_page`."""
-    return redirect(study_page(values) or card_page, 303)
+def back_from_card(values: Mapping[str, str], otherwise: str) -> Response:
+    """Where a change made on a card's page goes: back to studying if the page was opened
+    from there, else `otherwise` (the card's page, or its deck's once it is retired)."""
+    return redirect(study_page(values) or otherwise, 303)
 
 
 @bp.get("/decks/<slug>/cards")

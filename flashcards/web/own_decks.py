@@ -91,7 +91,10 @@ def create_deck() -> Response:
 
 
 def _to_cards(slug: str) -> Response:
-    return redirect(url_for("web.deck_cards", slug=slug, **listing_args(request.form)), 303)
+    """To the deck's page of cards a form was sent from (or to studying, `back_from_card`)."""
+    return back_from_card(
+        request.form, url_for("web.deck_cards", slug=slug, **listing_args(request.form))
+    )
 
 
 @bp.get("/decks/<slug>/cards/<key>")
@@ -352,6 +355,4 @@ def retire_own_card(slug: str, key: str) -> Response:
     own_decks.retire_card(session, user_id(), slug, key, now=utcnow())
     session.commit()
     flash(_("Card retired. It no longer comes up in your study."))
-    return back_from_card(
-        request.form, url_for("web.deck_cards", slug=slug, **listing_args(request.form))
-    )
+    return _to_cards(slug)

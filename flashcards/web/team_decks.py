@@ -270,9 +270,10 @@ def card_problem(exc: InvalidInput) -> str:
 
 
 def _to_deck(team_id: int, slug: str) -> Response:
-    return redirect(
+    """To the deck's page of cards a form was sent from (or to studying, `back_from_card`)."""
+    return back_from_card(
+        request.form,
         url_for("web.team_deck_page", team_id=team_id, slug=slug, **listing_args(request.form)),
-        303,
     )
 
 
@@ -326,24 +327,28 @@ def cloze_saved(saved: ClozeSaved, *, team: bool) -> str:
     """What saving a Cloze text did: its cards, and those a number added or taken out made
     or retired, whose progress is not the text's any more."""
     count = len(saved.keys)
-    if not saved.added and not saved.retired:
+    said = []
+    if not saved.added:  # every card kept its progress
         if team:
-            return str(
+            said.append(
                 ngettext(
                     "Cloze text saved: %(num)d card. Everyone keeps their progress on it.",
                     "Cloze text saved: %(num)d cards. Everyone keeps their progress on them.",
                     count,
                 )
             )
-        return str(
-            ngettext(
-                "Cloze text saved: %(num)d card. Your progress on it is kept.",
-                "Cloze text saved: %(num)d cards. Your progress on them is kept.",
-                count,
+        else:
+            said.append(
+                ngettext(
+                    "Cloze text saved: %(num)d card. Your progress on it is kept.",
+                    "Cloze text saved: %(num)d cards. Your progress on them is kept.",
+                    count,
+                )
             )
+    else:
+        said.append(
+            ngettext("Cloze text saved: %(num)d card.", "Cloze text saved: %(num)d cards.", count)
         )
-    said = [ngettext("Cloze text saved: %(num)d card.", "Cloze text saved: %(num)d cards.", count)]
-    if saved.added:
         said.append(
             ngettext(
                 "%(num)d of them is new, for a number added.",
@@ -351,6 +356,23 @@ def cloze_saved(saved: ClozeSaved, *, team: bool) -> str:
                 len(saved.added),
             )
         )
+        kept = count - len(saved.added)
+        if kept and team:
+            said.append(
+                ngettext(
+                    "Everyone keeps their progress on %(num)d of them.",
+                    "Everyone keeps their progress on %(num)d of them.",
+                    kept,
+                )
+            )
+        elif kept:
+            said.append(
+                ngettext(
+                    "Your progress on %(num)d of them is kept.",
+                    "Your progress on %(num)d of them is kept.",
+                    kept,
+                )
+            )
     if saved.retired:
         said.append(
             ngettext(
@@ -359,23 +381,6 @@ def cloze_saved(saved: ClozeSaved, *, team: bool) -> str:
                 "%(num)d cards were retired with the numbers taken out: they no longer come "
                 "up, and their answers stay in the history.",
                 len(saved.retired),
-            )
-        )
-    kept = count - len(saved.added)
-    if kept and team:
-        said.append(
-            ngettext(
-                "Everyone keeps their progress on %(num)d of them.",
-                "Everyone keeps their progress on %(num)d of them.",
-                kept,
-            )
-        )
-    elif kept:
-        said.append(
-            ngettext(
-                "Your progress on %(num)d of them is kept.",
-                "Your progress on %(num)d of them is kept.",
-                kept,
             )
         )
     return " ".join(str(part) for part in said)
@@ -393,13 +398,17 @@ def retire_team_card(team_id: int, slug: str, key: str) -> Response:
     except LastCardOfDeck as exc:
         session.rollback()
         flash_error(exc)
-        return _to_deck(team_id, slug)
+        # The card stays: back to its page, as it was opened.
+        return redirect(
+            url_for(
+                "web.team_card_page", team_id=team_id, slug=slug, key=key,
+                **listing_args(request.form),
+            ),
+            303,
+        )  # fmt: skip
     session.commit()
     flash(_("Card retired. It no longer comes up in anyone’s study."))
-    return back_from_card(
-        request.form,
-        url_for("web.team_deck_page", team_id=team_id, slug=slug, **listing_args(request.form)),
-    )
+    return _to_deck(team_id, slug)
 
 
 @bp.get("/teams/<int:team_id>/decks/<slug>/delete")

@@ -145,6 +145,10 @@ class TooManyDeletions(InvalidInput):
     """A Cloze text with more deletion numbers than cards one note may make."""
 
 
+class NotClozeCard(NotFound):
+    """A Cloze text asked of a card made from none (or whose cards were edited one by one)."""
+
+
 class LanguageNotInDeck(InvalidInput):
     """A card edited in a language the deck has no text in."""
 

@@ -271,12 +271,11 @@ def test_the_api_edits_a_cloze_text_as_a_whole(app: Flask, engine: Engine) -> No
         "added": [],
         "retired": [],
     }
-    assert api.get(f"{cards}/c001/cloze", headers=bearer).status_code == 404
+    plain = api.get(f"{cards}/c001/cloze", headers=bearer)
+    assert plain.status_code == 404 and plain.get_json()["type"].endswith("/not-cloze-card")
     # A plain card, another person's deck, a text without a deletion: refused, nothing written.
-    assert (
-        api.put(f"{cards}/c001/cloze", headers=bearer, json={"text": "{{c1::x}}"}).status_code
-        == 404
-    )
+    r = api.put(f"{cards}/c001/cloze", headers=bearer, json={"text": "{{c1::x}}"})
+    assert r.status_code == 404 and r.get_json()["type"].endswith("/not-cloze-card")
     with transaction(engine) as s:
         other = {"Authorization": f"Bearer {f.make_token(s, f.make_user(s, 'eve@example.com'))}"}
     assert (

@@ -197,8 +197,12 @@ def test_a_lead_adds_and_edits_a_cloze_text_through_the_api(
     progress = api["ana"]("GET", f"/api/v1/cards?deck={slug}&q=Pods").get_json()
     assert {c["key"]: c["reviews"] for c in progress["cards"]} == {"c003-c2": 1, "c003-c3": 0}
     # A plain card has no text to edit; a text without a deletion changes nothing.
-    assert api["lead"]("GET", f"{cards}/q01/cloze").status_code == 404
-    assert api["lead"]("PUT", f"{cards}/c005/cloze", edit).status_code == 404
+    for refused in (
+        api["lead"]("GET", f"{cards}/q01/cloze"),
+        api["lead"]("PUT", f"{cards}/c005/cloze", edit),
+    ):
+        assert refused.status_code == 404
+        assert refused.get_json()["type"].endswith("/not-cloze-card")
     refused = api["lead"]("PUT", f"{cards}/c003-c2/cloze", {"text": "no blanks"})
     assert refused.status_code == 422 and refused.get_json()["type"].endswith("no-cloze-deletion")
     assert api["lead"]("GET", f"{cards}/c003-c2/cloze").get_json()["keys"] == ["c003-c2", "c003-c3"]

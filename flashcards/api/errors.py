@@ -43,6 +43,7 @@ from ..errors import (
     NoCardsMatch,
     NoClozeDeletion,
     NotAuthenticated,
+    NotClozeCard,
     NotDeckOwner,
     NotEnoughHistory,
     NotFound,
@@ -129,6 +130,7 @@ PROBLEM_TYPES: dict[type[FlashcardsError], ProblemType] = {
     # Lookups
     NotFound: P(404, "not-found", "Not found"),
     CardNotFound: P(404, "card-not-found", "No such card"),
+    NotClozeCard: P(404, "not-cloze-card", "Not a Cloze text's card"),
     UnknownReviewId: P(404, "unknown-review-id", "No answer with this review_id"),
     InvitationNotUsable: P(404, "invitation-not-usable", "Invitation unknown or no longer valid"),
     NoCustomStudy: P(404, "no-custom-study", "No custom study session"),

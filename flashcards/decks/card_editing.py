@@ -21,6 +21,7 @@ from ..errors import (
     LanguageNotInDeck,
     LastCardOfDeck,
     NoClozeDeletion,
+    NotClozeCard,
     NotFound,
     TextTooLong,
     TooManyDeletions,
@@ -338,6 +339,14 @@ def cloze_text(session: Session, deck: Deck, key: str) -> ClozeText | None:
     return ClozeText(source, rows[0].explanation, keys, note_key)
 
 
+def find_cloze_text(session: Session, deck: Deck, key: str) -> ClozeText:
+    """`cloze_text`, for a caller that asked for one: NotClozeCard if the card has none."""
+    found = cloze_text(session, deck, key)
+    if found is None:
+        raise NotClozeCard(f"card '{key}' is not one of a Cloze text's cards")
+    return found
+
+
 @dataclass(frozen=True)
 class ClozeSaved:
     """A Cloze text's cards after an edit (`edit_cloze`), by key."""
@@ -353,9 +362,7 @@ def edit_cloze(
     """Change the Cloze text of the card `key` and its siblings, as Anki edits a Cloze note:
     each number's card gets the new text and keeps its progress, a new number makes a card,
     a number gone retires its card."""
-    found = cloze_text(session, deck, key)
-    if found is None:
-        raise NotFound(f"card '{key}' is not one of a Cloze text's cards")
+    found = find_cloze_text(session, deck, key)
     parsed = Cloze(text)
     stem = next(iter(found.keys.values())).rpartition("-c")[0]
     keys = {

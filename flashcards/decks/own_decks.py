@@ -155,12 +155,9 @@ def add_card(
 
 
 def cloze_text(session: Session, user_id: int, slug: str, key: str) -> card_editing.ClozeText:
-    """The Cloze text a card of the person's deck was made from (`card_editing.cloze_text`);
-    NotFound for a card of none."""
-    found = card_editing.cloze_text(session, find_own_deck(session, user_id, slug), key)
-    if found is None:
-        raise NotFound(f"card '{key}' is not one of a Cloze text's cards")
-    return found
+    """The Cloze text a card of the person's deck was made from
+    (`card_editing.find_cloze_text`)."""
+    return card_editing.find_cloze_text(session, find_own_deck(session, user_id, slug), key)
 
 
 def edit_cloze(

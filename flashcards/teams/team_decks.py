@@ -159,11 +159,11 @@ def add_cards(
 
 def cloze_text(
     session: Session, team_id: int, actor_id: int, slug: str, key: str
-) -> card_editing.ClozeText | None:
+) -> card_editing.ClozeText:
     """The Cloze text a card of the team's deck was made from, for its leads
-    (`card_editing.cloze_text`)."""
+    (`card_editing.find_cloze_text`)."""
     membership(session, team_id, actor_id, *LEADS)
-    return card_editing.cloze_text(session, team_deck(session, team_id, slug), key)
+    return card_editing.find_cloze_text(session, team_deck(session, team_id, slug), key)
 
 
 def edit_cloze(

@@ -41,6 +41,7 @@ from ..errors import (
     NoCardsMatch,
     NoClozeDeletion,
     NotAuthenticated,
+    NotClozeCard,
     NotDeckOwner,
     NotEnoughHistory,
     NotFound,
@@ -115,6 +116,7 @@ def error_answers() -> dict[type[FlashcardsError], WebAnswer]:
         # Lookups
         NotFound: WebAnswer(404),
         CardNotFound: WebAnswer(404, card_changed),
+        NotClozeCard: WebAnswer(404),
         UnknownReviewId: WebAnswer(404, _("That answer has already been undone.")),
         InvitationNotUsable: WebAnswer(404),  # the join page says the link is no longer valid
         NoCustomStudy: WebAnswer(404, _("You have no custom study session.")),

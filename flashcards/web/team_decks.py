@@ -9,6 +9,7 @@ page, so that a 5,000-card deck's page stays light.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import replace
 
 from flask import flash, redirect, render_template, request, url_for
@@ -27,6 +28,7 @@ from ..errors import (
     LanguageNotInDeck,
     LastCardOfDeck,
     NoClozeDeletion,
+    NotClozeCard,
     TextTooLong,
     TooManyCards,
     TooManyDeletions,
@@ -144,7 +146,10 @@ def _card_page(team_id: int, slug: str, key: str, typed: Mapping[str, str] | Non
     team = membership.get_team(session, team_id_checked(team_id), uid)
     deck, card = team_decks.deck_card(session, team.id, uid, slug, key)
     lead = team.role in LEADS
-    cloze = team_decks.cloze_text(session, team.id, uid, slug, key) if lead else None
+    cloze = None
+    if lead:
+        with suppress(NotClozeCard):  # a plain card: its page has no Cloze form
+            cloze = team_decks.cloze_text(session, team.id, uid, slug, key)
     if cloze is not None and typed is not None and "cloze" in typed:
         cloze = replace(cloze, text=typed.get("cloze", ""), extra=typed.get("extra", ""))
     return render_template(

@@ -10,6 +10,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
 
 from flashcards.anki import export_deck, import_package
 from flashcards.decks import own_decks
@@ -17,7 +18,7 @@ from flashcards.decks.cloze import MAX_CLOZE_CARDS
 from flashcards.errors import TooManyDeletions
 from flashcards.srs import card_moves
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import Card, CardText, ReviewLog
+from flashcards.storage.models import Card, CardText, Deck, ReviewLog
 
 from . import factories as f
 from .conftest import T0
@@ -287,3 +288,63 @@ def test_the_api_edits_a_cloze_text_as_a_whole(app: Flask, engine: Engine) -> No
     with transaction(engine) as s:
         deck_id = s.scalar(select(Card.deck_id).where(Card.key == "c002-c1"))
     assert [row[0] for row in cards_of(engine, deck_id)] == ["c001", "c002-c1", "c002-c2"]
+
+
+def tags_of(engine: Engine, deck_id: int) -> dict[str, list[str]]:
+    with transaction(engine) as s:
+        rows = s.execute(
+            select(Card.key, Card.tags).where(Card.deck_id == deck_id, Card.retired_at.is_(None))
+        )
+        return {key: list(tags or ()) for key, tags in rows}
+
+
+def test_a_cloze_texts_tags_are_its_cards_on_the_web_and_the_api(
+    app: Flask, client: FlaskClient, engine: Engine
+) -> None:
+    # As an Anki note's tags: one field for the text, every card takes them, a new number too.
+    cards_url = signed_up_with_a_deck(client)
+    slug = cards_url.split("/")[2]
+    form = {"csrf_token": csrf(client, cards_url), "question": PARIS, "tags": "geo"}
+    client.post(cards_url, data=form)
+    with transaction(engine) as s:
+        deck_id = s.scalar(select(Card.deck_id).where(Card.key == "c001-c1"))
+    page_url = f"/decks/{slug}/cards/c001-c2"
+    page = client.get(page_url).get_data(as_text=True)
+    assert page.count('name="tags"') == 1 and 'name="tags" value="geo"' in page
+    saved = client.post(
+        f"/decks/{slug}/cards/c001-c2/cloze",
+        data={"csrf_token": csrf(client, page_url), "extra": "", "tags": "geo europe geo",
+              "cloze": "{{c1::Paris}} is in {{c2::France}}, on the {{c3::Seine}}."},
+    )  # fmt: skip
+    assert saved.status_code == 303
+    assert tags_of(engine, deck_id) == {k: ["geo", "europe"] for k in ("c001-c1", "c001-c2",
+                                                                       "c001-c3")}  # fmt: skip
+    # Refused: the tags as typed come back in the form, and nothing is written.
+    refused = client.post(
+        f"/decks/{slug}/cards/c001-c2/cloze",
+        data={"csrf_token": csrf(client, page_url), "cloze": "no blanks", "tags": "rivers"},
+    )
+    assert refused.status_code == 400
+    assert 'name="tags" value="rivers"' in refused.get_data(as_text=True)
+    assert set(map(tuple, tags_of(engine, deck_id).values())) == {("geo", "europe")}
+
+    # The API: tags left out are kept (a new number's card takes its siblings'), given are set.
+    with transaction(engine) as s:
+        bearer = {"Authorization": f"Bearer {f.make_token(s, own_deck_owner(s, deck_id))}"}
+    api = app.test_client()
+    cloze = f"/api/v1/decks/{slug}/cards/c001-c1/cloze"
+    text = "{{c1::Paris}} is in {{c2::France}}, on the {{c3::Seine}}, near {{c4::Versailles}}."
+    assert api.put(cloze, headers=bearer, json={"text": text}).status_code == 200
+    assert tags_of(engine, deck_id)["c001-c4"] == ["geo", "europe"]
+    r = api.put(cloze, headers=bearer, json={"text": text, "tags": ["capitals"]})
+    assert r.status_code == 200
+    assert set(map(tuple, tags_of(engine, deck_id).values())) == {("capitals",)}
+    bad = api.put(cloze, headers=bearer, json={"text": text, "tags": ["two words"]})
+    assert bad.status_code == 422
+    assert set(map(tuple, tags_of(engine, deck_id).values())) == {("capitals",)}
+
+
+def own_deck_owner(session: Session, deck_id: int) -> int:
+    owner = session.scalar(select(Deck.owner_user_id).where(Deck.id == deck_id))
+    assert owner is not None
+    return owner

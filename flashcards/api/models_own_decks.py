@@ -58,6 +58,13 @@ class ClozeEdit(Body):
     )
 
 
+class OwnClozeEdit(ClozeEdit):
+    tags: list[Tag] | None = Field(
+        None, max_length=MAX_TAGS, description="The note's tags, so every card's; kept if left out."
+    )
+    messages: ClassVar[dict[str, str]] = NewCard.messages
+
+
 class ClozeCards(Reply):
     text: str
     extra: str

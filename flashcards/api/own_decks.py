@@ -24,11 +24,11 @@ from .models_own_decks import (
     AddedCard,
     CardPatch,
     ClozeCards,
-    ClozeEdit,
     DeckPatch,
     NewCard,
     NewDeck,
     OwnCard,
+    OwnClozeEdit,
     OwnDeck,
 )
 from .openapi import Answer, documented
@@ -192,17 +192,18 @@ def get_cloze_text(slug: str, key: str) -> Response:
     "whose cards were edited one by one); 422 for a text without a deletion.",
     {200: Answer("The text and its cards.", ClozeCards)},
     403,
-    body=ClozeEdit,
+    body=OwnClozeEdit,
     tags=TAGS,
 )
 @writes
 def edit_cloze(slug: str, key: str) -> Response:
     user_id = current_user_id()
-    body = parse_body(ClozeEdit)
+    body = parse_body(OwnClozeEdit)
     session = db()
     saved = own_decks.edit_cloze(
-        session, user_id, slug, key, text=body.text, extra=body.extra, now=utcnow()
-    )
+        session, user_id, slug, key, text=body.text, extra=body.extra, tags=body.tags,
+        now=utcnow(),
+    )  # fmt: skip
     found = own_decks.cloze_text(session, user_id, slug, saved.keys[0])  # as stored
     session.commit()
     return reply(ClozeCards.of(found, saved))

@@ -357,11 +357,18 @@ class ClozeSaved:
 
 
 def edit_cloze(
-    session: Session, deck: Deck, key: str, *, text: str, extra: str, now: datetime
+    session: Session,
+    deck: Deck,
+    key: str,
+    *,
+    text: str,
+    extra: str,
+    tags: list[str] | None = None,
+    now: datetime,
 ) -> ClozeSaved:
     """Change the Cloze text of the card `key` and its siblings, as Anki edits a Cloze note:
     each number's card gets the new text and keeps its progress, a new number makes a card,
-    a number gone retires its card."""
+    a number gone retires its card. `tags` (None: kept) are the note's, so every card's."""
     found = find_cloze_text(session, deck, key)
     parsed = Cloze(text)
     stem = next(iter(found.keys.values())).rpartition("-c")[0]
@@ -369,7 +376,11 @@ def edit_cloze(
         number: found.keys.get(number) or free_key(session, deck, f"{stem}-c{number}")
         for number in _numbers(parsed)
     }
-    _write_cloze(session, deck, parsed, keys, extra, found.note_key, now=now)
+    if tags is None:  # a new number's card takes its siblings' tags, as a note's card does
+        tags = list(session.scalar(select(Card.tags).where(
+            Card.deck_id == deck.id, Card.key == next(iter(found.keys.values()))
+        )) or ())  # fmt: skip
+    _write_cloze(session, deck, parsed, keys, extra, found.note_key, tags=tags, now=now)
     retired = [gone for number, gone in sorted(found.keys.items()) if number not in keys]
     for gone in retired:
         retire_card(session, deck, gone, now=now)

@@ -161,11 +161,19 @@ def cloze_text(session: Session, user_id: int, slug: str, key: str) -> card_edit
 
 
 def edit_cloze(
-    session: Session, user_id: int, slug: str, key: str, *, text: str, extra: str, now: datetime
+    session: Session,
+    user_id: int,
+    slug: str,
+    key: str,
+    *,
+    text: str,
+    extra: str,
+    tags: list[str] | None = None,
+    now: datetime,
 ) -> card_editing.ClozeSaved:
     """The Cloze text of a card and its siblings changed as a whole (`card_editing.edit_cloze`)."""
     deck = find_own_deck(session, user_id, slug)
-    return card_editing.edit_cloze(session, deck, key, text=text, extra=extra, now=now)
+    return card_editing.edit_cloze(session, deck, key, text=text, extra=extra, tags=tags, now=now)
 
 
 def edit_card(

@@ -181,6 +181,7 @@ def edit_own_cloze(slug: str, key: str) -> Response:
             key,
             text=request.form.get("cloze", ""),
             extra=request.form.get("extra", ""),
+            tags=_tags(request.form),
             now=utcnow(),
         )
     except InvalidInput as exc:

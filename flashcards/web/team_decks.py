@@ -91,11 +91,14 @@ def team_decks_page(team_id: int) -> Response:
 def as_typed(card: CardRow, typed: Mapping[str, str] | None) -> CardRow:
     """The card with a refused edit's form (one language's texts, and tags if it has them)
     as it was sent, so the page shown again loses nothing typed."""
-    if typed is None or not typed.get("locale"):
+    if typed is None:
+        return card
+    if "tags" in typed:
+        card = replace(card, tags=tuple(typed["tags"].split()))
+    if not typed.get("locale"):  # a Cloze text's form: `cloze_text` carries what it typed
         return card
     sent = CardTexts(*(typed.get(name, "") for name in ("question", "answer", "explanation")))
-    card = replace(card, texts={**card.texts, typed["locale"]: sent})
-    return replace(card, tags=tuple(typed["tags"].split())) if "tags" in typed else card
+    return replace(card, texts={**card.texts, typed["locale"]: sent})
 
 
 def deck_page(

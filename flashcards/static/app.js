@@ -308,17 +308,19 @@
     next.focus();
   });
 
-  // Custom study's form shows the fields the chosen kind of session reads (data-modes);
-  // without script every field shows, and the others are ignored.
+  // A form whose choice (the control data-mode-fields names: custom study's kind of
+  // session, the browser's bulk action) decides which fields it reads shows only those
+  // (data-modes); without script every field shows, and the others are ignored.
   function showModeFields(form) {
-    var mode = form.querySelector("input[name=mode]:checked");
+    var control = form.elements[form.getAttribute("data-mode-fields")];
+    var mode = control ? control.value : "";
     form.querySelectorAll("[data-modes]").forEach(function (field) {
-      field.hidden = !!mode && field.getAttribute("data-modes").split(" ").indexOf(mode.value) < 0;
+      field.hidden = !!mode && field.getAttribute("data-modes").split(" ").indexOf(mode) < 0;
     });
   }
   document.addEventListener("change", function (event) {
     var form = event.target.form;
-    if (event.target.name === "mode" && form && form.hasAttribute("data-mode-fields")) {
+    if (form && event.target.name === form.getAttribute("data-mode-fields")) {
       showModeFields(form);
     }
   });

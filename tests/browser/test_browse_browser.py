@@ -33,6 +33,18 @@ def test_select_two_cards_and_suspend_them_with_the_keyboard(server: str, browse
     expect(rows.nth(2).locator("input[type=checkbox]")).not_to_be_checked()
     page.locator("#b-action").focus()
     expect(page.locator("#b-action")).to_have_value("suspend")
+    # Only the fields the chosen action reads show: none for suspending, the flag for a flag.
+    fields = ["#b-act-flag", "#b-act-tag", "#b-act-due", "[name=restore_position]"]
+    for field in fields:
+        expect(page.locator(field)).to_be_hidden()
+    page.select_option("#b-action", "flag")
+    expect(page.locator("#b-act-flag")).to_be_visible()
+    for field in fields[1:]:
+        expect(page.locator(field)).to_be_hidden()
+    page.select_option("#b-action", "remove_tag")
+    expect(page.locator("#b-act-tag")).to_be_visible()
+    expect(page.locator("#b-act-flag")).to_be_hidden()
+    page.select_option("#b-action", "suspend")
     page.locator("#bulk button[type=submit]").focus()
     page.keyboard.press("Enter")
     expect(page.locator("#live")).to_contain_text("Suspended 2 cards.")

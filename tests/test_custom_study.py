@@ -380,6 +380,12 @@ def test_the_web_page_previews_and_refuses_bad_forms(
     # A preview without a number takes the default.
     form = {"csrf_token": token, "mode": "preview", "deck": "cs", "amount": ""}
     assert client.post("/study/custom", data=form).status_code == 303
+    # A refused session leaves the one before as it was.
+    r = client.post("/study/custom", data={"csrf_token": token, "mode": "tag", "tag": "none"})
+    assert r.status_code == 409
+    with transaction(engine) as s:
+        kept = s.get(CustomStudySession, shelf.ana)
+        assert kept is not None and kept.mode == "preview"
     form = {"csrf_token": token, "mode": "preview", "deck": "cs", "amount": "3"}
     assert client.post("/study/custom", data=form).status_code == 303
     page = client.get("/study/custom?show=1").get_data(as_text=True)

@@ -2,7 +2,8 @@
 
 py-fsrs (`Scheduler(enable_fuzzing=False).review_card`) is the reference. Our engine must
 give exactly its stability, difficulty, state, step and due with fuzz off; with fuzz on only
-the due of Review-state outcomes may differ, and only within py-fsrs's own fuzz range.
+the due of Review-state outcomes may differ, and only within py-fsrs's own fuzz range. One
+rule of Anki's is added: a review card's Good is due a day past its Hard, Easy past Good.
 """
 
 from __future__ import annotations
@@ -262,3 +263,44 @@ def test_replaying_the_log_reproduces_every_state_with_fuzz_on(engine: Engine) -
             SchedulerConfig(), unfuzzed[card_id], Rating(rating), reviewed_at, seed=None
         )
     assert unfuzzed != stored
+
+
+def test_a_review_cards_passing_buttons_are_each_a_day_apart() -> None:
+    # A card relearned today, so its stability is short: py-fsrs alone gives Hard and Good
+    # the same 1 day (fuzz starts at 3 days), where Anki shows Good a day past Hard and Easy
+    # a day past Good.
+    config = SchedulerConfig()
+    state: CardState | None = None
+    for rating, offset in [(Rating.Good, timedelta(0)), (Rating.Good, timedelta(minutes=10)),
+                           (Rating.Again, timedelta(days=2)),
+                           (Rating.Good, timedelta(days=2, minutes=10))]:  # fmt: skip
+        state = review(config, state, rating, T0 + offset, seed=None)
+    assert state is not None and state.state == State.Review
+    now = T0 + timedelta(days=3)
+    card = FsrsCard(card_id=1, state=state.state, step=state.step, stability=state.stability,
+                    difficulty=state.difficulty, due=state.due, last_review=state.last_review)  # fmt: skip
+    raw = {
+        r: (Scheduler(enable_fuzzing=False).review_card(copy(card), r, now)[0].due - now).days
+        for r in (Rating.Hard, Rating.Good, Rating.Easy)
+    }
+    assert raw[Rating.Hard] == raw[Rating.Good]  # the case this is about
+    for seed in (None, "1:2:3"):
+        outcomes = preview(config, state, now, seed=seed)
+        days = [(outcomes[r].due - now).days for r in (Rating.Hard, Rating.Good, Rating.Easy)]
+        assert days[0] < days[1] < days[2], days
+        assert days[0] == raw[Rating.Hard]  # the lowest passing button is py-fsrs's own
+        for rating, outcome in outcomes.items():  # an answer stores what its button showed
+            assert review(config, state, rating, now, seed=seed) == outcome
+        # Memory is FSRS's whatever the day: only the due moves.
+        assert (
+            outcomes[Rating.Good].stability
+            == Scheduler(enable_fuzzing=False)
+            .review_card(copy(card), Rating.Good, now)[0]
+            .stability
+        )
+    # At the maximum interval the buttons may meet: the cap wins.
+    capped = replace(config, maximum_interval=raw[Rating.Hard])
+    top = preview(capped, state, now, seed=None)
+    assert {(top[r].due - now).days for r in (Rating.Hard, Rating.Good, Rating.Easy)} == {
+        raw[Rating.Hard]
+    }

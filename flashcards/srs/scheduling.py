@@ -4,7 +4,8 @@ Fuzz is seeded from the user, the card and its review count, as Anki seeds it fr
 the interval shown on a button is exactly the one stored when it is pressed, and replaying a
 log reproduces the state (with load balancing off: on, the day also depends on the cards
 due at the time, `load_balance`). py-fsrs draws fuzz from the global `random`, so we schedule with
-its fuzz off and apply the same fuzz ranges with our own seeded generator.
+its fuzz off and apply the same fuzz ranges with our own seeded generator. Like Anki, a card
+in review is never given the same day by two passing buttons (`_outcome`).
 """
 
 from __future__ import annotations
@@ -131,7 +132,13 @@ def review(
     (`last_review_for_fsrs`); with their `workload`, the fuzzed day is load balanced."""
     current = before or new_card_state(now)
     card = _fsrs_card(current, now, clock)
-    return _outcome(scheduler_for(config), config, current, card, rating, now, seed, workload)
+    scheduler = scheduler_for(config)
+    below = None
+    if current.state == State.Review and rating > Rating.Hard:
+        # The passing answers below this one bound its interval (`_outcome`).
+        for lower in (Rating.Hard, Rating.Good)[: rating - Rating.Hard]:
+            below = _outcome(scheduler, config, current, card, lower, now, seed, workload, below)
+    return _outcome(scheduler, config, current, card, rating, now, seed, workload, below)
 
 
 def _outcome(
@@ -143,13 +150,22 @@ def _outcome(
     now: datetime,
     seed: str | None,
     workload: Workload | None,
+    below: CardState | None = None,
 ) -> CardState:
+    """One answer's outcome. `below` is the outcome of the passing answer one lower (Hard
+    for Good, Good for Easy) of a card in review: as Anki does, each passing button then
+    schedules at least a day later than the one below it, so that for a short interval
+    (no fuzz under 3 days) Hard, Good and Easy never all show "1 day"."""
     # py-fsrs copies the card it is given, so one FsrsCard serves all four outcomes.
     after, _log = scheduler.review_card(card, rating, now)
     due = after.due
-    if seed is not None and after.state == State.Review:
+    if after.state == State.Review:
         days = (after.due - now).days
-        due = now + timedelta(days=fuzzed_days(days, config.maximum_interval, seed, workload))
+        if seed is not None:
+            days = fuzzed_days(days, config.maximum_interval, seed, workload)
+        if below is not None and below.state == State.Review:
+            days = min(max(days, (below.due - now).days + 1), config.maximum_interval)
+        due = now + timedelta(days=days)
     lapsed = current.state == State.Review and rating == Rating.Again
     return CardState(
         state=after.state,
@@ -176,10 +192,14 @@ def preview(
     current = before or new_card_state(now)
     card = _fsrs_card(current, now, clock)
     scheduler = scheduler_for(config)
-    return {
-        rating: _outcome(scheduler, config, current, card, rating, now, seed, workload)
-        for rating in _RATINGS
-    }
+    outcomes: dict[Rating, CardState] = {}
+    below = None  # each passing outcome bounds the next one's, as in `review`
+    for rating in _RATINGS:
+        passing = current.state == State.Review and rating > Rating.Hard
+        outcome = _outcome(scheduler, config, current, card, rating, now, seed, workload,
+                           below if passing else None)  # fmt: skip
+        outcomes[rating] = below = outcome
+    return outcomes
 
 
 def retrievability(config: SchedulerConfig, state: CardState, now: datetime) -> float:

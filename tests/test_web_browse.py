@@ -53,6 +53,7 @@ def test_browse_search_sort_bulk_actions_and_undo(
     suspended = client.get("/browse?suspended=true").get_data(as_text=True)
     assert PICK_RE.findall(suspended) == ids[:2]
     assert suspended.count('data-mark="suspended"') == 2
+    assert '<button type="submit" class="link">Undo suspend</button>' in suspended
     # The undo puts both back in one step, and the search is kept on the way back.
     undo = re.search(r'name="action_id" value="([^"]+)"', suspended)
     assert undo
@@ -87,6 +88,36 @@ def test_browse_search_sort_bulk_actions_and_undo(
     page = client.get("/browse?tag=verbos&sort=lapses").get_data(as_text=True)
     assert 'href="/browse?tag=verbos&amp;sort=lapses&amp;order=desc"' in page
     assert 'aria-sort="ascending"' in page
+
+
+def test_the_browsers_undo_names_a_study_answer_it_would_undo(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    # As Anki's Edit menu: one undo for answers and actions, named for what it takes back.
+    sign_up(client)
+    subscribe(client, "en")
+    answer_shown_card(client, "3")
+    page = client.get("/browse").get_data(as_text=True)
+    assert '<button type="submit" class="link">Undo answer</button>' in page
+    undo = re.search(r'name="action_id" value="([^"]+)"', page)
+    assert undo
+    form = {"csrf_token": csrf(client, "/browse"), "action_id": undo[1]}
+    back = client.post("/browse/undo", data=form)
+    said = client.get(back.headers["Location"]).get_data(as_text=True)
+    assert "Undone. The card is back in the queue." in said
+    with transaction(loaded_engine) as s:
+        assert s.scalar(select(ReviewState.user_id)) is None  # the answer's state is gone
+    # An action undone from the study page says no more than that it is undone.
+    ids = PICK_RE.findall(said)
+    _bulk(client, ids[:1], "flag", action_flag="2")
+    study = client.get("/study").get_data(as_text=True)
+    review = re.search(r'id="undo-form".*?name="review_id" value="([^"]+)"', study, re.S)
+    assert review and "Undo flag" in study
+    form = {"csrf_token": csrf(client, "/study"), "review_id": review[1]}
+    said = client.get(client.post("/study/undo", data=form).headers["Location"]).get_data(
+        as_text=True
+    )
+    assert "Undone." in said and "back in the queue" not in said
 
 
 def test_bad_values_are_said_and_nothing_written(

@@ -88,6 +88,7 @@ class UndoResult:
     review_id: str
     card_id: int
     state: CardState | None  # None: the card is new again
+    what: str = "answer"  # or the action's name, as `undoable_what` gives it
 
 
 def parse_rating(value: object) -> Rating:
@@ -286,7 +287,8 @@ def undo(
         )
     if action is not None:
         cards = marks.revert(session, user_id, action_id=action.action_id)
-        return UndoResult(action.action_id, cards[0], card_state(session, user_id, cards[0]))
+        state = card_state(session, user_id, cards[0])
+        return UndoResult(action.action_id, cards[0], state, str(action.action))
     if log is None:
         raise NothingToUndo("there is no answer from today to undo")
     # The version only while no later answer of the card is there, read in one statement (one

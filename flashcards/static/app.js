@@ -244,9 +244,14 @@
       reveal();
       return;
     }
-    if (!front && answer && /^[1-4]$/.test(event.key)) {
+    // Anki's default answer: Space or Enter again, once the answer shows, is Good. A held key
+    // repeats: only a new press answers, so holding Space to reveal never answers too.
+    var good = !control && (event.key === " " || event.key === "Enter");
+    if (!front && answer && (good || /^[1-4]$/.test(event.key))) {
       event.preventDefault();
-      var button = document.querySelector('#answer-form button[data-key="' + event.key + '"]');
+      if (event.repeat) { return; }
+      var key = good ? "3" : event.key;
+      var button = document.querySelector('#answer-form button[data-key="' + key + '"]');
       if (button) { send(button.form, button); }
     }
   });

@@ -244,14 +244,14 @@ def undo() -> Response:
         return _back(slug)
     session = db()
     try:
-        retrying(
+        undone = retrying(
             session,
             lambda: study.undo(session, uid, now=utcnow(), review_id=review_id),
         )
     except (UnknownReviewId, NothingToUndo, NotLatestAnswer) as exc:
         flash_error(exc)
         return _back(slug)
-    flash(_("Undone. The card is back in the queue."))
+    flash(undone_message(undone.what))
     return _back(slug)
 
 
@@ -272,6 +272,13 @@ def undo_wording(what: str) -> str:
         "move": _("Undo move"),
     }
     return str(labels.get(what, _("Undo last action")))
+
+
+def undone_message(what: str) -> str:
+    """What an undo says it did: an answer's card is due again; an action is simply gone."""
+    if what == "answer":
+        return str(_("Undone. The card is back in the queue."))
+    return str(_("Undone."))
 
 
 def flag_names() -> dict[int, str]:

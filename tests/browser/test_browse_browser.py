@@ -53,7 +53,7 @@ def test_select_two_cards_and_suspend_them_with_the_keyboard(server: str, browse
     expect(rows.nth(1).locator("[data-mark=suspended]")).to_be_visible()
     expect(page.locator("[data-mark=suspended]")).to_have_count(2)
     page.screenshot(path=str(ARTIFACTS / "browse-suspended.png"), full_page=True)
-    page.get_by_role("button", name="Undo the last change").click()
+    page.get_by_role("button", name="Undo suspend").click()
     expect(page.locator("#live")).to_contain_text("Undone.")
     expect(page.locator("[data-mark=suspended]")).to_have_count(0)
     assert not problems, problems
@@ -97,7 +97,7 @@ def test_move_a_card_to_another_own_deck_with_the_picker(server: str, browser: B
     expect(rows).to_have_count(2)
     expect(page.locator("table.browse")).to_contain_text("What is a spoon?")
     page.screenshot(path=str(ARTIFACTS / "browse-moved.png"), full_page=True)
-    page.get_by_role("button", name="Undo the last change").click()
+    page.get_by_role("button", name="Undo move").click()
     expect(page.locator("#live")).to_contain_text("Undone.")
     expect(rows).to_have_count(1)
     assert not problems, problems

@@ -167,7 +167,8 @@ def test_study_three_cards_with_the_keyboard_and_undo(
             assert case["interval"].match(interval.strip()), interval  # type: ignore[union-attr]
         if i == 0:
             page.screenshot(path=str(ARTIFACTS / f"study-{language}-revealed.png"))
-        page.keyboard.press("3" if i < 2 else "4")
+        # Good by its digit, then by Space pressed again (Anki's default answer), then Easy.
+        page.keyboard.press(["3", "Space", "4"][i])
         expect(page.locator("#question")).not_to_have_text(question)
         expect(page.locator("#question")).to_be_focused()
     assert page.evaluate("window.__noReload") is True

@@ -172,7 +172,28 @@ def test_sorts_put_new_cards_last_and_pages_hold_fifty(engine: Engine, order: st
         page = br.browse(s, user, br.Search(sort="interval", order=order), now=NOW)  # type: ignore[arg-type]
     intervals = [c.interval_days for c in page.cards if c.interval_days is not None]
     assert intervals == sorted(intervals, reverse=order == "desc")
-    assert intervals[0] == pytest.approx(0 if order == "asc" else 59 + 59 % 7)
+    # A review card's interval is whole study days, at least one (this one is due the day
+    # of its last review, which no answer leaves).
+    assert intervals[0] == pytest.approx(1 if order == "asc" else 59 + 59 % 7)
+
+
+def test_a_review_card_moved_to_a_day_shows_that_day_and_whole_days(engine: Engine) -> None:
+    # As Anki's browser: a review card's due is a day, and its interval whole days, even when
+    # set due date put it at the study day's start, hours after its last answer.
+    user, (a, b, *_rest) = _setup(engine)
+    with transaction(engine) as s:
+        for card_id in (a, b):
+            f.set_state(s, user, card_id, state=State.Review, stability=5.0,
+                        due=NOW + timedelta(days=3), last_review=NOW - timedelta(hours=6))  # fmt: skip
+        f.set_state(s, user, _rest[0], state=State.Learning, stability=1.0,
+                    due=NOW + timedelta(minutes=10), last_review=NOW)  # fmt: skip
+        ca.set_due(s, user, [a], (1, 1), now=NOW)
+    with transaction(engine) as s:
+        cards = {c.id: c for c in br.browse(s, user, br.Search(), now=NOW).cards}
+    assert (cards[a].due_day, cards[a].interval_days) == (TODAY + timedelta(days=1), 1)
+    assert (cards[b].due_day, cards[b].interval_days) == (TODAY + timedelta(days=3), 3)
+    learning = cards[_rest[0]]
+    assert learning.due_day is None and learning.interval_days == pytest.approx(10 / 1440)
 
 
 def test_tags_added_and_removed_in_one_undoable_action(engine: Engine) -> None:

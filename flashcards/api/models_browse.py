@@ -55,7 +55,13 @@ class BrowsedCardBody(Reply):
     locale: str
     state: Literal["new", "learning", "review", "relearning"]
     due: Timestamp | None
-    interval_days: float | None = Field(description="Scheduled: due minus the last review.")
+    due_day: date | None = Field(
+        description="A card in review: the study day it is due on, in the caller's clock."
+    )
+    interval_days: float | None = Field(
+        description="A card in review: whole study days from its last review to its due day "
+        "(at least 1), as Anki counts an interval; a learning card: due minus the last review."
+    )
     stability: float | None
     difficulty: float | None
     reviews: int

@@ -45,7 +45,7 @@ from ..storage.models import (
     TeamMember,
 )
 from ..teams.roles import LEADS
-from .days import day_start, study_date
+from .days import Clock, day_start, study_date
 from .marks import LEECH_TAG
 from .state_rows import NEW_STATE
 from .subscriptions import with_subdecks
@@ -93,7 +93,11 @@ class BrowsedCard:
     locale: str  # the question's
     state: StateName
     due: datetime | None
-    interval_days: float | None  # the scheduled interval: due minus the last review
+    # A card in review is due on a study day, as Anki shows it: that day, and the interval
+    # in whole study days from its last review (at least 1). A learning card's due is a
+    # time, and its interval the time from its last review to then.
+    due_day: date | None
+    interval_days: float | None
     stability: float | None
     difficulty: float | None
     reviews: int
@@ -312,6 +316,7 @@ def _page(session: Session, user_id: int, search: Search, matching: Select[Any],
         default.question.label("default_question"),
         ReviewState.state,
         _scheduled_due.label("due"),
+        ReviewState.last_review,
         interval.label("interval_days"),
         ReviewState.stability,
         ReviewState.difficulty,
@@ -336,10 +341,15 @@ def _page(session: Session, user_id: int, search: Search, matching: Select[Any],
     return session.execute(query).all()
 
 
-def _card(row: Any) -> BrowsedCard:
+def _card(row: Any, clock: Clock) -> BrowsedCard:
     own_tags = tuple(row.own_tags or ())
     tags = dict.fromkeys([*(row.card_tags or ()), *own_tags, *([LEECH_TAG] if row.leech else [])])
     names = {number: name for name, number in STATES.items()}
+    interval_days = None if row.interval_days is None else float(row.interval_days)
+    due_day = None
+    if row.state == STATES["review"] and row.due is not None and row.last_review is not None:
+        due_day = study_date(row.due, *clock)
+        interval_days = max(1, (due_day - study_date(row.last_review, *clock)).days)
     return BrowsedCard(
         id=row.id,
         deck_slug=row.slug,
@@ -348,7 +358,8 @@ def _card(row: Any) -> BrowsedCard:
         locale=row.own_locale or row.default_locale,
         state=names[row.state] if row.state is not None else "new",  # type: ignore[arg-type]
         due=row.due,
-        interval_days=None if row.interval_days is None else float(row.interval_days),
+        due_day=due_day,
+        interval_days=interval_days,
         stability=row.stability,
         difficulty=row.difficulty,
         reviews=row.reps or 0,
@@ -373,4 +384,5 @@ def browse(session: Session, user_id: int, search: Search, *, now: datetime) -> 
         rows = _page(session, user_id, search, matching, page)
     total = rows[0].total if rows else 0
     pages = max(1, -(-total // PAGE_SIZE))
-    return BrowsePage([_card(r) for r in rows], total, page, pages, search)
+    clock = user_clock(session, user_id)
+    return BrowsePage([_card(r, clock) for r in rows], total, page, pages, search)

@@ -202,7 +202,7 @@ def test_settings_flag_every_bad_field_at_once_and_keep_what_was_typed(
         desired_retention="0.95",
         new_per_day="lots",
         reviews_per_day="150",
-        learning_steps="1m 10m",
+        learning_steps="1m 10x",
     )
     r = client.post("/settings", data=form)
     page = r.get_data(as_text=True)

@@ -167,8 +167,9 @@ def test_settings_reject_out_of_range_values_naming_the_field(
     r = client.post("/settings", data={**base, "reviews_per_day": "100000"})
     assert "give a number from 0 to 99,999." in r.get_data(as_text=True)
     r = client.post("/settings", data={**base, "learning_steps": "1 2 3 4 5 6 7 8 9 10 11"})
-    assert "give at most 10 steps in minutes, each at most 1,440, separated" in r.get_data(
-        as_text=True
+    assert (
+        "give at most 10 steps, separated by spaces, such as 1m 10m (a number alone is "
+        "minutes), each at most 1d." in r.get_data(as_text=True)
     )
     assert client.post("/settings", data=base).status_code == 302
     # Switching the language says so in the new one, on the page that follows.
@@ -181,15 +182,24 @@ def test_steps_are_read_and_shown_with_the_languages_decimal_mark(
     client: FlaskClient, loaded_engine: Engine
 ) -> None:
     sign_up(client, language="es")
-    # One step of a minute and a half, then ten minutes.
+    # One step of a minute and a half, then ten minutes; shown back as Anki writes steps.
     form = settings_form(client, learning_steps="1,5 10", relearning_steps="1440")
     assert client.post("/settings", data=form).status_code == 302
     me = client.get("/settings").get_data(as_text=True)
-    assert 'value="1,5 10"' in me and 'value="1440"' in me  # no "1.440" to misread
+    assert 'value="90s 10m"' in me and 'value="1d"' in me  # no "1.440" to misread
     # In English a comma separates steps, as a space does.
     assert client.post("/settings", data={**form, "locale": "en"}).status_code == 302
     assert client.post("/settings", data={**form, "locale": "en"}).status_code == 302
-    assert 'value="1 5 10"' in client.get("/settings").get_data(as_text=True)
+    assert 'value="1m 5m 10m"' in client.get("/settings").get_data(as_text=True)
+    # Anki's own way of writing them, units and all, and back as it was typed.
+    steps = {"learning_steps": "30s 1m 10M 1h", "relearning_steps": "1d"}
+    assert client.post("/settings", data={**form, **steps}).status_code == 302
+    me = client.get("/settings").get_data(as_text=True)
+    assert 'value="30s 1m 10m 1h"' in me and 'value="1d"' in me
+    for bad in ("2d", "1w", "m", "1m10m", "0s"):
+        r = client.post("/settings", data={**form, "learning_steps": bad})
+        assert r.status_code == 422, bad
+    assert 'value="30s 1m 10m 1h"' in client.get("/settings").get_data(as_text=True)
 
 
 @pytest.mark.parametrize(

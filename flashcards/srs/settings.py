@@ -136,6 +136,32 @@ def _steps(name: str, value: object) -> list[int]:
     return steps
 
 
+# Steps as Anki's deck options write them: "1m 10m", "30s", "1h", "1d"; a number alone is
+# minutes. The unit letters are Anki's in every language.
+STEP_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+STEP_TEXT = re.compile(r"([0-9]{1,12}(?:\.[0-9]{1,6})?)([smhd]?)", re.IGNORECASE)
+
+
+def steps_from_text(words: list[str]) -> list[int] | None:
+    """Steps typed as Anki takes them (each word "10", "10m", "1.5m", "1h"...; "." the
+    decimal mark), in whole seconds; None if a word is none of those."""
+    steps = []
+    for word in words:
+        found = STEP_TEXT.fullmatch(word)
+        if found is None:
+            return None
+        steps.append(round(float(found[1]) * STEP_UNITS[found[2].lower() or "m"]))
+    return steps
+
+
+def steps_text(steps: Iterable[int]) -> str:
+    """Steps as Anki writes them, each in its largest whole unit: "1m 10m", "1h 1d", "90s"."""
+    return " ".join(
+        next(f"{s // STEP_UNITS[u]}{u}" for u in ("d", "h", "m", "s") if s % STEP_UNITS[u] == 0)
+        for s in steps
+    )
+
+
 def _learning_steps(value: object) -> list[int]:
     return _steps("learning_steps", value)
 

@@ -30,6 +30,8 @@ from ..srs.settings import (
     REVIEWS_PER_DAY,
     SUPPORTED_LOCALES,
     apply_user_settings,
+    steps_from_text,
+    steps_text,
     user_settings,
     validate_each,
 )
@@ -61,8 +63,8 @@ def field_labels() -> dict[str, str]:
         "timezone": _("Time zone"),
         "day_start_hour": _("New day starts at (hour)"),
         "desired_retention": _("Desired retention"),
-        "learning_steps": _("Learning steps (minutes)"),
-        "relearning_steps": _("Relearning steps (minutes)"),
+        "learning_steps": _("Learning steps"),
+        "relearning_steps": _("Relearning steps"),
         "maximum_interval": _("Maximum interval (days)"),
         "new_per_day": _("New cards per day"),
         "reviews_per_day": _("Reviews per day"),
@@ -100,9 +102,9 @@ def setting_problem(field: str) -> str:
     if field in ("learning_steps", "relearning_steps"):
         return str(
             _(
-                "Check “%(field)s”: give at most %(count)d steps in minutes, each at most "
-                "%(longest)s, separated by spaces.",
-                field=label, count=MAX_STEPS, longest=whole_number(MAX_STEP_SECONDS // 60),
+                "Check “%(field)s”: give at most %(count)d steps, separated by spaces, such as "
+                "1m 10m (a number alone is minutes), each at most %(longest)s.",
+                field=label, count=MAX_STEPS, longest=steps_text([MAX_STEP_SECONDS]),
             )
         )  # fmt: skip
     return str(_("Check “%(field)s”: this value is not allowed.", field=label))
@@ -146,10 +148,8 @@ def _parse_form(form: Any) -> dict[str, object]:
     for name in ("learning_steps", "relearning_steps"):
         if name in form:
             raw = _decimal_points(form[name]).split()
-            try:
-                values[name] = [round(float(m) * 60) for m in raw]
-            except (ValueError, OverflowError):  # "nan", and "inf" or "1e400"
-                values[name] = raw
+            steps = steps_from_text(raw)
+            values[name] = raw if steps is None else steps
     values.update(_parse_balance(form))
     return values
 
@@ -162,10 +162,6 @@ def _decimal_points(steps: str) -> str:
     return steps.replace(",", " ")
 
 
-def _minutes(steps: list[int]) -> str:
-    return " ".join(plain_number(s / 60) for s in steps)
-
-
 @bp.route("/settings", methods=["GET", "POST"])
 @login_required
 def settings() -> str | Response | tuple[str, int]:
@@ -174,8 +170,8 @@ def settings() -> str | Response | tuple[str, int]:
     current = user_settings(session, uid)
     form: dict[str, object] = {
         **current,
-        "learning_steps": _minutes(current["learning_steps"]),
-        "relearning_steps": _minutes(current["relearning_steps"]),
+        "learning_steps": steps_text(current["learning_steps"]),
+        "relearning_steps": steps_text(current["relearning_steps"]),
     }
     errors: dict[str, str] = {}
     if request.method == "POST":

@@ -209,6 +209,14 @@ def test_layout_at_320_px_has_no_horizontal_scroll(server: str, browser: Browser
     # With an answer the charts and the year's heatmap are drawn: each scrolls in its box.
     page.goto(f"{server}/study")
     page.keyboard.press("Space")
+    # The answer buttons stay on the screen, however far the answer reaches below it.
+    expect(page.locator("#answer")).to_be_visible()
+    page.evaluate(
+        "document.querySelector('.answer-text').style.minHeight = '1200px';window.scrollTo(0, 0)"
+    )  # a long answer, read from its top
+    for n in range(1, 5):
+        box = page.locator(f".rate-{n}").bounding_box()
+        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 800, (n, box)
     page.keyboard.press("3")
     expect(page.locator("#live .flash")).to_be_visible()
     page.goto(f"{server}/stats")

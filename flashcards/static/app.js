@@ -313,6 +313,30 @@
     next.focus();
   });
 
+  // Adding cards as in Anki's Add window: Ctrl+Enter (Cmd+Enter) adds from any field, and
+  // after the page comes back the question field has the focus for the next card.
+  document.addEventListener("keydown", function (event) {
+    var form = event.target.form;
+    if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey) || event.repeat) { return; }
+    if (!form || !form.hasAttribute("data-add-card")) { return; }
+    event.preventDefault();
+    form.requestSubmit();
+  });
+  document.addEventListener("submit", function (event) {
+    if (event.target.hasAttribute("data-add-card")) {
+      try { window.sessionStorage.setItem("flashcards-adding", "1"); } catch (e) { /* private mode */ }
+    }
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    var adding = null;
+    try {
+      adding = window.sessionStorage.getItem("flashcards-adding");
+      window.sessionStorage.removeItem("flashcards-adding");
+    } catch (e) { return; }
+    var question = document.getElementById("new-question");
+    if (adding && question) { question.focus(); }
+  });
+
   // A form whose choice (the control data-mode-fields names: custom study's kind of
   // session, the browser's bulk action) decides which fields it reads shows only those
   // (data-modes); without script every field shows, and the others are ignored.

@@ -313,6 +313,35 @@
     next.focus();
   });
 
+  // The card browser's box above its column of boxes ticks or clears every card on the page;
+  // it shows only with script, which it needs, and tells when only some are ticked.
+  function pickBoxes(form) {
+    return form.querySelectorAll('input[type=checkbox][name="card_id"]');
+  }
+  function showPicked(form) {
+    var all = form.querySelector("[data-select-all]");
+    if (!all) { return; }
+    var boxes = Array.prototype.slice.call(pickBoxes(form));
+    var ticked = boxes.filter(function (box) { return box.checked; }).length;
+    all.checked = ticked > 0 && ticked === boxes.length;
+    all.indeterminate = ticked > 0 && ticked < boxes.length;
+  }
+  document.addEventListener("change", function (event) {
+    var form = event.target.form;
+    if (!form) { return; }
+    if (event.target.hasAttribute("data-select-all")) {
+      pickBoxes(form).forEach(function (box) { box.checked = event.target.checked; });
+    } else if (event.target.name === "card_id") {
+      showPicked(form);
+    }
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-select-all]").forEach(function (all) {
+      all.hidden = false;
+      showPicked(all.form);
+    });
+  });
+
   // Adding cards as in Anki's Add window: Ctrl+Enter (Cmd+Enter) adds from any field, and
   // after the page comes back the question field has the focus for the next card.
   document.addEventListener("keydown", function (event) {

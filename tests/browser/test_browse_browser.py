@@ -31,6 +31,15 @@ def test_select_two_cards_and_suspend_them_with_the_keyboard(server: str, browse
     expect(first.locator("input[type=checkbox]")).to_be_checked()
     expect(second.locator("input[type=checkbox]")).to_be_checked()
     expect(rows.nth(2).locator("input[type=checkbox]")).not_to_be_checked()
+    # The box above them says some are ticked; it ticks every card of the page, and clears them.
+    pick_all = page.get_by_label("Select every card on this page")
+    assert pick_all.evaluate("box => box.indeterminate") is True
+    pick_all.check()
+    expect(page.locator("table.browse tbody input[type=checkbox]:checked")).to_have_count(15)
+    pick_all.uncheck()
+    expect(page.locator("table.browse tbody input[type=checkbox]:checked")).to_have_count(0)
+    first.locator("input[type=checkbox]").check()
+    second.locator("input[type=checkbox]").check()
     page.locator("#b-action").focus()
     expect(page.locator("#b-action")).to_have_value("suspend")
     # Only the fields the chosen action reads show: none for suspending, the flag for a flag.

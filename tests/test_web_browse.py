@@ -150,6 +150,9 @@ def test_history_and_other_peoples_cards(client: FlaskClient, loaded_engine: Eng
     (answered,) = PICK_RE.findall(page)
     history = client.get(f"/browse/cards/{answered}").get_data(as_text=True)
     assert "Good" in history and "<svg" in history and "Show as a table" in history
+    # Under the chart each answer's day, whole (its bar's label has the time too).
+    axis = re.findall(r'<text class="xlabel"[^>]*>([^<]*)</text>', history)
+    assert len(axis) == 1 and re.fullmatch(r"[A-Z][a-z]{2} \d{1,2}, \d{4}", axis[0]), axis
     with transaction(loaded_engine) as s:
         other = f.make_user(s, email="bo@example.com")
         theirs = f.make_deck(s, "bos-own", 2, owner_user_id=other)

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from flask import flash, redirect, render_template, request, url_for
+from flask_babel import get_timezone, ngettext
 from flask_babel import gettext as _
-from flask_babel import ngettext
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
@@ -284,6 +284,7 @@ def card_history(card_id: int) -> str:
         [a.stability for a in answers],
         value_text=[one_decimal(a.stability) for a in answers],
         every=max(1, len(answers) // 6),
+        axis_labels=[date_label(a.reviewed_at.astimezone(get_timezone()).date()) for a in answers],
     )
     rows = [(label, one_decimal(a.stability)) for label, a in zip(labels, answers, strict=True)]
     return render_template(

@@ -64,6 +64,7 @@ def bar_chart(
     tick_text: Sequence[str] | None = None,
     every: int = 1,
     focus: int = -1,
+    axis_labels: Sequence[str] | None = None,
 ) -> BarChart:
     # Counts get whole-number ticks, "0.5 reviews" being no thing: their axis ends on a whole
     # number, an even one past 2, so that the middle tick is whole too (0, 2, 4 for a
@@ -95,8 +96,10 @@ def bar_chart(
         (round(HEIGHT - PAD_BOTTOM - plot_h * (v / top), 2), t)
         for v, t in zip(ticks_values, tick_labels, strict=False)
     ]
+    # Under the axis, a shorter form where the bars' own labels are long (a day and time).
+    shown = axis_labels or labels
     x_labels = [
-        (round(PAD_LEFT + i * step + step / 2, 2), labels[i]) for i in range(0, len(labels), every)
+        (round(PAD_LEFT + i * step + step / 2, 2), shown[i]) for i in range(0, len(shown), every)
     ]
     return BarChart(title, description, bars, ticks, x_labels, focus=focus % max(1, len(bars)))
 

@@ -41,9 +41,16 @@ def test_bury_suspend_and_flag_with_the_keys_and_undo_each(server: str, browser:
     expect(page.locator("#live")).to_contain_text("Orange")
     expect(page.locator("#flag")).to_have_value("2")
     expect(page.locator("#question")).to_have_text(third)
+    # Seen on the card itself, in its colour, as Anki shows a flagged card.
+    expect(page.locator("#card-flag")).to_have_text("Flag: Orange")
+    dot = page.locator("#card-flag").evaluate(
+        "p => getComputedStyle(p, '::before').backgroundColor"
+    )
+    assert dot == "rgb(240, 140, 0)", dot
     page.keyboard.press("Control+2")  # the card's own flag again: removed
     expect(page.locator("#live")).to_contain_text("Flag removed")
     expect(page.locator("#flag")).to_have_value("0")
+    expect(page.locator("#card-flag")).to_have_count(0)
     assert page.evaluate("window.__noReload") is True, "flag"
     page.screenshot(path=str(ARTIFACTS / "study-card-actions.png"), full_page=True)
 

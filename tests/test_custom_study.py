@@ -349,6 +349,24 @@ def test_the_web_page_starts_a_session_answers_and_ends_it(
     assert logs(engine, shelf) == before + 1
     page = client.get("/study/custom").get_data(as_text=True)
     assert QUESTION.search(page)[1] == "cs q1 en"  # type: ignore[index]
+    # The study page's controls, each coming back to the session: undo...
+    undo = re.search(r'id="undo-form".*?name="review_id" value="([^"]+)"', page, re.S)
+    assert undo and undo[1] == review_id and "Undo answer" in page
+    form = {"csrf_token": token, "review_id": undo[1], "back": "custom"}
+    r = client.post("/study/undo", data=form)
+    assert r.status_code == 303 and r.headers["Location"] == "/study/custom"
+    assert logs(engine, shelf) == before
+    page = client.get("/study/custom").get_data(as_text=True)
+    assert QUESTION.search(page)[1] == "cs q2 en"  # type: ignore[index]
+    # ...burying the card shown (the next one comes up)...
+    form = {"csrf_token": token, "card_id": str(shelf.c[1]), "card_action": "bury",
+            "back": "custom"}  # fmt: skip
+    r = client.post("/study/card", data=form)
+    assert r.status_code == 303 and r.headers["Location"] == "/study/custom"
+    page = client.get("/study/custom").get_data(as_text=True)
+    assert QUESTION.search(page)[1] == "cs q1 en"  # type: ignore[index]
+    # ...and its edit page, which goes back to custom study once saved.
+    assert 'id="card-actions"' in page and 'name="back" value="custom"' in page
     assert client.post("/study/custom/end", data={"csrf_token": token}).status_code == 303
     assert 'name="mode"' in client.get("/study/custom").get_data(as_text=True)
 

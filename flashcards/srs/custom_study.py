@@ -20,7 +20,7 @@ from typing import Any, Literal, cast
 
 from fsrs import State
 from sqlalchemy import case, delete, exists, func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from ..decks.access import visible_decks
 from ..errors import InvalidInput, NoCardsMatch, NotFound, NotSubscribed
@@ -216,11 +216,20 @@ def _answered(session: Session, user_id: int, row: CustomStudySession) -> int:
     return session.scalar(query) or 0
 
 
-def _studied(user_id: int, row: CustomStudySession) -> Any:
-    """Cards of decks the person studies (the session's deck, when it has one)."""
-    condition = exists().where(
-        Subscription.user_id == user_id, Subscription.deck_id == Card.deck_id
-    ) & visible_decks(user_id)
+def _studied(user_id: int, row: CustomStudySession, today: date) -> Any:
+    """Cards of decks the person studies (the session's deck, when it has one), as Anki
+    fills a filtered deck: none they suspended or buried for today."""
+    mark = aliased(CardMark)  # the flag mode's query joins CardMark itself
+    hidden = exists().where(
+        mark.card_id == Card.id,
+        mark.user_id == user_id,
+        mark.suspended | (mark.buried_until > today),
+    )
+    condition = (
+        exists().where(Subscription.user_id == user_id, Subscription.deck_id == Card.deck_id)
+        & visible_decks(user_id)
+        & ~hidden
+    )
     if row.deck_id is not None:
         condition = condition & (Card.deck_id == row.deck_id)
     return condition
@@ -231,7 +240,7 @@ def _next_card_id(
 ) -> tuple[int | None, str]:
     """The next card of the session and its kind ("new", "learning", "review")."""
     day_start, day_end = day_bounds(now, *clock)
-    studied = _studied(user_id, row)
+    studied = _studied(user_id, row, study_date(now, *clock))
     own_state = (ReviewState.card_id == Card.id) & (ReviewState.user_id == user_id)
     if row.mode == "preview":
         # A forgotten card is new again (its state row kept for its history).
@@ -265,8 +274,7 @@ def _next_card_id(
                 return card_id, _kind(state)
         return None, "new"
     if row.mode == "flag":
-        # Any live card the person flagged so, new or not; as Anki's filtered decks, not a
-        # suspended one.
+        # Any live card the person flagged so, new or not.
         flagged = (
             select(Card.id, ReviewState.state)
             .join(Deck, Deck.id == Card.deck_id)
@@ -275,7 +283,6 @@ def _next_card_id(
             .where(
                 studied,
                 CardMark.flag == row.flag,
-                ~CardMark.suspended,
                 Card.retired_at.is_(None),
                 ReviewState.last_review.is_(None) | untouched,
             )

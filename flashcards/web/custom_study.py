@@ -18,15 +18,23 @@ from werkzeug.wrappers import Response
 from ..errors import InvalidInput, NoCardsMatch, NotSubscribed
 from ..http.request_db import db, writes
 from ..people.accounts import user_clock
-from ..srs import custom_study, subscriptions
+from ..srs import custom_study, study, subscriptions
 from ..srs.state_rows import answered_from
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
 from .account import WHOLE_NUMBER
 from .auth import login_required, user_id
+from .deck_cards import CUSTOM_STUDY
 from .error_table import flash_error, message_for
 from .i18n import locale_code
-from .study import answer_from_form, flag_names, rating_buttons, review_id_for
+from .study import (
+    answer_from_form,
+    card_controls,
+    flag_names,
+    rating_buttons,
+    review_id_for,
+    undo_wording,
+)
 
 
 def mode_labels() -> dict[str, str]:
@@ -80,12 +88,18 @@ def custom_study_page() -> str | tuple[str, int]:
     buttons = []
     if card is not None and current.mode != "preview":
         buttons = rating_buttons(session, uid, card, now, clock)
+    # The study page's controls: the card's actions and an undo that come back here.
+    undoable = study.undoable_what(session, uid, now=now)
+    controls = card_controls(session, uid, card.card_id, CUSTOM_STUDY) if card else {}
     return render_template(
         "custom_study.html", card=card, study=current, modes=mode_labels(), buttons=buttons,
         flags=flag_names(), locale=locale_code(),
         titles=subscriptions.deck_titles(session, [current.deck_slug] if current.deck_slug else []),
         review_id=review_id_for(uid, card) if card else None,
         revealed=request.args.get("show") == "1",
+        undo_review_id=undoable[0] if undoable else None,
+        undo_label=undo_wording(undoable[1]) if undoable else None,
+        **controls,
     )  # fmt: skip
 
 

@@ -31,6 +31,7 @@ def listing(values: Mapping[str, str]) -> tuple[str, int]:
 # or the deck studied alone. It travels with the search and page, so that a change saved
 # goes back to studying, as closing Anki's editor does.
 ALL_DECKS = "*"  # no deck's slug (`SLUG_RE`)
+CUSTOM_STUDY = "+"  # nor is this: the custom study session
 
 
 def listing_args(values: Mapping[str, str]) -> dict[str, Any]:
@@ -43,7 +44,7 @@ def listing_args(values: Mapping[str, str]) -> dict[str, Any]:
     if page > 1:
         args["page"] = page
     studied = values.get("study", "")
-    if studied == ALL_DECKS or SLUG_RE.fullmatch(studied):
+    if studied in (ALL_DECKS, CUSTOM_STUDY) or SLUG_RE.fullmatch(studied):
         args["study"] = studied
     return args
 
@@ -53,6 +54,8 @@ def study_page(values: Mapping[str, str]) -> str | None:
     studied = listing_args(values).get("study")
     if studied is None:
         return None
+    if studied == CUSTOM_STUDY:
+        return url_for("web.custom_study_page")
     return url_for("web.session_page", deck=None if studied == ALL_DECKS else studied)
 
 

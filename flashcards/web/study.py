@@ -162,7 +162,7 @@ def _session_page() -> str | Response:
         deck_title_locale=deck_title_locale,
         revealed=revealed,
         stale_reveal=asked is not None and not revealed,
-        **_card_controls(session, uid, card.card_id),
+        **card_controls(session, uid, card.card_id),
     )
 
 
@@ -174,6 +174,9 @@ def _title_of(session: Session, uid: int, deck: Deck) -> tuple[str, str | None]:
 
 
 def _back(slug: str | None) -> Response:
+    """Back to the study page a form was sent from: the deck studied, or custom study's."""
+    if request.form.get("back") == "custom":
+        return redirect(url_for("web.custom_study_page"), code=303)
     return redirect(url_for("web.session_page", deck=slug or None), code=303)
 
 
@@ -294,13 +297,15 @@ def flag_names() -> dict[int, str]:
     }
 
 
-def _card_controls(session: Any, uid: int, card_id: int) -> dict[str, Any]:
+def card_controls(
+    session: Any, uid: int, card_id: int, studied: str | None = None
+) -> dict[str, Any]:
     """What the action controls of the card shown need: its marks, the flags, where to
-    edit it (None: the person may not)."""
+    edit it (None: the person may not). `studied` is the study page it is shown on
+    (`web.deck_cards.study_page`): the card's page comes back there once a change is saved."""
     place = cards.edit_place(session, uid, card_id)
     edit_url = None
-    # The card's page comes back here once a change is saved (`web.deck_cards.study_page`).
-    studied = request.args.get("deck") or ALL_DECKS
+    studied = studied or request.args.get("deck") or ALL_DECKS
     if place is not None and place.team_id is None:
         edit_url = url_for("web.own_card_page", slug=place.slug, key=place.key, study=studied)
     elif place is not None:

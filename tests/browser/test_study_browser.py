@@ -282,7 +282,16 @@ def test_custom_study_reveals_and_answers_in_place(server: str, browser: Browser
     page.keyboard.press("Space")
     expect(page.locator("#answer")).to_be_visible()
     expect(page.locator("#answer")).to_be_focused()
+    flagged = page.locator("#question").inner_text()
+    expect(page.locator("#card-flag")).to_have_text("Flag: Red")  # the study page's controls
     page.keyboard.press("3")
+    expect(page.locator("#question")).to_have_text("Custom study is done")
+    # Undo, as on the study page: the card is back in the session, not on the study page.
+    page.keyboard.press("u")
+    expect(page.locator("#question")).to_have_text(flagged)
+    expect(page.locator(".custom-mode")).to_be_visible()
+    page.keyboard.press("Space")
+    page.keyboard.press("Space")  # Good, Anki's default answer
     expect(page.locator("#question")).to_have_text("Custom study is done")
     assert page.evaluate("window.__noReload") is True
     # A preview: the answer by a click, then the next card.

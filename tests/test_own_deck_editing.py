@@ -278,6 +278,16 @@ def test_the_web_pages_make_and_edit_own_decks(client: FlaskClient, engine: Engi
     assert saved.headers["Location"] == f"/study?deck={slug}"
     refused = client.post(link[1], data={**edit, "question": " ", "study": slug})
     assert f'<input type="hidden" name="study" value="{slug}">' in refused.get_data(as_text=True)
+    # From custom study, back to custom study.
+    token = csrf(client, "/study/custom")
+    started = {"csrf_token": token, "mode": "preview", "deck": slug, "amount": "5"}
+    assert client.post("/study/custom", data=started).status_code == 303
+    custom = client.get("/study/custom").get_data(as_text=True)
+    assert f'id="edit-card" class="link" href="{link[1]}?study=%2B"' in custom
+    opened = client.get(f"{link[1]}?study=%2B").get_data(as_text=True)
+    assert '<a href="/study/custom">Back to studying</a>' in opened
+    saved = client.post(link[1], data={**edit, "study": "+"})
+    assert saved.status_code == 303 and saved.headers["Location"] == "/study/custom"
     with transaction(engine) as s:
         deck_id = s.scalar(select(Deck.id).where(Deck.slug == slug))
         assert deck_id is not None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import io
 import re
-from datetime import timedelta
+from datetime import date, timedelta
 
 from babel.dates import format_date
 from flask import Flask
@@ -177,6 +177,15 @@ def test_create_invite_join_and_assign(app: Flask, loaded_engine: Engine) -> Non
         ).one()
         assert sub.locale == "es"
         assert sub.paced_new_per_day is not None  # paced by the due date
+    # Her library says the deck is the team's assignment, when it is due, and how she is doing.
+    library = member.get("/").get_data(as_text=True)
+    line = re.search(r'<p class="meta assigned">(.*?)</p>', library, re.S)
+    assert line, library
+    said = re.sub(r"<[^>]+>", "", line[1])
+    day = format_date(date.fromisoformat(due), "medium", locale="es")
+    assert " ".join(said.split()) == f"Asignado por Platform, para el {day} · Al día"
+    assert f'href="/teams/{team}"' in line[1]
+    assert "Platform" not in outsider.get("/").get_data(as_text=True)  # no team of theirs
 
     lead_page = lead.get(f"/teams/{team}").get_data(as_text=True)
     assert "mia@example.com" in lead_page and "1 of 2" in lead_page

@@ -28,6 +28,7 @@ from ..storage.models import (
     DeckText,
     SchedulerSettings,
     Subscription,
+    Team,
     TeamAssignment,
     TeamMember,
     User,
@@ -251,3 +252,33 @@ def assignable_decks(session: Session, team_id: int, locale: str) -> list[DeckCh
     titles = deck_titles(session, [(d.id, d.slug, d.default_locale) for d in decks], locale)
     choices = [DeckChoice(d.slug, *titles[d.id]) for d in decks]
     return sorted(choices, key=lambda c: (c.title.casefold(), c.slug))
+
+
+@dataclass(frozen=True)
+class DeckAssignment:
+    """A team's assignment of a deck, as its member sees it beside the deck."""
+
+    team_id: int
+    team_name: str
+    due_date: date | None
+    status: str  # the member's own (`status`)
+
+
+def assignments_by_deck(
+    session: Session, user_id: int, *, now: datetime
+) -> dict[int, list[DeckAssignment]]:
+    """The decks the person's teams assign them, each with its teams' due dates and their
+    own progress; a read (pacing is brought up to date where they study)."""
+    teams = session.execute(
+        select(Team.id, Team.name)
+        .join(TeamMember, TeamMember.team_id == Team.id)
+        .where(TeamMember.user_id == user_id)
+        .order_by(Team.name, Team.id)
+    ).all()
+    found: dict[int, list[DeckAssignment]] = {}
+    for team_id, name in teams:
+        for view in list_assignments(session, team_id, user_id, now=now, refresh=False):
+            found.setdefault(view.deck_id, []).append(
+                DeckAssignment(team_id, name, view.due_date, view.status)
+            )
+    return found

@@ -18,11 +18,13 @@ from ..srs import deck_settings, queue, subscriptions
 from ..srs.settings import user_settings
 from ..storage.retry import retrying
 from ..storage.schema import utcnow
+from ..teams.assignments import assignments_by_deck
 from . import bp
 from .account import WHOLE_NUMBER, field_labels, setting_problem
 from .auth import current_user, login_required, user_id
 from .error_table import message_for
 from .i18n import language_in_sentence, locale_code
+from .teams import status_names
 
 
 @bp.get("/")
@@ -62,6 +64,8 @@ def library_page(*, import_error: str | None = None) -> str:
         },
         counts=queue.total(by_deck),
         import_error=import_error,
+        assigned=assignments_by_deck(session, uid, now=utcnow()),
+        statuses=status_names(),
     )
 
 

@@ -50,8 +50,9 @@ if not AXE.exists():
     pytest.skip(f"accessibility tests skipped: {message}", allow_module_level=True)
 
 WIDTHS = (1280, 390)
-# (language, colour scheme): contrast depends on the theme alone, layout on the language.
-RUNS = [("en", "light"), ("en", "dark"), ("es", "light"), ("ko", "light")]
+# (language, colour scheme): contrast depends on the theme alone, layout on the language (the
+# longest lines are Spanish and Korean ones; English is the dark theme's).
+RUNS = [("es", "light"), ("ko", "light"), ("en", "dark")]
 # People whose names and languages stretch the tables: long Spanish names, Korean ones.
 LEADS = {
     "en": ("lead-en@example.com", "Avery Lead"),
@@ -274,11 +275,14 @@ def test_every_page_passes_axe_and_keeps_its_tables_whole(
             "layout": scheme == "light",
             "screenshot": locale == "ko" or (scheme == "dark" and width > 500),
         }
-        for name, path in SIGNED_OUT:
+        # A theme's colours are the same at every width: at a phone's, the dark theme is
+        # checked on what only a phone shows, the open menu.
+        sweep = scheme == "light" or width > 500
+        for name, path in SIGNED_OUT if sweep else ():
             page.goto(site.url + path)
             _check(page, name, tag, failures, **checks)
         _sign_in(page, site, LEADS[locale][0])
-        for name, path in _pages(site, locale):
+        for name, path in _pages(site, locale) if sweep else ():
             page.goto(site.url + path)
             _check(page, name, tag, failures, **checks)
             if name == "study" and page.locator("#reveal").count():

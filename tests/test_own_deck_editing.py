@@ -36,7 +36,7 @@ from . import factories as f
 from .conftest import T0
 from .test_anki_export import anki_import, wall_now
 from .test_sweep_authorization import dump
-from .web_helpers import csrf, sign_up
+from .web_helpers import csrf, sign_up, subscribe
 
 
 def _texts(s: Session, deck_id: int, key: str) -> dict[str, tuple[str, str, str]]:
@@ -438,3 +438,27 @@ def test_a_card_of_an_anki_note_is_edited_through_its_note_on_the_web_and_the_ap
         made = kept.payloads(s, ana, snapshot.NOTE, [added.anki_note_id])[added.anki_note_id]
         assert made[2] == basic["id"] and made[5] == " farewell "
         assert made[6] == "adiós\x1fbye &amp; see you"
+
+
+def test_lists_name_a_cards_media_and_say_when_a_language_has_no_text(
+    client: FlaskClient, loaded_engine: Engine
+) -> None:
+    sign_up(client)
+    token = csrf(client, "/decks/new")
+    made = client.post("/decks/new", data={"csrf_token": token, "title": "Cells", "locale": "en",
+                                           "other_locales": ["es"]})  # fmt: skip
+    cards_url = made.headers["Location"]
+    slug = cards_url.split("/")[2]
+    form = {"csrf_token": csrf(client, cards_url), "question": "What is this? [image:cell.png]",
+            "answer": "A cell [sound:cell.mp3]"}  # fmt: skip
+    assert client.post(cards_url, data=form).status_code == 303
+    # The browser's line names the image by its file, not by its token.
+    browse = client.get(f"/browse?deck={slug}").get_data(as_text=True)
+    assert "What is this? \N{FRAME WITH PICTURE} cell.png</a>" in browse
+    assert "[image:" not in browse
+    # Studied in Spanish, which the card has no text in: its list says so, and names the media
+    # of the text it shows instead.
+    subscribe(client, "es", slug)
+    page = client.get(cards_url).get_data(as_text=True)
+    assert "No text in Spanish yet: studied in it, this card shows in its other language." in page
+    assert "What is this? \N{FRAME WITH PICTURE} cell.png — A cell \N{SPEAKER} cell.mp3" in page

@@ -68,6 +68,14 @@ def question_text(question: str, answer: str) -> Markup:
     return card_text(question) if found is None else _marked(found[0])
 
 
+@bp.app_template_filter("card_line")
+def card_line(text: str) -> str:
+    """A card's text on one line of a list (the browser, leeches, the other languages): an
+    image or a sound by its file's name after a symbol, not its token ("[image:x.png]")."""
+    symbol = {media_refs.IMAGE: "\N{FRAME WITH PICTURE}", media_refs.SOUND: "\N{SPEAKER}"}
+    return media_refs.TOKEN_RE.sub(lambda m: f"{symbol.get(m[1], '')} {m[2]}", text)
+
+
 @bp.app_template_filter("answer_text")
 def answer_text(answer: str, question: str) -> Markup:
     """`card_text` of an answer, what fills the question's blanks marked, as Anki marks

@@ -238,6 +238,25 @@ def test_preview_schedules_nothing_and_moves_on_once_per_card(
     assert new_states == 0
 
 
+def test_suspended_and_buried_cards_stay_out_of_every_kind_of_session(
+    client: FlaskClient, engine: Engine, shelf: Shelf
+) -> None:
+    # As Anki fills a filtered deck: c04 (new) suspended, c05 (new, tagged) buried today, c02
+    # (due) buried until today, which is over.
+    with transaction(engine) as s:
+        card_actions.suspend(s, shelf.ana, [shelf.c[3]], now=shelf.now)
+        card_actions.bury(s, shelf.ana, [shelf.c[4]], now=shelf.now)
+        card_actions.bury(s, shelf.ana, [shelf.c[1]], now=shelf.now - timedelta(days=1))
+    assert start(client, shelf, mode="preview", deck="cs", amount=5).status_code == 201
+    assert next_id(client, shelf) == shelf.c[5]  # not c04 nor c05
+    assert start(client, shelf, mode="tag", tag="verbs").status_code == 409  # only c05
+    assert start(client, shelf, mode="ahead", days=5).status_code == 201
+    assert next_id(client, shelf) == shelf.c[1]  # back today
+    with transaction(engine) as s:
+        card_actions.suspend(s, shelf.ana, [shelf.c[2]], now=shelf.now)
+    assert start(client, shelf, mode="forgotten", days=2).status_code == 409  # only c03
+
+
 def test_cards_by_tag(client: FlaskClient, shelf: Shelf) -> None:
     assert start(client, shelf, mode="tag", tag="verbs").status_code == 201
     assert next_id(client, shelf) == shelf.c[4]

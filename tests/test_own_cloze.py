@@ -333,9 +333,15 @@ def test_a_cloze_texts_tags_are_its_cards_on_the_web_and_the_api(
         bearer = {"Authorization": f"Bearer {f.make_token(s, own_deck_owner(s, deck_id))}"}
     api = app.test_client()
     cloze = f"/api/v1/decks/{slug}/cards/c001-c1/cloze"
+    # One card tagged apart (the API edits a card's tags alone): an edit without tags keeps it.
+    one = api.patch(f"/api/v1/decks/{slug}/cards/c001-c3", headers=bearer, json={"tags": ["river"]})
+    assert one.status_code == 200, one.get_json()
     text = "{{c1::Paris}} is in {{c2::France}}, on the {{c3::Seine}}, near {{c4::Versailles}}."
     assert api.put(cloze, headers=bearer, json={"text": text}).status_code == 200
-    assert tags_of(engine, deck_id)["c001-c4"] == ["geo", "europe"]
+    assert tags_of(engine, deck_id) == {
+        "c001-c1": ["geo", "europe"], "c001-c2": ["geo", "europe"], "c001-c3": ["river"],
+        "c001-c4": ["geo", "europe"],
+    }  # fmt: skip
     r = api.put(cloze, headers=bearer, json={"text": text, "tags": ["capitals"]})
     assert r.status_code == 200
     assert set(map(tuple, tags_of(engine, deck_id).values())) == {("capitals",)}

@@ -304,3 +304,34 @@ def test_a_review_cards_passing_buttons_are_each_a_day_apart() -> None:
     assert {(top[r].due - now).days for r in (Rating.Hard, Rating.Good, Rating.Easy)} == {
         raw[Rating.Hard]
     }
+
+
+def test_a_relearned_cards_easy_is_a_day_past_its_good() -> None:
+    # At its last relearning step, py-fsrs gives Good and Easy the same day; Anki keeps Easy a
+    # day past Good from every state (Good past Hard only for a card in review).
+    config = SchedulerConfig()
+    state: CardState | None = None
+    for rating, offset in [(Rating.Good, timedelta(0)), (Rating.Good, timedelta(minutes=10)),
+                           (Rating.Again, timedelta(days=2))]:  # fmt: skip
+        state = review(config, state, rating, T0 + offset, seed=None)
+    assert state is not None and state.state == State.Relearning
+    now = T0 + timedelta(days=2, minutes=10)
+    card = FsrsCard(card_id=1, state=state.state, step=state.step, stability=state.stability,
+                    difficulty=state.difficulty, due=state.due, last_review=state.last_review)  # fmt: skip
+    raw = {r: Scheduler(enable_fuzzing=False).review_card(copy(card), r, now)[0] for r in Rating}
+    assert raw[Rating.Good].due == raw[Rating.Easy].due  # the case this is about
+    for seed in (None, "4:5:6"):
+        outcomes = preview(config, state, now, seed=seed)
+        good, easy = (outcomes[r].due - now for r in (Rating.Good, Rating.Easy))
+        assert easy == good + timedelta(days=1)
+        assert outcomes[Rating.Hard].due == raw[Rating.Hard].due  # a step: minutes, untouched
+        for rating, outcome in outcomes.items():
+            assert review(config, state, rating, now, seed=seed) == outcome
+    # A new card's Hard and Good are learning steps, its Easy days: nothing to bound.
+    fresh = preview(config, None, T0, seed=None)
+    assert (
+        fresh[Rating.Easy].due
+        == Scheduler(enable_fuzzing=False)
+        .review_card(FsrsCard(card_id=1, due=T0), Rating.Easy, T0)[0]
+        .due
+    )

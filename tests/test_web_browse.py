@@ -67,7 +67,7 @@ def test_browse_search_sort_bulk_actions_and_undo(
     with transaction(loaded_engine) as s:
         assert not any(mk.card_marks(s, uid, int(i)).suspended for i in ids[:2])
     page = _bulk(client, ids[2:4], "add_tag", action_tag="verbos")
-    assert "Tagged 2 cards." in page
+    assert "Tagged 2 cards." in page and ">Undo add tag</button>" in page
     assert PICK_RE.findall(client.get("/browse?tag=verbos").get_data(as_text=True)) == ids[2:4]
     _bulk(client, ids[2:3], "add_tag", action_tag="irregulares")
     # Tags read apart (a screen reader, a copy), not run together.

@@ -196,6 +196,11 @@ def test_steps_are_read_and_shown_with_the_languages_decimal_mark(
     assert client.post("/settings", data={**form, **steps}).status_code == 302
     me = client.get("/settings").get_data(as_text=True)
     assert 'value="30s 1m 10m 1h"' in me and 'value="1d"' in me
+    # A comma between steps separates them in Spanish too; between digits it is a decimal.
+    spanish = {"locale": "es", "learning_steps": "1m, 1,5m, 10m", "relearning_steps": "10"}
+    assert client.post("/settings", data={**form, **spanish}).status_code == 302
+    assert 'value="1m 90s 10m"' in client.get("/settings").get_data(as_text=True)
+    assert client.post("/settings", data={**form, **steps}).status_code == 302
     for bad in ("2d", "1w", "m", "1m10m", "0s"):
         r = client.post("/settings", data={**form, "learning_steps": bad})
         assert r.status_code == 422, bad

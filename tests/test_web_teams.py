@@ -892,3 +892,12 @@ def test_a_csv_translation_without_the_decks_keys_says_so(
     assert "The deck has no card “q01”." in page and "“key” column" in page
     with transaction(loaded_engine) as s:
         assert s.scalar(select(func.count()).select_from(CardText)) == 2 + 15 * 3  # unchanged
+
+
+def test_a_team_name_is_shown_as_text_in_the_library(app: Flask, loaded_engine: Engine) -> None:
+    lead, _member, _outsider = _people(app)
+    team = _new_team(lead, '<b id="x">Ops</b>')
+    _post(lead, f"/teams/{team}/assignments", {"deck": SLUG, "due_date": ""}, f"/teams/{team}")
+    library = lead.get("/").get_data(as_text=True)
+    assert "Assigned by <a" in library and "&lt;b id=&#34;x&#34;&gt;Ops&lt;/b&gt;" in library
+    assert '<b id="x">' not in library

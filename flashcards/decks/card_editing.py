@@ -376,15 +376,21 @@ def edit_cloze(
         number: found.keys.get(number) or free_key(session, deck, f"{stem}-c{number}")
         for number in _numbers(parsed)
     }
-    if tags is None:  # a new number's card takes its siblings' tags, as a note's card does
-        tags = list(session.scalar(select(Card.tags).where(
-            Card.deck_id == deck.id, Card.key == next(iter(found.keys.values()))
-        )) or ())  # fmt: skip
+    sibling = next(iter(found.keys.values()))
     _write_cloze(session, deck, parsed, keys, extra, found.note_key, tags=tags, now=now)
     retired = [gone for number, gone in sorted(found.keys.items()) if number not in keys]
     for gone in retired:
         retire_card(session, deck, gone, now=now)
     added = [k for number, k in keys.items() if number not in found.keys]
+    if tags is None and added:  # a new number's card takes a sibling's, as a note's card does
+        inherited = session.scalar(
+            select(Card.tags).where(Card.deck_id == deck.id, Card.key == sibling)
+        )
+        session.execute(
+            update(Card)
+            .where(Card.deck_id == deck.id, Card.key.in_(added))
+            .values(tags=list(inherited or ()))
+        )
     return ClozeSaved(list(keys.values()), added, retired)
 
 

@@ -255,9 +255,10 @@ def _order(search: Search, interval: ColumnElement[Any]) -> list[Any]:
     return [ordered.nulls_last(), Card.deck_id, Card.position, tie]
 
 
-def _matching(session: Session, user_id: int, search: Search, now: datetime) -> Select[Any]:
+def _matching(
+    session: Session, user_id: int, search: Search, now: datetime, clock: Clock
+) -> Select[Any]:
     """The ids of the cards that match, in order, each with the count of all of them."""
-    clock = user_clock(session, user_id)
     ids: list[Any] = [Card.id, func.count().over().label("total")]
     query = _joined(select(*ids).select_from(Card), user_id).where(
         Card.retired_at.is_(None), _scope(user_id)
@@ -374,7 +375,8 @@ def _card(row: Any, clock: Clock) -> BrowsedCard:
 
 def browse(session: Session, user_id: int, search: Search, *, now: datetime) -> BrowsePage:
     """Page `search.page` of the cards matching `search` (clamped to the pages there are)."""
-    matching = _matching(session, user_id, search, now)
+    clock = user_clock(session, user_id)
+    matching = _matching(session, user_id, search, now, clock)
     page = min(max(1, search.page), MAX_PAGE)
     rows = _page(session, user_id, search, matching, page)
     if not rows and page > 1:
@@ -384,5 +386,4 @@ def browse(session: Session, user_id: int, search: Search, *, now: datetime) -> 
         rows = _page(session, user_id, search, matching, page)
     total = rows[0].total if rows else 0
     pages = max(1, -(-total // PAGE_SIZE))
-    clock = user_clock(session, user_id)
     return BrowsePage([_card(r, clock) for r in rows], total, page, pages, search)

@@ -133,12 +133,19 @@ def review(
     current = before or new_card_state(now)
     card = _fsrs_card(current, now, clock)
     scheduler = scheduler_for(config)
-    below = None
-    if current.state == State.Review and rating > Rating.Hard:
-        # The passing answers below this one bound its interval (`_outcome`).
-        for lower in (Rating.Hard, Rating.Good)[: rating - Rating.Hard]:
-            below = _outcome(scheduler, config, current, card, lower, now, seed, workload, below)
+    below = None  # the outcomes of the passing answers below this one bound it (`_outcome`)
+    for lower in (Rating.Hard, Rating.Good):
+        if lower < rating and _bounds(current, Rating(lower + 1)):
+            below = _outcome(scheduler, config, current, card, lower, now, seed, workload,
+                             below if _bounds(current, lower) else None)  # fmt: skip
     return _outcome(scheduler, config, current, card, rating, now, seed, workload, below)
+
+
+def _bounds(current: CardState, rating: Rating) -> bool:
+    """Whether the answer one below `rating` bounds its interval, as in Anki: Easy is past
+    Good from any state (a relearned card's last step gives both a day), Good past Hard for
+    a card in review."""
+    return rating == Rating.Easy or (rating == Rating.Good and current.state == State.Review)
 
 
 def _outcome(
@@ -153,9 +160,9 @@ def _outcome(
     below: CardState | None = None,
 ) -> CardState:
     """One answer's outcome. `below` is the outcome of the passing answer one lower (Hard
-    for Good, Good for Easy) of a card in review: as Anki does, each passing button then
-    schedules at least a day later than the one below it, so that for a short interval
-    (no fuzz under 3 days) Hard, Good and Easy never all show "1 day"."""
+    for Good, Good for Easy; `_bounds`): as Anki does, a button then schedules at least a
+    day later than the one below it when both give days, so that for a short interval (no
+    fuzz under 3 days) Hard, Good and Easy never all show "1 day"."""
     # py-fsrs copies the card it is given, so one FsrsCard serves all four outcomes.
     after, _log = scheduler.review_card(card, rating, now)
     due = after.due
@@ -195,9 +202,8 @@ def preview(
     outcomes: dict[Rating, CardState] = {}
     below = None  # each passing outcome bounds the next one's, as in `review`
     for rating in _RATINGS:
-        passing = current.state == State.Review and rating > Rating.Hard
         outcome = _outcome(scheduler, config, current, card, rating, now, seed, workload,
-                           below if passing else None)  # fmt: skip
+                           below if _bounds(current, rating) else None)  # fmt: skip
         outcomes[rating] = below = outcome
     return outcomes
 

@@ -238,7 +238,9 @@
       window.location.href = edit.href;
       return;
     }
-    var control = target && (target.tagName === "A" || target.tagName === "BUTTON") && target.id !== "reveal";
+    // Space and Enter are a focused control's own keys: a link's, a button's, a player's.
+    var control = target && target.closest && !!target.closest("a, button, audio, video, summary") &&
+      target.id !== "reveal";
     if (front && !control && (event.key === " " || event.key === "Enter")) {
       event.preventDefault();
       reveal();
@@ -347,7 +349,7 @@
   document.addEventListener("keydown", function (event) {
     var form = event.target.form;
     if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey) || event.repeat) { return; }
-    if (!form || !form.hasAttribute("data-add-card")) { return; }
+    if (event.isComposing || !form || !form.hasAttribute("data-add-card")) { return; }
     event.preventDefault();
     form.requestSubmit();
   });
@@ -357,6 +359,9 @@
     }
   });
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-add-card] [data-needs-script]").forEach(function (hint) {
+      hint.hidden = false;
+    });
     var adding = null;
     try {
       adding = window.sessionStorage.getItem("flashcards-adding");

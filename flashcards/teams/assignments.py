@@ -269,10 +269,14 @@ def assignments_by_deck(
 ) -> dict[int, list[DeckAssignment]]:
     """The decks the person's teams assign them, each with its teams' due dates and their
     own progress; a read (pacing is brought up to date where they study)."""
+    # One read for the many who have none; the rest read their teams' (`list_assignments`).
     teams = session.execute(
         select(Team.id, Team.name)
         .join(TeamMember, TeamMember.team_id == Team.id)
-        .where(TeamMember.user_id == user_id)
+        .where(
+            TeamMember.user_id == user_id,
+            select(TeamAssignment.deck_id).where(TeamAssignment.team_id == Team.id).exists(),
+        )
         .order_by(Team.name, Team.id)
     ).all()
     found: dict[int, list[DeckAssignment]] = {}

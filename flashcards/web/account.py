@@ -155,10 +155,11 @@ def _parse_form(form: Any) -> dict[str, object]:
 
 
 def _decimal_points(steps: str) -> str:
-    """Steps as typed, with "." as the decimal mark: where a comma is the decimal mark
-    (Spanish "1,5 10"), it is one; elsewhere it separates steps, like a space ("1, 10")."""
+    """Steps as typed, with "." as the decimal mark: where a comma is the decimal mark, one
+    between digits is one (Spanish "1,5 10"); any other comma separates steps, like a space
+    ("1m, 10m")."""
     if get_decimal_symbol(locale_code()) == ",":
-        return steps.replace(",", ".")
+        steps = re.sub(r"(?<=[0-9]),(?=[0-9])", ".", steps)
     return steps.replace(",", " ")
 
 

@@ -273,6 +273,8 @@ def undo_wording(what: str) -> str:
         "forget": _("Undo forget"),
         "due": _("Undo set due date"),
         "move": _("Undo move"),
+        "tag": _("Undo add tag"),
+        "untag": _("Undo remove tag"),
     }
     return str(labels.get(what, _("Undo last action")))
 

@@ -182,9 +182,10 @@ def test_a_review_card_moved_to_a_day_shows_that_day_and_whole_days(engine: Engi
     # set due date put it at the study day's start, hours after its last answer.
     user, (a, b, *_rest) = _setup(engine)
     with transaction(engine) as s:
+        last = NOW - timedelta(hours=6)
         for card_id in (a, b):
             f.set_state(s, user, card_id, state=State.Review, stability=5.0,
-                        due=NOW + timedelta(days=3), last_review=NOW - timedelta(hours=6))  # fmt: skip
+                        due=NOW + timedelta(days=3), last_review=last)  # fmt: skip
         f.set_state(s, user, _rest[0], state=State.Learning, stability=1.0,
                     due=NOW + timedelta(minutes=10), last_review=NOW)  # fmt: skip
         ca.set_due(s, user, [a], (1, 1), now=NOW)

@@ -265,6 +265,13 @@ def test_replaying_the_log_reproduces_every_state_with_fuzz_on(engine: Engine) -
     assert unfuzzed != stored
 
 
+def as_fsrs_card(state: CardState) -> FsrsCard:
+    return FsrsCard(
+        card_id=1, state=state.state, step=state.step, stability=state.stability,
+        difficulty=state.difficulty, due=state.due, last_review=state.last_review,
+    )  # fmt: skip
+
+
 def test_a_review_cards_passing_buttons_are_each_a_day_apart() -> None:
     # A card relearned today, so its stability is short: py-fsrs alone gives Hard and Good
     # the same 1 day (fuzz starts at 3 days), where Anki shows Good a day past Hard and Easy
@@ -277,8 +284,7 @@ def test_a_review_cards_passing_buttons_are_each_a_day_apart() -> None:
         state = review(config, state, rating, T0 + offset, seed=None)
     assert state is not None and state.state == State.Review
     now = T0 + timedelta(days=3)
-    card = FsrsCard(card_id=1, state=state.state, step=state.step, stability=state.stability,
-                    difficulty=state.difficulty, due=state.due, last_review=state.last_review)  # fmt: skip
+    card = as_fsrs_card(state)
     raw = {
         r: (Scheduler(enable_fuzzing=False).review_card(copy(card), r, now)[0].due - now).days
         for r in (Rating.Hard, Rating.Good, Rating.Easy)
@@ -316,8 +322,7 @@ def test_a_relearned_cards_easy_is_a_day_past_its_good() -> None:
         state = review(config, state, rating, T0 + offset, seed=None)
     assert state is not None and state.state == State.Relearning
     now = T0 + timedelta(days=2, minutes=10)
-    card = FsrsCard(card_id=1, state=state.state, step=state.step, stability=state.stability,
-                    difficulty=state.difficulty, due=state.due, last_review=state.last_review)  # fmt: skip
+    card = as_fsrs_card(state)
     raw = {r: Scheduler(enable_fuzzing=False).review_card(copy(card), r, now)[0] for r in Rating}
     assert raw[Rating.Good].due == raw[Rating.Easy].due  # the case this is about
     for seed in (None, "4:5:6"):

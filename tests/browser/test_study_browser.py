@@ -224,7 +224,7 @@ def test_layout_at_320_px_has_no_horizontal_scroll(server: str, browser: Browser
     )  # a long answer, read from its top
     for n in range(1, 5):
         box = page.locator(f".rate-{n}").bounding_box()
-        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 800, (n, box)
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 800, (n, box)
     page.keyboard.press("3")
     expect(page.locator("#live .flash")).to_be_visible()
     page.goto(f"{server}/stats")

@@ -134,9 +134,11 @@ def test_one_locale_imports_with_notetype_fields_tags_and_escaping(
         assert '<div class="explanation">' not in edited["Back"]
         other = dict(by_key["tensor-parallelism"].items())
         assert '<div class="explanation">' in other["Back"]
-        assert sorted(by_key["tensor-parallelism"].tags) == ["eks-model-training", "lang::es"]
+        assert sorted(by_key["tensor-parallelism"].tags) == [
+            "flashcards::eks-model-training", "lang::es"
+        ]  # fmt: skip
         assert sorted(by_key["bf16-vs-fp16"].tags) == [
-            "eks-model-training",
+            "flashcards::eks-model-training",
             "gpu",
             "lang::es",
             "precision",

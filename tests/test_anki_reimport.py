@@ -143,6 +143,19 @@ def test_our_export_of_a_deck_made_here_updates_it_when_imported_back(
     assert report.updated and report.deck_id == deck_id
     assert (report.changed, report.added, report.cards, report.texts) == (1, 0, 3, 6)
     assert question == "mine q2 es, editado" and states == 1
+    # The deck's mark is "flashcards::mine", no tag of its cards; an older export's bare slug
+    # finds the deck too.
+    assert report.tagged == 0
+
+    def older(db: sqlite3.Connection) -> None:
+        edit(db)
+        db.execute("UPDATE notes SET tags = replace(tags, ' flashcards::mine ', ' mine ')")
+        assert db.execute("SELECT count(*) FROM notes WHERE tags LIKE '% mine %'").fetchone()[0]
+
+    with transaction(engine) as s:
+        again = import_package(s, edited_package(package, tmp_path, older), owner_user_id=user_id,
+                               now=now, update_existing=True)  # fmt: skip
+    assert again.updated and again.deck_id == deck_id and again.added == 0
 
     # Someone else's deck is never theirs to update: another person gets a deck of their own.
     with transaction(engine) as s:

@@ -213,7 +213,8 @@ def test_a_note_added_in_anki_becomes_a_card_of_the_deck_and_keeps_its_ids(
         note = col.new_note(ours)
         note["Front"] = "Which <b>node group</b> runs the GPUs?"
         note["Back"] = 'The p5 group<div class="explanation">Tainted for training.</div>'
-        note.tags = ["gpu", "mine", "lang::en"]  # the last two our export's own
+        # The last three our export's own: the deck's mark (and an older export's), the language.
+        note.tags = ["gpu", "flashcards::mine", "mine", "lang::en"]
         col.add_note(note, ID_BASE + mine.id * 128 + 1)
         added_card = note.cards()[0]
         added_card.start_timer()
@@ -368,7 +369,7 @@ def test_tags_given_in_anki_become_the_persons_own(
     col, auth = downloaded(tmp_path, server)
     try:
         note = col.get_note(ID_BASE + shipped * 64)
-        assert "eks-model-training" in note.tags  # our export's own, not the person's
+        assert "flashcards::eks-model-training" in note.tags  # our export's, not the person's
         note.tags = [*note.tags, "exam", "leech"]
         col.update_note(note)
         col.sync_collection(auth, False)

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from ..decks.cloze_source import cloze_number, cloze_source
 from . import schema
+from .planning import DECK_TAG, LANG_TAG
 from .sanitize import text_to_html
 from .scheduling_out import SchedulingContext, card_columns, revlog_rows
 
@@ -154,7 +155,7 @@ class NoteWriter:
             if made is None:
                 made = self._multi(present, note_key)
             fields, ntid, ords, sort_text = made
-        tags: dict[str, None] = dict.fromkeys([self.slug, f"lang::{lang}"])
+        tags: dict[str, None] = dict.fromkeys([DECK_TAG + self.slug, LANG_TAG + lang])
         for card, _text in present:
             # With progress, the person's own tags and `leech` go with the card's: Anki keeps
             # tags on notes, so a note has its siblings' together.

@@ -38,6 +38,24 @@ MAX_RENDERED = MAX_TEXT
 PLAN_SECONDS = 60.0
 MAX_GUID = 64  # Anki's own are 10 characters; a longer one is not kept (nor trusted)
 LANG_TAG = "lang::"
+# Our export's mark of the deck a note came from, "flashcards::<slug>": a tag of Anki's
+# hierarchy, so that it reads as ours there, and is no tag of the cards here. Exports before
+# it carried the slug alone.
+DECK_TAG = "flashcards::"
+
+
+def export_mark(tag: str, slug: str | None = None) -> bool:
+    """Whether `tag` is one our export writes to say where a note came from: its language,
+    or its deck (the bare `slug` too, as older exports wrote it)."""
+    return tag.startswith((LANG_TAG, DECK_TAG)) or (slug is not None and tag == slug)
+
+
+def marked_slugs(tags: set[str]) -> set[str]:
+    """The deck slugs a package's tags may name as our export's mark: every tag, for the older
+    exports' bare slugs, and each "flashcards::<slug>"'s slug."""
+    return tags | {t.removeprefix(DECK_TAG) for t in tags if t.startswith(DECK_TAG)}
+
+
 EXPLANATION_RE = re.compile(
     rf'<div class="{schema.EXPLANATION_CLASS}">(.*)</div>\s*$', re.DOTALL | re.IGNORECASE
 )
@@ -301,7 +319,7 @@ class _Planner:
         if entry is None:
             # A control character (a NUL above all, which PostgreSQL cannot store) is no
             # part of a tag Anki itself would write.
-            cleaned = (CONTROL_RE.sub("", t) for t in note.tags if not t.startswith(LANG_TAG))
+            cleaned = (CONTROL_RE.sub("", t) for t in note.tags if not export_mark(t))
             tags = [t for t in cleaned if t]
             entry = self.planned[key] = PlannedCard(key, {}, [], tags)
         if locale in entry.texts:

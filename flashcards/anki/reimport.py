@@ -4,8 +4,9 @@ A person who exports a deck, studies or edits it in Anki and imports it back (or
 same Anki deck twice) means that deck, not a second copy beside it. The deck is found among
 the person's own decks by the GUIDs its texts were imported under (`CardText.anki_guid`), or,
 for a deck made here, by the GUIDs our export gives its cards (`note_guid`; its notes carry
-the deck's slug as a tag). Cards are then matched by key, else by GUID; matched cards get the
-package's texts and tags, and keep everyone's progress; the others are added.
+the deck's slug as a tag, "flashcards::<slug>"). Cards are then matched by key, else by
+GUID; matched cards get the package's texts and tags, and keep everyone's progress; the
+others are added.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ..decks.cloze_source import cloze_number
 from ..storage.models import Card, CardText, Deck, DeckText, Subscription
 from .export_notes import exported_guid
 from .import_rows import title_of
-from .planning import PlannedCard
+from .planning import PlannedCard, marked_slugs
 from .tables import table
 
 
@@ -43,12 +44,13 @@ class DeckFinder:
             for d in session.scalars(select(Deck).where(Deck.owner_user_id == owner_user_id))
         }
         finder = cls(decks, {}, {})
+        slugs = marked_slugs(tags)
         # Only what names a text, not the texts: a person may have tens of thousands.
         for row in _deck_texts(session, list(decks), with_texts=False) if decks else ():
             slug = decks[row.deck_id].slug
             if row.anki_guid is not None:
                 finder.imported.setdefault(row.deck_id, set()).add(row.anki_guid)
-            elif slug in tags:
+            elif slug in slugs:
                 finder.exported.setdefault(row.deck_id, set()).update(_guids(slug, row))
         return finder
 
@@ -60,9 +62,10 @@ class DeckFinder:
         if not guids:
             return None
         enough: dict[int, int] = {}
+        slugs = marked_slugs(tags)
         for deck_id, deck in self.decks.items():
             mine = self.imported.get(deck_id, set())
-            if deck.slug in tags:
+            if deck.slug in slugs:
                 mine = mine | self.exported.get(deck_id, set())
             shared = len(mine & guids)
             if 2 * shared > len(guids):

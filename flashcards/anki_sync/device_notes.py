@@ -25,7 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..anki import schema
-from ..anki.planning import EXPLANATION_RE
+from ..anki.planning import EXPLANATION_RE, export_mark
 from ..anki.sanitize import html_to_text
 from ..decks import card_editing
 from ..errors import FlashcardsError
@@ -101,15 +101,15 @@ def apply(
 
 def _retag(session: Session, user_id: int, card_id: int, tags: list[str], *, now: datetime) -> int:
     """The person's own tags on the card (`card_actions.add_tag`) as the device's note has
-    them: its tags but the card's own (the deck's), our export's (the deck's slug, the
-    language) and `leech` (leech detection's). A tag we refuse stays on the device alone."""
+    them: its tags but the card's own (the deck's), our export's (`export_mark`) and `leech`
+    (leech detection's). A tag we refuse stays on the device alone."""
     row = session.execute(
         select(Card.tags, Deck.slug).join(Deck, Deck.id == Card.deck_id).where(Card.id == card_id)
     ).first()
     if row is None:
         return 0
-    ours = {*(row.tags or ()), row.slug, LEECH_TAG}
-    wanted = [t for t in dict.fromkeys(tags) if t not in ours and not t.startswith("lang::")]
+    ours = {*(row.tags or ()), LEECH_TAG}
+    wanted = [t for t in dict.fromkeys(tags) if t not in ours and not export_mark(t, row.slug)]
     have = marks_from_row(sql.mark(executor(session), user_id, card_id)).tags
     changes = 0
     added = [(t, card_actions.add_tag) for t in wanted if t not in have]
@@ -222,12 +222,8 @@ def add(
         if deck is None:
             continue
         question, answer, explanation = texts_of(*fields)
-        # Our export's own tags (the deck's slug, the language) say where a note came from.
-        own_tags = [
-            t
-            for t in tags.split()
-            if t not in (deck.slug, LEECH_TAG) and not t.startswith("lang::")
-        ]
+        # Our export's own tags (`export_mark`) say where a note came from.
+        own_tags = [t for t in tags.split() if t != LEECH_TAG and not export_mark(t, deck.slug)]
         key = card_editing.new_card_key(session, deck)
         try:
             card_editing.set_card(

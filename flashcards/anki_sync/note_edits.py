@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..anki.export_notes import checksum, note_guid, sort_field
-from ..anki.planning import LANG_TAG
+from ..anki.planning import export_mark
 from ..anki.reader import CLOZE, Notetype
 from ..anki.sanitize import clean_html, has_formatting, html_to_text, text_to_html
 from ..anki.structure import notetype_of
@@ -102,9 +102,9 @@ def edit_card(
         changed[NOTE_FIELDS] = FIELD_SEPARATOR.join(fields)
         changed[NOTE_SORT], changed[NOTE_SUM] = _sort_and_checksum(raw, fields)
     if tags is not None and clean_tags(tags) != list(card.tags or ()):
-        # The note's tags the web does not show (Anki's `leech`, a language's) stay.
+        # The note's tags the web does not show (Anki's `leech`, our export's) stay.
         hidden = [t for t in str(note[NOTE_TAGS]).split() if t.lower() == LEECH_TAG
-                  or t.startswith(LANG_TAG)]  # fmt: skip
+                  or export_mark(t)]  # fmt: skip
         shown = [*clean_tags(tags), *hidden]
         changed[NOTE_TAGS] = " ".join(["", *shown, ""]) if shown else ""
     if changed == note:

@@ -29,6 +29,7 @@ from flashcards.storage.engine import transaction
 from flashcards.storage.models import FsrsParameterSet, SchedulerSettings
 
 from .conftest import T0
+from .db_snapshots import built_once
 from .factories import answer, card_ids, make_deck, make_parameter_set, make_token, make_user
 from .fsrs_learner import TRUE_PARAMETERS, simulate_learner
 
@@ -146,10 +147,13 @@ def test_a_worse_candidate_is_refused_and_a_stale_judgement_is_not_adopted(
 
 
 def _learner_with_token(engine: Engine, days: int = 90) -> tuple[int, str]:
-    with transaction(engine) as session:
-        user = make_user(session, "learner@example.com")
-        simulate_learner(session, user, T0, days=days)
-        return user, make_token(session, user)
+    def build() -> tuple[int, str]:
+        with transaction(engine) as session:
+            user = make_user(session, "learner@example.com")
+            simulate_learner(session, user, T0, days=days)
+            return user, make_token(session, user)
+
+    return built_once(engine, ("learner-with-token", days), build)
 
 
 def _parameters(engine: Engine, user: int) -> list[float] | None:

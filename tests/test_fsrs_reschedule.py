@@ -15,6 +15,7 @@ from flashcards.storage.models import ReviewState, SchedulerSettings
 from flashcards.storage.schema import utcnow
 
 from .conftest import T0
+from .db_snapshots import built_once
 from .factories import answer, make_token, make_user
 from .fsrs_learner import TRUE_PARAMETERS, simulate_learner
 from .test_web_fsrs import sign_in
@@ -25,10 +26,13 @@ NOW = T0 + timedelta(days=DAYS)
 
 
 def _learner(engine: Engine) -> int:
-    with transaction(engine) as session:
-        user = make_user(session)
-        simulate_learner(session, user, T0, days=DAYS, new_per_day=3)
-        return user
+    def build() -> int:
+        with transaction(engine) as session:
+            user = make_user(session)
+            simulate_learner(session, user, T0, days=DAYS, new_per_day=3)
+            return user
+
+    return built_once(engine, ("reschedule-learner", DAYS), build)
 
 
 def _adopt(engine: Engine, user: int, parameters: tuple[float, ...] | None) -> None:
@@ -54,6 +58,11 @@ def test_the_parameters_each_card_was_scheduled_with_move_nothing(engine: Engine
 
 def test_the_preview_is_what_applying_produces(engine: Engine) -> None:
     user = _learner(engine)
+    with transaction(engine) as session:  # a card relearning: no plan moves it
+        mine = select(ReviewState.card_id).where(ReviewState.user_id == user)
+        relearning = session.scalars(mine).first()
+        assert relearning is not None
+        answer(session, user, relearning, "again", now=NOW - timedelta(minutes=1))
     _adopt(engine, user, TRUE_PARAMETERS)
     with Session(engine) as session:
         before = _states(session, user)

@@ -15,6 +15,7 @@ from flashcards.storage.engine import transaction
 from flashcards.storage.models import FsrsParameterSet, ReviewLog, SchedulerSettings
 
 from .conftest import T0
+from .db_snapshots import built_once
 from .factories import PASSWORD, make_user
 from .fsrs_learner import simulate_learner
 from .web_helpers import csrf
@@ -60,10 +61,13 @@ def parameters(engine: Engine, user: int) -> list[float] | None:
 
 
 def learner(engine: Engine, days: int) -> int:
-    with transaction(engine) as session:
-        user = make_user(session, "learner@example.com")
-        simulate_learner(session, user, T0, days=days)
-        return user
+    def build() -> int:
+        with transaction(engine) as session:
+            user = make_user(session, "learner@example.com")
+            simulate_learner(session, user, T0, days=days)
+            return user
+
+    return built_once(engine, ("learner", days), build)
 
 
 def add_set(

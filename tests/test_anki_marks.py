@@ -58,7 +58,7 @@ def test_marks_go_to_anki_and_come_back(loaded_engine: Engine, tmp_path: Path) -
         assert anki_card(BURIED).queue in (-2, -3)  # type: ignore[attr-defined]
         assert anki_card(FLAGGED).user_flag() == 4  # type: ignore[attr-defined]
         leech_note = anki_card(LEECH).note()  # type: ignore[attr-defined]
-        assert "leech" in leech_note.tags and "eks-model-training" in leech_note.tags
+        assert "leech" in leech_note.tags and "flashcards::eks-model-training" in leech_note.tags
         assert "leech" not in anki_card(FLAGGED).note().tags  # type: ignore[attr-defined]
         # Cards without marks are as Anki would have them.
         assert anki_card("nccl-over-efa").queue >= 0  # type: ignore[attr-defined]

@@ -50,6 +50,17 @@ def signed_up_with_a_deck(client: FlaskClient) -> str:
     return str(made.headers["Location"])
 
 
+def with_paris(client: FlaskClient, engine: Engine, **fields: str) -> tuple[str, int]:
+    """A new person's own deck with the PARIS Cloze text added on the web; its slug and id."""
+    cards_url = signed_up_with_a_deck(client)
+    form = {"csrf_token": csrf(client, cards_url), "question": PARIS, **fields}
+    assert client.post(cards_url, data=form).status_code == 303
+    with transaction(engine) as s:
+        deck_id = s.scalar(select(Card.deck_id).where(Card.key == "c001-c1"))
+    assert deck_id is not None
+    return cards_url.split("/")[2], deck_id
+
+
 def test_a_cloze_text_makes_a_sibling_card_for_each_number(engine: Engine) -> None:
     with transaction(engine) as s:
         ana = f.make_user(s)
@@ -195,12 +206,9 @@ def test_cloze_texts_moved_into_one_deck_stay_two_notes(engine: Engine, tmp_path
 def test_a_cloze_text_is_edited_as_a_whole_and_progress_kept(
     client: FlaskClient, engine: Engine
 ) -> None:
-    cards_url = signed_up_with_a_deck(client)
-    slug = cards_url.split("/")[2]
-    form = {"csrf_token": csrf(client, cards_url), "question": PARIS, "answer": "Europe"}
-    client.post(cards_url, data=form)
+    slug, deck_id = with_paris(client, engine, answer="Europe")
     with transaction(engine) as s:
-        deck_id, first = s.execute(select(Card.deck_id, Card.id).where(Card.key == "c001-c1")).one()
+        first = s.scalar(select(Card.id).where(Card.key == "c001-c1"))
     page_url = f"/decks/{slug}/cards/c001-c1"
     page = client.get(page_url).get_data(as_text=True)
     assert "{{c1::Paris}} is the capital of {{c2::France::country}}.</textarea>" in page
@@ -302,12 +310,7 @@ def test_a_cloze_texts_tags_are_its_cards_on_the_web_and_the_api(
     app: Flask, client: FlaskClient, engine: Engine
 ) -> None:
     # As an Anki note's tags: one field for the text, every card takes them, a new number too.
-    cards_url = signed_up_with_a_deck(client)
-    slug = cards_url.split("/")[2]
-    form = {"csrf_token": csrf(client, cards_url), "question": PARIS, "tags": "geo"}
-    client.post(cards_url, data=form)
-    with transaction(engine) as s:
-        deck_id = s.scalar(select(Card.deck_id).where(Card.key == "c001-c1"))
+    slug, deck_id = with_paris(client, engine, tags="geo")
     page_url = f"/decks/{slug}/cards/c001-c2"
     page = client.get(page_url).get_data(as_text=True)
     assert page.count('name="tags"') == 1 and 'name="tags" value="geo"' in page

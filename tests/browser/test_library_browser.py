@@ -80,10 +80,10 @@ def test_chart_values_show_on_hover_and_keyboard_focus(server: str, browser: Bro
     page.screenshot(path=str(ARTIFACTS / "library-en.png"), full_page=True)
     page.goto(f"{server}/settings")
     page.fill("#timezone", "Mars/Olympus")
-    page.fill("#learning_steps", "1m 10m")
+    page.fill("#learning_steps", "1m 10x")
     page.locator("form.settings button[type=submit]").click()
     expect(page.locator(".field-error")).to_have_count(2)
-    expect(page.locator("#learning_steps")).to_have_value("1m 10m")
+    expect(page.locator("#learning_steps")).to_have_value("1m 10x")
     page.screenshot(path=str(ARTIFACTS / "settings-en-errors.png"), full_page=True)
     problems.remove(
         "Failed to load resource: the server responded with a status of 422 (UNPROCESSABLE ENTITY)"

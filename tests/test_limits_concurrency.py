@@ -70,6 +70,13 @@ def serve(
             server.stop()
 
 
+def test_the_redis_tests_share_one_worker(request: pytest.FixtureRequest) -> None:
+    # Accounts' keys repeat across the tests' databases (a user's id): run at once on several
+    # workers, these tests count in each other's keys. xdist marks a grouped test's id.
+    if request.config.getoption("loadgroup", False):
+        assert request.node.nodeid.endswith("@redis"), request.node.nodeid
+
+
 def client_address() -> str:
     return f"2001:db8::{uuid.uuid4().hex[:4]}:{uuid.uuid4().hex[:4]}"
 

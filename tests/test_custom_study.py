@@ -384,7 +384,7 @@ def test_the_web_page_starts_a_session_answers_and_ends_it(
     assert r.status_code == 303 and r.headers["Location"] == "/study/custom"
     page = client.get("/study/custom").get_data(as_text=True)
     assert QUESTION.search(page)[1] == "cs q1 en"  # type: ignore[index]
-    # ...and its edit page, which goes back to custom study once saved.
+    # ...the actions form comes back to the session too (its edit page: test_own_deck_editing).
     assert 'id="card-actions"' in page and 'name="back" value="custom"' in page
     assert client.post("/study/custom/end", data={"csrf_token": token}).status_code == 303
     assert 'name="mode"' in client.get("/study/custom").get_data(as_text=True)

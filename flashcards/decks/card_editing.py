@@ -371,12 +371,12 @@ def edit_cloze(
     a number gone retires its card. `tags` (None: kept) are the note's, so every card's."""
     found = find_cloze_text(session, deck, key)
     parsed = Cloze(text)
-    stem = next(iter(found.keys.values())).rpartition("-c")[0]
+    sibling = next(iter(found.keys.values()))
+    stem = sibling.rpartition("-c")[0]
     keys = {
         number: found.keys.get(number) or free_key(session, deck, f"{stem}-c{number}")
         for number in _numbers(parsed)
     }
-    sibling = next(iter(found.keys.values()))
     _write_cloze(session, deck, parsed, keys, extra, found.note_key, tags=tags, now=now)
     retired = [gone for number, gone in sorted(found.keys.items()) if number not in keys]
     for gone in retired:

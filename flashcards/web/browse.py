@@ -36,7 +36,7 @@ from .auth import login_required, user_id
 from .charts import bar_chart
 from .error_table import flash_error
 from .i18n import date_label, interval, locale_code, one_decimal, when
-from .study import flag_names, undo_wording, undone_message
+from .study import flag_names, undo_button, undone_message
 
 # The bulk form's choices, in its order.
 ACTIONS = (
@@ -77,8 +77,6 @@ def browse_page() -> str:
     now = utcnow()
     search, bad = _search()
     page = browse.browse(session, uid, search, now=now)
-    # As Anki's Edit menu names it: the last change may be a study answer, not the browser's.
-    undoable = study.undoable_what(session, uid, now=now)
     args = browse.search_args(page.search)
     decks = browse.searched_decks(session, uid)
     return render_template(
@@ -91,8 +89,8 @@ def browse_page() -> str:
         states=state_names(),
         flags=flag_names(),
         sorts=_sort_names(),
-        undo_id=undoable[0] if undoable else None,
-        undo_label=undo_wording(undoable[1]) if undoable else None,
+        # As Anki's Edit menu names it: the last change may be a study answer, not the browser's.
+        **undo_button(session, uid, now),
         now=now,
         move_decks=_titled(
             session, {slug: decks.get(slug) for _id, slug in card_moves.own_decks(session, uid)}

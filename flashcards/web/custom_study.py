@@ -18,7 +18,7 @@ from werkzeug.wrappers import Response
 from ..errors import InvalidInput, NoCardsMatch, NotSubscribed
 from ..http.request_db import db, writes
 from ..people.accounts import user_clock
-from ..srs import custom_study, study, subscriptions
+from ..srs import custom_study, subscriptions
 from ..srs.state_rows import answered_from
 from ..storage.schema import MAX_ID, utcnow
 from . import bp
@@ -33,7 +33,7 @@ from .study import (
     flag_names,
     rating_buttons,
     review_id_for,
-    undo_wording,
+    undo_button,
 )
 
 
@@ -89,7 +89,6 @@ def custom_study_page() -> str | tuple[str, int]:
     if card is not None and current.mode != "preview":
         buttons = rating_buttons(session, uid, card, now, clock)
     # The study page's controls: the card's actions and an undo that come back here.
-    undoable = study.undoable_what(session, uid, now=now)
     controls = card_controls(session, uid, card.card_id, CUSTOM_STUDY) if card else {}
     return render_template(
         "custom_study.html", card=card, study=current, modes=mode_labels(), buttons=buttons,
@@ -97,8 +96,7 @@ def custom_study_page() -> str | tuple[str, int]:
         titles=subscriptions.deck_titles(session, [current.deck_slug] if current.deck_slug else []),
         review_id=review_id_for(uid, card) if card else None,
         revealed=request.args.get("show") == "1",
-        undo_review_id=undoable[0] if undoable else None,
-        undo_label=undo_wording(undoable[1]) if undoable else None,
+        **undo_button(session, uid, now),
         **controls,
     )  # fmt: skip
 

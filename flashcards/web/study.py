@@ -115,13 +115,11 @@ def _session_page() -> str | Response:
     deck_ids = subscriptions.with_subdecks(session, uid, deck) if deck else None
     card, counts = queue.next_card(session, uid, now=now, deck_ids=deck_ids, clock=clock)
     # The undo form names the answer it undoes: sent twice, it undoes that one only once.
-    undoable = study.undoable_what(session, uid, now=now)
-    undo_review_id = undoable[0] if undoable else None
-    undo_label = undo_wording(undoable[1]) if undoable else None
+    undo = undo_button(session, uid, now)
     if card is None:
         next_at: datetime | None = stats.next_due(session, uid, now=now, deck_ids=deck_ids)
         subscribed = next_at is not None or stats.is_subscribed(session, uid, deck_ids=deck_ids)
-        if not subscribed and slug is None and undo_review_id is None:
+        if not subscribed and slug is None and undo["undo_review_id"] is None:
             # Nothing is "done" for someone who studies no deck: they pick one first.
             flash(_("Pick a deck to study first: subscribe to one below."))
             return redirect(url_for("web.library"), code=303)
@@ -136,8 +134,7 @@ def _session_page() -> str | Response:
             deck_title=_title_of(session, uid, deck) if deck else None,
             elsewhere=elsewhere,
             with_subdecks=deck_ids is not None and len(deck_ids) > 1,
-            undo_review_id=undo_review_id,
-            undo_label=undo_label,
+            **undo,
             subscribed=subscribed,
             next_at=next_at,
             next_when=when(next_at) if next_at else None,
@@ -155,8 +152,7 @@ def _session_page() -> str | Response:
         counts=counts,
         buttons=buttons,
         review_id=review_id,
-        undo_review_id=undo_review_id,
-        undo_label=undo_label,
+        **undo,
         deck_slug=slug,
         deck_title=deck_title,
         deck_title_locale=deck_title_locale,
@@ -277,6 +273,15 @@ def undo_wording(what: str) -> str:
         "untag": _("Undo remove tag"),
     }
     return str(labels.get(what, _("Undo last action")))
+
+
+def undo_button(session: Session, uid: int, now: datetime) -> dict[str, str | None]:
+    """What the undo button of a page needs (`undo_review_id`, `undo_label`): the id of what
+    it undoes, so that sent twice it undoes that once, and its name; both None: nothing."""
+    undoable = study.undoable_what(session, uid, now=now)
+    if undoable is None:
+        return {"undo_review_id": None, "undo_label": None}
+    return {"undo_review_id": undoable[0], "undo_label": undo_wording(undoable[1])}
 
 
 def undone_message(what: str) -> str:

@@ -305,6 +305,54 @@ def test_the_web_pages_make_and_edit_own_decks(client: FlaskClient, engine: Engi
         assert s.scalar(live) == 0
 
 
+def test_an_edit_opened_on_the_answer_side_comes_back_to_the_answer(
+    client: FlaskClient,
+) -> None:
+    sign_up(client)
+    token = csrf(client, "/decks/new")
+    made = client.post("/decks/new", data={"csrf_token": token, "title": "Sea", "locale": "en"})
+    cards_url = made.headers["Location"]
+    form = {"csrf_token": csrf(client, cards_url), "question": "fish", "answer": "pez",
+            "explanation": "", "tags": ""}  # fmt: skip
+    assert client.post(cards_url, data=form).status_code == 303
+    card_url = CARD_LINK_RE.search(client.get(cards_url).get_data(as_text=True))
+    assert card_url
+    front = client.get("/study").get_data(as_text=True)
+    reveal = re.search(
+        r'id="reveal" [^>]*href="/study\?card=(\d+)&amp;show=([0-9a-f-]{36})"', front
+    )
+    assert reveal, front
+    card_id, review_id = reveal.groups()
+    # The question side's link comes back to the question; the answer side's, to the answer.
+    answer_side = f"{card_url[1]}?study=*&amp;card={card_id}&amp;show={review_id}"
+    assert f'href="{card_url[1]}?study=*" data-answer-href="{answer_side}"' in front
+    back = client.get(f"/study?card={card_id}&show={review_id}").get_data(as_text=True)
+    assert f'id="edit-card" class="link" href="{answer_side}"' in back
+    opened = client.get(answer_side.replace("&amp;", "&")).get_data(as_text=True)
+    assert f'<input type="hidden" name="show" value="{review_id}">' in opened
+    edit = {"csrf_token": csrf(client, card_url[1]), "locale": "en", "question": "fish",
+            "answer": "el pez", "explanation": "", "study": "*", "show": review_id,
+            "card": card_id}  # fmt: skip
+    saved = client.post(card_url[1], data=edit)
+    assert saved.headers["Location"] == f"/study?card={card_id}&show={review_id}"
+    shown = client.get(saved.headers["Location"]).get_data(as_text=True)
+    assert 'class="study revealed"' in shown and "el pez" in shown
+    assert 'id="stale-reveal"' not in shown
+    # Only a reveal's own shape travels: anything else goes back to the question.
+    for bad in ({"show": "<b>"}, {"card": "x"}, {"show": review_id, "card": "1" * 30}):
+        saved = client.post(card_url[1], data={**edit, **bad})
+        assert saved.headers["Location"] == "/study"
+    # Custom study's answer side is its own `show=1`.
+    token = csrf(client, "/study/custom")
+    slug = cards_url.split("/")[2]
+    started = {"csrf_token": token, "mode": "preview", "deck": slug, "amount": "5"}
+    assert client.post("/study/custom", data=started).status_code == 303
+    custom = client.get("/study/custom?show=1").get_data(as_text=True)
+    assert f'id="edit-card" class="link" href="{card_url[1]}?study=%2B&amp;show=1"' in custom
+    saved = client.post(card_url[1], data={**edit, "study": "+", "show": "1", "card": ""})
+    assert saved.headers["Location"] == "/study/custom?show=1"
+
+
 def test_a_shipped_decks_cards_page_has_no_editing(
     client: FlaskClient, loaded_engine: Engine
 ) -> None:

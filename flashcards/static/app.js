@@ -132,6 +132,10 @@
     section.querySelector(".reveal").hidden = true;
     section.classList.remove("front");
     section.classList.add("revealed");
+    var edit = document.getElementById("edit-card");
+    if (edit && edit.getAttribute("data-answer-href")) {
+      edit.href = edit.getAttribute("data-answer-href");
+    }
     // The answer is read out first; the buttons follow in tab order.
     answer.focus();
   }

@@ -89,7 +89,9 @@ def custom_study_page() -> str | tuple[str, int]:
     if card is not None and current.mode != "preview":
         buttons = rating_buttons(session, uid, card, now, clock)
     # The study page's controls: the card's actions and an undo that come back here.
-    controls = card_controls(session, uid, card.card_id, CUSTOM_STUDY) if card else {}
+    controls = (
+        card_controls(session, uid, card.card_id, CUSTOM_STUDY, {"show": "1"}) if card else {}
+    )
     return render_template(
         "custom_study.html", card=card, study=current, modes=mode_labels(), buttons=buttons,
         flags=flag_names(), locale=locale_code(),

@@ -4,6 +4,7 @@ shipped and personal decks' counterpart of a team deck's page (`web/team_decks.p
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +33,9 @@ def listing(values: Mapping[str, str]) -> tuple[str, int]:
 # goes back to studying, as closing Anki's editor does.
 ALL_DECKS = "*"  # no deck's slug (`SLUG_RE`)
 CUSTOM_STUDY = "+"  # nor is this: the custom study session
+# Opened from the answer side, the page also names the card and its reveal (the study page's
+# `card` and `show`), so that saving comes back to the answer, as Anki's editor does.
+SHOWN_RE = re.compile(r"1|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def listing_args(values: Mapping[str, str]) -> dict[str, Any]:
@@ -46,17 +50,25 @@ def listing_args(values: Mapping[str, str]) -> dict[str, Any]:
     studied = values.get("study", "")
     if studied in (ALL_DECKS, CUSTOM_STUDY) or SLUG_RE.fullmatch(studied):
         args["study"] = studied
+        shown, card = values.get("show", ""), values.get("card", "")
+        if SHOWN_RE.fullmatch(shown) and re.fullmatch(r"[0-9]{0,19}", card):
+            args["show"] = shown
+            if card:
+                args["card"] = card
     return args
 
 
 def study_page(values: Mapping[str, str]) -> str | None:
-    """The study page a card's page was opened from (`listing_args`), or None."""
-    studied = listing_args(values).get("study")
+    """The study page a card's page was opened from (`listing_args`), on the side it was
+    opened from, or None."""
+    args = listing_args(values)
+    studied = args.get("study")
     if studied is None:
         return None
+    shown = {name: args[name] for name in ("card", "show") if name in args}
     if studied == CUSTOM_STUDY:
-        return url_for("web.custom_study_page")
-    return url_for("web.session_page", deck=None if studied == ALL_DECKS else studied)
+        return url_for("web.custom_study_page", **shown)
+    return url_for("web.session_page", deck=None if studied == ALL_DECKS else studied, **shown)
 
 
 def back_from_card(values: Mapping[str, str], otherwise: str) -> Response:

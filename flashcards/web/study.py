@@ -158,7 +158,9 @@ def _session_page() -> str | Response:
         deck_title_locale=deck_title_locale,
         revealed=revealed,
         stale_reveal=asked is not None and not revealed,
-        **card_controls(session, uid, card.card_id),
+        **card_controls(
+            session, uid, card.card_id, None, {"card": str(card.card_id), "show": review_id}
+        ),
     )
 
 
@@ -305,25 +307,32 @@ def flag_names() -> dict[int, str]:
 
 
 def card_controls(
-    session: Any, uid: int, card_id: int, studied: str | None = None
+    session: Any, uid: int, card_id: int, studied: str | None, shown: dict[str, str]
 ) -> dict[str, Any]:
     """What the action controls of the card shown need: its marks, the flags, where to
     edit it (None: the person may not). `studied` is the study page it is shown on
-    (`web.deck_cards.study_page`): the card's page comes back there once a change is saved."""
+    (`web.deck_cards.study_page`): the card's page comes back there once a change is saved,
+    to the answer side (`shown`: that page's reveal arguments) when opened from there."""
     place = cards.edit_place(session, uid, card_id)
-    edit_url = None
     studied = studied or request.args.get("deck") or ALL_DECKS
-    if place is not None and place.team_id is None:
-        edit_url = url_for("web.own_card_page", slug=place.slug, key=place.key, study=studied)
-    elif place is not None:
-        edit_url = url_for(
+
+    def edit_url(side: dict[str, Any]) -> str | None:
+        if place is None:
+            return None
+        if place.team_id is None:
+            return url_for(
+                "web.own_card_page", slug=place.slug, key=place.key, study=studied, **side
+            )
+        return url_for(
             "web.team_card_page", team_id=place.team_id, slug=place.slug, key=place.key,
-            study=studied,
+            study=studied, **side,
         )  # fmt: skip
+
     return {
         "card_marks": marks.card_marks(session, uid, card_id),
         "flag_names": flag_names(),
-        "edit_url": edit_url,
+        "edit_url": edit_url({}),
+        "edit_answer_url": edit_url(shown),
     }
 
 

@@ -1,5 +1,5 @@
 """A real browser: a person makes their own deck from the library, adds a card, studies it,
-and opens it for editing from the review page with `e`."""
+and opens it for editing from the review page with `e`, from either side of the card."""
 
 from __future__ import annotations
 
@@ -51,10 +51,19 @@ def test_make_a_deck_add_a_card_study_and_edit_it(server: str, browser: Browser)
     expect(page).to_have_url(re.compile(rf"/study\?deck={slug}$"))
     expect(page.locator("#live")).to_contain_text("Card saved")
 
-    page.evaluate("window.__noReload = true")
     expect(page.locator("#question")).to_have_text("Spoon, in Spanish?")
     page.keyboard.press("Space")
     expect(page.locator("#answer")).to_contain_text("cuchara")
+    # Edited from the answer side, saving comes back to the answer side.
+    page.keyboard.press("e")
+    expect(page).to_have_url(re.compile(rf"/decks/{slug}/cards/c001\?study={slug}&card=\d+&show="))
+    page.fill("#a-en", "la cuchara")
+    page.locator("section[lang=en] form.card-edit button[type=submit]").click()
+    expect(page).to_have_url(re.compile(rf"/study\?deck={slug}&card=\d+&show="))
+    expect(page.locator("#answer")).to_be_visible()
+    expect(page.locator("#answer")).to_contain_text("la cuchara")
+
+    page.evaluate("window.__noReload = true")
     page.keyboard.press("3")
     # One learning card left, due in minutes: the deck's only card was answered.
     expect(page.locator("#undo-form button")).to_contain_text("Undo answer")

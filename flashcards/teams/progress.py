@@ -85,7 +85,7 @@ class MemberProgress:
     introduced: int
     total: int
     in_review: int
-    recall: float | None  # mean predicted recall now over introduced cards
+    recall: float | None  # mean predicted recall now over cards in review; None: none yet
     overdue: int
     answers_7d: int
     last_activity: datetime | None
@@ -155,10 +155,13 @@ def _member_progress(
         if row.state == NEW_STATE:
             continue  # forgotten: new again, to be studied again
         introduced[row.deck_id] = introduced.get(row.deck_id, 0) + 1
-        if row.state == REVIEW_STATE:
-            in_review += 1
-            if row.due < now:
-                overdue += 1
+        if row.state != REVIEW_STATE:
+            # A card in learning was seen minutes ago: its recall is near 100 %, which says
+            # nothing of what the member will remember (Anki's retention counts reviews too).
+            continue
+        in_review += 1
+        if row.due < now:
+            overdue += 1
         state = state_from_row(row)
         if state is not None and settings is not None and row.stability is not None:
             config = config_from(settings, subs.get(row.deck_id))

@@ -66,7 +66,7 @@ def _form_page(
     ]  # fmt: skip
     return render_template(
         "custom_study.html", card=None, study=None, decks=decks, modes=mode_labels(),
-        form=form, error=error, flags=flag_names(),
+        form=form, error=error, flag_names=flag_names(),
     ), status  # fmt: skip
 
 
@@ -90,11 +90,13 @@ def custom_study_page() -> str | tuple[str, int]:
         buttons = rating_buttons(session, uid, card, now, clock)
     # The study page's controls: the card's actions and an undo that come back here.
     controls = (
-        card_controls(session, uid, card.card_id, CUSTOM_STUDY, {"show": "1"}) if card else {}
+        card_controls(session, uid, card.card_id, CUSTOM_STUDY, {"show": "1"})
+        if card
+        else {"flag_names": flag_names()}
     )
     return render_template(
         "custom_study.html", card=card, study=current, modes=mode_labels(), buttons=buttons,
-        flags=flag_names(), locale=locale_code(),
+        locale=locale_code(),
         titles=subscriptions.deck_titles(session, [current.deck_slug] if current.deck_slug else []),
         review_id=review_id_for(uid, card) if card else None,
         revealed=request.args.get("show") == "1",

@@ -230,6 +230,17 @@ def test_layout_at_320_px_has_no_horizontal_scroll(server: str, browser: Browser
     page.goto(f"{server}/stats")
     expect(page.locator("svg.days")).to_have_count(1)
     assert page.evaluate("document.documentElement.scrollWidth") <= 320
+    # Reviews per day opens on the latest days, scrolled, with its y axis still at the box's
+    # left and the bars' own axis under it.
+    reviews = page.locator("section.chart", has=page.locator("#chart-1")).locator(".scroll")
+    assert reviews.evaluate("box => box.scrollLeft") > 0
+    frame, axis = reviews.bounding_box(), reviews.locator("svg.axis").bounding_box()
+    bars = reviews.locator("svg.bars").bounding_box()
+    assert frame and axis and bars
+    assert abs(axis["x"] - frame["x"]) <= 1.5 and axis["width"] > 30, (frame, axis)
+    assert abs(axis["height"] - bars["height"]) < 0.5, (axis, bars)
+    assert reviews.locator("svg.axis .tick").first.is_visible()
+    page.screenshot(path=str(ARTIFACTS / "320-stats-charts.png"), full_page=True)
     # The charts' labels keep a legible size (scaled to the width they were about 6 px).
     heights = page.eval_on_selector_all(
         "svg .tick, svg .xlabel", "els => els.map(e => e.getBoundingClientRect().height)"

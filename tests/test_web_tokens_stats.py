@@ -55,7 +55,8 @@ def test_stats_page_renders_charts_with_text_alternatives(
     }
     client.post("/study/answer", data=form)
     page = client.get("/stats").get_data(as_text=True)
-    assert page.count("<svg") == 3
+    assert page.count("<svg") == 5  # two bar charts, each with its axis for phones; a heatmap
+    assert page.count('role="group"') == 3
     assert "<title" in page and "<desc" in page and "<table>" in page
     assert "일일" in page or "하루" in page or "복습" in page
     assert 'style="' not in page

@@ -8,7 +8,7 @@ from datetime import date, datetime, timedelta
 
 import pytest
 from fsrs import Rating
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, event, func, select
 from sqlalchemy.orm import Session
 
 from flashcards.decks.access import visible_decks
@@ -239,6 +239,51 @@ def test_assignment_subscribes_in_each_language_and_paces(loaded_engine: Engine)
         assert sub.paced_new_per_day is None
         with pytest.raises(NotFound):
             assignments.list_assignments(s, team.id, eve, now=T0)
+
+
+def test_a_members_assignments_are_read_in_as_many_statements_for_any_number_of_decks(
+    loaded_engine: Engine,
+) -> None:
+    sent: list[str] = []
+
+    def record(*args: object) -> None:
+        sent.append(str(args[2]))
+
+    with transaction(loaded_engine) as s:
+        lead, ana, _ben, _eve = users(s)
+        team = membership.create_team(s, lead, "T", now=T0)
+        invitations.join(
+            s, ana, invitations.create_invitation(s, team.id, lead, now=T0).token, now=T0
+        )
+        assignments.assign(s, team.id, lead, "eks-model-training", None, now=T0)
+        deck_id = s.scalar(select(Deck.id).where(Deck.slug == "eks-model-training"))
+        card, _counts = queue.next_card(s, ana, now=T0, deck_ids=[deck_id])
+        assert card is not None
+        study.answer(s, ana, card.card_id, Rating.Good, str(uuid.uuid4()), now=T0)
+
+        def read() -> tuple[int, dict[int, list[assignments.DeckAssignment]]]:
+            sent.clear()
+            event.listen(loaded_engine, "before_cursor_execute", record)
+            try:
+                found = assignments.assignments_by_deck(s, ana, now=T0)
+                views = assignments.list_assignments(s, team.id, ana, now=T0, refresh=False)
+            finally:
+                event.remove(loaded_engine, "before_cursor_execute", record)
+            assert {v.deck_id: v.introduced for v in views}[deck_id] == 1
+            return len(sent), found
+
+        one, found = read()
+        assert list(found) == [deck_id]
+        for n in range(3):
+            deck, _report = team_decks.create_team_deck(
+                s, team.id, lead, fmt="csv", content=f"front,back\nQ{n}?,A\nR{n}?,B\n",
+                locale="en", title=f"Deck {n}", now=T0,
+            )  # fmt: skip
+            assignments.assign(s, team.id, lead, deck.slug, None, now=T0)
+        four, found = read()
+        assert len(found) == 4
+        # Each figure (cards, answers, subscriptions, titles) is one read for all the decks.
+        assert four == one, sent
 
 
 def test_a_members_own_new_cards_setting_outlives_team_pacing(loaded_engine: Engine) -> None:

@@ -22,7 +22,7 @@ from ..errors import DueDateInPast, NotFound
 from ..people.accounts import user_clock
 from ..srs.days import study_date
 from ..srs.queue import new_allowance
-from ..srs.subscriptions import subscribe
+from ..srs.subscriptions import card_counts, subscribe
 from ..storage.models import (
     Deck,
     DeckText,
@@ -33,7 +33,7 @@ from ..storage.models import (
     TeamMember,
     User,
 )
-from .pacing import card_count, introduced_count, refresh_pacing
+from .pacing import introduced_counts, refresh_pacing
 from .roles import LEADS, check_slug, member_ids, membership
 
 
@@ -170,18 +170,33 @@ def list_assignments(
         .where(TeamAssignment.team_id == team_id)
         .order_by(TeamAssignment.due_date.is_(None), TeamAssignment.due_date, Deck.slug)
     ).all()
+    # Each figure read for all the team's decks at once: a library lists every team's.
+    deck_ids = [deck.id for _assignment, deck in rows]
+    totals = card_counts(session, deck_ids)
+    introduced_of = introduced_counts(session, user_id, deck_ids)
+    subs = {
+        sub.deck_id: sub
+        for sub in session.scalars(
+            select(Subscription).where(
+                Subscription.user_id == user_id, Subscription.deck_id.in_(deck_ids)
+            )
+        )
+    }
+    titles = deck_titles(
+        session, [(deck.id, deck.slug, deck.default_locale) for _a, deck in rows], user.locale
+    )
     views = []
     for assignment, deck in rows:
-        total = card_count(session, deck.id)
-        introduced = introduced_count(session, user_id, deck.id)
+        total = totals.get(deck.id, 0)
+        introduced = introduced_of.get(deck.id, 0)
         start_at = max(assignment.created_at, joined) if joined else assignment.created_at
         start = study_date(start_at, user.timezone, user.day_start_hour)
-        sub = session.get(Subscription, (user_id, deck.id))
+        sub = subs.get(deck.id)
         allowance = None
         if sub is not None and sub.paced_new_per_day is not None:
             own = sub.new_per_day if sub.new_per_day is not None else default
             allowance = new_allowance(own, sub.paced_new_per_day)
-        title, title_locale = deck_title(session, deck, user.locale)
+        title, title_locale = titles[deck.id]
         views.append(
             AssignmentView(
                 deck_id=deck.id,
@@ -199,16 +214,11 @@ def list_assignments(
     return views
 
 
-def deck_title(session: Session, deck: Deck, locale: str) -> tuple[str, str | None]:
-    """The deck's title in `locale`, else in its default language, and that language."""
-    return deck_titles(session, [(deck.id, deck.slug, deck.default_locale)], locale)[deck.id]
-
-
 def deck_titles(
     session: Session, decks: Sequence[tuple[int, str, str]], locale: str | None
 ) -> dict[int, tuple[str, str | None]]:
-    """`deck_title` of each (id, slug, default language), in one read; with no `locale`,
-    the default language's titles."""
+    """The title of each deck (id, slug, default language) in `locale`, else in its default
+    language, with that language; in one read. With no `locale`, the default language's."""
     texts: dict[int, dict[str, str]] = {}
     for deck_id, text_locale, title in session.execute(
         select(DeckText.deck_id, DeckText.locale, DeckText.title).where(

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import date, datetime
 
-from sqlalchemy import exists, func, or_, select
+from sqlalchemy import ColumnElement, exists, func, or_, select
 from sqlalchemy.orm import Session
 
 from ..hot_sql import pacing as pacing_sql
@@ -188,13 +188,28 @@ def introduced_count(
         select(func.count())
         .select_from(ReviewState)
         .join(Card, Card.id == ReviewState.card_id)
-        .where(
-            ReviewState.user_id == user_id,
-            ReviewState.deck_id == deck_id,
-            ReviewState.state != NEW_STATE,
-            Card.retired_at.is_(None),
-        )
+        .where(ReviewState.deck_id == deck_id, *_introduced(user_id))
     )
     if before is not None:
         query = query.where(ReviewState.introduced_at < before)
     return int(session.scalar(query) or 0)
+
+
+def introduced_counts(session: Session, user_id: int, deck_ids: list[int]) -> dict[int, int]:
+    """`introduced_count` of each deck, in one read (a deck with none is left out)."""
+    rows = session.execute(
+        select(ReviewState.deck_id, func.count())
+        .join(Card, Card.id == ReviewState.card_id)
+        .where(ReviewState.deck_id.in_(deck_ids), *_introduced(user_id))
+        .group_by(ReviewState.deck_id)
+    )
+    return {deck_id: count for deck_id, count in rows}
+
+
+def _introduced(user_id: int) -> tuple[ColumnElement[bool], ...]:
+    """A person's states of live cards they have seen (`Card` joined)."""
+    return (
+        ReviewState.user_id == user_id,
+        ReviewState.state != NEW_STATE,
+        Card.retired_at.is_(None),
+    )

@@ -23,6 +23,7 @@ from ..hot_sql.next_card import REVIEW_STATE
 from ..srs.days import study_date
 from ..srs.scheduling import retrievability
 from ..srs.state_rows import NEW_STATE, config_from, state_from_row
+from ..srs.subscriptions import card_counts
 from ..storage.models import (
     Card,
     CardMark,
@@ -37,7 +38,6 @@ from ..storage.models import (
     User,
 )
 from .assignments import deck_titles, status
-from .pacing import card_count
 from .roles import LEADS, check_slug, membership
 
 AGAIN = 1
@@ -100,7 +100,8 @@ def dashboard(
     has it, else in its default language."""
     membership(session, team_id, actor_id, *LEADS)
     deck_ids = assigned_deck_ids(session, team_id)
-    totals = {d: card_count(session, d) for d in deck_ids}
+    counts = card_counts(session, deck_ids)
+    totals = {d: counts.get(d, 0) for d in deck_ids}
     rows = session.execute(
         select(TeamAssignment, Deck.slug, Deck.default_locale)
         .join(Deck, Deck.id == TeamAssignment.deck_id)

@@ -20,16 +20,14 @@ from ..errors import (
     InvalidInput,
     LanguageNotInDeck,
     LastCardOfDeck,
-    NoClozeDeletion,
     NotClozeCard,
     NotFound,
     TextTooLong,
-    TooManyDeletions,
 )
 from ..storage.models import Card, CardText, Deck, DeckText
 from ..teams.deck_uploads import check_card_count
-from .cloze import MAX_CLOZE_CARDS, Cloze
-from .cloze_source import cloze_number, cloze_source
+from .cloze import Cloze, back_extra
+from .cloze_source import cloze_number, cloze_source, sibling_key
 from .deckfile import KEY_RE, MAX_TEXT, CardSource, DeckSource, LocaleSource
 from .quizfile import slugify
 from .sync import SyncReport, sync_deck
@@ -254,26 +252,19 @@ def add_cards(
             explanation=explanation, tags=tags, now=now,
         )  # fmt: skip
         return [key]
-    extra = "\n\n".join(text.strip() for text in (answer, explanation) if text.strip())
-    numbers = _numbers(parsed)
-    keys = [f"{key}-c{number}" for number in numbers]
-    note_key = f"{key}-{secrets.token_hex(4)}"
-    _write_cloze(session, deck, parsed, dict(zip(numbers, keys, strict=True)), extra, note_key,
-                 tags=tags, now=now)  # fmt: skip
+    extra = back_extra(answer, explanation)
+    numbers = parsed.card_numbers()
+    keys = [sibling_key(key, number) for number in numbers]
+    _write_cloze(session, deck, parsed, dict(zip(numbers, keys, strict=True)), extra,
+                 new_note_key(key), tags=tags, now=now)  # fmt: skip
     return keys
 
 
-def _numbers(parsed: Cloze) -> list[int]:
-    """The text's deletion numbers, a card each: one at least, and no more than a note makes."""
-    numbers = parsed.numbers()
-    if not numbers:
-        raise NoClozeDeletion("a Cloze text needs a deletion, such as {{c1::Paris}}", field="front")
-    if len(numbers) > MAX_CLOZE_CARDS:
-        raise TooManyDeletions(
-            f"a Cloze text makes a card for each deletion number, at most {MAX_CLOZE_CARDS}",
-            field="front",
-        )
-    return numbers
+def new_note_key(stem: str) -> str:
+    """A note key for the Cloze text whose cards' keys start `stem`: with a random part, so
+    that it stays theirs in any deck a card of theirs is moved to, where another text's
+    cards may have keys like theirs."""
+    return f"{stem}-{secrets.token_hex(4)}"
 
 
 def _write_cloze(
@@ -374,8 +365,8 @@ def edit_cloze(
     sibling = next(iter(found.keys.values()))
     stem = sibling.rpartition("-c")[0]
     keys = {
-        number: found.keys.get(number) or free_key(session, deck, f"{stem}-c{number}")
-        for number in _numbers(parsed)
+        number: found.keys.get(number) or free_key(session, deck, sibling_key(stem, number))
+        for number in parsed.card_numbers()
     }
     _write_cloze(session, deck, parsed, keys, extra, found.note_key, tags=tags, now=now)
     retired = [gone for number, gone in sorted(found.keys.items()) if number not in keys]
@@ -406,7 +397,8 @@ def free_key(session: Session, deck: Deck, key: str) -> str:
     if session.scalar(select(Card.id).where(Card.deck_id == deck.id, Card.key == key)) is None:
         return key
     number = cloze_number(key)
-    return new_card_key(session, deck) + (f"-c{number}" if number is not None else "")
+    fresh = new_card_key(session, deck)
+    return sibling_key(fresh, number) if number is not None else fresh
 
 
 def new_card_key(session: Session, deck: Deck) -> str:

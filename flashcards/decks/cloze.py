@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..errors import NoClozeDeletion, TooManyDeletions
+
 MAX_CLOZE_CARDS = 100  # per note; Anki's own editor offers far fewer
 # Deeper openings are taken as plain text: no real note nests this far, and rendering
 # recurses once per level.
@@ -58,6 +60,21 @@ class Cloze:
                 pending.extend(node.parts)
         return sorted(n for n in found if n > 0)
 
+    def card_numbers(self) -> list[int]:
+        """`numbers`, for a text that is to make cards: one at least, and no more than a
+        note makes."""
+        numbers = self.numbers()
+        if not numbers:
+            raise NoClozeDeletion(
+                "a Cloze text needs a deletion, such as {{c1::Paris}}", field="front"
+            )
+        if len(numbers) > MAX_CLOZE_CARDS:
+            raise TooManyDeletions(
+                f"a Cloze text makes a card for each deletion number, at most {MAX_CLOZE_CARDS}",
+                field="front",
+            )
+        return numbers
+
     def question(self, number: int) -> str:
         """The text with deletion `number` hidden and the others shown."""
         return _render(self._nodes, number)
@@ -65,6 +82,12 @@ class Cloze:
     def answer(self) -> str:
         """The text with every deletion shown."""
         return _render(self._nodes, None)
+
+
+def back_extra(back: str, explanation: str) -> str:
+    """What a Cloze text's cards show besides the text (Anki's "Back Extra"): what was written
+    as the back, where a plain card has its answer, and the explanation, both kept."""
+    return "\n\n".join(text.strip() for text in (back, explanation) if text.strip())
 
 
 def _parse(text: str) -> list[str | _Deletion]:

@@ -8,6 +8,7 @@ progress: cards are matched by key, a removed card is retired (never deleted), a
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -264,7 +265,30 @@ def new_note_key(stem: str) -> str:
     """A note key for the Cloze text whose cards' keys start `stem`: with a random part, so
     that it stays theirs in any deck a card of theirs is moved to, where another text's
     cards may have keys like theirs."""
-    return f"{stem}-{secrets.token_hex(4)}"
+    # Card.note_key holds 100 characters; an upload's own keys may have as many.
+    return f"{stem[:91]}-{secrets.token_hex(4)}"
+
+
+def keep_notes(session: Session, deck: Deck, cards: Sequence[CardSource]) -> None:
+    """The notes of an upload's cards in the deck's default language (`CardSource.note`), after
+    its sync: the cards of one Cloze text are siblings, keeping the note key one of them has,
+    so that a re-upload updates their note in Anki instead of making another; every other
+    card is a note of its own, as the upload now has it."""
+    rows = {card.key: card for card in session.scalars(select(Card).where(Card.deck_id == deck.id))}
+    texts: dict[str, list[Card]] = {}
+    wanted: dict[str, str | None] = {}
+    for source in cards:
+        if source.note is None:
+            wanted[source.key] = None
+        else:
+            texts.setdefault(source.note, []).append(rows[source.key])
+    for stem, siblings in texts.items():
+        kept = next((card.note_key for card in siblings if card.note_key is not None), None)
+        note_key = kept or new_note_key(stem)
+        wanted.update((card.key, note_key) for card in siblings)
+    for key, its_note in wanted.items():
+        if rows[key].note_key != its_note:
+            rows[key].note_key = its_note
 
 
 def _write_cloze(

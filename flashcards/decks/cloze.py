@@ -47,7 +47,9 @@ class Cloze:
     """One Cloze note's text, parsed."""
 
     def __init__(self, text: str) -> None:
-        self._nodes = _parse(text)
+        self._nodes, unclosed = _parse(text)
+        # Anki shows an unclosed deletion as text; an upload names it instead, as a typo.
+        self.unclosed: tuple[int, ...] = unclosed
 
     def numbers(self) -> list[int]:
         """The deletion numbers, each once, in order: one card for each (Anki skips c0)."""
@@ -90,7 +92,8 @@ def back_extra(back: str, explanation: str) -> str:
     return "\n\n".join(text.strip() for text in (back, explanation) if text.strip())
 
 
-def _parse(text: str) -> list[str | _Deletion]:
+def _parse(text: str) -> tuple[list[str | _Deletion], tuple[int, ...]]:
+    """The text's tree, and the numbers of the deletions left unclosed, outermost first."""
     root: list[str | _Deletion] = []
     open_: list[_Deletion] = []
 
@@ -118,10 +121,11 @@ def _parse(text: str) -> list[str | _Deletion]:
         else:
             current().append(token)
     current().append(text[position:])
+    unclosed = tuple(deletion.number for deletion in open_)
     while open_:  # unclosed: plain text after all
         deletion = open_.pop()
         current().extend(deletion.as_text())
-    return root
+    return root, unclosed
 
 
 def _render(nodes: list[str | _Deletion], hidden: int | None) -> str:

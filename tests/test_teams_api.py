@@ -249,6 +249,59 @@ def _routes(w: dict[str, Any]) -> list[tuple[str, str, Any]]:
     ]
 
 
+def test_a_cloze_csv_makes_a_card_for_each_number_and_keeps_them_on_reupload(
+    world: dict[str, Any], engine: Engine
+) -> None:
+    api, t = world["api"], world["team"]
+    csv_text = (
+        "front,back\n"
+        '"{{c1::Kubernetes}} schedules {{c2::pods::what}}.",On nodes.\n'
+        "What runs a pod?,A node.\n"
+    )
+    upload = {"format": "csv", "content": csv_text, "locale": "en", "title": "Cluster"}
+    made = api["lead"]("POST", f"/api/v1/teams/{t}/decks", upload)
+    assert made.status_code == 201, made.get_json()
+    assert made.get_json()["added"] == ["q01-c1", "q01-c2", "q02"]
+    slug = made.get_json()["deck"]
+    deck = f"/api/v1/teams/{t}/decks/{slug}"
+    shown = api["ana"]("GET", deck).get_json()["locales"]["en"]["cards"]
+    assert [(c["key"], c["front"], c["back"], c["explanation"]) for c in shown] == [
+        ("q01-c1", "[...] schedules pods.", "Kubernetes schedules pods.", "On nodes."),
+        ("q01-c2", "Kubernetes schedules [what].", "Kubernetes schedules pods.", "On nodes."),
+        ("q02", "What runs a pod?", "A node.", ""),
+    ]
+    # Siblings of one text, as the API's own Cloze cards are: read and edited as the text.
+    assert api["lead"]("GET", f"{deck}/cards/q01-c2/cloze").get_json() == {
+        "text": "{{c1::Kubernetes}} schedules {{c2::pods::what}}.",
+        "extra": "On nodes.",
+        "keys": ["q01-c1", "q01-c2"],
+        "added": [],
+        "retired": [],
+    }
+    # A member studies them once assigned, and keeps the answer through a re-upload.
+    assert api["lead"]("PUT", f"/api/v1/teams/{t}/assignments/{slug}", {}).status_code == 201
+    card = api["ana"]("GET", f"/api/v1/study/next?deck={slug}").get_json()["card"]
+    assert card["key"] == "q01-c1"
+    answer = {"card_id": card["id"], "rating": "good", "review_id": str(uuid.uuid4())}
+    assert api["ana"]("POST", "/api/v1/reviews", answer).status_code == 201
+    again = api["lead"]("PUT", f"{deck}/source", {**upload, "content": csv_text + "Three?,3\n"})
+    assert again.status_code == 200, again.get_json()
+    assert (again.get_json()["added"], again.get_json()["updated"]) == (["q03"], [])
+    assert again.get_json()["retired"] == []
+    progress = api["ana"]("GET", f"/api/v1/cards?deck={slug}&q=schedules").get_json()
+    assert {c["key"]: c["reviews"] for c in progress["cards"]} == {"q01-c1": 1, "q01-c2": 0}
+    # A translation's Cloze row names the same cards, by its row's place.
+    spanish = 'front,back\n"{{c1::Kubernetes}} planifica {{c2::pods::qué}}.",\n'
+    translated = api["lead"]("PUT", f"{deck}/source", {**upload, "content": spanish,
+                                                       "locale": "es"})  # fmt: skip
+    assert translated.status_code == 200, translated.get_json()
+    shown = api["ana"]("GET", deck).get_json()["locales"]["es"]["cards"]
+    assert [(c["key"], c["front"]) for c in shown] == [
+        ("q01-c1", "[...] planifica pods."),
+        ("q01-c2", "Kubernetes planifica [qué]."),
+    ]
+
+
 def test_outsiders_get_404_on_every_route(world: dict[str, Any]) -> None:
     eve = world["api"]["eve"]
     for method, url, body in _routes(world):

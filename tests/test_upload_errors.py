@@ -15,10 +15,12 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from flashcards.cli import main
+from flashcards.decks.cloze import MAX_CLOZE_CARDS
+from flashcards.decks.deckfile import CardSource
 from flashcards.errors import DeckFileError, TooManyCards, UploadTooLarge
 from flashcards.people.accounts import create_user, issue_token
 from flashcards.storage.engine import transaction
-from flashcards.storage.models import Deck
+from flashcards.storage.models import Card, CardText, Deck
 from flashcards.teams.deck_uploads import MAX_CARDS, MAX_UPLOAD_BYTES, parse_upload
 from flashcards.web.uploads import MULTIPART_SLACK
 
@@ -26,6 +28,7 @@ from .conftest import T0
 from .web_helpers import csrf, sign_up
 
 CSV_HEADER = "front,back\n"
+MANY_DELETIONS = " ".join(f"{{{{c{n}::w{n}}}}}" for n in range(1, MAX_CLOZE_CARDS + 2))
 
 
 def _line_error(fmt: str, content: str) -> DeckFileError:
@@ -47,6 +50,30 @@ def _line_error(fmt: str, content: str) -> DeckFileError:
         ("front,back,key\nQ,A,k\nR,B,k\n", 3, "duplicate-key", {"key": "k", "locale": "en"}),
         ('Q1,A1\nQ2,"' + "x" * 20_001 + '"\n', 2, "too-long", {"limit": 20_000}),
         ("Q1,A1\nQ2,A\x002\n", 2, "nul", {}),
+        # A Cloze front: its back may be empty, but not the deletions' own closing.
+        ('Q1,A1\n"{{c1::Paris}} is in {{c2::France.",\n', 2, "cloze-unclosed", {"number": 2}),
+        ("Q1,A1\n{{c1::Paris is in France.,A\n", 2, "cloze-unclosed", {"number": 1}),
+        ("Q1,A1\n" + MANY_DELETIONS + ",\n", 2, "too-many-deletions", {"limit": 100}),
+        ("Q1,A1\n{{c1::}},\n", 2, "empty-front", {}),
+        (
+            "front,back,key\n{{c1::a}} b,,k\nQ,A,k-c1\n",
+            3,
+            "duplicate-key",
+            {"key": "k-c1", "locale": "en"},
+        ),
+        (
+            "front,back,key\n{{c1::a}} b,,k\nQ,A,k\n",
+            3,
+            "duplicate-key",
+            {"key": "k", "locale": "en"},
+        ),
+        # Its back and explanation are one text, the cards' Back Extra.
+        (
+            "front,back,explanation\n{{c1::a}} b," + "x" * 15_000 + "," + "y" * 5_000 + "\n",
+            2,
+            "too-long",
+            {"limit": 20_000},
+        ),
     ],
 )
 def test_csv_errors_carry_line_and_reason(
@@ -98,6 +125,45 @@ def test_the_card_cap_is_its_own_error_with_the_count() -> None:
     quiz = "Quiz\n" + "".join(f"{i}. Q{i}?\nAnswer\nA{i}.\n" for i in range(1, MAX_CARDS + 2))
     with pytest.raises(TooManyCards):
         parse_upload("quiz", quiz, "en", None)
+
+
+def test_a_cloze_front_makes_a_card_for_each_number() -> None:
+    csv_text = (
+        "front,back,key,locale,explanation\n"
+        '"{{c1::Paris}} is the capital of {{c2::France::country}}.",In Europe.,,en,Since 987.\n'
+        "Madrid?,Spain,,en,\n"
+        "{{c1::Rome}} is in Italy.,,rome,en,\n"
+        # A translation's Cloze row: the same keys, the n-th row of each language.
+        '"{{c1::París}} es la capital de {{c2::Francia::país}}.",,,es,\n'
+    )
+    en, es = parse_upload("csv", csv_text, "en", "Capitals")
+    whole = "Paris is the capital of France."
+    assert en.cards == (
+        CardSource("q01-c1", "[...] is the capital of France.", whole,
+                   "In Europe.\n\nSince 987.", 2, "q01"),
+        CardSource("q01-c2", "Paris is the capital of [country].", whole,
+                   "In Europe.\n\nSince 987.", 2, "q01"),
+        CardSource("q02", "Madrid?", "Spain", "", 3),
+        CardSource("rome-c1", "[...] is in Italy.", "Rome is in Italy.", "", 4, "rome"),
+    )  # fmt: skip
+    assert [(c.key, c.question) for c in es.cards] == [
+        ("q01-c1", "[...] es la capital de Francia."),
+        ("q01-c2", "París es la capital de [país]."),
+    ]
+    # No opening "{{cN::" (or only c0, which Anki makes no card of): a plain card, back needed.
+    for plain in ("{{c0::Paris}} is in France.", "Is {{Paris}} in France?"):
+        assert _line_error("csv", f"{CSV_HEADER}{plain},\n").reason == "empty-back"
+
+
+def test_the_card_cap_counts_a_cloze_rows_cards() -> None:
+    cloze_row = " ".join(f"{{{{c{n}::w}}}}" for n in range(1, 51)) + ",\n"
+    full = cloze_row * (MAX_CARDS // 50)
+    assert len(parse_upload("csv", full, "en", "Full")[0].cards) == MAX_CARDS
+    with pytest.raises(TooManyCards) as caught:
+        parse_upload("csv", full + cloze_row * 2 + "Q,A\n", "en", "Big")
+    assert caught.value.count == MAX_CARDS + 101
+    # A line's problem is still said first, past the cap too.
+    assert _line_error("csv", full + cloze_row + "{{c1::open,\n").reason == "cloze-unclosed"
 
 
 def test_the_size_limit_is_counted_in_bytes() -> None:
@@ -173,6 +239,49 @@ def test_the_web_says_it_in_the_persons_language(app: Flask, engine: Engine) -> 
     rows = "".join(f"Q{i},A{i}\n" for i in range(12_000))
     page = _upload(lead, decks, content=rows, title="Big").get_data(as_text=True)
     assert "12.000 tarjetas: un mazo de equipo tiene como máximo 5.000." in page
+
+
+def test_a_bad_cloze_text_names_its_line_and_writes_nothing(app: Flask, engine: Engine) -> None:
+    lead, _team, decks = _lead_with_team(app)
+    bad = 'Q1,A1\n"{{c1::Paris}} is in {{c2::France.",\n'
+    response = _upload(lead, decks, content=bad, title="Capitals")
+    assert response.status_code == 422
+    assert "Line 2: the Cloze deletion {{c2::…}} is not closed with }}." in response.get_data(
+        as_text=True
+    )
+    assert _team_decks(engine) == 0
+    # Nor in a new version of a deck: its cards stay as they were, none of the good rows'.
+    good = 'Q1,A1\n"{{c1::Paris}} is in {{c2::France}}.",\n'
+    deck_page = _upload(lead, decks, content=good, title="Capitals").headers["Location"]
+    before = _deck_cards(engine)
+    many = "Q0,A0\n{{c1::Rome}} is in Italy.,\n" + MANY_DELETIONS + ",\n"
+    response = _upload(lead, f"{deck_page}/source", content=many, title="Capitals")
+    assert response.status_code == 422
+    assert (
+        "Line 3: a Cloze text makes a card for each deletion number: at most 100."
+        in response.get_data(as_text=True)
+    )
+    assert (
+        _deck_cards(engine)
+        == before
+        == [
+            ("q01", "Q1", None),
+            ("q02-c1", "[...] is in France.", "q02"),
+            ("q02-c2", "Paris is in [...].", "q02"),
+        ]
+    )
+
+
+def _deck_cards(engine: Engine) -> list[tuple[str, str, str | None]]:
+    """Every card of every deck, as key, English question and its note key's stem."""
+    with engine.connect() as c:
+        rows = c.execute(
+            select(Card.key, CardText.question, Card.note_key)
+            .join(CardText, CardText.card_id == Card.id)
+            .where(Card.retired_at.is_(None))
+            .order_by(Card.deck_id, Card.position)
+        )
+        return [(key, question, note and note.rsplit("-", 1)[0]) for key, question, note in rows]
 
 
 def test_the_upload_form_states_its_limits(app: Flask, engine: Engine) -> None:
@@ -257,6 +366,11 @@ def test_the_api_returns_line_and_reason(client: FlaskClient, engine: Engine) ->
     assert response.status_code == 422 and problem["reason"] == "too-many-cards"
     assert problem["type"] == "/api/v1/problems/too-many-cards"
     assert problem["detail"] == "6000 cards: a team deck holds at most 5000"
+
+    bad_cloze = {**body, "content": 'Q,A\n"{{c1::Paris}} is in {{c2::France",\n'}
+    problem = client.post(url, json=bad_cloze, headers=headers).get_json()
+    assert (problem["line"], problem["reason"]) == (2, "cloze-unclosed")
+    assert problem["detail"] == "upload:2: the Cloze deletion {{c2:: is not closed with }}"
 
     bad_locale = {**body, "content": "front,back,locale\nQ,A,zz\n"}
     problem = client.post(url, json=bad_locale, headers=headers).get_json()

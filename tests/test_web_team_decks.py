@@ -8,9 +8,11 @@ import time
 
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from flashcards.decks.card_pages import PAGE_SIZE
+from flashcards.storage.models import Card, Deck
 
 from .web_helpers import csrf, sign_up
 
@@ -184,3 +186,60 @@ def test_a_lead_adds_a_cloze_text_as_a_card_for_each_number(app: Flask, engine: 
     ) in lead.get(saved.headers["Location"]).get_data(as_text=True)
     listing = member.get(f"{deck}?q=nodes").get_data(as_text=True)
     assert [key for _n, key in _cards(listing)] == ["c081-c1", "c081-c2", "c081-c3"]
+
+
+CLOZE_CSV = (
+    "front,back,key,locale\n"
+    '"{{c1::Kubernetes}} schedules {{c2::pods::what}}.",On nodes.,k8s,en\n'
+    "What runs a pod?,A node.,node,en\n"
+    '"{{c1::Kubernetes}} planifica {{c2::pods::qué}}.",,k8s,es\n'
+)
+
+
+def _note_keys(engine: Engine, slug: str) -> dict[str, str | None]:
+    with engine.connect() as c:
+        rows = c.execute(
+            select(Card.key, Card.note_key)
+            .join(Deck, Deck.id == Card.deck_id)
+            .where(Deck.slug == slug, Card.retired_at.is_(None))
+        )
+        return {key: note_key for key, note_key in rows}
+
+
+def test_a_cloze_csv_row_makes_a_card_for_each_number(app: Flask, engine: Engine) -> None:
+    lead, member, _outsider, team = _team(app)
+    decks = f"/teams/{team}/decks"
+    form = {"format": "csv", "title": "Cluster", "locale": "en", "content": CLOZE_CSV}
+    made = _post(lead, decks, form, decks)
+    assert made.status_code == 303, made.get_data(as_text=True)
+    deck = str(made.headers["Location"])
+    slug = deck.rsplit("/", 1)[-1]
+    listing = member.get(deck).get_data(as_text=True)
+    assert _cards(listing) == [(1, "k8s-c1"), (2, "k8s-c2"), (3, "node")]
+    assert "[...] planifica pods." in listing and "Kubernetes planifica [qué]." in listing
+    # One note, as Anki's: the lead edits the cards as the text they came from.
+    notes = _note_keys(engine, slug)
+    assert notes["k8s-c1"] == notes["k8s-c2"] is not None and notes["node"] is None
+    card = f"{deck}/cards/k8s-c2"
+    page = lead.get(card).get_data(as_text=True)
+    assert "{{c1::Kubernetes}} schedules {{c2::pods::what}}.</textarea>" in page
+    assert ">On nodes.</textarea>" in page
+
+    # The member studies them once the deck is assigned, the deletion marked as Anki does.
+    _post(lead, f"/teams/{team}/assignments", {"deck": slug}, f"/teams/{team}")
+    study = member.get(f"/study?deck={slug}").get_data(as_text=True)
+    assert '<mark class="blank">[...]</mark> planifica pods.' in study
+    assert '<mark class="blank">Kubernetes</mark> planifica pods.' in study
+    answer = {name: re.findall(rf'name="{name}" value="([^"]+)"', study)[0]
+              for name in ("card_id", "review_id", "deck")}  # fmt: skip
+    answered = _post(member, "/study/answer", {**answer, "rating": "3"}, f"/study?deck={slug}")
+    assert answered.status_code == 303
+
+    # The same CSV again changes nothing: the same keys, so everyone keeps their progress,
+    # and the same note in Anki.
+    again = _post(lead, f"{deck}/source", form, deck)
+    assert again.status_code == 303, again.get_data(as_text=True)
+    assert _cards(member.get(deck).get_data(as_text=True)) == _cards(listing)
+    assert _note_keys(engine, slug) == notes
+    study = member.get(f"/study?deck={slug}").get_data(as_text=True)
+    assert re.findall(r'class="num">(\d+)<', study)[:3] == ["2", "1", "0"]

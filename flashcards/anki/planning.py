@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..decks import cloze
 from ..decks.cloze import MAX_CLOZE_CARDS
+from ..decks.cloze_source import sibling_key
 from ..decks.deckfile import KEY_RE, MAX_TEXT
 from ..decks.locales import is_known_locale, unknown_locale_problem
 from ..errors import InvalidInput
@@ -290,7 +291,7 @@ class _Planner:
         for number in numbers:
             htmls = (parsed.question(number), whole, extra)
             # The note's guid on each card: they go out together as that note again.
-            key = f"{note_key}-c{number}"
+            key = sibling_key(note_key, number)
             self._card(note, key, locale, htmls, by_ord.get(number - 1, []), guid)
             if key in self.planned:
                 self.planned[key].note_key = note_key

@@ -63,7 +63,13 @@ class AssignRequest(Body):
 
 class Upload(Body):
     format: str = Field(max_length=10, json_schema_extra={"enum": ["quiz", "csv"]})
-    content: str = Field(max_length=MAX_UPLOAD)
+    content: str = Field(
+        max_length=MAX_UPLOAD,
+        description="A quiz text, or a CSV: front, back and optionally key, locale and "
+        "explanation (a first row naming them sets their order). A front written with Anki's "
+        "Cloze deletions ({{c1::Paris}}) makes a card for each deletion number, keyed "
+        "<key>-c<number>, its back optional (Back Extra).",
+    )
     locale: str = Field(max_length=MAX_LOCALE)
     title: str = Field("", max_length=200)
 

@@ -70,7 +70,8 @@ class Problem(Reply):
     reason: str | None = Field(
         None,
         description="Why an upload was refused, as a stable code: empty-front, empty-back, "
-        "too-long, extra-cells, invalid-key, duplicate-key, unknown-column, csv-syntax, nul, "
+        "too-long, extra-cells, invalid-key, duplicate-key, unknown-column, csv-syntax, "
+        "cloze-unclosed, too-many-deletions, nul, "
         "empty, header-only, no-title, no-questions, expected-question, question-number, "
         "no-marker, second-marker, no-answer, marker-first, no-question-one, question-count, "
         "unknown-locale, too-many-cards.",

@@ -8,6 +8,7 @@ progress: cards are matched by key, a removed card is retired (never deleted), a
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -20,16 +21,14 @@ from ..errors import (
     InvalidInput,
     LanguageNotInDeck,
     LastCardOfDeck,
-    NoClozeDeletion,
     NotClozeCard,
     NotFound,
     TextTooLong,
-    TooManyDeletions,
 )
 from ..storage.models import Card, CardText, Deck, DeckText
 from ..teams.deck_uploads import check_card_count
-from .cloze import MAX_CLOZE_CARDS, Cloze
-from .cloze_source import cloze_number, cloze_source
+from .cloze import Cloze, back_extra
+from .cloze_source import cloze_number, cloze_source, sibling_key
 from .deckfile import KEY_RE, MAX_TEXT, CardSource, DeckSource, LocaleSource
 from .quizfile import slugify
 from .sync import SyncReport, sync_deck
@@ -254,26 +253,42 @@ def add_cards(
             explanation=explanation, tags=tags, now=now,
         )  # fmt: skip
         return [key]
-    extra = "\n\n".join(text.strip() for text in (answer, explanation) if text.strip())
-    numbers = _numbers(parsed)
-    keys = [f"{key}-c{number}" for number in numbers]
-    note_key = f"{key}-{secrets.token_hex(4)}"
-    _write_cloze(session, deck, parsed, dict(zip(numbers, keys, strict=True)), extra, note_key,
-                 tags=tags, now=now)  # fmt: skip
+    extra = back_extra(answer, explanation)
+    numbers = parsed.card_numbers()
+    keys = [sibling_key(key, number) for number in numbers]
+    _write_cloze(session, deck, parsed, dict(zip(numbers, keys, strict=True)), extra,
+                 new_note_key(key), tags=tags, now=now)  # fmt: skip
     return keys
 
 
-def _numbers(parsed: Cloze) -> list[int]:
-    """The text's deletion numbers, a card each: one at least, and no more than a note makes."""
-    numbers = parsed.numbers()
-    if not numbers:
-        raise NoClozeDeletion("a Cloze text needs a deletion, such as {{c1::Paris}}", field="front")
-    if len(numbers) > MAX_CLOZE_CARDS:
-        raise TooManyDeletions(
-            f"a Cloze text makes a card for each deletion number, at most {MAX_CLOZE_CARDS}",
-            field="front",
-        )
-    return numbers
+def new_note_key(stem: str) -> str:
+    """A note key for the Cloze text whose cards' keys start `stem`: with a random part, so
+    that it stays theirs in any deck a card of theirs is moved to, where another text's
+    cards may have keys like theirs."""
+    # Card.note_key holds 100 characters; an upload's own keys may have as many.
+    return f"{stem[:91]}-{secrets.token_hex(4)}"
+
+
+def keep_notes(session: Session, deck: Deck, cards: Sequence[CardSource]) -> None:
+    """The notes of an upload's cards in the deck's default language (`CardSource.note`), after
+    its sync: the cards of one Cloze text are siblings, keeping the note key one of them has,
+    so that a re-upload updates their note in Anki instead of making another; every other
+    card is a note of its own, as the upload now has it."""
+    rows = {card.key: card for card in session.scalars(select(Card).where(Card.deck_id == deck.id))}
+    texts: dict[str, list[Card]] = {}
+    wanted: dict[str, str | None] = {}
+    for source in cards:
+        if source.note is None:
+            wanted[source.key] = None
+        else:
+            texts.setdefault(source.note, []).append(rows[source.key])
+    for stem, siblings in texts.items():
+        kept = next((card.note_key for card in siblings if card.note_key is not None), None)
+        note_key = kept or new_note_key(stem)
+        wanted.update((card.key, note_key) for card in siblings)
+    for key, its_note in wanted.items():
+        if rows[key].note_key != its_note:
+            rows[key].note_key = its_note
 
 
 def _write_cloze(
@@ -374,8 +389,8 @@ def edit_cloze(
     sibling = next(iter(found.keys.values()))
     stem = sibling.rpartition("-c")[0]
     keys = {
-        number: found.keys.get(number) or free_key(session, deck, f"{stem}-c{number}")
-        for number in _numbers(parsed)
+        number: found.keys.get(number) or free_key(session, deck, sibling_key(stem, number))
+        for number in parsed.card_numbers()
     }
     _write_cloze(session, deck, parsed, keys, extra, found.note_key, tags=tags, now=now)
     retired = [gone for number, gone in sorted(found.keys.items()) if number not in keys]
@@ -406,7 +421,8 @@ def free_key(session: Session, deck: Deck, key: str) -> str:
     if session.scalar(select(Card.id).where(Card.deck_id == deck.id, Card.key == key)) is None:
         return key
     number = cloze_number(key)
-    return new_card_key(session, deck) + (f"-c{number}" if number is not None else "")
+    fresh = new_card_key(session, deck)
+    return sibling_key(fresh, number) if number is not None else fresh
 
 
 def new_card_key(session: Session, deck: Deck) -> str:

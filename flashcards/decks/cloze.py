@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..errors import NoClozeDeletion, TooManyDeletions
+
 MAX_CLOZE_CARDS = 100  # per note; Anki's own editor offers far fewer
 # Deeper openings are taken as plain text: no real note nests this far, and rendering
 # recurses once per level.
@@ -45,7 +47,9 @@ class Cloze:
     """One Cloze note's text, parsed."""
 
     def __init__(self, text: str) -> None:
-        self._nodes = _parse(text)
+        self._nodes, unclosed = _parse(text)
+        # Anki shows an unclosed deletion as text; an upload names it instead, as a typo.
+        self.unclosed: tuple[int, ...] = unclosed
 
     def numbers(self) -> list[int]:
         """The deletion numbers, each once, in order: one card for each (Anki skips c0)."""
@@ -58,6 +62,21 @@ class Cloze:
                 pending.extend(node.parts)
         return sorted(n for n in found if n > 0)
 
+    def card_numbers(self) -> list[int]:
+        """`numbers`, for a text that is to make cards: one at least, and no more than a
+        note makes."""
+        numbers = self.numbers()
+        if not numbers:
+            raise NoClozeDeletion(
+                "a Cloze text needs a deletion, such as {{c1::Paris}}", field="front"
+            )
+        if len(numbers) > MAX_CLOZE_CARDS:
+            raise TooManyDeletions(
+                f"a Cloze text makes a card for each deletion number, at most {MAX_CLOZE_CARDS}",
+                field="front",
+            )
+        return numbers
+
     def question(self, number: int) -> str:
         """The text with deletion `number` hidden and the others shown."""
         return _render(self._nodes, number)
@@ -67,7 +86,14 @@ class Cloze:
         return _render(self._nodes, None)
 
 
-def _parse(text: str) -> list[str | _Deletion]:
+def back_extra(back: str, explanation: str) -> str:
+    """What a Cloze text's cards show besides the text (Anki's "Back Extra"): what was written
+    as the back, where a plain card has its answer, and the explanation, both kept."""
+    return "\n\n".join(text.strip() for text in (back, explanation) if text.strip())
+
+
+def _parse(text: str) -> tuple[list[str | _Deletion], tuple[int, ...]]:
+    """The text's tree, and the numbers of the deletions left unclosed, outermost first."""
     root: list[str | _Deletion] = []
     open_: list[_Deletion] = []
 
@@ -95,10 +121,11 @@ def _parse(text: str) -> list[str | _Deletion]:
         else:
             current().append(token)
     current().append(text[position:])
+    unclosed = tuple(deletion.number for deletion in open_)
     while open_:  # unclosed: plain text after all
         deletion = open_.pop()
         current().extend(deletion.as_text())
-    return root
+    return root, unclosed
 
 
 def _render(nodes: list[str | _Deletion], hidden: int | None) -> str:

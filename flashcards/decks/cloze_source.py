@@ -26,6 +26,12 @@ def cloze_number(key: str) -> int | None:
     return int(match.group(1)) if match and int(match.group(1)) > 0 else None
 
 
+def sibling_key(stem: str, number: int) -> str:
+    """The key of the card a Cloze text keyed `stem` makes for deletion `number`; the
+    inverse of `cloze_number`."""
+    return f"{stem}-c{number}"
+
+
 def cloze_source(questions: dict[int, str], answer: str) -> str | None:
     """The Cloze text whose card `number` is `questions[number]` and whose answer is `answer`,
     or None when no text gives exactly these cards."""

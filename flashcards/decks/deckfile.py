@@ -44,6 +44,9 @@ class CardSource:
     answer: str
     explanation: str = ""
     line: int = 0
+    # The key of the Cloze text an upload made this card from, one of its deletions: the
+    # cards of one text are siblings, one note (`card_editing.keep_notes`).
+    note: str | None = None
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,12 @@ import io
 from collections import Counter
 from dataclasses import replace
 
+from ..decks.cloze import MAX_CLOZE_CARDS, Cloze, back_extra
+from ..decks.cloze_source import sibling_key
 from ..decks.deckfile import KEY_RE, MAX_TEXT, MAX_TITLE, CardSource, LocaleSource, refuse_nul
 from ..decks.locales import check_locale
 from ..decks.quizfile import parse_quiz, quiz_to_locale
-from ..errors import DeckFileError, InvalidInput, TooManyCards, UploadTooLarge
+from ..errors import DeckFileError, InvalidInput, TooManyCards, TooManyDeletions, UploadTooLarge
 from .roles import clean_text
 
 FORMATS = ("quiz", "csv")
@@ -45,8 +47,14 @@ def parse_csv(text: str, default_locale: str) -> dict[str, list[CardSource]]:
     """Cards per locale from CSV: front, back, optional key, locale and explanation.
 
     A first row naming the columns sets their order; without one the order is front, back,
-    key, locale. Cards without a key are numbered per locale (q01, q02, ...), so the n-th
-    card of each language is the same card.
+    key, locale. Rows without a key are numbered per locale (q01, q02, ...), so the n-th
+    row of each language is the same card.
+
+    A front written with Anki's Cloze deletions ("{{c1::Paris}} is in {{c2::France}}") makes
+    a card for each deletion number, as `card_editing.add_cards` does and as Anki's CSV
+    import into a Cloze note type does with its Text and Back Extra: the back is optional,
+    and with the explanation what the cards show besides the text. The row's key is their
+    stem ("q01-c1", "q01-c2"), so a re-upload finds each number's card again.
     """
     # newline="" as the csv module asks: a lone "\r" is then a line break, not a csv.Error.
     reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
@@ -76,6 +84,8 @@ def parse_csv(text: str, default_locale: str) -> dict[str, list[CardSource]]:
     _check_rows_per_locale(columns, body, default_locale)
     by_locale: dict[str, list[CardSource]] = {}
     keys: dict[str, set[str]] = {}  # per locale: a set, as a CSV may have 100,000s of rows
+    rows_of: Counter[str] = Counter()  # per locale, for the keys of rows without one
+    cards_of: Counter[str] = Counter()  # per locale: a Cloze row makes several
     for line, row in body:
         values = dict(zip(columns, (c.strip() for c in row), strict=False))
         if len(row) > len(columns):
@@ -86,46 +96,97 @@ def parse_csv(text: str, default_locale: str) -> dict[str, list[CardSource]]:
                 cells=len(row),
                 columns=len(columns),
             )
-        if not values.get("front", ""):
+        front, back = values.get("front", ""), values.get("back", "")
+        explanation = values.get("explanation", "")
+        if not front:
             raise _line_error(line, "the front is empty", "empty-front")
-        if not values.get("back", ""):
+        cloze = Cloze(front)
+        is_cloze = bool(cloze.numbers() or cloze.unclosed)
+        if not back and not is_cloze:
             raise _line_error(line, "the back is empty", "empty-back")
-        front, back = values["front"], values["back"]
-        if max(len(front), len(back), len(values.get("explanation", ""))) > MAX_TEXT:
-            raise _line_error(
-                line, f"a text is longer than {MAX_TEXT} characters", "too-long", limit=MAX_TEXT
-            )
+        if max(len(front), len(back), len(explanation)) > MAX_TEXT:
+            raise _too_long(line)
         locale = check_locale(values.get("locale") or default_locale, field="content", line=line)
-        cards = by_locale.setdefault(locale, [])
-        key = values.get("key") or f"q{len(cards) + 1:02d}"
-        if not KEY_RE.match(key):
-            raise _line_error(
-                line, f"invalid key '{key}' (use a-z, 0-9, '-', '_')", "invalid-key", key=key[:100]
-            )
+        rows_of[locale] += 1
+        key = values.get("key") or f"q{rows_of[locale]:02d}"
         taken = keys.setdefault(locale, set())
-        if key in taken:
-            raise _line_error(
-                line,
-                f"duplicate key '{key}' in {locale}",
-                "duplicate-key",
-                key=key,
-                locale=locale,
+        _check_key(line, key, locale, taken)
+        numbers: list[int] = []
+        if is_cloze:
+            numbers = _cloze_numbers(line, cloze)
+            explanation = back_extra(back, explanation)
+            if len(explanation) > MAX_TEXT:  # the back and the explanation, as one text
+                raise _too_long(line)
+            for number in numbers:
+                _check_key(line, sibling_key(key, number), locale, taken)
+        cards_of[locale] += len(numbers) or 1
+        if cards_of[locale] > MAX_CARDS:
+            # Still read, for its line's problems, but not made: a few long rows of many
+            # deletions would make gigabytes of cards.
+            continue
+        cards = by_locale.setdefault(locale, [])
+        if not is_cloze:
+            cards.append(CardSource(key, front, back, explanation, line))
+            continue
+        whole = cloze.answer().strip()
+        for number in numbers:
+            question = cloze.question(number).strip()
+            cards.append(
+                CardSource(sibling_key(key, number), question, whole, explanation, line, key)
             )
-        taken.add(key)
-        cards.append(CardSource(key, front, back, values.get("explanation", ""), line))
-    if not by_locale:
+    if not cards_of:
         # A header row alone: a deck needs at least one card.
         raise _line_error(
             None, "the CSV has no cards, only the row naming its columns", "header-only"
         )
+    check_card_count(max(cards_of.values()))
     return by_locale
+
+
+def _too_long(line: int) -> DeckFileError:
+    return _line_error(
+        line, f"a text is longer than {MAX_TEXT} characters", "too-long", limit=MAX_TEXT
+    )
+
+
+def _check_key(line: int, key: str, locale: str, taken: set[str]) -> None:
+    """`key` is one and new in its language's keys so far; then taken."""
+    if not KEY_RE.match(key):
+        raise _line_error(
+            line, f"invalid key '{key}' (use a-z, 0-9, '-', '_')", "invalid-key", key=key[:100]
+        )
+    if key in taken:
+        raise _line_error(
+            line, f"duplicate key '{key}' in {locale}", "duplicate-key", key=key, locale=locale
+        )
+    taken.add(key)
+
+
+def _cloze_numbers(line: int, cloze: Cloze) -> list[int]:
+    """The deletion numbers of a row whose front is a Cloze text, a card each."""
+    if cloze.unclosed:
+        number = cloze.unclosed[0]
+        raise _line_error(
+            line,
+            f"the Cloze deletion {{{{c{number}:: is not closed with }}}}",
+            "cloze-unclosed",
+            number=number,
+        )
+    try:
+        numbers = cloze.card_numbers()
+    except TooManyDeletions as exc:
+        raise _line_error(line, exc.detail, "too-many-deletions", limit=MAX_CLOZE_CARDS) from None
+    if not cloze.answer().strip():
+        # "{{c1::}}": nothing shown once its deletions are, as a front with no text.
+        raise _line_error(line, "the front is empty", "empty-front")
+    return numbers
 
 
 def _check_rows_per_locale(
     columns: list[str], body: list[tuple[int, list[str]]], default_locale: str
 ) -> None:
     """Too many cards is said before any line's problem, and without checking each row of
-    a file that may have a million."""
+    a file that may have a million: each row makes a card at least."""
     if len(body) <= MAX_CARDS:
         return
     at = columns.index("locale") if "locale" in columns else None
@@ -175,7 +236,6 @@ def parse_upload(
         if title is None:
             raise InvalidInput("a CSV upload needs a title", field="title")
         parsed = parse_csv(content, locale)
-        check_card_count(max(len(cards) for cards in parsed.values()))
         return [LocaleSource(loc, title, "", tuple(cards)) for loc, cards in parsed.items()]
     raise InvalidInput(f"format must be one of {', '.join(FORMATS)}", field="format")
 

@@ -71,7 +71,9 @@ def create_team_deck(
     slug = unique_slug(session, f"team{team_id}-", locales[0].title)
     source = _validated(DeckSource(slug, locale, {loc.locale: loc for loc in locales}))
     report = sync_deck(session, source, now=now, owner_team_id=team_id)
-    return team_deck(session, team_id, slug), report
+    deck = team_deck(session, team_id, slug)
+    card_editing.keep_notes(session, deck, source.locales[locale].cards)
+    return deck, report
 
 
 def upload_locale(
@@ -104,9 +106,12 @@ def upload_locale(
         for other in source.locales.keys() - {loc.locale for loc in uploaded}:
             cards = tuple(c for c in locales[other].cards if c.key in kept)
             locales[other] = replace(locales[other], cards=cards)
-    return sync_deck(
+    report = sync_deck(
         session, _validated(replace(source, locales=locales)), now=now, owner_team_id=team_id
     )
+    if not translation:
+        card_editing.keep_notes(session, deck, locales[locale].cards)
+    return report
 
 
 def set_card(

@@ -91,6 +91,13 @@ def _clauses() -> dict[str, Clause]:
             column=str(f["column"])[:40],
         ),
         "csv-syntax": lambda f: _("this is not valid CSV (is a quotation mark left open?)"),
+        "cloze-unclosed": lambda f: _(
+            "the Cloze deletion {{c%(number)s::…}} is not closed with }}", number=int(f["number"])
+        ),
+        "too-many-deletions": lambda f: _(
+            "a Cloze text makes a card for each deletion number: at most %(count)s",
+            count=n(int(f["limit"])),
+        ),
         "not-utf8": lambda f: _("this is not UTF-8 text"),
         "nul": lambda f: _("a NUL character is not text"),
         "marker-first": lambda f: _("an answer marker line comes before question 1"),

@@ -350,7 +350,8 @@ def cloze_text(session: Session, deck: Deck, key: str) -> ClozeText | None:
     source = cloze_source(questions, rows[0].answer)
     if source is None:
         return None
-    keys = {number: r.key for number, r in by_number.items()}
+    # By number, whatever order the rows came in: an edit takes the first card's stem and tags.
+    keys = {number: by_number[number].key for number in sorted(by_number)}
     return ClozeText(source, rows[0].explanation, keys, note_key)
 
 

@@ -22,7 +22,7 @@ from flashcards.storage.engine import transaction
 from flashcards.storage.models import Card, CardText, Deck, ReviewLog, ReviewState
 
 from . import factories as f
-from .test_anki_export import wall_now
+from .test_anki_export import anki_import, wall_now
 from .test_anki_import import anki_export, edited_package, studied_in_anki
 from .test_api_apkg import OCTET, World, deck_count
 from .test_api_apkg import world as world  # the fixture, by its name
@@ -164,6 +164,61 @@ def test_our_export_of_a_deck_made_here_updates_it_when_imported_back(
     assert not theirs.updated and theirs.deck_id != deck_id
 
 
+def test_a_deck_studied_but_not_owned_takes_back_progress_from_anki_and_keeps_its_texts(
+    engine: Engine, tmp_path: Path
+) -> None:
+    now = wall_now()
+    with transaction(engine) as s:
+        user_id = f.make_user(s)
+        deck = f.make_deck(s, "shipped", 3)  # no owner: a shipped deck
+        deck_id = deck.id
+        f.subscribe(s, user_id, deck)
+        studied = f.card_ids(s, deck_id)[0]
+        f.answer(s, user_id, studied, "good", now=now)
+        package = export_deck(
+            s, deck_id, locales=["en"], user_id=user_id, with_scheduling=True, now=now
+        ).data
+        texts = {(t.card_id, t.question, t.answer) for t in s.scalars(select(CardText))}
+        decks = s.scalar(select(func.count()).select_from(Deck))
+    # In Anki: a new card answered, a note's back edited, a note added.
+    col, _log = anki_import(tmp_path / "anki.anki2", package)
+    try:
+        (anki_deck_id,) = [d.id for d in col.decks.all_names_and_ids() if d.name != "Default"]
+        col.decks.set_current(anki_deck_id)
+        card = col.sched.getCard()
+        assert card is not None and card.type == 0
+        col.sched.answerCard(card, 3)
+        note = col.get_note(col.find_notes("")[-1])
+        note.fields[1] = "edited in Anki"
+        col.update_note(note)
+        added = col.new_note(note.note_type())
+        added.fields[0], added.fields[1] = "new in Anki", "an answer"
+        col.add_note(added, anki_deck_id)
+        back = anki_export(col, tmp_path / "back.apkg", legacy=False)
+    finally:
+        col.close()
+    with transaction(engine) as s:
+        report = import_package(
+            s, back, owner_user_id=user_id, with_scheduling=True, now=wall_now(),
+            update_existing=True,
+        )  # fmt: skip
+        assert {(t.card_id, t.question, t.answer) for t in s.scalars(select(CardText))} == texts
+        assert s.scalar(select(func.count()).select_from(Deck)) == decks
+        logs = dict(
+            s.execute(
+                select(ReviewLog.card_id, func.count())
+                .where(ReviewLog.user_id == user_id)
+                .group_by(ReviewLog.card_id)
+            ).all()
+        )
+    assert report.updated and report.deck_id == deck_id
+    assert (report.added, report.changed) == (0, 0)
+    assert report.skipped == {"not_owned_new": 1, "not_owned_edited": 1}
+    # The card studied here keeps its one answer; the one answered in Anki brings its own.
+    assert logs[studied] == 1 and len(logs) == 2 and report.review_states == 1
+    assert any("do not own" in m for m in report.messages)
+
+
 def test_api_answers_200_updated_and_copy_makes_a_new_deck(
     client: FlaskClient, world: World, engine: Engine
 ) -> None:
@@ -171,18 +226,23 @@ def test_api_answers_200_updated_and_copy_makes_a_new_deck(
         "/api/v1/decks/alpha/export.apkg?locale=en&with_scheduling=true", headers=world.ana_h
     ).data
     url = "/api/v1/imports?with_scheduling=true"
-    first = client.post(url, data=package, headers={**world.ana_h, **OCTET})
-    assert first.status_code == 201, first.get_data(as_text=True)
-    assert first.get_json()["updated"] is False
     before = deck_count(engine)
-    again = client.post(url, data=package, headers={**world.ana_h, **OCTET})
-    assert again.status_code == 200, again.get_data(as_text=True)
-    body = again.get_json()
-    assert body["updated"] is True and body["deck"] == first.get_json()["deck"]
+    # Alpha is a deck Ana studies, not hers: her own export of it comes back to it, with
+    # nothing to add, instead of making a copy whose cards she would study twice.
+    first = client.post(url, data=package, headers={**world.ana_h, **OCTET})
+    assert first.status_code == 200, first.get_data(as_text=True)
+    body = first.get_json()
+    assert body["updated"] is True and body["deck"]["slug"] == "alpha"
     assert (body["cards_added"], body["cards_changed"], body["review_states"]) == (0, 0, 0)
-    assert deck_count(engine) == before
+    assert body["skipped"] == {} and deck_count(engine) == before
     copy = client.post(f"{url}&copy=true", data=package, headers={**world.ana_h, **OCTET})
     assert copy.status_code == 201 and copy.get_json()["updated"] is False
+    assert copy.get_json()["deck"]["slug"] != "alpha"
+    assert deck_count(engine) == before + 1
+    # A copy imported before is updated again, not copied once more.
+    again = client.post(url, data=package, headers={**world.ana_h, **OCTET})
+    assert again.status_code == 200, again.get_data(as_text=True)
+    assert again.get_json()["deck"] == copy.get_json()["deck"]
     assert deck_count(engine) == before + 1
     bad = client.post(f"{url}&copy=maybe", data=package, headers={**world.ana_h, **OCTET})
     assert bad.status_code == 422 and deck_count(engine) == before + 1

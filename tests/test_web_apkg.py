@@ -44,12 +44,15 @@ def _upload(
     progress: bool = False,
     token: bool = True,
     locale: str | None = None,
+    copy: bool = False,
 ) -> TestResponse:
     form = MultiDict[str, Any]([("package", FileStorage(io.BytesIO(data), "deck.apkg"))])
     if token:
         form.add("csrf_token", csrf(client, "/"))
     if progress:
         form.add("with_scheduling", "1")
+    if copy:
+        form.add("copy", "1")
     if locale is not None:
         form.add("locale", locale)
     # Encoded here into bytes: the test client would spool a large body to a temporary file
@@ -143,14 +146,26 @@ def test_download_of_an_invisible_deck_is_404(client: FlaskClient, loaded_engine
     assert client.get("/decks/nope/apkg").status_code == 404
 
 
-def test_upload_of_our_export_creates_a_private_deck_with_progress(
+def test_upload_of_our_export_updates_the_deck_studied_or_makes_a_private_copy(
     app: Flask, client: FlaskClient, loaded_engine: Engine
 ) -> None:
     sign_up(client)
     web_subscribe(client, "en")
     answer_shown_card(client, "3")
     data = _download(client, progress="1")
+    before = _deck_count(loaded_engine)
+    # Back to the shipped deck it came from: no second deck whose cards would be studied
+    # twice, and the person's progress as it was.
     response = _upload(client, data, progress=True)
+    assert response.headers["Location"].endswith(f"/decks/{SLUG}"), response.headers
+    page = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert "so that deck was updated instead of copied" in page
+    assert "Nothing in it had changed." in page
+    assert _deck_count(loaded_engine) == before
+    with transaction(loaded_engine) as s:
+        assert s.scalar(select(func.count()).select_from(ReviewLog)) == 1
+    # Asked for, a copy of their own.
+    response = _upload(client, data, progress=True, copy=True)
     assert response.status_code == 302, response.get_data(as_text=True)
     slug = response.headers["Location"].rsplit("/", 1)[-1]
     assert slug != SLUG

@@ -67,6 +67,10 @@ class ImportedDeck:
     added: int = 0
     changed: int = 0
     missing_language: int = 0  # new cards without a text in the deck's language, left out
+    # A deck the person studies but does not own: new cards left out, cards whose edited
+    # texts were not applied.
+    not_owned_new: int = 0
+    not_owned_edited: int = 0
 
 
 def skip_messages(skipped: Counter[str] | dict[str, int]) -> list[str]:

@@ -240,6 +240,8 @@ def _import_package(
         )
     for deck in imported:
         skipped["missing_language"] += deck.missing_language
+        skipped["not_owned_new"] += deck.not_owned_new
+        skipped["not_owned_edited"] += deck.not_owned_edited
     # A card's Anki cards are its copies in several languages: one still active means the
     # card was being studied, so only a card kept out of study altogether comes back as a
     # surprise. With progress they stay suspended (`marks_of`).
@@ -301,7 +303,7 @@ def _import_deck(
             if replayed is not None:
                 progress_of[index] = replayed
 
-    added = changed = missing_language = 0
+    added = changed = missing_language = not_owned_new = not_owned_edited = 0
     if target is None:
         deck = Deck(
             slug=slug, default_locale=default_locale, owner_user_id=owner_user_id,
@@ -321,13 +323,23 @@ def _import_deck(
             return [t for t in card_tags(p) if t != slug]
 
         matched = reimport.match(session, deck, planned, tags_of, now)
-        applied = reimport.apply(session, deck, planned, matched, tags_of, _note_key, now)
-        card_ids = applied.card_ids
+        assert owner_user_id is not None  # only a person's own or studied decks are updated
+        if deck.owner_user_id == owner_user_id:
+            applied = reimport.apply(session, deck, planned, matched, tags_of, _note_key, now)
+            card_ids = applied.card_ids
+            added, changed = applied.added, applied.changed
+            missing_language = applied.missing_language
+        else:
+            # A shipped or team deck they study: its cards and texts are its makers'. What
+            # Anki added or edited is said, not applied; their progress comes in below.
+            card_ids = matched.card_ids
+            not_owned_new = sum(card_id is None for card_id in card_ids)
+            not_owned_edited = len(
+                {row["card_id"] for row in [*matched.changed_texts, *matched.added_texts]}
+            )
         title = title_of(session, deck)
-        added, changed, missing_language = applied.added, applied.changed, applied.missing_language
         # The person's progress on the deck's cards is kept: only cards they have not
         # studied here take the package's (and only cards they have not marked, its marks).
-        assert owner_user_id is not None  # only an owner's deck is updated
         studied_here = cards_with(session, ReviewState, owner_user_id, deck.id)
         progress_of = {
             i: found for i, found in progress_of.items() if card_ids[i] not in studied_here
@@ -353,7 +365,8 @@ def _import_deck(
     return ImportedDeck(
         deck_id=deck.id, slug=slug, title=title, default_locale=default_locale,
         updated=target is not None, added=added, changed=changed,
-        missing_language=missing_language,
+        missing_language=missing_language, not_owned_new=not_owned_new,
+        not_owned_edited=not_owned_edited,
         cards=sum(c is not None for c in card_ids),
         texts=sum(len(p.texts) for p, c in zip(planned, card_ids, strict=True) if c is not None),
         review_states=len(progress_of), review_logs=review_logs,

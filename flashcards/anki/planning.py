@@ -71,6 +71,11 @@ SKIP_REASONS = {
     "too_long": f"have a text longer than {MAX_TEXT} characters",
     # A package imported again into its deck: a new card needs the deck's language.
     "missing_language": "are new to the deck and have no text in its language",
+    # A package imported again into a deck the person studies but does not own.
+    "not_owned_new": "are new to a deck you study but do not own (only its makers add cards)",
+    "not_owned_edited": (
+        "were edited in Anki, in a deck you study but do not own: its texts stay as they are"
+    ),
 }
 
 

@@ -4,9 +4,10 @@ A person who exports a deck, studies or edits it in Anki and imports it back (or
 same Anki deck twice) means that deck, not a second copy beside it. The deck is found among
 the person's own decks by the GUIDs its texts were imported under (`CardText.anki_guid`), or,
 for a deck made here, by the GUIDs our export gives its cards (`note_guid`; its notes carry
-the deck's slug as a tag, "flashcards::<slug>"). Cards are then matched by key, else by
-GUID; matched cards get the package's texts and tags, and keep everyone's progress; the
-others are added.
+the deck's slug as a tag, "flashcards::<slug>"), which finds the shipped and team decks they
+study too. Cards are then matched by key, else by GUID; in their own deck, matched cards get
+the package's texts and tags, and keep everyone's progress, and the others are added. A deck
+that is not theirs keeps its texts and cards: only their progress comes in.
 """
 
 from __future__ import annotations
@@ -37,14 +38,21 @@ class DeckFinder:
 
     @classmethod
     def of(cls, session: Session, owner_user_id: int, tags: set[str]) -> DeckFinder:
-        """The owner's decks; those made here only if the package's notes carry their slug
-        among `tags`, as our export tags them (the GUIDs it gave them are hashed here)."""
+        """The owner's decks, and the decks they study that are not theirs (shipped, a
+        team's) whose slug the package's notes carry among `tags`, as our export tags them;
+        a deck made here is known only so (the GUIDs our export gave it are hashed here)."""
+        slugs = marked_slugs(tags)
+        studied = select(Subscription.deck_id).where(Subscription.user_id == owner_user_id)
         decks = {
             d.id: d
-            for d in session.scalars(select(Deck).where(Deck.owner_user_id == owner_user_id))
+            for d in session.scalars(
+                select(Deck).where(
+                    (Deck.owner_user_id == owner_user_id)
+                    | (Deck.id.in_(studied) & Deck.slug.in_(slugs))
+                )
+            )
         }
         finder = cls(decks, {}, {})
-        slugs = marked_slugs(tags)
         # Only what names a text, not the texts: a person may have tens of thousands.
         for row in _deck_texts(session, list(decks), with_texts=False) if decks else ():
             slug = decks[row.deck_id].slug

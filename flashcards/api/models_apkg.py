@@ -73,7 +73,9 @@ class Imported(Reply):
     )
     skipped: dict[str, Count] = Field(
         description="Notes left out, by reason: empty_front, duplicate, no_notetype, "
-        "too_many_deletions, too_long, missing_language."
+        "too_many_deletions, too_long, missing_language; and, imported again into a deck the "
+        "person studies but does not own, not_owned_new (new notes) and not_owned_edited "
+        "(notes whose edited texts were kept as the deck's)."
     )
     tags: Count = Field(description="Cards that kept tags from their Anki notes.")
     messages: list[str] = Field(

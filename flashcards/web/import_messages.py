@@ -223,6 +223,26 @@ def report_messages(report: ImportReport) -> list[str]:
                     count,
                 )
             )
+        elif reason == "not_owned_new":
+            out.append(
+                ngettext(
+                    "%(num)d note new to the deck was left out: the deck is not yours, so only "
+                    "its makers add cards to it.",
+                    "%(num)d notes new to the deck were left out: the deck is not yours, so "
+                    "only its makers add cards to it.",
+                    count,
+                )
+            )
+        elif reason == "not_owned_edited":
+            out.append(
+                ngettext(
+                    "%(num)d note edited in Anki keeps the deck's text: the deck is not yours "
+                    "to edit.",
+                    "%(num)d notes edited in Anki keep the deck's text: the deck is not yours "
+                    "to edit.",
+                    count,
+                )
+            )
         else:
             out.append(
                 ngettext(

@@ -50,6 +50,10 @@ def _line_error(fmt: str, content: str) -> DeckFileError:
         ("front,back,key\nQ,A,k\nR,B,k\n", 3, "duplicate-key", {"key": "k", "locale": "en"}),
         ('Q1,A1\nQ2,"' + "x" * 20_001 + '"\n', 2, "too-long", {"limit": 20_000}),
         ("Q1,A1\nQ2,A\x002\n", 2, "nul", {}),
+        # A quotation mark left open is named on the line it opens, not taken as one long
+        # cell holding every row after it; a stray one, on its own line.
+        ('front,back\n"Unclosed,answer\nQ2,A2\nQ3,A3\n', 2, "csv-syntax", {}),
+        ('front,back\nQ1,A1\n"Q2"?,A2\n', 3, "csv-syntax", {}),
         # A Cloze front: its back may be empty, but not the deletions' own closing.
         ('Q1,A1\n"{{c1::Paris}} is in {{c2::France.",\n', 2, "cloze-unclosed", {"number": 2}),
         ("Q1,A1\n{{c1::Paris is in France.,A\n", 2, "cloze-unclosed", {"number": 1}),
@@ -227,6 +231,9 @@ def test_the_web_names_the_line_and_the_reason(app: Flask, engine: Engine) -> No
     quiz = _upload(lead, decks, content="Quiz\n1. Q?\nAnswer\n", format="quiz")
     assert "Line 3: question 1 has no answer." in quiz.get_data(as_text=True)
 
+    unclosed = _upload(lead, decks, content='Q1,A1\n"Q2,A2\nQ3,A3\n', title="T")
+    page = unclosed.get_data(as_text=True)
+    assert "Line 2: this is not valid CSV (is a quotation mark left open?)." in page
     latin1 = _upload(lead, decks, file="Q1,A1\nQ2,Ñ\n".encode("latin-1"), title="T")
     assert "Line 2: this is not UTF-8 text." in latin1.get_data(as_text=True)
     assert _team_decks(engine) == 0

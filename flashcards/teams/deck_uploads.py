@@ -57,15 +57,19 @@ def parse_csv(text: str, default_locale: str) -> dict[str, list[CardSource]]:
     stem ("q01-c1", "q01-c2"), so a re-upload finds each number's card again.
     """
     # newline="" as the csv module asks: a lone "\r" is then a line break, not a csv.Error.
-    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
+    # strict: a quotation mark left open is an error at the end of the file, and a stray
+    # one an error on its line, not a cell that silently swallows the rows after it.
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
     rows: list[tuple[int, list[str]]] = []
+    starts = 1  # the line the row being read starts on
     try:
         for row in reader:
             if any(c.strip() for c in row):
                 # The line the row ends on: a quoted cell may span several.
                 rows.append((reader.line_num, row))
-    except csv.Error as exc:  # e.g. a cell over the csv module's field size limit
-        raise _line_error(reader.line_num, str(exc), "csv-syntax") from None
+            starts = reader.line_num + 1
+    except csv.Error as exc:  # also a cell over the csv module's field size limit
+        raise _line_error(starts, str(exc), "csv-syntax") from None
     if not rows:
         raise _line_error(None, "the CSV has no rows", "empty")
     header = [c.strip().lower() for c in rows[0][1]]

@@ -236,6 +236,12 @@ def test_the_web_names_the_line_and_the_reason(app: Flask, engine: Engine) -> No
     assert "Line 2: this is not valid CSV (is a quotation mark left open?)." in page
     latin1 = _upload(lead, decks, file="Q1,A1\nQ2,Ñ\n".encode("latin-1"), title="T")
     assert "Line 2: this is not UTF-8 text." in latin1.get_data(as_text=True)
+    # The field the problem is in is the one marked: the file, the text pasted, the title.
+    invalid = re.compile(r'<(?:input|textarea|select) id="deck-(\w+)"[^>]*aria-invalid="true"')
+    assert invalid.findall(latin1.get_data(as_text=True)) == ["file"]
+    assert invalid.findall(page) == ["content"]
+    untitled = _upload(lead, decks, content="Q1,A1\n", title="")
+    assert invalid.findall(untitled.get_data(as_text=True)) == ["title"]
     assert _team_decks(engine) == 0
 
 

@@ -188,12 +188,16 @@ def upload_error(exc: InvalidInput | UploadTooLarge) -> str:
     return str(_("The text cannot be read as a quiz or a CSV file."))
 
 
-def _kept_form() -> dict[str, str]:
-    """What was typed, to fill the form again; a pasted text over the limit is not sent back."""
+def _kept_form(exc: InvalidInput | UploadTooLarge) -> dict[str, str]:
+    """What was typed, to fill the form again (a pasted text over the limit is not sent
+    back), and which of its fields the error is about (`invalid`): the title, the language,
+    else the text pasted or, with none, the file."""
     kept = {name: request.form.get(name, "") for name in ("format", "title", "locale")}
     content = request.form.get("content", "")
     if len(content.encode("utf-8", "surrogatepass")) <= MAX_UPLOAD_BYTES:
         kept["content"] = content
+    field = getattr(exc, "field", None)
+    kept["invalid"] = field if field in ("title", "locale") else "content" if content else "file"
     return kept
 
 
@@ -217,7 +221,7 @@ def create_team_deck(team_id: int) -> Response:
     except (InvalidInput, UploadTooLarge) as exc:
         session.rollback()
         status = 413 if isinstance(exc, UploadTooLarge) else 422
-        return decks_page(team_id, error=upload_error(exc), status=status, form=_kept_form())
+        return decks_page(team_id, error=upload_error(exc), status=status, form=_kept_form(exc))
     session.commit()
     flash(_("Deck created. Assign it on the team page so members study it."))
     return redirect(url_for("web.team_deck_page", team_id=team_id, slug=deck.slug), 303)
@@ -244,7 +248,9 @@ def upload_team_deck_locale(team_id: int, slug: str) -> Response:
     except (InvalidInput, UploadTooLarge) as exc:
         session.rollback()
         status = 413 if isinstance(exc, UploadTooLarge) else 422
-        return deck_page(team_id, slug, error=upload_error(exc), status=status, form=_kept_form())
+        return deck_page(
+            team_id, slug, error=upload_error(exc), status=status, form=_kept_form(exc)
+        )
     session.commit()
     flash(_("Language uploaded. Everyone keeps their progress on the cards."))
     return redirect(url_for("web.team_deck_page", team_id=team_id, slug=slug), 303)

@@ -187,6 +187,33 @@
     if (link) { event.preventDefault(); reveal(); }
   });
 
+  // A field whose value is not the one the page came with.
+  function changed(form) {
+    return Array.prototype.some.call(form.elements, function (field) {
+      if (field.type === "hidden" || field.type === "file" || !("defaultValue" in field)) {
+        return false;
+      }
+      if (field.type === "checkbox" || field.type === "radio") {
+        return field.checked !== field.defaultChecked;
+      }
+      return field.value !== field.defaultValue;
+    });
+  }
+
+  // A card's page has a form per language: saving one would drop what was typed in another.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.hasAttribute || !form.hasAttribute("data-unsaved")) { return; }
+    var others = Array.prototype.filter.call(
+      document.querySelectorAll("form[data-unsaved]"),
+      function (other) { return other !== form && changed(other); }
+    );
+    if (others.length && !window.confirm(form.getAttribute("data-unsaved"))) {
+      event.preventDefault();
+      others[0].querySelector("textarea, input:not([type=hidden])").focus();
+    }
+  });
+
   document.addEventListener("submit", function (event) {
     var form = event.target;
     if (form.id === "answer-form" || form.id === "undo-form" || form.id === "card-actions") {

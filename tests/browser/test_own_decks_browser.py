@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Dialog, expect
 
 from .test_study_browser import ARTIFACTS, _page, _sign_up, browser, server
 
@@ -45,6 +45,21 @@ def test_make_a_deck_add_a_card_study_and_edit_it(server: str, browser: Browser)
     page.keyboard.press("e")  # the person's own deck: editable from the review page
     expect(page).to_have_url(re.compile(rf"/decks/{slug}/cards/c001\?study={slug}$"))
     expect(page.locator("#t-en")).to_have_value("kitchen nouns")
+    # Each language is its own form: saving one asks first when another has unsaved text.
+    card_page = page.url
+    typed_es = page.locator("#q-es").input_value()
+    page.fill("#q-es", "¿Cuchara?")
+    asked: list[str] = []
+
+    def dismiss(dialog: Dialog) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    page.once("dialog", dismiss)
+    page.locator("section[lang=en] form.card-edit button[type=submit]").click()
+    expect(page.locator("#q-es")).to_be_focused()
+    assert page.url == card_page and len(asked) == 1 and "not saved" in asked[0], asked
+    page.fill("#q-es", typed_es)  # as it was: nothing left unsaved
     page.fill("#q-en", "Spoon, in Spanish?")
     page.locator("section[lang=en] form.card-edit button[type=submit]").click()
     # Saved, back to studying the deck, as closing Anki's editor goes back to the review.

@@ -356,6 +356,10 @@ def test_the_web_page_starts_a_session_answers_and_ends_it(
     page = client.get("/study/custom").get_data(as_text=True)
     assert 'name="mode" value="forgotten"' in page and '<option value="cs"' in page
     assert 'value="bens"' not in page  # only decks she studies
+    # As Anki's is the current deck's: the only deck she studies is chosen (or the deck a
+    # study page's link names); a flag is chosen from the start (a session of no flag is none).
+    assert '<option value="cs" selected>' in page
+    assert '<option value="">—</option>' not in page and '<option value="1" ' in page
     token = csrf(client, "/study/custom")
     r = client.post("/study/custom", data={"csrf_token": token, "mode": "ahead", "days": "5"})
     assert r.status_code == 303
@@ -401,6 +405,8 @@ def test_the_web_page_previews_and_refuses_bad_forms(
         ({"mode": "preview", "deck": "cs", "amount": "0"}, "Give a number of cards"),
         ({"mode": "flag", "flag": ""}, "Choose a flag."),
         ({"mode": "flag", "flag": "9"}, "Choose a flag."),
+        ({"mode": "tag", "tag": " "}, "Type the tag whose cards you want to study."),
+        ({"mode": "tag", "tag": "t" * 101}, "A tag has at most 100 characters."),
     ):
         r = client.post("/study/custom", data={"csrf_token": token, **form})
         assert r.status_code == 422 and message in r.get_data(as_text=True)

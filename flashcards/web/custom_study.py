@@ -64,6 +64,8 @@ def _form_page(
         d for d in subscriptions.deck_summaries(session, user_id(), locale_code())
         if d.subscribed_locale is not None
     ]  # fmt: skip
+    if not form.get("deck") and len(decks) == 1 and "mode" not in request.form:
+        form = {**form, "deck": decks[0].slug}
     return render_template(
         "custom_study.html", card=None, study=None, decks=decks, modes=mode_labels(),
         form=form, error=error, flag_names=flag_names(),
@@ -80,7 +82,11 @@ def custom_study_page() -> str | tuple[str, int]:
         clock = user_clock(session, uid)
         card, current = custom_study.next_card(session, uid, now=now, clock=clock)
     except custom_study.NoCustomStudy:
-        return _form_page({"mode": "ahead", "days": "1", "amount": ""})
+        # As Anki's custom study is the current deck's: the deck studied when it was asked
+        # for (the study page's link names it), or the only one the person studies.
+        return _form_page(
+            {"mode": "ahead", "days": "1", "amount": "", "deck": request.args.get("deck", "")}
+        )
     if card is not None:
         # A forgotten card is answered from its `answered_from` state: the page's review id
         # and intervals must be those of the answer it sends.
@@ -122,7 +128,7 @@ def start_custom_study() -> Response | tuple[str, int]:
         )  # fmt: skip
     except (InvalidInput, NotSubscribed) as exc:
         session.rollback()
-        return _form_page(form, _start_error(exc), 422)
+        return _form_page(form, _start_error(exc, form), 422)
     except NoCardsMatch as exc:
         session.rollback()
         return _form_page(form, message_for(exc), 409)
@@ -152,13 +158,18 @@ def _flash_extended(extended: custom_study.ExtendedLimits) -> None:
         )
 
 
-def _start_error(exc: InvalidInput | NotSubscribed) -> str:
+def _start_error(exc: InvalidInput | NotSubscribed, form: dict[str, str]) -> str:
+    tag = (
+        _("A tag has at most %(max)d characters.", max=custom_study.MAX_TAG)
+        if form["tag"].strip()
+        else _("Type the tag whose cards you want to study.")
+    )
     messages: dict[str, str] = {
         "mode": _("Choose what to study."),
         "deck": _("Choose one of the decks you study."),
         "days": _("Give a number of days from %(low)d to %(high)d.", low=1, high=365),
         "amount": _("Give a number of cards from %(low)d to %(high)d.", low=1, high=9999),
-        "tag": _("Give a tag of up to %(max)d characters.", max=custom_study.MAX_TAG),
+        "tag": tag,
         "flag": _("Choose a flag."),
     }
     found = messages.get(exc.field or "")

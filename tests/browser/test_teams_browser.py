@@ -97,6 +97,11 @@ def test_team_invite_copy_join_and_narrow_layout(server: str, browser: Browser) 
         width = page.evaluate("document.documentElement.scrollWidth")
         page.screenshot(path=str(ARTIFACTS / f"320-{name}.png"), full_page=True)
         assert width <= 320, f"{path} is {width}px wide at 320px"
+    # On a phone the assigned decks read as a card each, nothing scrolled out of sight.
+    page.goto(server + team_path)
+    assigned = page.locator("table.assignments").locator("xpath=..")
+    assert assigned.evaluate("b => b.scrollWidth <= b.clientWidth + 1")
+    expect(page.locator("table.assignments td[data-label]").first).to_be_visible()
     # On a laptop's screen the member table fits: its due dates wrap, its last column shows.
     page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(f"{server}{team_path}/dashboard")

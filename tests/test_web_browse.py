@@ -84,6 +84,11 @@ def test_browse_search_sort_bulk_actions_and_undo(
     response = client.post("/browse/actions", data={**form, "action_flag": "1", "tag": "verbos"})
     assert response.headers["Location"].endswith("/browse?tag=verbos")
     assert PICK_RE.findall(client.get("/browse?flag=3").get_data(as_text=True)) == ids[2:3]
+    # A card answered: its state on one line, its stability a time in days, as Anki shows it.
+    answer_shown_card(client, "4")
+    page = client.get("/browse?state=review").get_data(as_text=True)
+    row = re.search(r'<td class="state">Review</td>(.*?)</tr>', page, re.S)
+    assert row and re.search(r"<td>[\d.]+ days</td>\s*<td>0</td>\s*<td>1</td>", row[1]), page
     # A sort's links keep the filters and toggle the order.
     page = client.get("/browse?tag=verbos&sort=lapses").get_data(as_text=True)
     assert 'href="/browse?tag=verbos&amp;sort=lapses&amp;order=desc"' in page

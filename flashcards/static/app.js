@@ -187,6 +187,18 @@
     if (link) { event.preventDefault(); reveal(); }
   });
 
+  // A choice that rules out the same value among checkboxes (a deck's language is no
+  // translation of itself): that box is unchecked and disabled, the others enabled.
+  document.addEventListener("change", function (event) {
+    var select = event.target;
+    var name = select.getAttribute && select.getAttribute("data-excludes");
+    if (!name || !select.form) { return; }
+    select.form.querySelectorAll('input[name="' + name + '"]').forEach(function (box) {
+      box.disabled = box.value === select.value;
+      if (box.disabled) { box.checked = false; }
+    });
+  });
+
   // A field whose value is not the one the page came with.
   function changed(form) {
     return Array.prototype.some.call(form.elements, function (field) {

@@ -219,7 +219,7 @@ def our_ratings(engine: Engine, user_id: int) -> dict[str, list[int]]:
 
 
 def study_day(when: datetime, tz: str, hour: int) -> Any:
-    from flashcards.anki.timing import study_date
+    from flashcards.srs.days import study_date
 
     return study_date(when, tz, hour)
 

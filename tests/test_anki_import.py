@@ -20,9 +20,9 @@ from sqlalchemy.orm import Session
 
 from flashcards.anki import AnkiPackageError, export_deck, import_package, planning, reader
 from flashcards.anki.reader import read_package
-from flashcards.anki.timing import study_date
 from flashcards.cli import main
 from flashcards.srs import queue, study
+from flashcards.srs.days import study_date
 from flashcards.srs.subscriptions import subscribe
 from flashcards.storage.engine import transaction
 from flashcards.storage.models import (

@@ -9,7 +9,7 @@ from fsrs import State
 from sqlalchemy import Engine
 
 from flashcards.srs import queue
-from flashcards.srs.days import day_bounds, study_date
+from flashcards.srs.days import StudyDates, day_bounds, study_date
 from flashcards.storage.engine import transaction
 
 from . import factories as f
@@ -173,3 +173,33 @@ def test_reviews_due_before_the_end_of_the_users_day_are_queued(
     with transaction(engine) as s:
         _card, counts = queue.next_card(s, user, now=day_end)
     assert counts.review == 2
+
+
+@pytest.mark.parametrize(
+    "tz",
+    [
+        "UTC",
+        "Asia/Seoul",
+        "Europe/Madrid",  # DST at 2:00 and 3:00 local
+        "America/Santiago",  # DST at midnight: a day start at 0:00 is skipped or repeated
+        "Asia/Kathmandu",  # +5:45
+        "Australia/Lord_Howe",  # a DST change of half an hour
+        "Pacific/Apia",  # skipped a whole date (30 December 2011)
+        "Europe/Amsterdam",  # +0:19:32 until 1937: an offset in seconds
+    ],
+)
+@pytest.mark.parametrize("hour", [0, 4, 23])
+def test_study_dates_of_many_moments_are_study_date_s(tz: str, hour: int) -> None:
+    """`StudyDates` (arithmetic on UTC days of one offset) gives `study_date`'s date for
+    moments every 47 minutes and 13 seconds across years with changes of offset."""
+    dates = StudyDates(tz, hour)
+    wrong = []
+    for first in (utc(1936, 1, 1), utc(2011, 1, 1), utc(2025, 1, 1)):
+        moment = first
+        while moment < first + timedelta(days=366):
+            if dates(moment) != study_date(moment, tz, hour):
+                wrong.append(moment)
+            moment += timedelta(minutes=47, seconds=13)
+    assert not wrong, f"{len(wrong)} wrong, first {wrong[0]}"
+    # Each UTC day is looked at once, however many moments fall in it.
+    assert len(dates.offsets) <= 3 * 367

@@ -12,17 +12,16 @@ import math
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, NamedTuple
-from zoneinfo import ZoneInfo
 
 from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler, State
 
 from ..srs import days
-from ..srs.days import Clock
+from ..srs.days import day_start, study_date
 from ..storage.models import SchedulerSettings, User
 from .reader import AnkiCard, Collection, Revlog
 from .schema import memory_value
-from .timing import DAY, DAY0, day_shift_of, day_start, from_epoch, study_date
+from .timing import DAY, DAY0, day_shift_of, from_epoch
 
 LEARNING, REVIEW, RELEARNING = 1, 2, 3
 QUEUE_LEARN = 1
@@ -149,43 +148,6 @@ LOG_COLUMNS = Answer._fields[1:]
 STATE_COLUMNS = ("state", "step", "stability", "difficulty", "due", "last_review", "reps",
                  "lapses", "introduced_at", "version")  # fmt: skip
 RATINGS = {int(r): r for r in Rating}
-# Study days are looked up by the quarter hour a moment falls in: every zone's offset today
-# is a whole number of quarter hours, so a study day starts and ends on their boundaries.
-QUARTER_HOUR = 900
-MICROSECOND = timedelta(microseconds=1)
-
-
-class StudyDates:
-    """The person's study date of a moment (`srs.days.study_date`), remembered by quarter hour.
-
-    A replay asks for two dates an answer, 100,000 answers a large package: the zone's
-    arithmetic is done once a quarter hour of the history instead. A quarter hour is
-    remembered only when its first and last microsecond have the same date and UTC offset
-    (no change of offset within it), so an odd zone is computed every time, never guessed.
-    """
-
-    def __init__(self, clock: Clock) -> None:
-        self.clock = clock
-        self.zone = ZoneInfo(clock.timezone)
-        self.known: dict[int, date] = {}
-
-    def __call__(self, when: datetime) -> date:
-        key = int(when.timestamp()) // QUARTER_HOUR
-        day = self.known.get(key)
-        if day is None:
-            day = days.study_date(when, *self.clock)
-            first = from_epoch(key * QUARTER_HOUR)
-            last = from_epoch((key + 1) * QUARTER_HOUR) - MICROSECOND
-            if (
-                first <= when <= last
-                and days.study_date(first, *self.clock) == day == days.study_date(last, *self.clock)
-                and first.astimezone(self.zone).utcoffset()
-                == last.astimezone(self.zone).utcoffset()
-            ):
-                self.known[key] = day
-        return day
-
-
 # What one answer leaves a card with (`Replay.outcome`): its state, step, stability and
 # difficulty (rounded as stored), and how long after the answer it falls due.
 Outcome = tuple[int, int | None, float, float, timedelta]
@@ -208,18 +170,18 @@ class Replay:
     """
 
     scheduler: Scheduler
-    dates: StudyDates
+    dates: days.StudyDates
     outcomes: dict[OutcomeKey, Outcome] = field(default_factory=dict)
 
     @classmethod
     def of(cls, settings: SchedulerSettings | None, timing: ImportTiming) -> Replay:
-        return cls(scheduler_for(settings), StudyDates(Clock(timing.tz, timing.day_start_hour)))
+        return cls(scheduler_for(settings), days.StudyDates(timing.tz, timing.day_start_hour))
 
     def last_review_seen(self, last_review: datetime | None, now: datetime) -> datetime | None:
         """`srs.scheduling.last_review_for_fsrs`, with the study dates remembered."""
         if last_review is None:
             return None
-        elapsed = (self.dates(now) - self.dates(last_review)).days
+        elapsed = self.dates.ordinal(now.timestamp()) - self.dates.ordinal(last_review.timestamp())
         return min(last_review, now - timedelta(days=elapsed)) if elapsed >= 1 else last_review
 
     def outcome(

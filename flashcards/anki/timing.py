@@ -11,23 +11,15 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from ..srs.days import study_date
+
 DAY0 = date(2020, 1, 1)
 CRT = int(datetime.combine(DAY0, time(0), tzinfo=UTC).timestamp())
 DAY = timedelta(days=1)
 
 
-def study_date(when: datetime, tz: str, day_start_hour: int) -> date:
-    local = when.astimezone(ZoneInfo(tz))
-    return (local - timedelta(hours=day_start_hour)).date()
-
-
 def anki_day(when: datetime, tz: str, day_start_hour: int) -> int:
     return (study_date(when, tz, day_start_hour) - DAY0).days
-
-
-def day_start(day: date, tz: str, day_start_hour: int) -> datetime:
-    # Combining with the zone keeps the day-start hour fixed across DST changes.
-    return datetime.combine(day, time(day_start_hour), tzinfo=ZoneInfo(tz)).astimezone(UTC)
 
 
 def source_today(

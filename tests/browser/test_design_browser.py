@@ -339,6 +339,22 @@ def test_phone_header_is_a_menu_that_works_without_javascript(site: Site, browse
         context.close()
 
 
+def test_between_phone_and_wide_the_menu_is_one_line(site: Site, browser: Browser) -> None:
+    """From 52rem (832 px), where the menu button gives way to the links, to 90rem, where they
+    sit beside the brand, the links are one line of their own in every language: Spanish's
+    and Korean's words used to wrap "Cerrar sesión" onto a third line of the header."""
+    for locale, width in (("es", 840), ("es", 1000), ("ko", 840), ("en", 1200)):
+        context = _context(browser, locale, width, "light")
+        page = context.new_page()
+        _sign_in(page, site, LEADS[locale][0])
+        tops = page.eval_on_selector_all(
+            "header nav li", "items => items.map(i => Math.round(i.getBoundingClientRect().top))"
+        )
+        assert len(tops) == 8 and len(set(tops)) == 1, (locale, width, tops)
+        page.screenshot(path=str(ARTIFACTS / f"design-header-{locale}-{width}.png"))
+        context.close()
+
+
 def test_a_language_picked_from_the_list_applies_at_once(site: Site, browser: Browser) -> None:
     context = _context(browser, "en", 390, "light")
     page = context.new_page()

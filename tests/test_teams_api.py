@@ -153,6 +153,38 @@ def test_team_deck_edit_and_member_removal(world: dict[str, Any]) -> None:
     assert api["ben"]("DELETE", f"/api/v1/teams/{t}").status_code == 204
 
 
+def test_a_lead_tags_the_teams_cards_through_the_api(world: dict[str, Any], engine: Engine) -> None:
+    """Tags on a team card, as on one's own: given when it is added, changed with an edit,
+    kept by an edit that leaves them out, shared by a Cloze text's cards; a bad one is a 422
+    that changes nothing."""
+    api, t, slug = world["api"], world["team"], world["deck"]
+    cards = f"/api/v1/teams/{t}/decks/{slug}/cards"
+
+    def tags(key: str) -> list[str]:
+        with engine.connect() as c:
+            return list(c.scalar(select(Card.tags).where(Card.key == key)) or [])
+
+    added = api["lead"]("POST", cards, {"front": "Pod?", "back": "Containers.", "tags": ["k8s"]})
+    assert added.status_code == 201, added.get_json()
+    (key,) = added.get_json()["keys"]
+    assert tags(key) == ["k8s"]
+    edit = {"locale": "en", "front": "1+1?", "back": "2", "tags": ["week-1", "math"]}
+    assert api["lead"]("PUT", f"{cards}/q01", edit).status_code == 200
+    assert tags("q01") == ["week-1", "math"]
+    del edit["tags"]
+    assert api["lead"]("PUT", f"{cards}/q01", edit).status_code == 200
+    assert tags("q01") == ["week-1", "math"]
+    bad = api["lead"]("PUT", f"{cards}/q01", {**edit, "front": "3?", "tags": ["two words"]})
+    assert bad.status_code == 422 and bad.get_json()["field"] == "tags"
+    assert tags("q01") == ["week-1", "math"]
+    assert api["ana"]("PUT", f"{cards}/q01", {**edit, "tags": []}).status_code == 403
+    cloze = {"front": "{{c1::Pods}} run on {{c2::nodes}}.", "tags": ["k8s"]}
+    keys = api["lead"]("POST", cards, cloze).get_json()["keys"]
+    text = {"text": "{{c1::Pods}} run on {{c2::nodes}}.", "tags": ["k8s", "week-2"]}
+    assert api["lead"]("PUT", f"{cards}/{keys[0]}/cloze", text).status_code == 200
+    assert [tags(k) for k in keys] == [["k8s", "week-2"]] * 2
+
+
 def test_a_lead_adds_and_edits_a_cloze_text_through_the_api(
     world: dict[str, Any], engine: Engine
 ) -> None:

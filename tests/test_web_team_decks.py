@@ -188,6 +188,53 @@ def test_a_lead_adds_a_cloze_text_as_a_card_for_each_number(app: Flask, engine: 
     assert [key for _n, key in _cards(listing)] == ["c081-c1", "c081-c2", "c081-c3"]
 
 
+def _tags(engine: Engine, key: str) -> list[str]:
+    with engine.connect() as c:
+        return list(c.scalar(select(Card.tags).where(Card.key == key)) or [])
+
+
+def test_a_lead_tags_the_teams_cards_as_the_person_tags_their_own(
+    app: Flask, engine: Engine
+) -> None:
+    """Tags are a card's, set with its first language: a lead adds a card with tags, changes
+    them on the card's page (a translation's form leaves them be), and a bad tag changes
+    nothing; a member sees no form."""
+    lead, member, _outsider, team = _team(app)
+    deck = _deck(lead, team, 80)
+    page = lead.get(deck).get_data(as_text=True)
+    assert 'id="new-tags"' in page
+    assert 'id="new-tags"' not in member.get(deck).get_data(as_text=True)
+    form = {"question": "What is a pod?", "answer": "A group of containers.", "tags": "k8s week-1"}
+    assert _post(lead, f"{deck}/cards", form, deck).status_code == 303
+    assert _tags(engine, "c081") == ["k8s", "week-1"]
+
+    card = f"{deck}/cards/c7"
+    page = lead.get(card).get_data(as_text=True)
+    assert page.count('name="tags"') == 1  # on the English form, not on the Spanish one
+    english = {"locale": "en", "question": "Question 7?", "answer": "Answer 7", "tags": "week-2"}
+    assert _post(lead, card, english, card).status_code == 303
+    assert _tags(engine, "c7") == ["week-2"]
+    spanish = {"locale": "es", "question": "¿Pregunta 7?", "answer": "Respuesta 7"}
+    assert _post(lead, card, spanish, card).status_code == 303
+    assert _tags(engine, "c7") == ["week-2"]
+    assert 'value="week-2"' in lead.get(card).get_data(as_text=True)
+
+    refused = _post(lead, card, {**english, "tags": "x" * 200}, card)
+    assert refused.status_code == 400
+    assert "Tags are single words separated by spaces" in refused.get_data(as_text=True)
+    assert _tags(engine, "c7") == ["week-2"]
+    assert _post(member, card, english, card).status_code == 403
+
+    # A Cloze text's tags are its cards', as its text is.
+    cloze = {"question": "{{c1::Pods}} run on {{c2::nodes}}.", "answer": "", "tags": "k8s"}
+    assert _post(lead, f"{deck}/cards", cloze, deck).status_code == 303
+    first = f"{deck}/cards/c082-c1"
+    assert 'value="k8s"' in lead.get(first).get_data(as_text=True)
+    text = {"cloze": "{{c1::Pods}} run on {{c2::nodes}}.", "extra": "", "tags": "k8s week-3"}
+    assert _post(lead, f"{first}/cloze", text, first).status_code == 303
+    assert _tags(engine, "c082-c1") == _tags(engine, "c082-c2") == ["k8s", "week-3"]
+
+
 CLOZE_CSV = (
     "front,back,key,locale\n"
     '"{{c1::Kubernetes}} schedules {{c2::pods::what}}.",On nodes.,k8s,en\n'

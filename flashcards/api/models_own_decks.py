@@ -6,15 +6,14 @@ from typing import Annotated, ClassVar
 
 from pydantic import Field
 
-from ..decks.card_editing import MAX_TAG, MAX_TAGS, ClozeSaved, ClozeText
+from ..decks.card_editing import MAX_TAGS, ClozeSaved, ClozeText
 from ..decks.card_pages import CardRow
 from ..decks.deckfile import MAX_TITLE
 from ..decks.own_decks import MAX_LOCALES
 from ..storage.models import Deck
 from .models import Body, Reply
-from .models_teams import MAX_CARD_TEXT, MAX_LOCALE, AddedKeys, NewCardText
+from .models_teams import MAX_CARD_TEXT, MAX_LOCALE, TAGS_MESSAGE, AddedKeys, Tag
 
-Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG, pattern=r"^\S+$")]
 Locale = Annotated[str, Field(max_length=MAX_LOCALE)]
 # Not blank: the domain folds white space and says so in its own words (minLength and the
 # pattern are for the document, not checked here, so the message stays the domain's).
@@ -42,13 +41,6 @@ class DeckPatch(Body):
     )
 
 
-class NewCard(NewCardText):
-    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
-    messages: ClassVar[dict[str, str]] = {
-        "tags": f"tags must be a list of at most {MAX_TAGS} words without spaces"
-    }
-
-
 class ClozeEdit(Body):
     text: str = Field(
         min_length=1, max_length=MAX_CARD_TEXT, description="The Cloze text, as {{c1::Paris}}."
@@ -56,13 +48,10 @@ class ClozeEdit(Body):
     extra: str = Field(
         "", max_length=MAX_CARD_TEXT, description="The explanation its cards share (Back Extra)."
     )
-
-
-class OwnClozeEdit(ClozeEdit):
     tags: list[Tag] | None = Field(
         None, max_length=MAX_TAGS, description="The note's tags, so every card's; kept if left out."
     )
-    messages: ClassVar[dict[str, str]] = NewCard.messages
+    messages: ClassVar[dict[str, str]] = {"tags": TAGS_MESSAGE}
 
 
 class ClozeCards(Reply):
@@ -101,7 +90,7 @@ class CardPatch(Body):
     back: str | None = Field(None, max_length=MAX_CARD_TEXT)
     explanation: str | None = Field(None, max_length=MAX_CARD_TEXT)
     tags: list[Tag] | None = Field(None, max_length=MAX_TAGS, description="The card's tags.")
-    messages: ClassVar[dict[str, str]] = NewCard.messages
+    messages: ClassVar[dict[str, str]] = {"tags": TAGS_MESSAGE}
 
 
 class OwnDeck(Reply):

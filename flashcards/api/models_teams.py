@@ -7,6 +7,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field
 
+from ..decks.card_editing import MAX_TAG, MAX_TAGS
 from ..decks.sync import SyncReport
 from ..storage.schema import MAX_ID
 from ..teams import invitations, membership
@@ -15,6 +16,8 @@ from .models import WHOLE, Body, Reply, Timestamp
 MAX_UPLOAD = 2_000_000  # characters of an uploaded quiz or CSV
 MAX_CARD_TEXT = 20_000  # characters of a card's front, back or explanation
 MAX_LOCALE = 16
+Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG, pattern=r"^\S+$")]
+TAGS_MESSAGE = f"tags must be a list of at most {MAX_TAGS} words without spaces"
 MAX_INVITATION_HOURS = 90 * 24
 _DUE_DATE = "due_date must be a date like 2026-04-30, or null"
 
@@ -74,15 +77,16 @@ class Upload(Body):
     title: str = Field("", max_length=200)
 
 
-class NewCardText(Body):
-    """A new card's text in its deck's default language: a team deck's, and (with tags) one's
-    own deck's (`NewCard`)."""
+class NewCard(Body):
+    """A new card's text in its deck's default language, with its tags."""
 
     front: str = Field(max_length=MAX_CARD_TEXT)
     back: str = Field(
         "", max_length=MAX_CARD_TEXT, description="Needed, but for a Cloze front (Back Extra)."
     )
     explanation: str = Field("", max_length=MAX_CARD_TEXT)
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
+    messages: ClassVar[dict[str, str]] = {"tags": TAGS_MESSAGE}
 
 
 class CardEdit(Body):
@@ -90,6 +94,13 @@ class CardEdit(Body):
     front: str = Field(max_length=MAX_CARD_TEXT)
     back: str = Field(max_length=MAX_CARD_TEXT)
     explanation: str = Field("", max_length=MAX_CARD_TEXT)
+    tags: list[Tag] | None = Field(
+        None,
+        max_length=MAX_TAGS,
+        description="The card's tags, kept if left out; given with a translation's text, "
+        "they are still the card's.",
+    )
+    messages: ClassVar[dict[str, str]] = {"tags": TAGS_MESSAGE}
 
 
 # --- responses ---

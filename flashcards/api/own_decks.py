@@ -24,13 +24,13 @@ from .models_own_decks import (
     AddedCard,
     CardPatch,
     ClozeCards,
+    ClozeEdit,
     DeckPatch,
-    NewCard,
     NewDeck,
     OwnCard,
-    OwnClozeEdit,
     OwnDeck,
 )
+from .models_teams import NewCard
 from .openapi import Answer, documented
 
 TAGS = ("own decks",)
@@ -192,13 +192,13 @@ def get_cloze_text(slug: str, key: str) -> Response:
     "whose cards were edited one by one); 422 for a text without a deletion.",
     {200: Answer("The text and its cards.", ClozeCards)},
     403,
-    body=OwnClozeEdit,
+    body=ClozeEdit,
     tags=TAGS,
 )
 @writes
 def edit_cloze(slug: str, key: str) -> Response:
     user_id = current_user_id()
-    body = parse_body(OwnClozeEdit)
+    body = parse_body(ClozeEdit)
     session = db()
     saved = own_decks.edit_cloze(
         session, user_id, slug, key, text=body.text, extra=body.extra, tags=body.tags,

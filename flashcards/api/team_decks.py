@@ -17,7 +17,7 @@ from .models_own_decks import ClozeCards, ClozeEdit
 from .models_teams import (
     AddedKeys,
     CardEdit,
-    NewCardText,
+    NewCard,
     SourceCard,
     SourceLocale,
     TeamDeck,
@@ -196,6 +196,7 @@ def set_team_card(team_id: int, slug: str, key: str) -> Response:
         question=body.front,
         answer=body.back,
         explanation=body.explanation,
+        tags=body.tags,
         now=utcnow(),
     )
     session.commit()
@@ -211,13 +212,13 @@ def set_team_card(team_id: int, slug: str, key: str) -> Response:
     "Leads only.",
     {201: Answer("The keys of the cards added.", AddedKeys)},
     403,
-    body=NewCardText,
+    body=NewCard,
     tags=TAGS,
 )
 @writes
 def add_team_card(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
-    body = parse_body(NewCardText)
+    body = parse_body(NewCard)
     session = db()
     keys = retrying(
         session,
@@ -229,6 +230,7 @@ def add_team_card(team_id: int, slug: str) -> Response:
             question=body.front,
             answer=body.back,
             explanation=body.explanation,
+            tags=body.tags,
             now=utcnow(),
         ),
         retry_on=(IntegrityError,),  # two cards added at once picked the same new key
@@ -270,7 +272,15 @@ def edit_team_cloze_text(team_id: int, slug: str, key: str) -> Response:
     session = db()
     team_id = checked_id(team_id, "team")
     saved = team_decks.edit_cloze(
-        session, team_id, user_id, slug, key, text=body.text, extra=body.extra, now=utcnow()
+        session,
+        team_id,
+        user_id,
+        slug,
+        key,
+        text=body.text,
+        extra=body.extra,
+        tags=body.tags,
+        now=utcnow(),
     )
     found = team_decks.cloze_text(session, team_id, user_id, slug, saved.keys[0])  # as stored
     session.commit()

@@ -125,9 +125,11 @@ def set_card(
     question: str,
     answer: str,
     explanation: str,
+    tags: list[str] | None = None,
     now: datetime,
 ) -> SyncReport:
-    """Edit one card's text in one language, or add a card (in the default language)."""
+    """Edit one card's text in one language, or add a card (in the default language); with
+    `tags`, the card's tags too (every member's card has them)."""
     membership(session, team_id, actor_id, *LEADS)
     deck = team_deck(session, team_id, slug)
     return card_editing.set_card(
@@ -138,6 +140,7 @@ def set_card(
         question=question,
         answer=answer,
         explanation=explanation,
+        tags=tags,
         now=now,
     )
 
@@ -151,15 +154,17 @@ def add_cards(
     question: str,
     answer: str,
     explanation: str,
+    tags: list[str] | None = None,
     now: datetime,
 ) -> list[str]:
     """A new card in the deck's default language, or a Cloze text's cards
-    (`card_editing.add_cards`); their keys."""
+    (`card_editing.add_cards`), with `tags`; their keys."""
     membership(session, team_id, actor_id, *LEADS)
     deck = team_deck(session, team_id, slug)
     return card_editing.add_cards(
-        session, deck, question=question, answer=answer, explanation=explanation, now=now
-    )
+        session, deck, question=question, answer=answer, explanation=explanation, tags=tags,
+        now=now,
+    )  # fmt: skip
 
 
 def cloze_text(
@@ -180,12 +185,13 @@ def edit_cloze(
     *,
     text: str,
     extra: str,
+    tags: list[str] | None = None,
     now: datetime,
 ) -> card_editing.ClozeSaved:
     """A Cloze text's cards changed as the text (`card_editing.edit_cloze`), by a lead."""
     membership(session, team_id, actor_id, *LEADS)
     deck = team_deck(session, team_id, slug)
-    return card_editing.edit_cloze(session, deck, key, text=text, extra=extra, now=now)
+    return card_editing.edit_cloze(session, deck, key, text=text, extra=extra, tags=tags, now=now)
 
 
 def retire_card(

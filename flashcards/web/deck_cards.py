@@ -58,6 +58,12 @@ def listing_args(values: Mapping[str, str]) -> dict[str, Any]:
     return args
 
 
+def form_tags(form: Mapping[str, str]) -> list[str] | None:
+    """The tags a card's form gives (separated by white space), None where it has no tags
+    field (a translation's form: tags are the card's, edited with its first language)."""
+    return form["tags"].split() if "tags" in form else None
+
+
 def study_page(values: Mapping[str, str]) -> str | None:
     """The study page a card's page was opened from (`listing_args`), on the side it was
     opened from, or None."""

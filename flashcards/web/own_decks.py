@@ -31,15 +31,10 @@ from ..storage.retry import retrying
 from ..storage.schema import utcnow
 from . import bp
 from .auth import login_required, user_id
-from .deck_cards import back_from_card, listing_args, study_page
+from .deck_cards import back_from_card, form_tags, listing_args, study_page
 from .error_table import message_for
 from .team_decks import as_typed, card_problem, cloze_added, cloze_saved
 from .uploads import mebibytes, upload_form
-
-
-def _tags(form: Mapping[str, str]) -> list[str] | None:
-    """The tags a form gives (separated by white space), None where it has no tags field."""
-    return form["tags"].split() if "tags" in form else None
 
 
 def new_deck_page(*, status: int = 200, form: Mapping[str, str] | None = None) -> Response:
@@ -151,7 +146,7 @@ def add_own_card(slug: str) -> Response:
                 question=request.form.get("question", ""),
                 answer=request.form.get("answer", ""),
                 explanation=request.form.get("explanation", ""),
-                tags=_tags(request.form),
+                tags=form_tags(request.form),
                 now=utcnow(),
             ),
             retry_on=(IntegrityError,),
@@ -181,7 +176,7 @@ def edit_own_cloze(slug: str, key: str) -> Response:
             key,
             text=request.form.get("cloze", ""),
             extra=request.form.get("extra", ""),
-            tags=_tags(request.form),
+            tags=form_tags(request.form),
             now=utcnow(),
         )
     except InvalidInput as exc:
@@ -217,7 +212,7 @@ def edit_own_card(slug: str, key: str) -> Response:
             question=request.form.get("question", ""),
             answer=request.form.get("answer", ""),
             explanation=request.form.get("explanation", ""),
-            tags=_tags(request.form),
+            tags=form_tags(request.form),
             now=utcnow(),
         )
     except InvalidInput as exc:

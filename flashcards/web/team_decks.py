@@ -42,7 +42,7 @@ from ..teams.roles import LEADS
 from ..teams.roles import membership as role_check
 from . import bp
 from .auth import login_required, user_id
-from .deck_cards import back_from_card, listing, listing_args, study_page
+from .deck_cards import back_from_card, form_tags, listing, listing_args, study_page
 from .error_table import flash_error, message_for
 from .i18n import whole_number
 from .teams import team_id_checked
@@ -182,6 +182,7 @@ def edit_team_cloze(team_id: int, slug: str, key: str) -> Response:
             key,
             text=request.form.get("cloze", ""),
             extra=request.form.get("extra", ""),
+            tags=form_tags(request.form),
             now=utcnow(),
         )
     except InvalidInput as exc:
@@ -223,6 +224,7 @@ def edit_team_card(team_id: int, slug: str, key: str) -> Response:
             question=request.form.get("question", ""),
             answer=request.form.get("answer", ""),
             explanation=request.form.get("explanation", ""),
+            tags=form_tags(request.form),
             now=utcnow(),
         )
     except InvalidInput as exc:
@@ -302,6 +304,7 @@ def add_team_card(team_id: int, slug: str) -> Response:
             question=request.form.get("question", ""),
             answer=request.form.get("answer", ""),
             explanation=request.form.get("explanation", ""),
+            tags=form_tags(request.form),
             now=utcnow(),
         )
 

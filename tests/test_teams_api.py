@@ -162,7 +162,8 @@ def test_a_lead_tags_the_teams_cards_through_the_api(world: dict[str, Any], engi
 
     def tags(key: str) -> list[str]:
         with engine.connect() as c:
-            return list(c.scalar(select(Card.tags).where(Card.key == key)) or [])
+            found = c.scalar(select(Card.tags).join(Deck).where(Deck.slug == slug, Card.key == key))
+            return list(found or [])
 
     added = api["lead"]("POST", cards, {"front": "Pod?", "back": "Containers.", "tags": ["k8s"]})
     assert added.status_code == 201, added.get_json()

@@ -189,8 +189,12 @@ def test_a_lead_adds_a_cloze_text_as_a_card_for_each_number(app: Flask, engine: 
 
 
 def _tags(engine: Engine, key: str) -> list[str]:
+    """The tags of the card `key` of the deck `_deck` made (keys are a deck's own)."""
     with engine.connect() as c:
-        return list(c.scalar(select(Card.tags).where(Card.key == key)) or [])
+        found = c.scalar(
+            select(Card.tags).join(Deck).where(Deck.owner_team_id.is_not(None), Card.key == key)
+        )
+        return list(found or [])
 
 
 def test_a_lead_tags_the_teams_cards_as_the_person_tags_their_own(

@@ -272,16 +272,9 @@ def edit_team_cloze_text(team_id: int, slug: str, key: str) -> Response:
     session = db()
     team_id = checked_id(team_id, "team")
     saved = team_decks.edit_cloze(
-        session,
-        team_id,
-        user_id,
-        slug,
-        key,
-        text=body.text,
-        extra=body.extra,
-        tags=body.tags,
+        session, team_id, user_id, slug, key, text=body.text, extra=body.extra, tags=body.tags,
         now=utcnow(),
-    )
+    )  # fmt: skip
     found = team_decks.cloze_text(session, team_id, user_id, slug, saved.keys[0])  # as stored
     session.commit()
     return reply(ClozeCards.of(found, saved))

@@ -136,6 +136,8 @@ def test_web_removed_member_is_told_to_ask_a_lead(app: Flask, engine: Engine) ->
     assert refused.status_code == 403
     assert "Te han quitado de este equipo" in text and "Platform" in text
     assert 'action="/join/confirm"' not in text
+    # Another link is then the page's only action: shown, not folded away as beside a Join.
+    assert 'name="invitation"' in text and 'class="other-invitation"' not in text
     # A confirmation kept open from before is refused too, and nothing is written.
     confirm = _post(mia, "/join/confirm", {"token": token}, "/join")
     assert confirm.status_code == 403

@@ -178,10 +178,18 @@ def test_a_lead_tags_the_teams_cards_through_the_api(world: dict[str, Any], engi
     bad = api["lead"]("PUT", f"{cards}/q01", {**edit, "front": "3?", "tags": ["two words"]})
     assert bad.status_code == 422 and bad.get_json()["field"] == "tags"
     assert tags("q01") == ["week-1", "math"]
+    # Members read them with the cards (the same in every language).
+    shown = api["ana"]("GET", f"/api/v1/teams/{t}/decks/{slug}").get_json()["locales"]["en"]
+    assert [(c["front"], c["tags"]) for c in shown["cards"] if c["key"] == "q01"] == [
+        ("1+1?", ["week-1", "math"])
+    ]
     assert api["ana"]("PUT", f"{cards}/q01", {**edit, "tags": []}).status_code == 403
     cloze = {"front": "{{c1::Pods}} run on {{c2::nodes}}.", "tags": ["k8s"]}
     keys = api["lead"]("POST", cards, cloze).get_json()["keys"]
     text = {"text": "{{c1::Pods}} run on {{c2::nodes}}.", "tags": ["k8s", "week-2"]}
+    assert api["lead"]("PUT", f"{cards}/{keys[0]}/cloze", text).status_code == 200
+    assert [tags(k) for k in keys] == [["k8s", "week-2"]] * 2
+    del text["tags"]
     assert api["lead"]("PUT", f"{cards}/{keys[0]}/cloze", text).status_code == 200
     assert [tags(k) for k in keys] == [["k8s", "week-2"]] * 2
 

@@ -223,10 +223,11 @@ def test_a_lead_tags_the_teams_cards_as_the_person_tags_their_own(
     assert _tags(engine, "c7") == ["week-2"]
     assert 'value="week-2"' in lead.get(card).get_data(as_text=True)
 
-    refused = _post(lead, card, {**english, "tags": "x" * 200}, card)
+    refused = _post(lead, card, {**english, "question": "Changed?", "tags": "x" * 200}, card)
     assert refused.status_code == 400
     assert "Tags are single words separated by spaces" in refused.get_data(as_text=True)
     assert _tags(engine, "c7") == ["week-2"]
+    assert "Changed?" not in lead.get(f"{deck}?q=Changed").get_data(as_text=True)
     assert _post(member, card, english, card).status_code == 403
 
     # A Cloze text's tags are its cards', as its text is.
@@ -237,6 +238,10 @@ def test_a_lead_tags_the_teams_cards_as_the_person_tags_their_own(
     text = {"cloze": "{{c1::Pods}} run on {{c2::nodes}}.", "extra": "", "tags": "k8s week-3"}
     assert _post(lead, f"{first}/cloze", text, first).status_code == 303
     assert _tags(engine, "c082-c1") == _tags(engine, "c082-c2") == ["k8s", "week-3"]
+    # A number added takes the text's tags, as a new card of an Anki note does.
+    text = {**text, "cloze": "{{c1::Pods}} run on {{c2::nodes}} of {{c3::clusters}}."}
+    assert _post(lead, f"{first}/cloze", text, first).status_code == 303
+    assert _tags(engine, "c082-c3") == ["k8s", "week-3"]
 
 
 CLOZE_CSV = (

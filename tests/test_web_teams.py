@@ -248,8 +248,10 @@ def test_the_link_opened_last_is_the_one_confirmed(app: Flask, loaded_engine: En
     alpha_token, beta_token = _invite(lead, alpha), _invite(lead, beta)
     page = _open(member, alpha_token).get_data(as_text=True)
     assert "Alpha" in page and "mia@example.com" in page  # who is about to join
-    # The confirmation keeps the form the page's script posts a newly opened link with.
+    # The confirmation keeps the form the page's script posts a newly opened link with,
+    # folded under the Join button, which is what the page is for.
     assert "data-invitation" in page
+    assert page.index('class="other-invitation"') > page.index('action="/join/confirm"')
     page = _open(member, beta_token).get_data(as_text=True)
     assert "Beta" in page and "Alpha" not in page
     response = _post(member, "/join/confirm", {"token": beta_token}, "/join")

@@ -71,7 +71,7 @@ class SchedulingContext:
     # Days between our day numbers and the collection's (`crt_of`): a device that uploaded
     # its own collection keeps counting from its own creation.
     day_shift: int = 0
-    dates: StudyDates = field(init=False)
+    dates: StudyDates = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.dates = StudyDates(self.tz, self.day_start_hour)

@@ -203,6 +203,7 @@ class SourceCard(Reply):
     front: str
     back: str
     explanation: str
+    tags: list[str] = Field(description="The card's tags: the same in every language.")
 
 
 class SourceLocale(Reply):

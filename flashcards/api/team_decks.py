@@ -102,7 +102,9 @@ def create_team_deck(team_id: int) -> Response:
 )
 def get_team_deck(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
-    source = team_decks.deck_cards(db(), checked_id(team_id, "team"), user_id, slug)
+    session, team_id = db(), checked_id(team_id, "team")
+    source = team_decks.deck_cards(session, team_id, user_id, slug)
+    tags = team_decks.card_tags(session, team_id, user_id, slug)
     return reply(
         TeamDeckCards(
             slug=source.slug,
@@ -113,7 +115,11 @@ def get_team_deck(team_id: int, slug: str) -> Response:
                     description=loc.description,
                     cards=[
                         SourceCard(
-                            key=c.key, front=c.question, back=c.answer, explanation=c.explanation
+                            key=c.key,
+                            front=c.question,
+                            back=c.answer,
+                            explanation=c.explanation,
+                            tags=tags.get(c.key, []),
                         )
                         for c in loc.cards
                     ],

@@ -44,8 +44,9 @@ class StudyDates:
     An export, a sync's collection or a replayed package asks for the study dates of a whole
     review log (a hundred thousand answers): converting each moment to the zone costs about
     ten times the arithmetic. A UTC day whose offset is the same at its start, middle and end
-    has that offset throughout, so its moments' dates are arithmetic on the timestamp; a day
-    with a change of offset in it is converted moment by moment, never guessed.
+    has that offset throughout (no zone changes its offset twice within 12 hours), so its
+    moments' dates are arithmetic on the timestamp; a day with a change of offset in it is
+    converted moment by moment. `tests/test_days.py` holds it to `study_date`.
     """
 
     def __init__(self, tz: str, day_start_hour: int) -> None:
@@ -77,4 +78,4 @@ class StudyDates:
             return None
         (offset,) = found
         # Historical local mean times have offsets in seconds: still whole seconds.
-        return None if offset is None else int(offset.total_seconds())
+        return int(offset.total_seconds()) if offset is not None else None

@@ -282,7 +282,10 @@ def test_custom_study_reveals_and_answers_in_place(server: str, browser: Browser
     JavaScript: with it, a click did nothing)."""
     context, page, problems = _page(browser, "en")
     _sign_up(page, server, "custom@example.com")
-    page.locator("form[action$='/subscription'] button[type=submit]").click()
+    # Each form's page is waited for: under load, the next step could otherwise run on the
+    # page the form was sent from (a flag set there, a marker lost with it).
+    with page.expect_navigation():
+        page.locator("form[action$='/subscription'] button[type=submit]").click()
     page.goto(f"{server}/study")
     page.keyboard.press("Control+Digit1")  # a red flag on the first card
     expect(page.locator("#card-actions")).to_have_attribute("data-flag", "1")
@@ -295,7 +298,8 @@ def test_custom_study_reveals_and_answers_in_place(server: str, browser: Browser
     expect(page.locator("#days")).to_be_hidden()
     expect(page.locator("#tag")).to_be_hidden()
     page.select_option("#flag", "1")
-    page.click("form[action$='/study/custom'] button[type=submit]")
+    with page.expect_navigation():
+        page.click("form[action$='/study/custom'] button[type=submit]")
     page.evaluate("window.__noReload = true")
     expect(page.locator("#answer")).to_be_hidden()
     page.keyboard.press("Space")
@@ -314,11 +318,13 @@ def test_custom_study_reveals_and_answers_in_place(server: str, browser: Browser
     expect(page.locator("#question")).to_have_text("Custom study is done")
     assert page.evaluate("window.__noReload") is True
     # A preview: the answer by a click, then the next card.
-    page.click("button:has-text('End custom study')")
+    with page.expect_navigation():
+        page.click("button:has-text('End custom study')")
     page.check("input[name=mode][value=preview]")
     page.select_option("#deck", "eks-model-training")
     page.fill("#amount", "2")
-    page.click("form[action$='/study/custom'] button[type=submit]")
+    with page.expect_navigation():
+        page.click("form[action$='/study/custom'] button[type=submit]")
     first = page.locator("#question").inner_text()
     page.click("#reveal")
     expect(page.locator("#answer")).to_be_visible()

@@ -12,7 +12,7 @@ from ..decks.deckfile import MAX_TITLE
 from ..decks.own_decks import MAX_LOCALES
 from ..storage.models import Deck
 from .models import Body, Reply
-from .models_teams import MAX_CARD_TEXT, MAX_LOCALE, TAGS_MESSAGE, AddedKeys, Tag
+from .models_teams import MAX_CARD_TEXT, MAX_LOCALE, AddedKeys, Tag, TaggedBody
 
 Locale = Annotated[str, Field(max_length=MAX_LOCALE)]
 # Not blank: the domain folds white space and says so in its own words (minLength and the
@@ -41,7 +41,7 @@ class DeckPatch(Body):
     )
 
 
-class ClozeEdit(Body):
+class ClozeEdit(TaggedBody):
     text: str = Field(
         min_length=1, max_length=MAX_CARD_TEXT, description="The Cloze text, as {{c1::Paris}}."
     )
@@ -51,7 +51,6 @@ class ClozeEdit(Body):
     tags: list[Tag] | None = Field(
         None, max_length=MAX_TAGS, description="The note's tags, so every card's; kept if left out."
     )
-    messages: ClassVar[dict[str, str]] = {"tags": TAGS_MESSAGE}
 
 
 class ClozeCards(Reply):
@@ -78,7 +77,7 @@ class ClozeCards(Reply):
         )
 
 
-class CardPatch(Body):
+class CardPatch(TaggedBody):
     """What to change; a field left out stays as it is."""
 
     locale: Locale | None = Field(
@@ -90,7 +89,6 @@ class CardPatch(Body):
     back: str | None = Field(None, max_length=MAX_CARD_TEXT)
     explanation: str | None = Field(None, max_length=MAX_CARD_TEXT)
     tags: list[Tag] | None = Field(None, max_length=MAX_TAGS, description="The card's tags.")
-    messages: ClassVar[dict[str, str]] = {"tags": TAGS_MESSAGE}
 
 
 class OwnDeck(Reply):

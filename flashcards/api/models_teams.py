@@ -77,7 +77,13 @@ class Upload(Body):
     title: str = Field("", max_length=200)
 
 
-class NewCard(Body):
+class TaggedBody(Body):
+    """A body with a card's tags: one message for a refused tag list, whichever body."""
+
+    messages: ClassVar[dict[str, str]] = {"tags": TAGS_MESSAGE}
+
+
+class NewCard(TaggedBody):
     """A new card's text in its deck's default language, with its tags."""
 
     front: str = Field(max_length=MAX_CARD_TEXT)
@@ -86,10 +92,9 @@ class NewCard(Body):
     )
     explanation: str = Field("", max_length=MAX_CARD_TEXT)
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
-    messages: ClassVar[dict[str, str]] = {"tags": TAGS_MESSAGE}
 
 
-class CardEdit(Body):
+class CardEdit(TaggedBody):
     locale: str = Field(max_length=MAX_LOCALE)
     front: str = Field(max_length=MAX_CARD_TEXT)
     back: str = Field(max_length=MAX_CARD_TEXT)
@@ -100,7 +105,6 @@ class CardEdit(Body):
         description="The card's tags, kept if left out; given with a translation's text, "
         "they are still the card's.",
     )
-    messages: ClassVar[dict[str, str]] = {"tags": TAGS_MESSAGE}
 
 
 # --- responses ---

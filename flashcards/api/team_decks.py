@@ -102,9 +102,7 @@ def create_team_deck(team_id: int) -> Response:
 )
 def get_team_deck(team_id: int, slug: str) -> Response:
     user_id = current_user_id()
-    session, team_id = db(), checked_id(team_id, "team")
-    source = team_decks.deck_cards(session, team_id, user_id, slug)
-    tags = team_decks.card_tags(session, team_id, user_id, slug)
+    source, tags = team_decks.deck_cards_and_tags(db(), checked_id(team_id, "team"), user_id, slug)
     return reply(
         TeamDeckCards(
             slug=source.slug,

@@ -54,9 +54,6 @@ class StudyDates:
         self.zone = ZoneInfo(tz)
         self.offsets: dict[int, int | None] = {}  # by UTC day: its seconds east, or None
 
-    def __call__(self, when: datetime) -> date:
-        return date.fromordinal(self.ordinal(when.timestamp()))
-
     def ordinal(self, timestamp: float) -> int:
         utc_day = int(timestamp // SECONDS_A_DAY)
         offset = self.offsets.get(utc_day, UNKNOWN)

@@ -270,15 +270,16 @@ def deck_cards(session: Session, team_id: int, user_id: int, slug: str) -> DeckS
     return current_source(session, team_deck(session, team_id, slug))
 
 
-def card_tags(session: Session, team_id: int, user_id: int, slug: str) -> dict[str, list[str]]:
-    """The tags of a team deck's live cards by key, for members and editors: a card's, the
-    same in every language."""
+def deck_cards_and_tags(
+    session: Session, team_id: int, user_id: int, slug: str
+) -> tuple[DeckSource, dict[str, list[str]]]:
+    """`deck_cards`, with the live cards' tags by key (a card's, the same in every language)."""
     membership(session, team_id, user_id)
     deck = team_deck(session, team_id, slug)
     rows = session.execute(
         select(Card.key, Card.tags).where(Card.deck_id == deck.id, Card.retired_at.is_(None))
     )
-    return {key: list(tags or ()) for key, tags in rows}
+    return current_source(session, deck), {key: list(tags or ()) for key, tags in rows}
 
 
 def deck_card_page(
